@@ -1,0 +1,20 @@
+#include "model/decoding/logits_processor.h"
+
+#include <cmath>
+
+#include "model/ops/softmax.h"
+
+namespace mtserve {
+
+void LogitsProcessor::Apply(ComputeContext& ctx, float* logits, int rows, int vocab_size,
+                            int step) const {
+  const bool block_eos = step < min_length;
+  for (int r = 0; r < rows; ++r) {
+    float* row = logits + static_cast<size_t>(r) * vocab_size;
+    for (int id : suppressed_ids) row[id] = -INFINITY;
+    if (block_eos) row[eos_id] = -INFINITY;
+  }
+  LogSoftmax(ctx, logits, rows, vocab_size);
+}
+
+}  // namespace mtserve

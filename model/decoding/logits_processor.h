@@ -1,0 +1,24 @@
+// Turns the decoder's logits into the log-probabilities a search chooses from: tokens that are
+// never generated (pad, bad_words_ids) and, before min_length, </s> get -inf, then log-softmax.
+#ifndef MTSERVE_MODEL_DECODING_LOGITS_PROCESSOR_H_
+#define MTSERVE_MODEL_DECODING_LOGITS_PROCESSOR_H_
+
+#include <vector>
+
+#include "model/ops/compute_context.h"
+
+namespace mtserve {
+
+struct LogitsProcessor {
+  std::vector<int> suppressed_ids;
+  int eos_id = 0;
+  int min_length = 0;
+
+  // logits: [rows, vocab_size], replaced by log-probabilities. `step` counts generated tokens
+  // before this one.
+  void Apply(ComputeContext& ctx, float* logits, int rows, int vocab_size, int step) const;
+};
+
+}  // namespace mtserve
+
+#endif  // MTSERVE_MODEL_DECODING_LOGITS_PROCESSOR_H_

@@ -1,0 +1,47 @@
+#include "model/layers/embeddings.h"
+
+#include <cmath>
+#include <cstring>
+
+namespace mtserve {
+
+std::vector<float> SinusoidalPositions(int num_positions, int dim) {
+  // Angle of column j: pos / 10000^(2*(j/2)/dim). Hugging Face puts the sin of the even columns'
+  // angles in the first half and the cos of the odd columns' angles in the second half.
+  std::vector<float> table(static_cast<size_t>(num_positions) * dim);
+  const int half = (dim + 1) / 2;
+  for (int pos = 0; pos < num_positions; ++pos) {
+    float* row = table.data() + static_cast<size_t>(pos) * dim;
+    for (int j = 0; j < dim; ++j) {
+      const double angle = pos / std::pow(10000.0, 2.0 * (j / 2) / dim);
+      if (j % 2 == 0) {
+        row[j / 2] = static_cast<float>(std::sin(angle));
+      } else {
+        row[half + j / 2] = static_cast<float>(std::cos(angle));
+      }
+    }
+  }
+  return table;
+}
+
+Embeddings::Embeddings(const std::vector<float>& table, int vocab_size, int dim, float scale,
+                       int max_positions)
+    : vocab_size_(vocab_size), dim_(dim), scale_(scale), max_positions_(max_positions) {
+  std::memcpy(table_.Reserve(table.size()), table.data(), table.size() * sizeof(float));
+  const std::vector<float> positions = SinusoidalPositions(max_positions, dim);
+  std::memcpy(positions_.Reserve(positions.size()), positions.data(),
+              positions.size() * sizeof(float));
+}
+
+void Embeddings::Forward(const int* ids, const int* positions, int n, float* out) const {
+#pragma omp parallel for schedule(static) if (n > 64)
+  for (int i = 0; i < n; ++i) {
+    const float* token = table_.data() + static_cast<size_t>(ids[i]) * dim_;
+    const float* position = positions_.data() + static_cast<size_t>(positions[i]) * dim_;
+    float* y = out + static_cast<size_t>(i) * dim_;
+#pragma omp simd
+    for (int j = 0; j < dim_; ++j) y[j] = token[j] * scale_ + position[j];
+  }
+}
+
+}  // namespace mtserve

@@ -1,0 +1,123 @@
+#include "model/model.h"
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "model/checkpoint.h"
+#include "model/status_macros.h"
+
+namespace mtserve {
+namespace {
+
+// Hugging Face's nn.LayerNorm default, which Marian uses.
+constexpr float kLayerNormEpsilon = 1e-5f;
+
+class WeightReader {
+ public:
+  explicit WeightReader(const Checkpoint& checkpoint) : checkpoint_(checkpoint) {}
+
+  absl::StatusOr<std::vector<float>> Read(const std::string& name) {
+    return checkpoint_.Read(name);
+  }
+
+  // Concatenates the [out, in] weights and biases of several projections along `out`, scaling
+  // the first one (the query: folding 1/sqrt(head_dim) into it saves a pass over the scores).
+  absl::StatusOr<Linear> Projections(const std::string& prefix,
+                                     const std::vector<std::string>& names, float first_scale,
+                                     int in) {
+    std::vector<float> weight, bias;
+    for (size_t i = 0; i < names.size(); ++i) {
+      MT_ASSIGN_OR_RETURN(std::vector<float> w, Read(absl::StrCat(prefix, names[i], ".weight")));
+      MT_ASSIGN_OR_RETURN(std::vector<float> b, Read(absl::StrCat(prefix, names[i], ".bias")));
+      const float scale = i == 0 ? first_scale : 1.f;
+      for (float& v : w) v *= scale;
+      for (float& v : b) v *= scale;
+      weight.insert(weight.end(), w.begin(), w.end());
+      bias.insert(bias.end(), b.begin(), b.end());
+    }
+    return Linear(weight, bias, in, static_cast<int>(bias.size()));
+  }
+
+  absl::StatusOr<Linear> Dense(const std::string& name, int in) {
+    return Projections(name, {""}, 1.f, in);
+  }
+
+  absl::StatusOr<LayerNorm> Norm(const std::string& name) {
+    MT_ASSIGN_OR_RETURN(std::vector<float> gamma, Read(name + ".weight"));
+    MT_ASSIGN_OR_RETURN(std::vector<float> beta, Read(name + ".bias"));
+    return LayerNorm(gamma, beta, kLayerNormEpsilon);
+  }
+
+ private:
+  const Checkpoint& checkpoint_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<const Model>> Model::Load(const std::string& dir) {
+  std::shared_ptr<Model> model(new Model());
+  model->dir_ = dir;
+  MT_ASSIGN_OR_RETURN(model->config_, LoadModelConfig(dir));
+  const ModelConfig& config = model->config_;
+  MT_ASSIGN_OR_RETURN(model->tokenizer_, Tokenizer::Load(dir, config));
+  MT_ASSIGN_OR_RETURN(std::unique_ptr<Checkpoint> checkpoint, Checkpoint::Open(dir, config));
+  WeightReader reader(*checkpoint);
+  const int d = config.d_model;
+
+  const float embedding_scale = config.scale_embedding ? std::sqrt(static_cast<float>(d)) : 1.f;
+  auto embeddings = [&](const std::string& name) -> absl::StatusOr<std::shared_ptr<Embeddings>> {
+    MT_ASSIGN_OR_RETURN(std::vector<float> table, reader.Read(name));
+    return std::make_shared<Embeddings>(table, config.vocab_size, d, embedding_scale,
+                                        config.max_position_embeddings);
+  };
+  MT_ASSIGN_OR_RETURN(model->source_embeddings_, embeddings(checkpoint->encoder_embedding_name()));
+  if (checkpoint->decoder_embedding_name() == checkpoint->encoder_embedding_name()) {
+    model->target_embeddings_ = model->source_embeddings_;
+  } else {
+    MT_ASSIGN_OR_RETURN(model->target_embeddings_,
+                        embeddings(checkpoint->decoder_embedding_name()));
+  }
+  {
+    MT_ASSIGN_OR_RETURN(std::vector<float> weight,
+                        reader.Read(checkpoint->output_projection_name()));
+    MT_ASSIGN_OR_RETURN(std::vector<float> bias, checkpoint->ReadFinalLogitsBias());
+    model->output_projection_ = Linear(weight, bias, d, config.vocab_size);
+  }
+
+  const float encoder_query_scale =
+      1.f / std::sqrt(static_cast<float>(d / config.encoder_attention_heads));
+  for (int i = 0; i < config.encoder_layers; ++i) {
+    const std::string p = absl::StrCat("model.encoder.layers.", i, ".");
+    EncoderLayerWeights& layer = model->encoder_layers_.emplace_back();
+    MT_ASSIGN_OR_RETURN(layer.qkv, reader.Projections(p + "self_attn.", {"q_proj", "k_proj", "v_proj"},
+                                                      encoder_query_scale, d));
+    MT_ASSIGN_OR_RETURN(layer.out_proj, reader.Dense(p + "self_attn.out_proj", d));
+    MT_ASSIGN_OR_RETURN(layer.attention_norm, reader.Norm(p + "self_attn_layer_norm"));
+    MT_ASSIGN_OR_RETURN(layer.fc1, reader.Dense(p + "fc1", d));
+    MT_ASSIGN_OR_RETURN(layer.fc2, reader.Dense(p + "fc2", config.encoder_ffn_dim));
+    MT_ASSIGN_OR_RETURN(layer.ffn_norm, reader.Norm(p + "final_layer_norm"));
+  }
+  const float decoder_query_scale =
+      1.f / std::sqrt(static_cast<float>(d / config.decoder_attention_heads));
+  for (int i = 0; i < config.decoder_layers; ++i) {
+    const std::string p = absl::StrCat("model.decoder.layers.", i, ".");
+    DecoderLayerWeights& layer = model->decoder_layers_.emplace_back();
+    MT_ASSIGN_OR_RETURN(layer.self_qkv,
+                        reader.Projections(p + "self_attn.", {"q_proj", "k_proj", "v_proj"},
+                                           decoder_query_scale, d));
+    MT_ASSIGN_OR_RETURN(layer.self_out_proj, reader.Dense(p + "self_attn.out_proj", d));
+    MT_ASSIGN_OR_RETURN(layer.self_attention_norm, reader.Norm(p + "self_attn_layer_norm"));
+    MT_ASSIGN_OR_RETURN(layer.cross_query,
+                        reader.Projections(p + "encoder_attn.", {"q_proj"}, decoder_query_scale, d));
+    MT_ASSIGN_OR_RETURN(layer.cross_key_value,
+                        reader.Projections(p + "encoder_attn.", {"k_proj", "v_proj"}, 1.f, d));
+    MT_ASSIGN_OR_RETURN(layer.cross_out_proj, reader.Dense(p + "encoder_attn.out_proj", d));
+    MT_ASSIGN_OR_RETURN(layer.cross_attention_norm, reader.Norm(p + "encoder_attn_layer_norm"));
+    MT_ASSIGN_OR_RETURN(layer.fc1, reader.Dense(p + "fc1", d));
+    MT_ASSIGN_OR_RETURN(layer.fc2, reader.Dense(p + "fc2", config.decoder_ffn_dim));
+    MT_ASSIGN_OR_RETURN(layer.ffn_norm, reader.Norm(p + "final_layer_norm"));
+  }
+  return std::shared_ptr<const Model>(std::move(model));
+}
+
+}  // namespace mtserve

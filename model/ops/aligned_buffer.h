@@ -1,0 +1,44 @@
+// A grow-only float buffer aligned for AVX-512 loads (oneDNN and our kernels want 64-byte rows).
+#ifndef MTSERVE_MODEL_OPS_ALIGNED_BUFFER_H_
+#define MTSERVE_MODEL_OPS_ALIGNED_BUFFER_H_
+
+#include <cstddef>
+#include <cstdlib>
+#include <memory>
+#include <new>
+
+namespace mtserve {
+
+class FloatBuffer {
+ public:
+  FloatBuffer() = default;
+  explicit FloatBuffer(size_t size) { Reserve(size); }
+
+  // Ensures room for `size` floats. Contents are NOT preserved when the buffer grows: this is
+  // scratch space, sized before each use.
+  float* Reserve(size_t size) {
+    if (size > capacity_) {
+      size_t bytes = (size * sizeof(float) + kAlignment - 1) / kAlignment * kAlignment;
+      void* p = std::aligned_alloc(kAlignment, bytes);
+      if (p == nullptr) throw std::bad_alloc();
+      data_.reset(static_cast<float*>(p));
+      capacity_ = size;
+    }
+    return data_.get();
+  }
+  float* data() { return data_.get(); }
+  const float* data() const { return data_.get(); }
+  size_t capacity() const { return capacity_; }
+
+ private:
+  static constexpr size_t kAlignment = 64;
+  struct Free {
+    void operator()(float* p) const { std::free(p); }
+  };
+  std::unique_ptr<float[], Free> data_;
+  size_t capacity_ = 0;
+};
+
+}  // namespace mtserve
+
+#endif  // MTSERVE_MODEL_OPS_ALIGNED_BUFFER_H_

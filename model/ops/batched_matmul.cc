@@ -1,0 +1,50 @@
+#include "model/ops/batched_matmul.h"
+
+#include <unordered_map>
+
+namespace mtserve {
+namespace {
+
+using dnnl::memory;
+
+memory::desc Desc(const StridedView& v) {
+  return memory::desc(memory::dims(v.dims.begin(), v.dims.end()), memory::data_type::f32,
+                      memory::dims(v.strides.begin(), v.strides.end()));
+}
+
+void AppendShape(PrimitiveKey& key, const StridedView& v) {
+  key.insert(key.end(), v.dims.begin(), v.dims.end());
+  key.insert(key.end(), v.strides.begin(), v.strides.end());
+}
+
+}  // namespace
+
+void BatchedMatMul(ComputeContext& ctx, const StridedView& a, const StridedView& b,
+                   const StridedView& c, const StridedView* add) {
+  PrimitiveKey key{static_cast<int64_t>(OpKind::kBatchedMatMul), add != nullptr};
+  AppendShape(key, a);
+  AppendShape(key, b);
+  AppendShape(key, c);
+  if (add != nullptr) AppendShape(key, *add);
+  const dnnl::primitive& matmul = ctx.Primitive(key, [&] {
+    dnnl::primitive_attr attr;
+    if (add != nullptr) {
+      dnnl::post_ops ops;
+      ops.append_binary(dnnl::algorithm::binary_add, Desc(*add));
+      attr.set_post_ops(ops);
+    }
+    return dnnl::matmul(dnnl::matmul::primitive_desc(
+        dnnl::matmul::desc(Desc(a), Desc(b), Desc(c)), attr, ctx.engine()));
+  });
+  const dnnl::engine& engine = ctx.engine();
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, memory(Desc(a), engine, a.data)},
+                                       {DNNL_ARG_WEIGHTS, memory(Desc(b), engine, b.data)},
+                                       {DNNL_ARG_DST, memory(Desc(c), engine, c.data)}};
+  if (add != nullptr) {
+    args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1,
+                 memory(Desc(*add), engine, add->data));
+  }
+  matmul.execute(ctx.stream(), args);
+}
+
+}  // namespace mtserve

@@ -1,0 +1,17 @@
+#include "model/ops/compute_context.h"
+
+#include <omp.h>
+
+namespace mtserve {
+
+const dnnl::engine& CpuEngine() {
+  static const dnnl::engine* engine = new dnnl::engine(dnnl::engine::kind::cpu, 0);
+  return *engine;
+}
+
+ComputeContext::ComputeContext(int num_threads)
+    : num_threads_(num_threads > 0 ? num_threads : 1), stream_(CpuEngine()) {}
+
+void ComputeContext::BindToCallingThread() const { omp_set_num_threads(num_threads_); }
+
+}  // namespace mtserve

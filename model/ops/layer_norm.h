@@ -1,0 +1,31 @@
+// Layer normalisation over the last dimension, on oneDNN's layer_normalization primitive.
+#ifndef MTSERVE_MODEL_OPS_LAYER_NORM_H_
+#define MTSERVE_MODEL_OPS_LAYER_NORM_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "model/ops/aligned_buffer.h"
+#include "model/ops/compute_context.h"
+
+namespace mtserve {
+
+class LayerNorm {
+ public:
+  LayerNorm() = default;
+  LayerNorm(const std::vector<float>& gamma, const std::vector<float>& beta, float epsilon);
+
+  int dim() const { return dim_; }
+  // x: [rows, dim], normalised in place.
+  void Forward(ComputeContext& ctx, float* x, int64_t rows) const;
+
+ private:
+  int dim_ = 0;
+  float epsilon_ = 0;
+  FloatBuffer gamma_;
+  FloatBuffer beta_;
+};
+
+}  // namespace mtserve
+
+#endif  // MTSERVE_MODEL_OPS_LAYER_NORM_H_

@@ -1,0 +1,104 @@
+#include "model/ops/linear.h"
+
+#include <cstring>
+#include <unordered_map>
+
+namespace mtserve {
+namespace {
+
+using dnnl::memory;
+using dt = memory::data_type;
+using tag = memory::format_tag;
+
+// Rows used only to ask oneDNN for its preferred weight layout. The answer is the same for every
+// row count; were it not, creating a primitive for the packed layout would fail loudly.
+constexpr int64_t kLayoutProbeRows = 64;
+
+dnnl::primitive_attr MakeAttr(Epilogue epilogue) {
+  dnnl::post_ops ops;
+  switch (epilogue) {
+    case Epilogue::kNone:
+      break;
+    case Epilogue::kRelu:
+      ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+      break;
+    case Epilogue::kSwish:
+      ops.append_eltwise(1.f, dnnl::algorithm::eltwise_swish, 1.f, 0.f);
+      break;
+    case Epilogue::kGelu:
+      ops.append_eltwise(1.f, dnnl::algorithm::eltwise_gelu_erf, 0.f, 0.f);
+      break;
+    case Epilogue::kAddToOutput:
+      ops.append_sum(1.f);
+      break;
+  }
+  dnnl::primitive_attr attr;
+  attr.set_post_ops(ops);
+  return attr;
+}
+
+dnnl::matmul::primitive_desc MakeMatMul(int64_t rows, int64_t in, int64_t out, int64_t x_stride,
+                                        const memory::desc& weight_desc, bool has_bias,
+                                        Epilogue epilogue) {
+  memory::desc x_md({rows, in}, dt::f32, memory::dims{x_stride, 1});
+  memory::desc y_md({rows, out}, dt::f32, tag::ab);
+  memory::desc b_md = has_bias ? memory::desc({1, out}, dt::f32, tag::ab) : memory::desc();
+  return dnnl::matmul::primitive_desc(dnnl::matmul::desc(x_md, weight_desc, b_md, y_md),
+                                      MakeAttr(epilogue), CpuEngine());
+}
+
+}  // namespace
+
+Epilogue ActivationEpilogue(Activation activation) {
+  switch (activation) {
+    case Activation::kRelu:
+      return Epilogue::kRelu;
+    case Activation::kSwish:
+      return Epilogue::kSwish;
+    case Activation::kGelu:
+      return Epilogue::kGelu;
+  }
+  return Epilogue::kNone;
+}
+
+Linear::Linear(const std::vector<float>& weight, const std::vector<float>& bias, int in_features,
+               int out_features)
+    : in_(in_features), out_(out_features), has_bias_(!bias.empty()) {
+  const dnnl::engine& engine = CpuEngine();
+  memory::desc any_md({in_, out_}, dt::f32, tag::any);
+  weight_desc_ = MakeMatMul(kLayoutProbeRows, in_, out_, in_, any_md, has_bias_, Epilogue::kNone)
+                     .weights_desc();
+  // PyTorch's [out, in] row-major is the [in, out] matrix in "ba" order.
+  memory::desc plain_md({in_, out_}, dt::f32, tag::ba);
+  memory plain(plain_md, engine, const_cast<float*>(weight.data()));
+  memory packed(weight_desc_, engine, weight_.Reserve(weight_desc_.get_size() / sizeof(float)));
+  dnnl::stream stream(engine);
+  dnnl::reorder(plain, packed).execute(stream, plain, packed);
+  stream.wait();
+  if (has_bias_) std::memcpy(bias_.Reserve(out_), bias.data(), out_ * sizeof(float));
+}
+
+void Linear::Forward(ComputeContext& ctx, const float* x, int64_t rows, float* y,
+                     Epilogue epilogue, int64_t x_stride) const {
+  if (rows == 0) return;
+  if (x_stride == 0) x_stride = in_;
+  const PrimitiveKey key{static_cast<int64_t>(OpKind::kLinear), in_, out_, rows, x_stride,
+                         static_cast<int64_t>(epilogue), has_bias_};
+  const dnnl::primitive& matmul = ctx.Primitive(key, [&] {
+    return dnnl::matmul(MakeMatMul(rows, in_, out_, x_stride, weight_desc_, has_bias_, epilogue));
+  });
+  const dnnl::engine& engine = ctx.engine();
+  memory::desc x_md({rows, in_}, dt::f32, memory::dims{x_stride, 1});
+  memory::desc y_md({rows, out_}, dt::f32, tag::ab);
+  std::unordered_map<int, memory> args{
+      {DNNL_ARG_SRC, memory(x_md, engine, const_cast<float*>(x))},
+      {DNNL_ARG_WEIGHTS, memory(weight_desc_, engine, const_cast<float*>(weight_.data()))},
+      {DNNL_ARG_DST, memory(y_md, engine, y)}};
+  if (has_bias_) {
+    args.emplace(DNNL_ARG_BIAS, memory(memory::desc({1, out_}, dt::f32, tag::ab), engine,
+                                       const_cast<float*>(bias_.data())));
+  }
+  matmul.execute(ctx.stream(), args);
+}
+
+}  // namespace mtserve

@@ -1,0 +1,55 @@
+// y = x · Wᵀ + b as a oneDNN matmul, with the weight reordered once, at construction, into the
+// blocked layout oneDNN's kernels prefer (that layout does not depend on the number of rows, so one
+// packed copy serves every batch size), and with the activation or the residual add fused in.
+#ifndef MTSERVE_MODEL_OPS_LINEAR_H_
+#define MTSERVE_MODEL_OPS_LINEAR_H_
+
+#include <cstdint>
+#include <vector>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "model/model_config.h"
+#include "model/ops/aligned_buffer.h"
+#include "model/ops/compute_context.h"
+
+namespace mtserve {
+
+// What is fused after x · Wᵀ + b.
+enum class Epilogue {
+  kNone,
+  kRelu,
+  kSwish,
+  kGelu,
+  kAddToOutput,  // y += x · Wᵀ + b: y holds the residual on entry.
+};
+
+Epilogue ActivationEpilogue(Activation activation);
+
+class Linear {
+ public:
+  Linear() = default;
+  // `weight` is [out_features, in_features] row-major (PyTorch's nn.Linear layout); `bias` has
+  // out_features values or is empty.
+  Linear(const std::vector<float>& weight, const std::vector<float>& bias, int in_features,
+         int out_features);
+
+  int in_features() const { return in_; }
+  int out_features() const { return out_; }
+
+  // x: [rows, in_features] with row stride x_stride; y: [rows, out_features] dense.
+  void Forward(ComputeContext& ctx, const float* x, int64_t rows, float* y,
+               Epilogue epilogue = Epilogue::kNone, int64_t x_stride = 0) const;
+
+ private:
+  int in_ = 0;
+  int out_ = 0;
+  dnnl::memory::desc weight_desc_;  // The packed layout.
+  FloatBuffer weight_;
+  FloatBuffer bias_;
+  bool has_bias_ = false;
+};
+
+}  // namespace mtserve
+
+#endif  // MTSERVE_MODEL_OPS_LINEAR_H_

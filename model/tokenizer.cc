@@ -1,0 +1,146 @@
+#include "model/tokenizer.h"
+
+#include <filesystem>
+#include <iterator>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "model/status_macros.h"
+
+// sentencepiece_processor.h (0.1.97) declares its own `absl::string_view` as an alias of
+// std::string_view, which makes every `absl::string_view` ambiguous next to the real Abseil (whose
+// names live in an inline namespace). Renaming its namespace while the header is read avoids the
+// clash; the library's symbols only mention std::string_view, so linking is unaffected.
+#define absl mtserve_sentencepiece_absl
+#include <sentencepiece_processor.h>
+#undef absl
+
+namespace mtserve {
+namespace {
+
+// Loads one SentencePiece model; the error names the file, whatever libsentencepiece reports.
+absl::StatusOr<std::unique_ptr<sentencepiece::SentencePieceProcessor>> LoadSpm(
+    const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    return absl::NotFoundError(absl::StrCat(path, ": SentencePiece model not found"));
+  }
+  auto spm = std::make_unique<sentencepiece::SentencePieceProcessor>();
+  const sentencepiece::util::Status status = spm->Load(path);
+  if (!status.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": not a valid SentencePiece model: ", status.ToString()));
+  }
+  return spm;
+}
+
+std::vector<std::string> Pieces(const sentencepiece::SentencePieceProcessor& spm,
+                                const Vocab& vocab, absl::string_view text) {
+  std::vector<std::string> pieces;
+  // HF MarianTokenizer keeps a leading target-language code such as ">>por<<" as one token
+  // instead of letting SentencePiece split it. HF does so for any ">>...<<"; we only do it for
+  // codes the vocabulary has (the languages a multilingual model supports): the golden HF output
+  // (tests/data/golden/opus-mt-tokenization.jsonl) splits ">>fra<<", which neither of its
+  // vocabularies has, into ordinary pieces, and an unsupported code would only become <unk>.
+  if (absl::StartsWith(text, ">>")) {
+    const size_t end = text.find("<<", 2);
+    if (end != absl::string_view::npos) {
+      const absl::string_view code = text.substr(0, end + 2);
+      if (vocab.Find(code).has_value()) {
+        pieces.emplace_back(code);
+        text.remove_prefix(code.size());
+      }
+    }
+  }
+  std::vector<std::string> spm_pieces;
+  // Encoding only fails on an unloaded model, which Load rules out.
+  if (spm.Encode(std::string_view(text.data(), text.size()), &spm_pieces).ok()) {
+    pieces.insert(pieces.end(), std::make_move_iterator(spm_pieces.begin()),
+                  std::make_move_iterator(spm_pieces.end()));
+  }
+  return pieces;
+}
+
+}  // namespace
+
+Tokenizer::~Tokenizer() = default;
+
+absl::StatusOr<std::unique_ptr<Tokenizer>> Tokenizer::Load(const std::string& dir,
+                                                           const ModelConfig& config) {
+  const std::filesystem::path root(dir);
+  std::unique_ptr<Tokenizer> tokenizer(new Tokenizer());
+  MT_ASSIGN_OR_RETURN(tokenizer->source_, LoadSpm((root / "source.spm").string()));
+  MT_ASSIGN_OR_RETURN(tokenizer->target_, LoadSpm((root / "target.spm").string()));
+  const std::string vocab_path = (root / "vocab.json").string();
+  MT_ASSIGN_OR_RETURN(tokenizer->vocab_, Vocab::Load(vocab_path));
+
+  // Like HF (which raises KeyError), a vocabulary without <unk> cannot map unknown pieces.
+  const std::optional<int> unk = tokenizer->vocab_.Find("<unk>");
+  if (!unk.has_value()) {
+    return absl::InvalidArgumentError(absl::StrCat(vocab_path, ": has no '<unk>' piece"));
+  }
+  tokenizer->unk_id_ = *unk;
+  // eos is appended to every encoding, so an id outside the vocabulary would reach the embedding
+  // lookup; catch a config that does not belong to this vocabulary here.
+  if (config.eos_token_id < 0 || config.eos_token_id >= tokenizer->vocab_.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(vocab_path, ": the config's eos_token_id ", config.eos_token_id,
+                     " is outside the vocabulary (size ", tokenizer->vocab_.size(), ")"));
+  }
+  tokenizer->eos_id_ = config.eos_token_id;
+  tokenizer->pad_id_ = config.pad_token_id;
+  return tokenizer;
+}
+
+std::vector<int> Tokenizer::Encode(const sentencepiece::SentencePieceProcessor& spm,
+                                   absl::string_view text) const {
+  const std::vector<std::string> pieces = Pieces(spm, vocab_, text);
+  std::vector<int> ids;
+  ids.reserve(pieces.size() + 1);
+  // Ids come from vocab.json, not from the SentencePiece model: their numbering differs.
+  for (const std::string& piece : pieces) ids.push_back(vocab_.Find(piece).value_or(unk_id_));
+  ids.push_back(eos_id_);
+  return ids;
+}
+
+std::vector<int> Tokenizer::EncodeSource(absl::string_view text) const {
+  return Encode(*source_, text);
+}
+
+std::vector<int> Tokenizer::EncodeTarget(absl::string_view text) const {
+  return Encode(*target_, text);
+}
+
+std::vector<std::string> Tokenizer::SourcePieces(absl::string_view text) const {
+  return Pieces(*source_, vocab_, text);
+}
+
+std::string Tokenizer::DecodeTarget(absl::Span<const int> ids) const {
+  std::vector<std::string> pieces;
+  pieces.reserve(ids.size());
+  for (const int id : ids) {
+    // HF decode(skip_special_tokens=True): eos, pad and unk are the special tokens.
+    if (id == eos_id_ || id == pad_id_ || id == unk_id_) continue;
+    const std::string& piece = vocab_.Piece(id);
+    if (piece.empty()) continue;
+    pieces.push_back(piece);
+  }
+  std::string text;
+  if (!target_->Decode(pieces, &text).ok()) return "";
+  // SentencePiece passes pieces it does not know (source-side pieces of the joint vocabulary)
+  // through verbatim, "▁" included; HF turns those into spaces. HF's final str.strip() is not
+  // copied: the golden HF output keeps trailing spaces (e.g. "É    " on en-pt-tc-big).
+  absl::StrReplaceAll({{"\xE2\x96\x81", " "}}, &text);
+  return text;
+}
+
+}  // namespace mtserve

@@ -1,0 +1,152 @@
+#include "model/translator.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "model/decoding/search.h"
+#include "model/status_macros.h"
+
+namespace mtserve {
+
+Translator::Translator(std::shared_ptr<const Model> model, int num_threads)
+    : model_(std::move(model)), ctx_(num_threads), encoder_(*model_), decoder_(*model_) {}
+
+absl::Status Translator::EncodeBatch(const std::vector<std::vector<int>>& sources) {
+  const ModelConfig& config = model_->config();
+  std::vector<int> lengths;
+  int max_length = 0;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    const int length = static_cast<int>(sources[i].size());
+    if (length == 0 || length > config.max_position_embeddings) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("input ", i, " has ", length, " tokens; the model accepts 1 to ",
+                       config.max_position_embeddings, " (max_position_embeddings)"));
+    }
+    for (int id : sources[i]) {
+      if (id < 0 || id >= config.vocab_size) {
+        return absl::InvalidArgumentError(absl::StrCat("input ", i, " has token id ", id,
+                                                       " outside the vocabulary [0, ",
+                                                       config.vocab_size, ")"));
+      }
+    }
+    lengths.push_back(length);
+    max_length = std::max(max_length, length);
+  }
+  std::vector<int> ids(sources.size() * max_length, config.pad_token_id);
+  for (size_t b = 0; b < sources.size(); ++b) {
+    std::copy(sources[b].begin(), sources[b].end(), ids.begin() + b * max_length);
+  }
+  encoder_.Forward(ctx_, ids, lengths, max_length, encoder_output_);
+  decoder_.Start(ctx_, encoder_output_.data(), lengths, max_length);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<std::vector<Hypothesis>>> Translator::TranslateIds(
+    const std::vector<std::vector<int>>& sources, const DecodingOptions& options,
+    const std::function<bool()>& cancelled) {
+  const ModelConfig& config = model_->config();
+  MT_RETURN_IF_ERROR(ValidateDecodingOptions(options, config));
+  if (sources.empty()) return std::vector<std::vector<Hypothesis>>();
+  ctx_.BindToCallingThread();
+  MT_RETURN_IF_ERROR(EncodeBatch(sources));
+
+  SearchParams params;
+  params.batch_size = static_cast<int>(sources.size());
+  params.start_id = config.decoder_start_token_id;
+  params.eos_id = config.eos_token_id;
+  params.vocab_size = config.vocab_size;
+  params.max_length = EffectiveMaxLength(options, config);
+  params.options = options;
+  params.logits_processor = {config.never_generated_ids, config.eos_token_id, options.min_length};
+  params.cancelled = cancelled;
+  return options.beam_size == 1 ? GreedySearch(ctx_, decoder_, params)
+                                : BeamSearch(ctx_, decoder_, params);
+}
+
+absl::StatusOr<std::vector<TranslationResult>> Translator::Translate(
+    const std::vector<std::string>& texts, const DecodingOptions& options,
+    const std::function<bool()>& cancelled) {
+  const Tokenizer& tokenizer = model_->tokenizer();
+  std::vector<TranslationResult> results(texts.size());
+  std::vector<std::vector<int>> sources;
+  std::vector<size_t> positions;  // Where each non-empty text's result goes.
+  for (size_t i = 0; i < texts.size(); ++i) {
+    if (texts[i].empty()) {
+      results[i].hypotheses.resize(1);
+      continue;
+    }
+    sources.push_back(tokenizer.EncodeSource(texts[i]));
+    results[i].source_tokens = static_cast<int>(sources.back().size());
+    positions.push_back(i);
+  }
+  MT_ASSIGN_OR_RETURN(std::vector<std::vector<Hypothesis>> hypotheses,
+                      TranslateIds(sources, options, cancelled));
+  for (size_t j = 0; j < positions.size(); ++j) {
+    for (Hypothesis& h : hypotheses[j]) h.text = tokenizer.DecodeTarget(h.ids);
+    results[positions[j]].hypotheses = std::move(hypotheses[j]);
+  }
+  return results;
+}
+
+absl::StatusOr<std::vector<std::vector<float>>> Translator::Score(
+    const std::vector<std::vector<int>>& sources, const std::vector<std::vector<int>>& targets) {
+  const ModelConfig& config = model_->config();
+  if (sources.size() != targets.size()) {
+    return absl::InvalidArgumentError("Score needs one target per source");
+  }
+  std::vector<std::vector<float>> scores(sources.size());
+  if (sources.empty()) return scores;
+  for (size_t i = 0; i < targets.size(); ++i) {
+    if (targets[i].size() > static_cast<size_t>(config.max_position_embeddings)) {
+      return absl::InvalidArgumentError(absl::StrCat("target ", i, " has ", targets[i].size(),
+                                                     " tokens; the model accepts at most ",
+                                                     config.max_position_embeddings));
+    }
+    for (int id : targets[i]) {
+      if (id < 0 || id >= config.vocab_size) {
+        return absl::InvalidArgumentError(absl::StrCat("target ", i, " has token id ", id,
+                                                       " outside the vocabulary [0, ",
+                                                       config.vocab_size, ")"));
+      }
+    }
+  }
+  ctx_.BindToCallingThread();
+  MT_RETURN_IF_ERROR(EncodeBatch(sources));
+  const LogitsProcessor processor{config.never_generated_ids, config.eos_token_id, 0};
+
+  // Row i feeds the start token, then the target tokens one by one; rows leave when their
+  // target is consumed.
+  std::vector<int> row_sentence;
+  std::vector<int> ids;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    if (targets[i].empty()) continue;
+    row_sentence.push_back(static_cast<int>(i));
+    ids.push_back(config.decoder_start_token_id);
+  }
+  FloatBuffer log_probs;
+  std::vector<int> parents, next_sentences;
+  for (int step = 0; !ids.empty(); ++step) {
+    const int rows = static_cast<int>(ids.size());
+    decoder_.Step(ctx_, ids, row_sentence, log_probs);
+    processor.Apply(ctx_, log_probs.data(), rows, config.vocab_size, step);
+    parents.clear();
+    next_sentences.clear();
+    ids.clear();
+    for (int r = 0; r < rows; ++r) {
+      const std::vector<int>& target = targets[row_sentence[r]];
+      const int token = target[step];
+      scores[row_sentence[r]].push_back(
+          log_probs.data()[static_cast<size_t>(r) * config.vocab_size + token]);
+      if (step + 1 < static_cast<int>(target.size())) {
+        parents.push_back(r);
+        next_sentences.push_back(row_sentence[r]);
+        ids.push_back(token);
+      }
+    }
+    row_sentence.swap(next_sentences);
+    decoder_.Reorder(parents);
+  }
+  return scores;
+}
+
+}  // namespace mtserve

@@ -1,0 +1,67 @@
+// The engine's entry point: texts in, translations out.
+//
+// A Translator is NOT thread-safe: it owns one thread's compute context (oneDNN stream, primitive
+// cache, scratch buffers). Create one per worker thread; they can all share one Model, which is
+// immutable. Each call decodes its inputs as one batch; every input's result is the same as
+// decoding it alone.
+#ifndef MTSERVE_MODEL_TRANSLATOR_H_
+#define MTSERVE_MODEL_TRANSLATOR_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "model/decoding/decoding_options.h"
+#include "model/decoding/hypothesis.h"
+#include "model/layers/decoder.h"
+#include "model/layers/encoder.h"
+#include "model/model.h"
+#include "model/ops/compute_context.h"
+
+namespace mtserve {
+
+struct TranslationResult {
+  std::vector<Hypothesis> hypotheses;  // Best first; num_hypotheses of them.
+  int source_tokens = 0;               // Including </s>.
+};
+
+class Translator {
+ public:
+  // `num_threads`: the OpenMP threads this translator computes with.
+  Translator(std::shared_ptr<const Model> model, int num_threads);
+
+  const Model& model() const { return *model_; }
+
+  // Tokenises, translates and detokenises. An empty text gives one empty hypothesis without
+  // computing. A text longer than the model's positions is an InvalidArgument naming it.
+  // `cancelled` (optional) is polled once per decoding step.
+  absl::StatusOr<std::vector<TranslationResult>> Translate(
+      const std::vector<std::string>& texts, const DecodingOptions& options,
+      const std::function<bool()>& cancelled = nullptr);
+
+  // The same from source ids (each ending with </s>); hypotheses carry ids but no text.
+  absl::StatusOr<std::vector<std::vector<Hypothesis>>> TranslateIds(
+      const std::vector<std::vector<int>>& sources, const DecodingOptions& options,
+      const std::function<bool()>& cancelled = nullptr);
+
+  // Teacher forcing: the log-probability of each target token given the source and the target
+  // tokens before it (targets normally end with </s>).
+  absl::StatusOr<std::vector<std::vector<float>>> Score(
+      const std::vector<std::vector<int>>& sources, const std::vector<std::vector<int>>& targets);
+
+ private:
+  // Pads and encodes `sources`, then starts the decoder on them.
+  absl::Status EncodeBatch(const std::vector<std::vector<int>>& sources);
+
+  std::shared_ptr<const Model> model_;
+  ComputeContext ctx_;
+  Encoder encoder_;
+  Decoder decoder_;
+  FloatBuffer encoder_output_;
+};
+
+}  // namespace mtserve
+
+#endif  // MTSERVE_MODEL_TRANSLATOR_H_
