@@ -89,8 +89,9 @@ absl::StatusOr<std::shared_ptr<const Model>> Model::Load(const std::string& dir)
   for (int i = 0; i < config.encoder_layers; ++i) {
     const std::string p = absl::StrCat("model.encoder.layers.", i, ".");
     EncoderLayerWeights& layer = model->encoder_layers_.emplace_back();
-    MT_ASSIGN_OR_RETURN(layer.qkv, reader.Projections(p + "self_attn.", {"q_proj", "k_proj", "v_proj"},
-                                                      encoder_query_scale, d));
+    MT_ASSIGN_OR_RETURN(layer.qkv,
+                        reader.Projections(p + "self_attn.", {"q_proj", "k_proj", "v_proj"},
+                                           encoder_query_scale, d));
     MT_ASSIGN_OR_RETURN(layer.out_proj, reader.Dense(p + "self_attn.out_proj", d));
     MT_ASSIGN_OR_RETURN(layer.attention_norm, reader.Norm(p + "self_attn_layer_norm"));
     MT_ASSIGN_OR_RETURN(layer.fc1, reader.Dense(p + "fc1", d));
@@ -107,8 +108,8 @@ absl::StatusOr<std::shared_ptr<const Model>> Model::Load(const std::string& dir)
                                            decoder_query_scale, d));
     MT_ASSIGN_OR_RETURN(layer.self_out_proj, reader.Dense(p + "self_attn.out_proj", d));
     MT_ASSIGN_OR_RETURN(layer.self_attention_norm, reader.Norm(p + "self_attn_layer_norm"));
-    MT_ASSIGN_OR_RETURN(layer.cross_query,
-                        reader.Projections(p + "encoder_attn.", {"q_proj"}, decoder_query_scale, d));
+    MT_ASSIGN_OR_RETURN(layer.cross_query, reader.Projections(p + "encoder_attn.", {"q_proj"},
+                                                              decoder_query_scale, d));
     MT_ASSIGN_OR_RETURN(layer.cross_key_value,
                         reader.Projections(p + "encoder_attn.", {"k_proj", "v_proj"}, 1.f, d));
     MT_ASSIGN_OR_RETURN(layer.cross_out_proj, reader.Dense(p + "encoder_attn.out_proj", d));

@@ -29,8 +29,8 @@ struct DecoderLayerWeights {
   Linear self_qkv;  // d → 3d, query pre-scaled.
   Linear self_out_proj;
   LayerNorm self_attention_norm;
-  Linear cross_query;          // d → d, pre-scaled.
-  Linear cross_key_value;      // d → 2d, applied once to the encoder output.
+  Linear cross_query;      // d → d, pre-scaled.
+  Linear cross_key_value;  // d → 2d, applied once to the encoder output.
   Linear cross_out_proj;
   LayerNorm cross_attention_norm;
   Linear fc1;

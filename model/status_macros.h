@@ -1,4 +1,5 @@
-// Early-return helpers for absl::Status and absl::StatusOr, in the style of Abseil's internal macros.
+// Early-return helpers for absl::Status and absl::StatusOr, in the style of Abseil's internal
+// macros.
 #ifndef MTSERVE_MODEL_STATUS_MACROS_H_
 #define MTSERVE_MODEL_STATUS_MACROS_H_
 
@@ -9,10 +10,10 @@
 #define MT_STATUS_CONCAT_(a, b) MT_STATUS_CONCAT_INNER_(a, b)
 
 // Returns the status from the enclosing function if `expr` is not OK.
-#define MT_RETURN_IF_ERROR(expr)                 \
-  do {                                           \
-    ::absl::Status mt_status_ = (expr);          \
-    if (!mt_status_.ok()) return mt_status_;     \
+#define MT_RETURN_IF_ERROR(expr)             \
+  do {                                       \
+    ::absl::Status mt_status_ = (expr);      \
+    if (!mt_status_.ok()) return mt_status_; \
   } while (0)
 
 // `lhs = value of expr`, or returns its status from the enclosing function.

@@ -33,9 +33,8 @@ class FinishedHypotheses {
   explicit FinishedHypotheses(int beam_size) : beam_size_(beam_size) {}
 
   void Add(Hypothesis hypothesis) {
-    auto pos = std::upper_bound(
-        hypotheses_.begin(), hypotheses_.end(), hypothesis.score,
-        [](float score, const Hypothesis& h) { return score > h.score; });
+    auto pos = std::upper_bound(hypotheses_.begin(), hypotheses_.end(), hypothesis.score,
+                                [](float score, const Hypothesis& h) { return score > h.score; });
     hypotheses_.insert(pos, std::move(hypothesis));
     if (static_cast<int>(hypotheses_.size()) > beam_size_) hypotheses_.pop_back();
   }
@@ -88,7 +87,8 @@ absl::StatusOr<std::vector<std::vector<Hypothesis>>> BeamSearch(ComputeContext& 
   FloatBuffer log_probs;
 
   for (int step = 0; step < params.max_length && !beams.empty(); ++step) {
-    if (params.cancelled && params.cancelled()) return absl::CancelledError("translation cancelled");
+    if (params.cancelled && params.cancelled())
+      return absl::CancelledError("translation cancelled");
     const int rows = static_cast<int>(beams.size());
     row_sentence.resize(rows);
     for (int r = 0; r < rows; ++r) row_sentence[r] = beams[r].sentence;
@@ -123,8 +123,9 @@ absl::StatusOr<std::vector<std::vector<Hypothesis>>> BeamSearch(ComputeContext& 
         }
       }
       // Best first; equal scores keep row then rank order, so results do not depend on the sort.
-      std::stable_sort(candidates.begin(), candidates.end(),
-                       [](const Candidate& a, const Candidate& b) { return a.log_prob > b.log_prob; });
+      std::stable_sort(
+          candidates.begin(), candidates.end(),
+          [](const Candidate& a, const Candidate& b) { return a.log_prob > b.log_prob; });
 
       const size_t next_first = next_beams.size();
       for (size_t i = 0; i < candidates.size(); ++i) {

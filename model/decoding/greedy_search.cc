@@ -30,7 +30,8 @@ absl::StatusOr<std::vector<std::vector<Hypothesis>>> GreedySearch(ComputeContext
   FloatBuffer log_probs;
 
   for (int step = 0; step < params.max_length && !ids.empty(); ++step) {
-    if (params.cancelled && params.cancelled()) return absl::CancelledError("translation cancelled");
+    if (params.cancelled && params.cancelled())
+      return absl::CancelledError("translation cancelled");
     const int rows = static_cast<int>(ids.size());
     decoder.Step(ctx, ids, row_sentence, log_probs);
     params.logits_processor.Apply(ctx, log_probs.data(), rows, vocab, step);
@@ -38,8 +39,8 @@ absl::StatusOr<std::vector<std::vector<Hypothesis>>> GreedySearch(ComputeContext
 #pragma omp parallel for schedule(static) if (rows > 1)
     for (int r = 0; r < rows; ++r) {
       const float* row = log_probs.data() + static_cast<size_t>(r) * vocab;
-      next_ids[r] = sampler.Sample(
-          row, vocab, generators.empty() ? nullptr : &generators[row_sentence[r]]);
+      next_ids[r] =
+          sampler.Sample(row, vocab, generators.empty() ? nullptr : &generators[row_sentence[r]]);
     }
 
     parents.clear();

@@ -25,7 +25,7 @@ void Decoder::Start(ComputeContext& ctx, const float* encoder_output,
     layers[l].cross_key_value.Forward(ctx, encoder_output, rows,
                                       memory_key_values_[l].Reserve(rows * 2 * d));
   }
-  cache_ = KvCache(model_.config().decoder_layers, d);
+  cache_.Clear();
 }
 
 void Decoder::Step(ComputeContext& ctx, const std::vector<int>& ids,
@@ -95,8 +95,8 @@ void Decoder::Step(ComputeContext& ctx, const std::vector<int>& ids,
       }
       lengths_[r] = source_lengths_[sentence];
     }
-    OneQueryAttention({query, d, keys_.data(), values_.data(), lengths_.data(), max_positions,
-                       rows, heads_, head_dim_, context});
+    OneQueryAttention({query, d, keys_.data(), values_.data(), lengths_.data(), max_positions, rows,
+                       heads_, head_dim_, context});
     layer.cross_out_proj.Forward(ctx, context, rows, x, Epilogue::kAddToOutput);
     layer.cross_attention_norm.Forward(ctx, x, rows);
 
@@ -104,8 +104,8 @@ void Decoder::Step(ComputeContext& ctx, const std::vector<int>& ids,
     layer.fc2.Forward(ctx, ffn, rows, x, Epilogue::kAddToOutput);
     layer.ffn_norm.Forward(ctx, x, rows);
   }
-  model_.output_projection().Forward(
-      ctx, x, rows, logits.Reserve(static_cast<size_t>(rows) * config.vocab_size));
+  model_.output_projection().Forward(ctx, x, rows,
+                                     logits.Reserve(static_cast<size_t>(rows) * config.vocab_size));
 }
 
 }  // namespace mtserve

@@ -25,8 +25,8 @@ class Decoder {
 
   // One step for `ids.size()` rows: row r feeds token ids[r] and belongs to sentence
   // row_sentence[r] (an index into Start's batch). Writes logits [rows, vocab_size].
-  void Step(ComputeContext& ctx, const std::vector<int>& ids,
-            const std::vector<int>& row_sentence, FloatBuffer& logits);
+  void Step(ComputeContext& ctx, const std::vector<int>& ids, const std::vector<int>& row_sentence,
+            FloatBuffer& logits);
 
   // The next step's row i continues this step's row parents[i] (see KvCache::Reorder).
   void Reorder(const std::vector<int>& parents) { cache_.Reorder(parents); }

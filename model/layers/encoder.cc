@@ -1,5 +1,6 @@
 #include "model/layers/encoder.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "model/ops/batched_matmul.h"
@@ -31,12 +32,16 @@ void Encoder::Forward(ComputeContext& ctx, const std::vector<int>& ids,
   float* qkv = qkv_.Reserve(rows * 3 * d);
   float* scores = scores_.Reserve(batch * heads * s * s);
   float* context = context_.Reserve(rows * d);
-  float* ffn = ffn_.Reserve(rows * config.encoder_ffn_dim);
+  // The feed-forward block runs Linear::kMaxRows rows at a time: its wide hidden layer then needs
+  // a small buffer, not one for the whole batch.
+  float* ffn = ffn_.Reserve(std::min(rows, Linear::kMaxRows) * config.encoder_ffn_dim);
   // Views of [batch, time, heads, head_dim] data as [batch, heads, time, head_dim].
   const int64_t qkv_row = 3 * d;
   const StridedView queries{qkv, {batch, heads, s, head_dim}, {s * qkv_row, head_dim, qkv_row, 1}};
-  const StridedView keys_t{qkv + d, {batch, heads, head_dim, s}, {s * qkv_row, head_dim, 1, qkv_row}};
-  const StridedView values{qkv + 2 * d, {batch, heads, s, head_dim}, {s * qkv_row, head_dim, qkv_row, 1}};
+  const StridedView keys_t{
+      qkv + d, {batch, heads, head_dim, s}, {s * qkv_row, head_dim, 1, qkv_row}};
+  const StridedView values{
+      qkv + 2 * d, {batch, heads, s, head_dim}, {s * qkv_row, head_dim, qkv_row, 1}};
   const StridedView probs{scores, {batch, heads, s, s}, {heads * s * s, s * s, s, 1}};
   const StridedView key_mask{mask, {batch, 1, 1, s}, {s, s, s, 1}};
   const StridedView heads_out{context, {batch, heads, s, head_dim}, {s * d, head_dim, d, 1}};
@@ -48,8 +53,11 @@ void Encoder::Forward(ComputeContext& ctx, const std::vector<int>& ids,
     BatchedMatMul(ctx, probs, values, heads_out);
     layer.out_proj.Forward(ctx, context, rows, x, Epilogue::kAddToOutput);
     layer.attention_norm.Forward(ctx, x, rows);
-    layer.fc1.Forward(ctx, x, rows, ffn, model_.activation());
-    layer.fc2.Forward(ctx, ffn, rows, x, Epilogue::kAddToOutput);
+    for (int64_t first = 0; first < rows; first += Linear::kMaxRows) {
+      const int64_t block = std::min(Linear::kMaxRows, rows - first);
+      layer.fc1.Forward(ctx, x + first * d, block, ffn, model_.activation());
+      layer.fc2.Forward(ctx, ffn, block, x + first * d, Epilogue::kAddToOutput);
+    }
     layer.ffn_norm.Forward(ctx, x, rows);
   }
 }

@@ -26,16 +26,16 @@ void BatchedMatMul(ComputeContext& ctx, const StridedView& a, const StridedView&
   AppendShape(key, b);
   AppendShape(key, c);
   if (add != nullptr) AppendShape(key, *add);
-  const dnnl::primitive& matmul = ctx.Primitive(key, [&] {
-    dnnl::primitive_attr attr;
+  auto make_pd = [&] {
+    dnnl::primitive_attr attr = WithUserScratchpad();
     if (add != nullptr) {
       dnnl::post_ops ops;
       ops.append_binary(dnnl::algorithm::binary_add, Desc(*add));
       attr.set_post_ops(ops);
     }
-    return dnnl::matmul(dnnl::matmul::primitive_desc(
-        dnnl::matmul::desc(Desc(a), Desc(b), Desc(c)), attr, ctx.engine()));
-  });
+    return dnnl::matmul::primitive_desc(dnnl::matmul::desc(Desc(a), Desc(b), Desc(c)), attr,
+                                        ctx.engine());
+  };
   const dnnl::engine& engine = ctx.engine();
   std::unordered_map<int, memory> args{{DNNL_ARG_SRC, memory(Desc(a), engine, a.data)},
                                        {DNNL_ARG_WEIGHTS, memory(Desc(b), engine, b.data)},
@@ -44,7 +44,7 @@ void BatchedMatMul(ComputeContext& ctx, const StridedView& a, const StridedView&
     args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1,
                  memory(Desc(*add), engine, add->data));
   }
-  matmul.execute(ctx.stream(), args);
+  ctx.Execute(key, make_pd, std::move(args));
 }
 
 }  // namespace mtserve

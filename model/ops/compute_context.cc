@@ -12,6 +12,11 @@ const dnnl::engine& CpuEngine() {
 ComputeContext::ComputeContext(int num_threads)
     : num_threads_(num_threads > 0 ? num_threads : 1), stream_(CpuEngine()) {}
 
+dnnl::primitive_attr WithUserScratchpad(dnnl::primitive_attr attr) {
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
 void ComputeContext::BindToCallingThread() const { omp_set_num_threads(num_threads_); }
 
 }  // namespace mtserve

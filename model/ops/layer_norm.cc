@@ -9,8 +9,7 @@ using dnnl::memory;
 using dt = memory::data_type;
 using tag = memory::format_tag;
 
-LayerNorm::LayerNorm(const std::vector<float>& gamma, const std::vector<float>& beta,
-                     float epsilon)
+LayerNorm::LayerNorm(const std::vector<float>& gamma, const std::vector<float>& beta, float epsilon)
     : dim_(static_cast<int>(gamma.size())), epsilon_(epsilon) {
   std::memcpy(gamma_.Reserve(dim_), gamma.data(), dim_ * sizeof(float));
   std::memcpy(beta_.Reserve(dim_), beta.data(), dim_ * sizeof(float));
@@ -21,21 +20,22 @@ void LayerNorm::Forward(ComputeContext& ctx, float* x, int64_t rows) const {
   memory::desc x_md({rows, dim_}, dt::f32, tag::ab);
   const PrimitiveKey key{static_cast<int64_t>(OpKind::kLayerNorm), rows, dim_,
                          static_cast<int64_t>(epsilon_ * 1e12)};
-  const dnnl::primitive& norm = ctx.Primitive(key, [&] {
+  auto make_pd = [&] {
     // Inference with scale and shift: mean and variance are computed, not given.
     dnnl::layer_normalization_forward::desc desc(
         dnnl::prop_kind::forward_inference, x_md, epsilon_,
         dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift);
-    return dnnl::layer_normalization_forward(
-        dnnl::layer_normalization_forward::primitive_desc(desc, ctx.engine()));
-  });
+    return dnnl::layer_normalization_forward::primitive_desc(desc, WithUserScratchpad(),
+                                                             ctx.engine());
+  };
   const dnnl::engine& engine = ctx.engine();
   memory::desc c_md({dim_}, dt::f32, tag::a);
   memory data(x_md, engine, x);
-  norm.execute(ctx.stream(), {{DNNL_ARG_SRC, data},
-                              {DNNL_ARG_DST, data},
-                              {DNNL_ARG_SCALE, memory(c_md, engine, const_cast<float*>(gamma_.data()))},
-                              {DNNL_ARG_SHIFT, memory(c_md, engine, const_cast<float*>(beta_.data()))}});
+  ctx.Execute(key, make_pd,
+              {{DNNL_ARG_SRC, data},
+               {DNNL_ARG_DST, data},
+               {DNNL_ARG_SCALE, memory(c_md, engine, const_cast<float*>(gamma_.data()))},
+               {DNNL_ARG_SHIFT, memory(c_md, engine, const_cast<float*>(beta_.data()))}});
 }
 
 }  // namespace mtserve

@@ -1,5 +1,6 @@
 #include "model/ops/linear.h"
 
+#include <algorithm>
 #include <cstring>
 #include <unordered_map>
 
@@ -34,7 +35,7 @@ dnnl::primitive_attr MakeAttr(Epilogue epilogue) {
   }
   dnnl::primitive_attr attr;
   attr.set_post_ops(ops);
-  return attr;
+  return WithUserScratchpad(attr);
 }
 
 dnnl::matmul::primitive_desc MakeMatMul(int64_t rows, int64_t in, int64_t out, int64_t x_stride,
@@ -78,15 +79,21 @@ Linear::Linear(const std::vector<float>& weight, const std::vector<float>& bias,
   if (has_bias_) std::memcpy(bias_.Reserve(out_), bias.data(), out_ * sizeof(float));
 }
 
-void Linear::Forward(ComputeContext& ctx, const float* x, int64_t rows, float* y,
-                     Epilogue epilogue, int64_t x_stride) const {
-  if (rows == 0) return;
+void Linear::Forward(ComputeContext& ctx, const float* x, int64_t rows, float* y, Epilogue epilogue,
+                     int64_t x_stride) const {
   if (x_stride == 0) x_stride = in_;
-  const PrimitiveKey key{static_cast<int64_t>(OpKind::kLinear), in_, out_, rows, x_stride,
-                         static_cast<int64_t>(epilogue), has_bias_};
-  const dnnl::primitive& matmul = ctx.Primitive(key, [&] {
-    return dnnl::matmul(MakeMatMul(rows, in_, out_, x_stride, weight_desc_, has_bias_, epilogue));
-  });
+  // Large inputs go in blocks of kMaxRows: as fast, and the encoder's ever-changing
+  // batch x length row counts then need primitives for a few remainders, not one per batch.
+  for (int64_t first = 0; first < rows; first += kMaxRows) {
+    ForwardBlock(ctx, x + first * x_stride, std::min(kMaxRows, rows - first), y + first * out_,
+                 epilogue, x_stride);
+  }
+}
+
+void Linear::ForwardBlock(ComputeContext& ctx, const float* x, int64_t rows, float* y,
+                          Epilogue epilogue, int64_t x_stride) const {
+  const PrimitiveKey key{static_cast<int64_t>(OpKind::kLinear), in_,      out_, rows, x_stride,
+                         static_cast<int64_t>(epilogue),        has_bias_};
   const dnnl::engine& engine = ctx.engine();
   memory::desc x_md({rows, in_}, dt::f32, memory::dims{x_stride, 1});
   memory::desc y_md({rows, out_}, dt::f32, tag::ab);
@@ -98,7 +105,9 @@ void Linear::Forward(ComputeContext& ctx, const float* x, int64_t rows, float* y
     args.emplace(DNNL_ARG_BIAS, memory(memory::desc({1, out_}, dt::f32, tag::ab), engine,
                                        const_cast<float*>(bias_.data())));
   }
-  matmul.execute(ctx.stream(), args);
+  ctx.Execute(
+      key, [&] { return MakeMatMul(rows, in_, out_, x_stride, weight_desc_, has_bias_, epilogue); },
+      std::move(args));
 }
 
 }  // namespace mtserve

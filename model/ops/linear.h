@@ -5,9 +5,8 @@
 #define MTSERVE_MODEL_OPS_LINEAR_H_
 
 #include <cstdint>
-#include <vector>
-
 #include <oneapi/dnnl/dnnl.hpp>
+#include <vector>
 
 #include "model/model_config.h"
 #include "model/ops/aligned_buffer.h"
@@ -37,11 +36,18 @@ class Linear {
   int in_features() const { return in_; }
   int out_features() const { return out_; }
 
-  // x: [rows, in_features] with row stride x_stride; y: [rows, out_features] dense.
+  // x: [rows, in_features] with row stride x_stride (0: in_features); y: [rows, out_features]
+  // dense.
   void Forward(ComputeContext& ctx, const float* x, int64_t rows, float* y,
                Epilogue epilogue = Epilogue::kNone, int64_t x_stride = 0) const;
 
+  // Forward computes at most this many rows per oneDNN call.
+  static constexpr int64_t kMaxRows = 256;
+
  private:
+  void ForwardBlock(ComputeContext& ctx, const float* x, int64_t rows, float* y, Epilogue epilogue,
+                    int64_t x_stride) const;
+
   int in_ = 0;
   int out_ = 0;
   dnnl::memory::desc weight_desc_;  // The packed layout.

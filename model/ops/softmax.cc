@@ -1,5 +1,7 @@
 #include "model/ops/softmax.h"
 
+#include <unordered_map>
+
 namespace mtserve {
 namespace {
 
@@ -8,18 +10,25 @@ using dnnl::memory;
 void Run(ComputeContext& ctx, float* x, int64_t rows, int64_t cols, bool log) {
   if (rows == 0) return;
   memory::desc md({rows, cols}, memory::data_type::f32, memory::format_tag::ab);
-  const OpKind kind = log ? OpKind::kLogSoftmax : OpKind::kSoftmax;
-  const dnnl::primitive& softmax =
-      ctx.Primitive({static_cast<int64_t>(kind), rows, cols}, [&]() -> dnnl::primitive {
-        if (log) {
-          return dnnl::logsoftmax_forward(dnnl::logsoftmax_forward::primitive_desc(
-              {dnnl::prop_kind::forward_inference, md, 1}, ctx.engine()));
-        }
-        return dnnl::softmax_forward(dnnl::softmax_forward::primitive_desc(
-            {dnnl::prop_kind::forward_inference, md, 1}, ctx.engine()));
-      });
   memory data(md, ctx.engine(), x);
-  softmax.execute(ctx.stream(), {{DNNL_ARG_SRC, data}, {DNNL_ARG_DST, data}});
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, data}, {DNNL_ARG_DST, data}};
+  if (log) {
+    ctx.Execute(
+        {static_cast<int64_t>(OpKind::kLogSoftmax), rows, cols},
+        [&] {
+          return dnnl::logsoftmax_forward::primitive_desc(
+              {dnnl::prop_kind::forward_inference, md, 1}, WithUserScratchpad(), ctx.engine());
+        },
+        std::move(args));
+  } else {
+    ctx.Execute(
+        {static_cast<int64_t>(OpKind::kSoftmax), rows, cols},
+        [&] {
+          return dnnl::softmax_forward::primitive_desc({dnnl::prop_kind::forward_inference, md, 1},
+                                                       WithUserScratchpad(), ctx.engine());
+        },
+        std::move(args));
+  }
 }
 
 }  // namespace
