@@ -7,8 +7,8 @@
 namespace mtserve {
 namespace {
 
-// 4 MiB: a few steps of a large batch, or a whole small batch, per allocation.
-constexpr size_t kMinChunkFloats = size_t{1} << 20;
+// 1 MiB: a step of a large batch, or several of a small one, per allocation.
+constexpr size_t kMinChunkFloats = size_t{1} << 18;
 
 }  // namespace
 

@@ -64,8 +64,19 @@ absl::StatusOr<std::shared_ptr<const Model>> Model::Load(const std::string& dir)
   WeightReader reader(*checkpoint);
   const int d = config.d_model;
 
+  {
+    MT_ASSIGN_OR_RETURN(std::vector<float> weight,
+                        reader.Read(checkpoint->output_projection_name()));
+    MT_ASSIGN_OR_RETURN(std::vector<float> bias, checkpoint->ReadFinalLogitsBias());
+    model->output_projection_ = Linear(weight, bias, d, config.vocab_size);
+  }
+  // Embeddings tied to the output projection (every OPUS-MT checkpoint) read their rows from it.
   const float embedding_scale = config.scale_embedding ? std::sqrt(static_cast<float>(d)) : 1.f;
   auto embeddings = [&](const std::string& name) -> absl::StatusOr<std::shared_ptr<Embeddings>> {
+    if (name == checkpoint->output_projection_name()) {
+      return std::make_shared<Embeddings>(&model->output_projection_, embedding_scale,
+                                          config.max_position_embeddings);
+    }
     MT_ASSIGN_OR_RETURN(std::vector<float> table, reader.Read(name));
     return std::make_shared<Embeddings>(table, config.vocab_size, d, embedding_scale,
                                         config.max_position_embeddings);
@@ -76,12 +87,6 @@ absl::StatusOr<std::shared_ptr<const Model>> Model::Load(const std::string& dir)
   } else {
     MT_ASSIGN_OR_RETURN(model->target_embeddings_,
                         embeddings(checkpoint->decoder_embedding_name()));
-  }
-  {
-    MT_ASSIGN_OR_RETURN(std::vector<float> weight,
-                        reader.Read(checkpoint->output_projection_name()));
-    MT_ASSIGN_OR_RETURN(std::vector<float> bias, checkpoint->ReadFinalLogitsBias());
-    model->output_projection_ = Linear(weight, bias, d, config.vocab_size);
   }
 
   const float encoder_query_scale =

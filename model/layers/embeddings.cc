@@ -33,14 +33,29 @@ Embeddings::Embeddings(const std::vector<float>& table, int vocab_size, int dim,
               positions.size() * sizeof(float));
 }
 
+Embeddings::Embeddings(const Linear* tied, float scale, int max_positions)
+    : vocab_size_(tied->out_features()),
+      dim_(tied->in_features()),
+      scale_(scale),
+      max_positions_(max_positions),
+      tied_(tied) {
+  const std::vector<float> positions = SinusoidalPositions(max_positions, dim_);
+  std::memcpy(positions_.Reserve(positions.size()), positions.data(),
+              positions.size() * sizeof(float));
+}
+
 void Embeddings::Forward(const int* ids, const int* positions, int n, float* out) const {
 #pragma omp parallel for schedule(static) if (n > 64)
   for (int i = 0; i < n; ++i) {
-    const float* token = table_.data() + static_cast<size_t>(ids[i]) * dim_;
     const float* position = positions_.data() + static_cast<size_t>(positions[i]) * dim_;
     float* y = out + static_cast<size_t>(i) * dim_;
+    if (tied_ != nullptr) {
+      tied_->CopyWeightRow(ids[i], y);
+    } else {
+      std::memcpy(y, table_.data() + static_cast<size_t>(ids[i]) * dim_, dim_ * sizeof(float));
+    }
 #pragma omp simd
-    for (int j = 0; j < dim_; ++j) y[j] = token[j] * scale_ + position[j];
+    for (int j = 0; j < dim_; ++j) y[j] = y[j] * scale_ + position[j];
   }
 }
 

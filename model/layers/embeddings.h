@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "model/ops/aligned_buffer.h"
+#include "model/ops/linear.h"
 
 namespace mtserve {
 
@@ -19,6 +20,9 @@ class Embeddings {
   // `table` is [vocab_size, dim] row-major.
   Embeddings(const std::vector<float>& table, int vocab_size, int dim, float scale,
              int max_positions);
+  // Embeddings tied to an output projection (d_model → vocab): rows are read from its weight.
+  // `tied` must outlive this object.
+  Embeddings(const Linear* tied, float scale, int max_positions);
 
   int dim() const { return dim_; }
   int max_positions() const { return max_positions_; }
@@ -31,7 +35,8 @@ class Embeddings {
   int dim_ = 0;
   float scale_ = 1.f;
   int max_positions_ = 0;
-  FloatBuffer table_;
+  FloatBuffer table_;  // Unless tied.
+  const Linear* tied_ = nullptr;
   FloatBuffer positions_;
 };
 

@@ -77,6 +77,34 @@ Linear::Linear(const std::vector<float>& weight, const std::vector<float>& bias,
   dnnl::reorder(plain, packed).execute(stream, plain, packed);
   stream.wait();
   if (has_bias_) std::memcpy(bias_.Reserve(out_), bias.data(), out_ * sizeof(float));
+  in_offsets_.resize(in_);
+  for (int k = 0; k < in_; ++k) in_offsets_[k] = PackedOffset(0, k);
+}
+
+int64_t Linear::PackedOffset(int dim, int64_t index) const {
+  const dnnl_blocking_desc_t& blocking = weight_desc_.data.format_desc.blocking;
+  // Inner blocks are listed outermost first; a dimension may be blocked more than once.
+  int64_t block_size = 1;
+  for (int j = 0; j < blocking.inner_nblks; ++j) {
+    if (blocking.inner_idxs[j] == dim) block_size *= blocking.inner_blks[j];
+  }
+  int64_t offset =
+      (dim == 0 ? weight_desc_.data.offset0 : 0) + index / block_size * blocking.strides[dim];
+  int64_t remainder = index % block_size;
+  int64_t inner_stride = 1;
+  for (int j = blocking.inner_nblks - 1; j >= 0; --j) {
+    if (blocking.inner_idxs[j] == dim) {
+      offset += remainder % blocking.inner_blks[j] * inner_stride;
+      remainder /= blocking.inner_blks[j];
+    }
+    inner_stride *= blocking.inner_blks[j];
+  }
+  return offset;
+}
+
+void Linear::CopyWeightRow(int out_index, float* dst) const {
+  const float* column = weight_.data() + PackedOffset(1, out_index);
+  for (int k = 0; k < in_; ++k) dst[k] = column[in_offsets_[k]];
 }
 
 void Linear::Forward(ComputeContext& ctx, const float* x, int64_t rows, float* y, Epilogue epilogue,

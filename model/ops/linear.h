@@ -41,6 +41,11 @@ class Linear {
   void Forward(ComputeContext& ctx, const float* x, int64_t rows, float* y,
                Epilogue epilogue = Epilogue::kNone, int64_t x_stride = 0) const;
 
+  // Copies row `out_index` of the weight as given at construction ([out, in]: the embedding of
+  // token out_index when the output projection is tied to the embeddings), read from the packed
+  // layout, so tied embeddings need no second copy of the table.
+  void CopyWeightRow(int out_index, float* dst) const;
+
   // Forward computes at most this many rows per oneDNN call.
   static constexpr int64_t kMaxRows = 256;
 
@@ -50,7 +55,12 @@ class Linear {
 
   int in_ = 0;
   int out_ = 0;
-  dnnl::memory::desc weight_desc_;  // The packed layout.
+  // Offset of element [in, out] of the packed [in, out] matrix: a blocked layout's offset is a sum
+  // of one term per dimension.
+  int64_t PackedOffset(int dim, int64_t index) const;
+
+  dnnl::memory::desc weight_desc_;   // The packed layout.
+  std::vector<int64_t> in_offsets_;  // PackedOffset(0, k) for every input index k.
   FloatBuffer weight_;
   FloatBuffer bias_;
   bool has_bias_ = false;

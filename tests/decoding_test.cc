@@ -1,0 +1,839 @@
+// Property tests of decoding on the embedded model (models/multi30k-en-de): batching, beam
+// search, sampling, length limits, consistency with teacher forcing, option validation,
+// cancellation and thread safety, on sentences from tests/data/multi30k/test_2016_flickr.en.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "model/decoding/decoding_options.h"
+#include "model/decoding/hypothesis.h"
+#include "model/decoding/search.h"
+#include "model/layers/decoder.h"
+#include "model/layers/encoder.h"
+#include "model/model.h"
+#include "model/ops/compute_context.h"
+#include "model/status_macros.h"
+#include "model/translator.h"
+
+// `lhs = value of expr`, or fails the test (ASSERT) with its status.
+#define ASSERT_OK_AND_ASSIGN(lhs, expr) \
+  ASSERT_OK_AND_ASSIGN_IMPL_(MT_STATUS_CONCAT_(assert_statusor_, __LINE__), lhs, expr)
+#define ASSERT_OK_AND_ASSIGN_IMPL_(statusor, lhs, expr) \
+  auto statusor = (expr);                               \
+  ASSERT_TRUE(statusor.ok()) << statusor.status();      \
+  lhs = std::move(statusor).value()
+
+namespace mtserve {
+namespace {
+
+using ::testing::HasSubstr;
+
+// 0-based lines of test_2016_flickr.en: sources of 6 to 36 tokens, plus two lines whose greedy
+// translation degenerates into repetition.
+constexpr int kLines[] = {5,   50,  90,  133, 158, 219, 251, 256, 267, 271, 275, 276, 328, 346,
+                          370, 402, 480, 511, 524, 539, 564, 597, 647, 658, 663, 704, 748, 760,
+                          790, 811, 819, 870, 897, 927, 933, 947, 949, 971, 983, 986};
+constexpr int kLongLine = 539;     // Greedy generates 220 tokens.
+constexpr int kLoopingLine = 748;  // Greedy never generates </s> and stops at max_length.
+
+// Float sums may differ in the last bits across batch shapes; ids never may.
+constexpr float kTolerance = 1e-4f;
+
+// Translators compute on one thread, which keeps the suite fast on a busy machine (OpenMP teams
+// of two are slow when the cores are shared); TwoThreadBatchMatchesSingle covers two.
+constexpr int kThreads = 1;
+
+using Hypotheses = std::vector<Hypothesis>;
+
+std::vector<std::string> ReadLines(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+float Sum(const std::vector<float>& values) {
+  float sum = 0;
+  for (float v : values) sum += v;
+  return sum;
+}
+
+// Translates each text in a call of its own.
+absl::StatusOr<std::vector<TranslationResult>> TranslateOneByOne(
+    Translator& translator, const std::vector<std::string>& texts, const DecodingOptions& options) {
+  std::vector<TranslationResult> results;
+  for (const std::string& text : texts) {
+    MT_ASSIGN_OR_RETURN(std::vector<TranslationResult> result,
+                        translator.Translate({text}, options));
+    results.push_back(std::move(result.at(0)));
+  }
+  return results;
+}
+
+void ExpectSameHypothesis(const Hypothesis& actual, const Hypothesis& expected) {
+  EXPECT_EQ(actual.ids, expected.ids);
+  EXPECT_EQ(actual.text, expected.text);
+  EXPECT_NEAR(actual.log_prob, expected.log_prob, kTolerance);
+  EXPECT_NEAR(actual.score, expected.score, kTolerance);
+  ASSERT_EQ(actual.token_log_probs.size(), expected.token_log_probs.size());
+  for (size_t t = 0; t < actual.token_log_probs.size(); ++t) {
+    EXPECT_NEAR(actual.token_log_probs[t], expected.token_log_probs[t], kTolerance)
+        << "token " << t;
+  }
+}
+
+void ExpectSameHypotheses(const Hypotheses& actual, const Hypotheses& expected) {
+  ASSERT_EQ(actual.size(), expected.size());
+  for (size_t k = 0; k < actual.size(); ++k) {
+    SCOPED_TRACE(absl::StrCat("hypothesis ", k));
+    ExpectSameHypothesis(actual[k], expected[k]);
+  }
+}
+
+bool Contains(const std::vector<int>& ids, int id) {
+  return std::find(ids.begin(), ids.end(), id) != ids.end();
+}
+
+DecodingOptions Greedy() { return DecodingOptions(); }
+
+DecodingOptions Beam(int beam_size, int num_hypotheses, float length_penalty = 1.0f) {
+  DecodingOptions options;
+  options.beam_size = beam_size;
+  options.num_hypotheses = num_hypotheses;
+  options.length_penalty = length_penalty;
+  return options;
+}
+
+DecodingOptions Sampling(int topk, float temperature, std::optional<uint64_t> seed) {
+  DecodingOptions options;
+  options.sampling_topk = topk;
+  options.sampling_temperature = temperature;
+  options.seed = seed;
+  return options;
+}
+
+struct NamedOptions {
+  std::string name;
+  DecodingOptions options;
+};
+
+// Greedy, beam 4 and seeded top-k sampling: the three searches most properties apply to.
+std::vector<NamedOptions> AllSearches() {
+  return {{"greedy", Greedy()}, {"beam 4", Beam(4, 4)}, {"top-10 sampling", Sampling(10, 1, 7)}};
+}
+
+class DecodingTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    auto model = Model::Load(MTSERVE_DEFAULT_MODEL_DIR);
+    ASSERT_TRUE(model.ok()) << model.status();
+    model_ = new std::shared_ptr<const Model>(*model);
+    const std::vector<std::string> lines =
+        ReadLines(std::string(MTSERVE_TEST_DATA_DIR) + "/multi30k/test_2016_flickr.en");
+    ASSERT_EQ(lines.size(), 1000u);
+    texts_ = new std::vector<std::string>();
+    for (int line : kLines) texts_->push_back(lines[line]);
+  }
+  static void TearDownTestSuite() {
+    delete model_;
+    delete texts_;
+    model_ = nullptr;
+    texts_ = nullptr;
+  }
+  void SetUp() override {
+    ASSERT_NE(model_, nullptr) << "the embedded model did not load";
+    ASSERT_NE(texts_, nullptr);
+  }
+
+  static std::shared_ptr<const Model> model() { return *model_; }
+  static const ModelConfig& config() { return (*model_)->config(); }
+  static const std::vector<std::string>& texts() { return *texts_; }
+  static std::vector<std::string> FirstTexts(size_t n) {
+    return std::vector<std::string>(texts_->begin(), texts_->begin() + n);
+  }
+  static size_t IndexOfLine(int line) {
+    return std::find(std::begin(kLines), std::end(kLines), line) - std::begin(kLines);
+  }
+
+  // The first `count` texts decoded alone, then all of them in one batch in order and reversed:
+  // each input must get the same hypotheses whatever shares its batch.
+  static void ExpectBatchMatchesSingle(const DecodingOptions& options, size_t count,
+                                       int num_threads) {
+    Translator translator(model(), num_threads);
+    const std::vector<std::string> texts = FirstTexts(count);
+    ASSERT_OK_AND_ASSIGN(const std::vector<TranslationResult> single,
+                         TranslateOneByOne(translator, texts, options));
+    ASSERT_OK_AND_ASSIGN(const std::vector<TranslationResult> batch,
+                         translator.Translate(texts, options));
+    ASSERT_OK_AND_ASSIGN(std::vector<TranslationResult> reversed,
+                         translator.Translate({texts.rbegin(), texts.rend()}, options));
+    std::reverse(reversed.begin(), reversed.end());
+    ASSERT_EQ(batch.size(), texts.size());
+    ASSERT_EQ(reversed.size(), texts.size());
+    for (size_t i = 0; i < texts.size(); ++i) {
+      SCOPED_TRACE(absl::StrCat("line ", kLines[i], ": ", texts[i]));
+      ASSERT_EQ(single[i].hypotheses.size(), static_cast<size_t>(options.num_hypotheses));
+      EXPECT_EQ(batch[i].source_tokens, single[i].source_tokens);
+      {
+        SCOPED_TRACE("batch");
+        ExpectSameHypotheses(batch[i].hypotheses, single[i].hypotheses);
+      }
+      {
+        SCOPED_TRACE("reversed batch");
+        ExpectSameHypotheses(reversed[i].hypotheses, single[i].hypotheses);
+      }
+    }
+  }
+
+  static std::shared_ptr<const Model>* model_;
+  static std::vector<std::string>* texts_;
+};
+
+std::shared_ptr<const Model>* DecodingTest::model_ = nullptr;
+std::vector<std::string>* DecodingTest::texts_ = nullptr;
+
+// 1. Batching changes nothing.
+
+TEST_F(DecodingTest, GreedyBatchMatchesSingle) {
+  ExpectBatchMatchesSingle(Greedy(), std::size(kLines), kThreads);
+}
+
+TEST_F(DecodingTest, BeamBatchMatchesSingle) {
+  ExpectBatchMatchesSingle(Beam(4, 4), std::size(kLines), kThreads);
+}
+
+TEST_F(DecodingTest, SeededSamplingBatchMatchesSingle) {
+  ExpectBatchMatchesSingle(Sampling(10, 1.0f, 1234), std::size(kLines), kThreads);
+}
+
+// With two threads splitting the rows, on fewer (and shorter) sentences to stay fast.
+TEST_F(DecodingTest, TwoThreadBatchMatchesSingle) {
+  for (const NamedOptions& search : AllSearches()) {
+    SCOPED_TRACE(search.name);
+    ExpectBatchMatchesSingle(search.options, 8, 2);
+  }
+}
+
+// 2. Beam search with one beam is greedy search.
+
+using SearchFunction = std::function<absl::StatusOr<std::vector<Hypotheses>>(
+    ComputeContext&, Decoder&, const SearchParams&)>;
+
+// Encodes `sources` and runs `search` on them, set up as the Translator does; lets a test run
+// BeamSearch with beam_size 1, which the Translator routes to GreedySearch.
+absl::StatusOr<std::vector<Hypotheses>> RunSearch(const Model& model,
+                                                  const std::vector<std::vector<int>>& sources,
+                                                  const DecodingOptions& options,
+                                                  const SearchFunction& search) {
+  const ModelConfig& config = model.config();
+  ComputeContext ctx(kThreads);
+  ctx.BindToCallingThread();
+  std::vector<int> lengths;
+  int max_length = 0;
+  for (const auto& source : sources) {
+    lengths.push_back(static_cast<int>(source.size()));
+    max_length = std::max(max_length, lengths.back());
+  }
+  std::vector<int> ids(sources.size() * max_length, config.pad_token_id);
+  for (size_t b = 0; b < sources.size(); ++b) {
+    std::copy(sources[b].begin(), sources[b].end(), ids.begin() + b * max_length);
+  }
+  Encoder encoder(model);
+  Decoder decoder(model);
+  FloatBuffer encoder_output;
+  encoder.Forward(ctx, ids, lengths, max_length, encoder_output);
+  decoder.Start(ctx, encoder_output.data(), lengths, max_length);
+
+  SearchParams params;
+  params.batch_size = static_cast<int>(sources.size());
+  params.start_id = config.decoder_start_token_id;
+  params.eos_id = config.eos_token_id;
+  params.vocab_size = config.vocab_size;
+  params.max_length = EffectiveMaxLength(options, config);
+  params.options = options;
+  params.logits_processor = {config.never_generated_ids, config.eos_token_id, options.min_length};
+  return search(ctx, decoder, params);
+}
+
+TEST_F(DecodingTest, BeamSizeOneEqualsGreedy) {
+  std::vector<std::vector<int>> sources;
+  for (const std::string& text : texts())
+    sources.push_back(model()->tokenizer().EncodeSource(text));
+  ASSERT_OK_AND_ASSIGN(const std::vector<Hypotheses> greedy,
+                       RunSearch(*model(), sources, Greedy(), GreedySearch));
+  for (const float length_penalty : {1.0f, 0.6f}) {
+    SCOPED_TRACE(absl::StrCat("length_penalty ", length_penalty));
+    ASSERT_OK_AND_ASSIGN(const std::vector<Hypotheses> beam,
+                         RunSearch(*model(), sources, Beam(1, 1, length_penalty), BeamSearch));
+    ASSERT_EQ(beam.size(), greedy.size());
+    for (size_t i = 0; i < greedy.size(); ++i) {
+      SCOPED_TRACE(absl::StrCat("line ", kLines[i]));
+      ASSERT_EQ(beam[i].size(), 1u);
+      const Hypothesis& b = beam[i][0];
+      const Hypothesis& g = greedy[i][0];
+      EXPECT_EQ(b.ids, g.ids);
+      EXPECT_NEAR(b.log_prob, g.log_prob, kTolerance);
+      EXPECT_FLOAT_EQ(b.score,
+                      b.log_prob / std::pow(static_cast<float>(b.ids.size()), length_penalty));
+    }
+  }
+
+  // Through the Translator, beam_size 1 is greedy whatever the length penalty (and text too).
+  Translator translator(model(), kThreads);
+  ASSERT_OK_AND_ASSIGN(const std::vector<TranslationResult> expected,
+                       translator.Translate(texts(), Greedy()));
+  ASSERT_OK_AND_ASSIGN(const std::vector<TranslationResult> actual,
+                       translator.Translate(texts(), Beam(1, 1, 0.6f)));
+  for (size_t i = 0; i < texts().size(); ++i) {
+    SCOPED_TRACE(absl::StrCat("line ", kLines[i]));
+    ExpectSameHypotheses(actual[i].hypotheses, expected[i].hypotheses);
+    EXPECT_EQ(actual[i].hypotheses[0].ids, greedy[i][0].ids);
+  }
+}
+
+// 3. n-best lists.
+
+TEST_F(DecodingTest, NBestIsSortedDistinctAndLengthNormalised) {
+  Translator translator(model(), kThreads);
+  const int max_length = EffectiveMaxLength(DecodingOptions(), config());
+  for (const float length_penalty : {1.0f, 0.6f, 0.0f}) {
+    SCOPED_TRACE(absl::StrCat("length_penalty ", length_penalty));
+    ASSERT_OK_AND_ASSIGN(const std::vector<TranslationResult> results,
+                         translator.Translate(texts(), Beam(5, 5, length_penalty)));
+    ASSERT_EQ(results.size(), texts().size());
+    for (size_t i = 0; i < texts().size(); ++i) {
+      SCOPED_TRACE(absl::StrCat("line ", kLines[i]));
+      const Hypotheses& hypotheses = results[i].hypotheses;
+      ASSERT_EQ(hypotheses.size(), 5u);
+      std::set<std::vector<int>> distinct;
+      for (size_t k = 0; k < hypotheses.size(); ++k) {
+        SCOPED_TRACE(absl::StrCat("hypothesis ", k));
+        const Hypothesis& h = hypotheses[k];
+        ASSERT_FALSE(h.ids.empty());
+        distinct.insert(h.ids);
+        ASSERT_EQ(h.token_log_probs.size(), h.ids.size());
+        EXPECT_NEAR(h.log_prob, Sum(h.token_log_probs), kTolerance);
+        const float expected_score =
+            length_penalty == 0
+                ? h.log_prob
+                : h.log_prob / std::pow(static_cast<float>(h.ids.size()), length_penalty);
+        EXPECT_FLOAT_EQ(h.score, expected_score);
+        // </s> only ends a hypothesis; one without it ran to max_length.
+        const auto eos = std::find(h.ids.begin(), h.ids.end(), config().eos_token_id);
+        if (eos == h.ids.end()) {
+          EXPECT_EQ(h.ids.size(), static_cast<size_t>(max_length));
+        } else {
+          EXPECT_EQ(eos + 1, h.ids.end());
+        }
+        if (k > 0) {
+          EXPECT_GE(hypotheses[k - 1].score, h.score) << "not sorted by score";
+        }
+      }
+      EXPECT_EQ(distinct.size(), hypotheses.size()) << "duplicate hypotheses";
+    }
+  }
+}
+
+// 4. Reported log-probabilities are what the model assigns the generated tokens.
+
+TEST_F(DecodingTest, ScoresMatchTeacherForcing) {
+  Translator translator(model(), kThreads);
+  for (const NamedOptions& search : {NamedOptions{"greedy", Greedy()}, {"beam 4", Beam(4, 4)}}) {
+    SCOPED_TRACE(search.name);
+    ASSERT_OK_AND_ASSIGN(const std::vector<TranslationResult> results,
+                         translator.Translate(texts(), search.options));
+    std::vector<std::vector<int>> sources, targets;
+    std::vector<const Hypothesis*> hypotheses;
+    std::vector<size_t> text_index;
+    for (size_t i = 0; i < texts().size(); ++i) {
+      for (const Hypothesis& h : results[i].hypotheses) {
+        sources.push_back(model()->tokenizer().EncodeSource(texts()[i]));
+        targets.push_back(h.ids);
+        hypotheses.push_back(&h);
+        text_index.push_back(i);
+      }
+    }
+    ASSERT_OK_AND_ASSIGN(const std::vector<std::vector<float>> scores,
+                         translator.Score(sources, targets));
+    ASSERT_EQ(scores.size(), hypotheses.size());
+    for (size_t j = 0; j < hypotheses.size(); ++j) {
+      SCOPED_TRACE(absl::StrCat("line ", kLines[text_index[j]], " hypothesis ", j));
+      const Hypothesis& h = *hypotheses[j];
+      ASSERT_EQ(scores[j].size(), h.token_log_probs.size());
+      for (size_t t = 0; t < scores[j].size(); ++t) {
+        ASSERT_NEAR(scores[j][t], h.token_log_probs[t], kTolerance) << "token " << t;
+      }
+      EXPECT_NEAR(Sum(scores[j]), h.log_prob, 1e-3);
+    }
+  }
+}
+
+// 5 and 6. Sampling.
+
+TEST_F(DecodingTest, TopKOneSamplingEqualsGreedy) {
+  Translator translator(model(), kThreads);
+  ASSERT_OK_AND_ASSIGN(const std::vector<TranslationResult> greedy,
+                       translator.Translate(texts(), Greedy()));
+  for (const DecodingOptions& options :
+       {Sampling(1, 0.3f, 7), Sampling(1, 5.0f, std::nullopt), Sampling(1, 1.0f, 99)}) {
+    SCOPED_TRACE(absl::StrCat("temperature ", options.sampling_temperature));
+    ASSERT_OK_AND_ASSIGN(const std::vector<TranslationResult> sampled,
+                         translator.Translate(texts(), options));
+    for (size_t i = 0; i < texts().size(); ++i) {
+      SCOPED_TRACE(absl::StrCat("line ", kLines[i]));
+      ExpectSameHypotheses(sampled[i].hypotheses, greedy[i].hypotheses);
+    }
+  }
+}
+
+TEST_F(DecodingTest, SameSeedGivesSameSample) {
+  Translator translator(model(), kThreads);
+  const DecodingOptions options = Sampling(10, 1.0f, 42);
+  ASSERT_OK_AND_ASSIGN(const std::vector<TranslationResult> all,
+                       translator.Translate(texts(), options));
+  ASSERT_OK_AND_ASSIGN(const std::vector<TranslationResult> greedy,
+                       translator.Translate(texts(), Greedy()));
+
+  // The same seed again, in other batches: every other text, and a few alone.
+  std::vector<std::string> odd;
+  for (size_t i = 1; i < texts().size(); i += 2) odd.push_back(texts()[i]);
+  ASSERT_OK_AND_ASSIGN(const std::vector<TranslationResult> odd_results,
+                       translator.Translate(odd, options));
+  for (size_t j = 0; j < odd.size(); ++j) {
+    SCOPED_TRACE(absl::StrCat("line ", kLines[2 * j + 1]));
+    ExpectSameHypotheses(odd_results[j].hypotheses, all[2 * j + 1].hypotheses);
+  }
+  for (size_t i = 0; i < texts().size(); i += 8) {
+    SCOPED_TRACE(absl::StrCat("line ", kLines[i], " alone"));
+    ASSERT_OK_AND_ASSIGN(const std::vector<TranslationResult> alone,
+                         translator.Translate({texts()[i]}, options));
+    ExpectSameHypotheses(alone[0].hypotheses, all[i].hypotheses);
+  }
+
+  // Otherwise the test proves nothing: at temperature 1 the samples are not all greedy.
+  int differs_from_greedy = 0;
+  for (size_t i = 0; i < texts().size(); ++i) {
+    differs_from_greedy += all[i].hypotheses[0].ids != greedy[i].hypotheses[0].ids;
+  }
+  EXPECT_GT(differs_from_greedy, 0);
+}
+
+TEST_F(DecodingTest, DifferentSeedsGiveDifferentSamples) {
+  Translator translator(model(), kThreads);
+  const std::vector<std::string> texts = FirstTexts(20);
+  ASSERT_OK_AND_ASSIGN(const std::vector<TranslationResult> a,
+                       translator.Translate(texts, Sampling(10, 1.0f, 42)));
+  ASSERT_OK_AND_ASSIGN(const std::vector<TranslationResult> b,
+                       translator.Translate(texts, Sampling(10, 1.0f, 43)));
+  int different = 0;
+  for (size_t i = 0; i < texts.size(); ++i) {
+    different += a[i].hypotheses[0].ids != b[i].hypotheses[0].ids;
+  }
+  EXPECT_GT(different, 0) << "seeds 42 and 43 sampled the same translation of all " << texts.size()
+                          << " sentences";
+}
+
+TEST_F(DecodingTest, LowTemperatureSamplingIsNearlyGreedy) {
+  Translator translator(model(), kThreads);
+  ASSERT_OK_AND_ASSIGN(const std::vector<TranslationResult> greedy,
+                       translator.Translate(texts(), Greedy()));
+  ASSERT_OK_AND_ASSIGN(const std::vector<TranslationResult> sampled,
+                       translator.Translate(texts(), Sampling(10, 0.01f, 5)));
+  size_t same = 0;
+  for (size_t i = 0; i < texts().size(); ++i) {
+    same += sampled[i].hypotheses[0].ids == greedy[i].hypotheses[0].ids;
+  }
+  EXPECT_GE(same, texts().size() * 9 / 10);
+}
+
+// 7. Length limits.
+
+TEST_F(DecodingTest, MaxLengthCapsEveryHypothesis) {
+  Translator translator(model(), kThreads);
+  const int eos = config().eos_token_id;
+  for (NamedOptions search : AllSearches()) {
+    SCOPED_TRACE(search.name);
+    ASSERT_OK_AND_ASSIGN(const std::vector<TranslationResult> unlimited,
+                         translator.Translate(texts(), search.options));
+    search.options.max_length = 5;
+    ASSERT_OK_AND_ASSIGN(const std::vector<TranslationResult> results,
+                         translator.Translate(texts(), search.options));
+    int unfinished = 0;
+    for (size_t i = 0; i < texts().size(); ++i) {
+      SCOPED_TRACE(absl::StrCat("line ", kLines[i]));
+      for (const Hypothesis& h : results[i].hypotheses) {
+        ASSERT_FALSE(h.ids.empty());
+        EXPECT_LE(h.ids.size(), 5u);
+        EXPECT_FALSE(Contains({h.ids.begin(), h.ids.end() - 1}, eos)) << "</s> before the end";
+        if (h.ids.back() != eos) {
+          EXPECT_EQ(h.ids.size(), 5u) << "stopped early without </s>";
+          ++unfinished;
+        }
+      }
+      // Greedy and seeded sampling follow the same path until the limit cuts them.
+      if (search.options.beam_size == 1) {
+        const std::vector<int>& full = unlimited[i].hypotheses[0].ids;
+        const std::vector<int>& cut = results[i].hypotheses[0].ids;
+        ASSERT_LE(cut.size(), full.size());
+        EXPECT_TRUE(std::equal(cut.begin(), cut.end(), full.begin())) << "not a prefix";
+      }
+    }
+    EXPECT_GT(unfinished, 0);  // Most translations are longer than 5 tokens.
+  }
+}
+
+TEST_F(DecodingTest, MinLengthDelaysEos) {
+  Translator translator(model(), kThreads);
+  const int eos = config().eos_token_id;
+  for (NamedOptions search : AllSearches()) {
+    SCOPED_TRACE(search.name);
+    search.options.min_length = 20;
+    ASSERT_OK_AND_ASSIGN(const std::vector<TranslationResult> results,
+                         translator.Translate(texts(), search.options));
+    for (size_t i = 0; i < texts().size(); ++i) {
+      SCOPED_TRACE(absl::StrCat("line ", kLines[i]));
+      for (const Hypothesis& h : results[i].hypotheses) {
+        ASSERT_GE(h.ids.size(), 20u);
+        EXPECT_FALSE(Contains({h.ids.begin(), h.ids.begin() + 20}, eos));
+      }
+    }
+  }
+}
+
+// The benchmark's forced-length mode.
+TEST_F(DecodingTest, MinLengthEqualToMaxLengthForcesExactLength) {
+  Translator translator(model(), kThreads);
+  for (NamedOptions search : AllSearches()) {
+    SCOPED_TRACE(search.name);
+    search.options.min_length = 12;
+    search.options.max_length = 12;
+    ASSERT_OK_AND_ASSIGN(const std::vector<TranslationResult> results,
+                         translator.Translate(texts(), search.options));
+    for (size_t i = 0; i < texts().size(); ++i) {
+      SCOPED_TRACE(absl::StrCat("line ", kLines[i]));
+      for (const Hypothesis& h : results[i].hypotheses) {
+        EXPECT_EQ(h.ids.size(), 12u);
+        EXPECT_FALSE(Contains(h.ids, config().eos_token_id));
+      }
+    }
+  }
+}
+
+TEST_F(DecodingTest, DefaultMaxLengthComesFromGenerationConfig) {
+  EXPECT_EQ(config().max_length, 256);
+  EXPECT_EQ(EffectiveMaxLength(DecodingOptions(), config()), 255);  // Minus the start token.
+  Translator translator(model(), kThreads);
+  ASSERT_OK_AND_ASSIGN(
+      const std::vector<TranslationResult> results,
+      translator.Translate({texts()[IndexOfLine(kLoopingLine)], texts()[IndexOfLine(kLongLine)]},
+                           Greedy()));
+  const Hypothesis& looping = results[0].hypotheses[0];
+  EXPECT_EQ(looping.ids.size(), 255u);
+  EXPECT_FALSE(Contains(looping.ids, config().eos_token_id));
+  // A long translation that ends before the limit is not cut.
+  const Hypothesis& long_one = results[1].hypotheses[0];
+  EXPECT_EQ(long_one.ids.size(), 220u);
+  EXPECT_EQ(long_one.ids.back(), config().eos_token_id);
+}
+
+// Generating as many tokens as the model has positions, at the longest source it accepts.
+TEST_F(DecodingTest, MaxLengthCanReachThePositionLimit) {
+  const int positions = config().max_position_embeddings;
+  std::vector<int> longest_source;
+  for (const std::string& text : texts()) {
+    const std::vector<int> ids = model()->tokenizer().EncodeSource(text);
+    longest_source.insert(longest_source.end(), ids.begin(), ids.end() - 1);
+  }
+  longest_source.resize(positions - 1);
+  longest_source.push_back(config().eos_token_id);
+  const std::vector<int> short_source = model()->tokenizer().EncodeSource(texts()[0]);
+  Translator translator(model(), kThreads);
+  for (NamedOptions search : {NamedOptions{"greedy", Greedy()}, {"beam 2", Beam(2, 2)}}) {
+    SCOPED_TRACE(search.name);
+    search.options.max_length = positions;
+    search.options.min_length = positions;
+    ASSERT_OK_AND_ASSIGN(const std::vector<Hypotheses> results,
+                         translator.TranslateIds({longest_source, short_source}, search.options));
+    for (const Hypotheses& hypotheses : results) {
+      for (const Hypothesis& h : hypotheses) {
+        EXPECT_EQ(h.ids.size(), static_cast<size_t>(positions));
+        for (float log_prob : h.token_log_probs) ASSERT_TRUE(std::isfinite(log_prob));
+      }
+    }
+  }
+}
+
+// 8. Tokens the model never generates.
+
+TEST_F(DecodingTest, NeverGeneratesPad) {
+  const std::vector<int>& never = config().never_generated_ids;
+  ASSERT_TRUE(Contains(never, 7707)) << "pad";
+  Translator translator(model(), kThreads);
+  std::vector<NamedOptions> searches = AllSearches();
+  for (uint64_t seed : {1, 2, 3}) {
+    searches.push_back({absl::StrCat("hot sampling, seed ", seed), Sampling(50, 2.0f, seed)});
+  }
+  for (const NamedOptions& search : searches) {
+    SCOPED_TRACE(search.name);
+    ASSERT_OK_AND_ASSIGN(const std::vector<TranslationResult> results,
+                         translator.Translate(texts(), search.options));
+    for (size_t i = 0; i < texts().size(); ++i) {
+      for (const Hypothesis& h : results[i].hypotheses) {
+        for (int id : never) EXPECT_FALSE(Contains(h.ids, id)) << "line " << kLines[i];
+      }
+    }
+  }
+  // Sampling from the whole vocabulary, where the suppressed ids are candidates of weight 0.
+  DecodingOptions whole_vocabulary = Sampling(config().vocab_size, 2.0f, 11);
+  whole_vocabulary.max_length = 8;
+  ASSERT_OK_AND_ASSIGN(const std::vector<TranslationResult> results,
+                       translator.Translate(FirstTexts(3), whole_vocabulary));
+  for (const TranslationResult& result : results) {
+    for (int id : never) EXPECT_FALSE(Contains(result.hypotheses[0].ids, id));
+  }
+  // Sampling rarely reaches them even unsuppressed; teacher forcing shows their probability is 0.
+  std::vector<std::vector<int>> sources, targets;
+  for (int id : never) {
+    sources.push_back(model()->tokenizer().EncodeSource(texts()[0]));
+    targets.push_back({id, config().eos_token_id});
+  }
+  ASSERT_OK_AND_ASSIGN(const std::vector<std::vector<float>> scores,
+                       translator.Score(sources, targets));
+  for (size_t j = 0; j < never.size(); ++j) {
+    EXPECT_EQ(scores[j].at(0), -INFINITY) << "id " << never[j];
+  }
+}
+
+// 9. Empty inputs.
+
+TEST_F(DecodingTest, EmptyTextGivesOneEmptyHypothesis) {
+  Translator translator(model(), kThreads);
+  for (const NamedOptions& search : AllSearches()) {
+    SCOPED_TRACE(search.name);
+    ASSERT_OK_AND_ASSIGN(const std::vector<TranslationResult> results,
+                         translator.Translate({"", texts()[0], ""}, search.options));
+    ASSERT_EQ(results.size(), 3u);
+    for (size_t i : {0, 2}) {
+      ASSERT_EQ(results[i].hypotheses.size(), 1u);
+      EXPECT_TRUE(results[i].hypotheses[0].ids.empty());
+      EXPECT_TRUE(results[i].hypotheses[0].token_log_probs.empty());
+      EXPECT_EQ(results[i].hypotheses[0].text, "");
+      EXPECT_EQ(results[i].hypotheses[0].log_prob, 0);
+      EXPECT_EQ(results[i].source_tokens, 0);
+    }
+    // The text between them is translated as if alone.
+    ASSERT_OK_AND_ASSIGN(const std::vector<TranslationResult> alone,
+                         translator.Translate({texts()[0]}, search.options));
+    ExpectSameHypotheses(results[1].hypotheses, alone[0].hypotheses);
+
+    ASSERT_OK_AND_ASSIGN(const std::vector<TranslationResult> only_empty,
+                         translator.Translate({""}, search.options));
+    ASSERT_EQ(only_empty.size(), 1u);
+    ASSERT_EQ(only_empty[0].hypotheses.size(), 1u);
+    EXPECT_TRUE(only_empty[0].hypotheses[0].ids.empty());
+  }
+}
+
+TEST_F(DecodingTest, NoTextsGiveNoResults) {
+  Translator translator(model(), kThreads);
+  ASSERT_OK_AND_ASSIGN(const std::vector<TranslationResult> results,
+                       translator.Translate({}, Greedy()));
+  EXPECT_TRUE(results.empty());
+  ASSERT_OK_AND_ASSIGN(const std::vector<Hypotheses> ids, translator.TranslateIds({}, Beam(4, 2)));
+  EXPECT_TRUE(ids.empty());
+}
+
+// 10. Invalid requests.
+
+TEST_F(DecodingTest, InvalidOptionsNameTheField) {
+  struct Case {
+    std::string field;
+    std::function<void(DecodingOptions&)> set;
+  };
+  const int vocab = config().vocab_size;
+  ASSERT_EQ(vocab, 7708);
+  ASSERT_EQ(config().max_position_embeddings, 512);
+  const std::vector<Case> cases = {
+      {"beam_size", [](DecodingOptions& o) { o.beam_size = 0; }},
+      {"beam_size", [](DecodingOptions& o) { o.beam_size = -3; }},
+      {"num_hypotheses", [](DecodingOptions& o) { o.beam_size = 2, o.num_hypotheses = 3; }},
+      {"num_hypotheses", [](DecodingOptions& o) { o.num_hypotheses = 0; }},
+      {"sampling_topk", [=](DecodingOptions& o) { o.sampling_topk = vocab + 1; }},
+      {"sampling_topk", [](DecodingOptions& o) { o.sampling_topk = 0; }},
+      {"sampling_topk", [](DecodingOptions& o) { o.sampling_topk = 2, o.beam_size = 2; }},
+      {"sampling_temperature", [](DecodingOptions& o) { o.sampling_temperature = 0; }},
+      {"sampling_temperature", [](DecodingOptions& o) { o.sampling_temperature = -1; }},
+      {"sampling_temperature", [](DecodingOptions& o) { o.sampling_temperature = NAN; }},
+      {"length_penalty", [](DecodingOptions& o) { o.length_penalty = INFINITY; }},
+      {"max_length", [](DecodingOptions& o) { o.max_length = 513; }},
+      {"max_length", [](DecodingOptions& o) { o.max_length = -1; }},
+      {"min_length", [](DecodingOptions& o) { o.min_length = -1; }},
+      {"min_length", [](DecodingOptions& o) { o.min_length = 11, o.max_length = 10; }},
+      {"min_length", [](DecodingOptions& o) { o.min_length = 256; }},  // Default max is 255.
+  };
+  Translator translator(model(), kThreads);
+  for (size_t c = 0; c < cases.size(); ++c) {
+    SCOPED_TRACE(absl::StrCat("case ", c, " (", cases[c].field, ")"));
+    DecodingOptions options;
+    cases[c].set(options);
+    const auto results = translator.Translate({texts()[0]}, options);
+    ASSERT_FALSE(results.ok());
+    EXPECT_EQ(results.status().code(), absl::StatusCode::kInvalidArgument) << results.status();
+    EXPECT_THAT(results.status().message(), HasSubstr(cases[c].field));
+  }
+
+  // The limits themselves are valid.
+  DecodingOptions at_limits = Sampling(vocab, 1.0f, 1);
+  at_limits.max_length = 512;
+  at_limits.min_length = 2;
+  EXPECT_TRUE(translator.Translate({texts()[0]}, at_limits).ok());
+  EXPECT_TRUE(translator.Translate({texts()[0]}, Beam(3, 3)).ok());
+}
+
+TEST_F(DecodingTest, InvalidSourcesAreRejected) {
+  Translator translator(model(), kThreads);
+  const int eos = config().eos_token_id;
+  std::vector<int> too_long(599, 5);
+  too_long.push_back(eos);
+  const std::vector<int> fine = model()->tokenizer().EncodeSource(texts()[0]);
+
+  const auto long_result = translator.TranslateIds({fine, too_long}, Greedy());
+  ASSERT_FALSE(long_result.ok());
+  EXPECT_EQ(long_result.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(long_result.status().message(), HasSubstr("512"));
+  EXPECT_THAT(long_result.status().message(), HasSubstr("input 1"));
+
+  for (int bad_id : {config().vocab_size, -1}) {
+    SCOPED_TRACE(absl::StrCat("id ", bad_id));
+    std::vector<int> source = fine;
+    source.insert(source.begin(), bad_id);
+    const auto result = translator.TranslateIds({source}, Greedy());
+    ASSERT_FALSE(result.ok());
+    EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(result.status().message(), HasSubstr("vocabulary"));
+  }
+
+  const auto empty_ids = translator.TranslateIds({{}}, Greedy());
+  EXPECT_EQ(empty_ids.status().code(), absl::StatusCode::kInvalidArgument);
+
+  // A text whose tokens do not fit the model's positions.
+  std::string long_text;
+  for (int i = 0; i < 300; ++i) long_text += "a dog runs ";
+  const auto text_result = translator.Translate({texts()[0], long_text}, Greedy());
+  ASSERT_FALSE(text_result.ok());
+  EXPECT_EQ(text_result.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(text_result.status().message(), HasSubstr("input 1"));
+  EXPECT_THAT(text_result.status().message(), HasSubstr("512"));
+
+  // The translator still works after rejecting requests.
+  ASSERT_OK_AND_ASSIGN(const std::vector<TranslationResult> after,
+                       translator.Translate({texts()[0]}, Greedy()));
+  EXPECT_FALSE(after[0].hypotheses[0].ids.empty());
+}
+
+// 11. Cancellation, polled once per decoding step.
+
+TEST_F(DecodingTest, CancelledBeforeTheFirstStep) {
+  Translator translator(model(), kThreads);
+  for (const NamedOptions& search : AllSearches()) {
+    SCOPED_TRACE(search.name);
+    int calls = 0;
+    const auto results = translator.Translate(texts(), search.options, [&] {
+      ++calls;
+      return true;
+    });
+    EXPECT_EQ(results.status().code(), absl::StatusCode::kCancelled) << results.status();
+    EXPECT_EQ(calls, 1);
+  }
+}
+
+TEST_F(DecodingTest, CancellationStopsWithinOneStep) {
+  Translator translator(model(), kThreads);
+  for (const NamedOptions& search : AllSearches()) {
+    SCOPED_TRACE(search.name);
+    int calls = 0;
+    const auto results =
+        translator.Translate(texts(), search.options, [&] { return ++calls >= 3; });
+    EXPECT_EQ(results.status().code(), absl::StatusCode::kCancelled) << results.status();
+    EXPECT_EQ(calls, 3);
+  }
+  // Cancelled midway through the longest output (255 steps).
+  int calls = 0;
+  const auto results = translator.Translate({texts()[IndexOfLine(kLoopingLine)]}, Greedy(),
+                                            [&] { return ++calls >= 200; });
+  EXPECT_EQ(results.status().code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(calls, 200);
+
+  // The translator is usable again, with the same results as a fresh one.
+  ASSERT_OK_AND_ASSIGN(const std::vector<TranslationResult> after,
+                       translator.Translate(FirstTexts(5), Beam(4, 4)));
+  Translator fresh(model(), kThreads);
+  ASSERT_OK_AND_ASSIGN(const std::vector<TranslationResult> expected,
+                       fresh.Translate(FirstTexts(5), Beam(4, 4)));
+  for (size_t i = 0; i < 5; ++i) ExpectSameHypotheses(after[i].hypotheses, expected[i].hypotheses);
+}
+
+TEST_F(DecodingTest, GreedyPollsOncePerStep) {
+  Translator translator(model(), kThreads);
+  int calls = 0;
+  ASSERT_OK_AND_ASSIGN(const std::vector<TranslationResult> results,
+                       translator.Translate(texts(), Greedy(), [&] {
+                         ++calls;
+                         return false;
+                       }));
+  size_t steps = 0;
+  for (const TranslationResult& result : results) {
+    steps = std::max(steps, result.hypotheses[0].ids.size());
+  }
+  EXPECT_EQ(steps, 255u);
+  EXPECT_EQ(static_cast<size_t>(calls), steps);
+}
+
+// 12. Translators sharing one Model may run on concurrent threads.
+
+TEST_F(DecodingTest, ConcurrentTranslatorsMatchSequentialRuns) {
+  const std::vector<std::string> first(texts().begin(), texts().begin() + texts().size() / 2);
+  const std::vector<std::string> second(texts().begin() + texts().size() / 2, texts().end());
+  for (const NamedOptions& search : AllSearches()) {
+    SCOPED_TRACE(search.name);
+    Translator a(model(), 1);
+    Translator b(model(), 1);
+    ASSERT_OK_AND_ASSIGN(const std::vector<TranslationResult> expected_first,
+                         a.Translate(first, search.options));
+    ASSERT_OK_AND_ASSIGN(const std::vector<TranslationResult> expected_second,
+                         b.Translate(second, search.options));
+
+    absl::StatusOr<std::vector<TranslationResult>> actual_first, actual_second;
+    // Several rounds, so the two threads overlap in different phases.
+    for (int round = 0; round < 2; ++round) {
+      std::thread thread_a([&] { actual_first = a.Translate(first, search.options); });
+      std::thread thread_b([&] { actual_second = b.Translate(second, search.options); });
+      thread_a.join();
+      thread_b.join();
+      ASSERT_TRUE(actual_first.ok()) << actual_first.status();
+      ASSERT_TRUE(actual_second.ok()) << actual_second.status();
+      for (size_t i = 0; i < first.size(); ++i) {
+        ExpectSameHypotheses((*actual_first)[i].hypotheses, expected_first[i].hypotheses);
+      }
+      for (size_t i = 0; i < second.size(); ++i) {
+        ExpectSameHypotheses((*actual_second)[i].hypotheses, expected_second[i].hypotheses);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace mtserve
