@@ -35,51 +35,21 @@ bool IsFloating(DType dtype) {
   return dtype == DType::kF32 || dtype == DType::kF16 || dtype == DType::kBF16;
 }
 
-struct ExpectedTensor {
-  std::string name;
-  std::vector<int64_t> shape;
-};
-
-void AddLinear(std::vector<ExpectedTensor>& out, const std::string& prefix, int64_t out_dim,
+void AddLinear(std::vector<MarianTensor>& out, const std::string& prefix, int64_t out_dim,
                int64_t in_dim) {
   out.push_back({absl::StrCat(prefix, ".weight"), {out_dim, in_dim}});
   out.push_back({absl::StrCat(prefix, ".bias"), {out_dim}});
 }
 
-void AddLayerNorm(std::vector<ExpectedTensor>& out, const std::string& prefix, int64_t dim) {
+void AddLayerNorm(std::vector<MarianTensor>& out, const std::string& prefix, int64_t dim) {
   out.push_back({absl::StrCat(prefix, ".weight"), {dim}});
   out.push_back({absl::StrCat(prefix, ".bias"), {dim}});
 }
 
-void AddAttention(std::vector<ExpectedTensor>& out, const std::string& prefix, int64_t d) {
+void AddAttention(std::vector<MarianTensor>& out, const std::string& prefix, int64_t d) {
   for (absl::string_view proj : {"q_proj", "k_proj", "v_proj", "out_proj"}) {
     AddLinear(out, absl::StrCat(prefix, ".", proj), d, d);
   }
-}
-
-// Every per-layer tensor the config implies, in the HF Marian naming.
-std::vector<ExpectedTensor> LayerTensors(const ModelConfig& config) {
-  const int64_t d = config.d_model;
-  std::vector<ExpectedTensor> out;
-  for (int i = 0; i < config.encoder_layers; ++i) {
-    const std::string layer = absl::StrCat("model.encoder.layers.", i);
-    AddAttention(out, absl::StrCat(layer, ".self_attn"), d);
-    AddLayerNorm(out, absl::StrCat(layer, ".self_attn_layer_norm"), d);
-    AddLinear(out, absl::StrCat(layer, ".fc1"), config.encoder_ffn_dim, d);
-    AddLinear(out, absl::StrCat(layer, ".fc2"), d, config.encoder_ffn_dim);
-    AddLayerNorm(out, absl::StrCat(layer, ".final_layer_norm"), d);
-  }
-  for (int i = 0; i < config.decoder_layers; ++i) {
-    const std::string layer = absl::StrCat("model.decoder.layers.", i);
-    AddAttention(out, absl::StrCat(layer, ".self_attn"), d);
-    AddLayerNorm(out, absl::StrCat(layer, ".self_attn_layer_norm"), d);
-    AddAttention(out, absl::StrCat(layer, ".encoder_attn"), d);
-    AddLayerNorm(out, absl::StrCat(layer, ".encoder_attn_layer_norm"), d);
-    AddLinear(out, absl::StrCat(layer, ".fc1"), config.decoder_ffn_dim, d);
-    AddLinear(out, absl::StrCat(layer, ".fc2"), d, config.decoder_ffn_dim);
-    AddLayerNorm(out, absl::StrCat(layer, ".final_layer_norm"), d);
-  }
-  return out;
 }
 
 // Checks a tensor's dtype and shape against every accepted shape; the message lists the first.
@@ -112,6 +82,30 @@ absl::StatusOr<std::string> ResolveEmbedding(const SafetensorsFile& file, absl::
 }
 
 }  // namespace
+
+std::vector<MarianTensor> MarianLayerTensors(const ModelConfig& config) {
+  const int64_t d = config.d_model;
+  std::vector<MarianTensor> out;
+  for (int i = 0; i < config.encoder_layers; ++i) {
+    const std::string layer = absl::StrCat("model.encoder.layers.", i);
+    AddAttention(out, absl::StrCat(layer, ".self_attn"), d);
+    AddLayerNorm(out, absl::StrCat(layer, ".self_attn_layer_norm"), d);
+    AddLinear(out, absl::StrCat(layer, ".fc1"), config.encoder_ffn_dim, d);
+    AddLinear(out, absl::StrCat(layer, ".fc2"), d, config.encoder_ffn_dim);
+    AddLayerNorm(out, absl::StrCat(layer, ".final_layer_norm"), d);
+  }
+  for (int i = 0; i < config.decoder_layers; ++i) {
+    const std::string layer = absl::StrCat("model.decoder.layers.", i);
+    AddAttention(out, absl::StrCat(layer, ".self_attn"), d);
+    AddLayerNorm(out, absl::StrCat(layer, ".self_attn_layer_norm"), d);
+    AddAttention(out, absl::StrCat(layer, ".encoder_attn"), d);
+    AddLayerNorm(out, absl::StrCat(layer, ".encoder_attn_layer_norm"), d);
+    AddLinear(out, absl::StrCat(layer, ".fc1"), config.decoder_ffn_dim, d);
+    AddLinear(out, absl::StrCat(layer, ".fc2"), d, config.decoder_ffn_dim);
+    AddLayerNorm(out, absl::StrCat(layer, ".final_layer_norm"), d);
+  }
+  return out;
+}
 
 absl::StatusOr<std::unique_ptr<Checkpoint>> Checkpoint::Open(const std::string& dir,
                                                              const ModelConfig& config) {
@@ -148,7 +142,7 @@ absl::StatusOr<std::unique_ptr<Checkpoint>> Checkpoint::Open(const std::string& 
   if (file.Find(kFinalLogitsBiasName) != nullptr) {
     check(kFinalLogitsBiasName, {{1, config.vocab_size}, {config.vocab_size}});
   }
-  for (const ExpectedTensor& expected : LayerTensors(config)) {
+  for (const MarianTensor& expected : MarianLayerTensors(config)) {
     check(expected.name, {expected.shape});
   }
   if (!problems.empty()) {

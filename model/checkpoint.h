@@ -14,6 +14,18 @@
 
 namespace mtserve {
 
+// One tensor a MarianMT checkpoint must hold, by its HF name and shape.
+struct MarianTensor {
+  std::string name;
+  std::vector<int64_t> shape;
+};
+
+// Every per-layer tensor the config implies (attention, feed-forward and layer-norm weights and
+// biases of each encoder then decoder layer), in HF Marian naming, e.g.
+// {"model.encoder.layers.0.fc1.weight", {encoder_ffn_dim, d_model}}. Excludes the embeddings and
+// final_logits_bias. Linear weights are [out, in].
+std::vector<MarianTensor> MarianLayerTensors(const ModelConfig& config);
+
 class Checkpoint {
  public:
   // Opens `dir`/model.safetensors and checks, before any data is read, that every tensor the

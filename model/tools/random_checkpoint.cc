@@ -9,17 +9,19 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <initializer_list>
 #include <numbers>
 #include <sstream>
 #include <string>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "model/checkpoint.h"
 #include "model/status_macros.h"
 #include "nlohmann/json.hpp"
 
@@ -43,21 +45,12 @@ int64_t NumElements(const TensorSpec& spec) {
   return n;
 }
 
-void AddLinear(std::vector<TensorSpec>& out, const std::string& prefix, int64_t out_dim,
-               int64_t in_dim) {
-  out.push_back({absl::StrCat(prefix, ".weight"), {out_dim, in_dim}, Init::kNormal});
-  out.push_back({absl::StrCat(prefix, ".bias"), {out_dim}, Init::kZeros});
-}
-
-void AddLayerNorm(std::vector<TensorSpec>& out, const std::string& prefix, int64_t dim) {
-  out.push_back({absl::StrCat(prefix, ".weight"), {dim}, Init::kOnes});
-  out.push_back({absl::StrCat(prefix, ".bias"), {dim}, Init::kZeros});
-}
-
-void AddAttention(std::vector<TensorSpec>& out, const std::string& prefix, int64_t d) {
-  for (absl::string_view proj : {"q_proj", "k_proj", "v_proj", "out_proj"}) {
-    AddLinear(out, absl::StrCat(prefix, ".", proj), d, d);
-  }
+// HF's _init_weights for a per-layer tensor, from its name: layer-norm weights 1, biases 0,
+// linear weights normal(0, init_std).
+Init LayerTensorInit(absl::string_view name) {
+  if (absl::EndsWith(name, "_layer_norm.weight")) return Init::kOnes;  // Also final_layer_norm.
+  if (absl::EndsWith(name, ".bias")) return Init::kZeros;
+  return Init::kNormal;
 }
 
 // What MarianMTModel.save_pretrained writes for a tied-embedding model, sorted by name.
@@ -69,23 +62,9 @@ std::vector<TensorSpec> CheckpointTensors(const ModelConfig& config) {
       config.pad_token_id >= 0 && config.pad_token_id < vocab ? config.pad_token_id : -1;
   out.push_back({"model.shared.weight", {vocab, d}, Init::kNormal, pad_row});
   out.push_back({"final_logits_bias", {1, vocab}, Init::kZeros});
-  for (int i = 0; i < config.encoder_layers; ++i) {
-    const std::string layer = absl::StrCat("model.encoder.layers.", i);
-    AddAttention(out, absl::StrCat(layer, ".self_attn"), d);
-    AddLayerNorm(out, absl::StrCat(layer, ".self_attn_layer_norm"), d);
-    AddLinear(out, absl::StrCat(layer, ".fc1"), config.encoder_ffn_dim, d);
-    AddLinear(out, absl::StrCat(layer, ".fc2"), d, config.encoder_ffn_dim);
-    AddLayerNorm(out, absl::StrCat(layer, ".final_layer_norm"), d);
-  }
-  for (int i = 0; i < config.decoder_layers; ++i) {
-    const std::string layer = absl::StrCat("model.decoder.layers.", i);
-    AddAttention(out, absl::StrCat(layer, ".self_attn"), d);
-    AddLayerNorm(out, absl::StrCat(layer, ".self_attn_layer_norm"), d);
-    AddAttention(out, absl::StrCat(layer, ".encoder_attn"), d);
-    AddLayerNorm(out, absl::StrCat(layer, ".encoder_attn_layer_norm"), d);
-    AddLinear(out, absl::StrCat(layer, ".fc1"), config.decoder_ffn_dim, d);
-    AddLinear(out, absl::StrCat(layer, ".fc2"), d, config.decoder_ffn_dim);
-    AddLayerNorm(out, absl::StrCat(layer, ".final_layer_norm"), d);
+  for (MarianTensor& tensor : MarianLayerTensors(config)) {
+    const Init init = LayerTensorInit(tensor.name);
+    out.push_back({std::move(tensor.name), std::move(tensor.shape), init});
   }
   std::sort(out.begin(), out.end(),
             [](const TensorSpec& a, const TensorSpec& b) { return a.name < b.name; });
