@@ -38,6 +38,7 @@ absl::Status Translator::EncodeBatch(const std::vector<std::vector<int>>& source
   }
   encoder_.Forward(ctx_, ids, lengths, max_length, encoder_output_);
   decoder_.Start(ctx_, encoder_output_.data(), lengths, max_length);
+  encoder_output_.Release();  // The decoder keeps what it needs: its own keys and values.
   return absl::OkStatus();
 }
 

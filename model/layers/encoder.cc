@@ -60,6 +60,13 @@ void Encoder::Forward(ComputeContext& ctx, const std::vector<int>& ids,
     }
     layer.ffn_norm.Forward(ctx, x, rows);
   }
+  // Give the scratch back: the decoder, which runs next and for longer, needs memory too, and
+  // a worker's peak is then the larger of the two phases rather than their sum. Allocating it
+  // again costs far less than encoding a batch.
+  qkv_.Release();
+  scores_.Release();
+  context_.Release();
+  ffn_.Release();
 }
 
 }  // namespace mtserve

@@ -26,6 +26,11 @@ class FloatBuffer {
     }
     return data_.get();
   }
+  // Frees the memory.
+  void Release() {
+    data_.reset();
+    capacity_ = 0;
+  }
   float* data() { return data_.get(); }
   const float* data() const { return data_.get(); }
   size_t capacity() const { return capacity_; }
