@@ -11,6 +11,7 @@
 #include "model/model.h"
 #include "model/translator.h"
 #include "nlohmann/json.hpp"
+#include "tests/bleu.h"
 
 namespace mtserve {
 namespace {
@@ -110,6 +111,7 @@ TEST_F(GoldenTest, BeamSearchIsAtLeastAsGoodAsReferenceOnNearlyEveryLine) {
   options.beam_size = 4;
   const size_t batch_size = 32;
   int worse = 0, identical = 0;
+  std::vector<std::string> beam_texts, reference_greedy_texts;
   for (size_t first = 0; first < greedy_->size(); first += batch_size) {
     std::vector<std::string> texts;
     for (size_t i = first; i < std::min(greedy_->size(), first + batch_size); ++i) {
@@ -121,12 +123,24 @@ TEST_F(GoldenTest, BeamSearchIsAtLeastAsGoodAsReferenceOnNearlyEveryLine) {
       const nlohmann::json& ref = (*greedy_)[first + j];
       const Hypothesis& h = (*results)[j].hypotheses.at(0);
       if (h.score < ref["beam_norm_score"].get<double>() - 1e-3) ++worse;
+      beam_texts.push_back(h.text);
+      reference_greedy_texts.push_back(ref["greedy_text"]);
       if (h.ids == ref["beam_ids"].get<std::vector<int>>()) ++identical;
     }
   }
   EXPECT_LE(worse, 10) << "lines where beam search found a worse hypothesis than the reference";
   // Where the two differ, stopping rules do: most lines must still be the same hypothesis.
   EXPECT_GE(identical, 900);
+
+  // And its BLEU is at least greedy search's. The scorer is checked first: on the reference's
+  // greedy output it must give the BLEU the reference reports (scores.md: 31.91).
+  std::vector<std::string> references;
+  std::ifstream in(std::string(MTSERVE_TEST_DATA_DIR) + "/multi30k/test_2016_flickr.de");
+  for (std::string line; std::getline(in, line);) references.push_back(line);
+  ASSERT_EQ(references.size(), beam_texts.size());
+  const double greedy_bleu = CorpusBleu(reference_greedy_texts, references);
+  EXPECT_NEAR(greedy_bleu, 31.91, 0.01);
+  EXPECT_GE(CorpusBleu(beam_texts, references), greedy_bleu);
 }
 
 }  // namespace
