@@ -51,14 +51,7 @@ absl::StatusOr<std::vector<std::vector<Hypothesis>>> Translator::TranslateIds(
   ctx_.BindToCallingThread();
   MT_RETURN_IF_ERROR(EncodeBatch(sources));
 
-  SearchParams params;
-  params.batch_size = static_cast<int>(sources.size());
-  params.start_id = config.decoder_start_token_id;
-  params.eos_id = config.eos_token_id;
-  params.vocab_size = config.vocab_size;
-  params.max_length = EffectiveMaxLength(options, config);
-  params.options = options;
-  params.logits_processor = {config.never_generated_ids, config.eos_token_id, options.min_length};
+  SearchParams params = MakeSearchParams(config, options, static_cast<int>(sources.size()));
   params.cancelled = cancelled;
   return options.beam_size == 1 ? GreedySearch(ctx_, decoder_, params)
                                 : BeamSearch(ctx_, decoder_, params);

@@ -257,14 +257,7 @@ absl::StatusOr<std::vector<Hypotheses>> RunSearch(const Model& model,
   encoder.Forward(ctx, ids, lengths, max_length, encoder_output);
   decoder.Start(ctx, encoder_output.data(), lengths, max_length);
 
-  SearchParams params;
-  params.batch_size = static_cast<int>(sources.size());
-  params.start_id = config.decoder_start_token_id;
-  params.eos_id = config.eos_token_id;
-  params.vocab_size = config.vocab_size;
-  params.max_length = EffectiveMaxLength(options, config);
-  params.options = options;
-  params.logits_processor = {config.never_generated_ids, config.eos_token_id, options.min_length};
+  SearchParams params = MakeSearchParams(config, options, static_cast<int>(sources.size()));
   return search(ctx, decoder, params);
 }
 

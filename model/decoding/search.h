@@ -27,6 +27,10 @@ struct SearchParams {
   std::function<bool()> cancelled;
 };
 
+// The parameters for decoding `batch_size` inputs of `config`'s model with `options`.
+SearchParams MakeSearchParams(const ModelConfig& config, const DecodingOptions& options,
+                              int batch_size);
+
 // Greedy search (beam_size 1): the best token at every step, or with sampling_topk > 1 a token
 // drawn from the k best at the given temperature. One hypothesis per input.
 absl::StatusOr<std::vector<std::vector<Hypothesis>>> GreedySearch(ComputeContext& ctx,
