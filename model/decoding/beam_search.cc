@@ -87,8 +87,9 @@ absl::StatusOr<std::vector<std::vector<Hypothesis>>> BeamSearch(ComputeContext& 
   FloatBuffer log_probs;
 
   for (int step = 0; step < params.max_length && !beams.empty(); ++step) {
-    if (params.cancelled && params.cancelled())
+    if (params.cancelled && params.cancelled()) {
       return absl::CancelledError("translation cancelled");
+    }
     const int rows = static_cast<int>(beams.size());
     row_sentence.resize(rows);
     for (int r = 0; r < rows; ++r) row_sentence[r] = beams[r].sentence;

@@ -29,8 +29,9 @@ SearchParams MakeSearchParams(const ModelConfig& config, const DecodingOptions& 
 
 absl::Status ValidateDecodingOptions(const DecodingOptions& options, const ModelConfig& config) {
   auto invalid = [](auto&&... parts) { return absl::InvalidArgumentError(absl::StrCat(parts...)); };
-  if (options.beam_size < 1)
+  if (options.beam_size < 1) {
     return invalid("beam_size must be at least 1, got ", options.beam_size);
+  }
   if (options.num_hypotheses < 1 || options.num_hypotheses > options.beam_size) {
     return invalid("num_hypotheses must be between 1 and beam_size (", options.beam_size, "), got ",
                    options.num_hypotheses);

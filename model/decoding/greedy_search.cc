@@ -30,8 +30,9 @@ absl::StatusOr<std::vector<std::vector<Hypothesis>>> GreedySearch(ComputeContext
   FloatBuffer log_probs;
 
   for (int step = 0; step < params.max_length && !ids.empty(); ++step) {
-    if (params.cancelled && params.cancelled())
+    if (params.cancelled && params.cancelled()) {
       return absl::CancelledError("translation cancelled");
+    }
     const int rows = static_cast<int>(ids.size());
     decoder.Step(ctx, ids, row_sentence, log_probs);
     params.logits_processor.Apply(ctx, log_probs.data(), rows, vocab, step);

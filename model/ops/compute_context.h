@@ -3,8 +3,8 @@
 // scratchpad that all of them share (with oneDNN's default, every cached primitive would keep its
 // own scratch memory alive: hundreds of megabytes over a few hundred shapes).
 //
-// Not thread-safe: each thread that computes owns one ComputeContext (primitives created with the
-// default scratchpad mode must not run concurrently with themselves). Weights are shared.
+// Not thread-safe: each thread that computes owns one ComputeContext (its scratchpad serves one
+// primitive at a time). Weights, and the primitives themselves, may be shared.
 #ifndef MTSERVE_MODEL_OPS_COMPUTE_CONTEXT_H_
 #define MTSERVE_MODEL_OPS_COMPUTE_CONTEXT_H_
 
@@ -53,7 +53,7 @@ class ComputeContext {
           dnnl::memory(cached.scratchpad, engine(),
                        scratchpad_.Reserve(cached.scratchpad.get_size() / sizeof(float) + 1)));
     }
-    it->second.primitive.execute(stream_, args);
+    cached.primitive.execute(stream_, args);
   }
   size_t num_cached_primitives() const { return primitives_.size(); }
 

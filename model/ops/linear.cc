@@ -120,8 +120,9 @@ void Linear::Forward(ComputeContext& ctx, const float* x, int64_t rows, float* y
 
 void Linear::ForwardBlock(ComputeContext& ctx, const float* x, int64_t rows, float* y,
                           Epilogue epilogue, int64_t x_stride) const {
-  const PrimitiveKey key{static_cast<int64_t>(OpKind::kLinear), in_,      out_, rows, x_stride,
-                         static_cast<int64_t>(epilogue),        has_bias_};
+  const int64_t fused = static_cast<int64_t>(epilogue);
+  const PrimitiveKey key{
+      static_cast<int64_t>(OpKind::kLinear), in_, out_, rows, x_stride, fused, has_bias_};
   const dnnl::engine& engine = ctx.engine();
   memory::desc x_md({rows, in_}, dt::f32, memory::dims{x_stride, 1});
   memory::desc y_md({rows, out_}, dt::f32, tag::ab);
