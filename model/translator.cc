@@ -44,7 +44,7 @@ absl::Status Translator::EncodeBatch(const std::vector<std::vector<int>>& source
 
 absl::StatusOr<std::vector<std::vector<Hypothesis>>> Translator::TranslateIds(
     const std::vector<std::vector<int>>& sources, const DecodingOptions& options,
-    const std::function<bool()>& cancelled) {
+    const CancelledFn& cancelled) {
   const ModelConfig& config = model_->config();
   MT_RETURN_IF_ERROR(ValidateDecodingOptions(options, config));
   if (sources.empty()) return std::vector<std::vector<Hypothesis>>();
@@ -59,7 +59,7 @@ absl::StatusOr<std::vector<std::vector<Hypothesis>>> Translator::TranslateIds(
 
 absl::StatusOr<std::vector<TranslationResult>> Translator::Translate(
     const std::vector<std::string>& texts, const DecodingOptions& options,
-    const std::function<bool()>& cancelled) {
+    const CancelledFn& cancelled) {
   const Tokenizer& tokenizer = model_->tokenizer();
   std::vector<TranslationResult> results(texts.size());
   std::vector<std::vector<int>> sources;
@@ -73,8 +73,10 @@ absl::StatusOr<std::vector<TranslationResult>> Translator::Translate(
     results[i].source_tokens = static_cast<int>(sources.back().size());
     positions.push_back(i);
   }
+  CancelledFn source_cancelled;
+  if (cancelled) source_cancelled = [&](int j) { return cancelled(static_cast<int>(positions[j])); };
   MT_ASSIGN_OR_RETURN(std::vector<std::vector<Hypothesis>> hypotheses,
-                      TranslateIds(sources, options, cancelled));
+                      TranslateIds(sources, options, source_cancelled));
   for (size_t j = 0; j < positions.size(); ++j) {
     for (Hypothesis& h : hypotheses[j]) h.text = tokenizer.DecodeTarget(h.ids);
     results[positions[j]].hypotheses = std::move(hypotheses[j]);

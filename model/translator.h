@@ -34,17 +34,21 @@ class Translator {
 
   const Model& model() const { return *model_; }
 
+  // Called with an input's index once per decoding step while that input is being decoded; when
+  // it returns true the input leaves the batch at once and its result has no hypotheses, while
+  // the other inputs go on undisturbed.
+  using CancelledFn = std::function<bool(int index)>;
+
   // Tokenises, translates and detokenises. An empty text gives one empty hypothesis without
   // computing. A text longer than the model's positions is an InvalidArgument naming it.
-  // `cancelled` (optional) is polled once per decoding step.
-  absl::StatusOr<std::vector<TranslationResult>> Translate(
-      const std::vector<std::string>& texts, const DecodingOptions& options,
-      const std::function<bool()>& cancelled = nullptr);
+  absl::StatusOr<std::vector<TranslationResult>> Translate(const std::vector<std::string>& texts,
+                                                           const DecodingOptions& options,
+                                                           const CancelledFn& cancelled = nullptr);
 
   // The same from source ids (each ending with </s>); hypotheses carry ids but no text.
   absl::StatusOr<std::vector<std::vector<Hypothesis>>> TranslateIds(
       const std::vector<std::vector<int>>& sources, const DecodingOptions& options,
-      const std::function<bool()>& cancelled = nullptr);
+      const CancelledFn& cancelled = nullptr);
 
   // Teacher forcing: the log-probability of each target token given the source and the target
   // tokens before it (targets normally end with </s>).

@@ -737,38 +737,56 @@ TEST_F(DecodingTest, InvalidSourcesAreRejected) {
   EXPECT_FALSE(after[0].hypotheses[0].ids.empty());
 }
 
-// 11. Cancellation, polled once per decoding step.
+// 11. Cancellation: each input is polled once per decoding step and leaves the batch alone.
 
 TEST_F(DecodingTest, CancelledBeforeTheFirstStep) {
   Translator translator(model(), kThreads);
+  const std::vector<std::string> inputs = FirstTexts(6);
   for (const NamedOptions& search : AllSearches()) {
     SCOPED_TRACE(search.name);
-    int calls = 0;
-    const auto results = translator.Translate(texts(), search.options, [&] {
-      ++calls;
-      return true;
-    });
-    EXPECT_EQ(results.status().code(), absl::StatusCode::kCancelled) << results.status();
-    EXPECT_EQ(calls, 1);
+    std::vector<int> polls(inputs.size(), 0);
+    ASSERT_OK_AND_ASSIGN(const std::vector<TranslationResult> results,
+                         translator.Translate(inputs, search.options, [&](int i) {
+                           ++polls[i];
+                           return true;
+                         }));
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      EXPECT_TRUE(results[i].hypotheses.empty()) << i;
+      EXPECT_EQ(polls[i], 1) << i;
+    }
+  }
+}
+
+TEST_F(DecodingTest, CancellingOneInputLeavesTheOthersUnchanged) {
+  Translator translator(model(), kThreads);
+  const std::vector<std::string> inputs = FirstTexts(8);
+  constexpr int kCancelled = 3;
+  for (const NamedOptions& search : AllSearches()) {
+    SCOPED_TRACE(search.name);
+    ASSERT_OK_AND_ASSIGN(const std::vector<TranslationResult> expected,
+                         translator.Translate(inputs, search.options));
+    int polls = 0;
+    ASSERT_OK_AND_ASSIGN(const std::vector<TranslationResult> results,
+                         translator.Translate(inputs, search.options, [&](int i) {
+                           return i == kCancelled && ++polls >= 3;
+                         }));
+    EXPECT_EQ(polls, 3);
+    EXPECT_TRUE(results[kCancelled].hypotheses.empty());
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (i != kCancelled) ExpectSameHypotheses(results[i].hypotheses, expected[i].hypotheses);
+    }
   }
 }
 
 TEST_F(DecodingTest, CancellationStopsWithinOneStep) {
   Translator translator(model(), kThreads);
-  for (const NamedOptions& search : AllSearches()) {
-    SCOPED_TRACE(search.name);
-    int calls = 0;
-    const auto results =
-        translator.Translate(texts(), search.options, [&] { return ++calls >= 3; });
-    EXPECT_EQ(results.status().code(), absl::StatusCode::kCancelled) << results.status();
-    EXPECT_EQ(calls, 3);
-  }
   // Cancelled midway through the longest output (255 steps).
-  int calls = 0;
-  const auto results = translator.Translate({texts()[IndexOfLine(kLoopingLine)]}, Greedy(),
-                                            [&] { return ++calls >= 200; });
-  EXPECT_EQ(results.status().code(), absl::StatusCode::kCancelled);
-  EXPECT_EQ(calls, 200);
+  int polls = 0;
+  ASSERT_OK_AND_ASSIGN(const std::vector<TranslationResult> results,
+                       translator.Translate({texts()[IndexOfLine(kLoopingLine)]}, Greedy(),
+                                            [&](int) { return ++polls >= 200; }));
+  EXPECT_TRUE(results[0].hypotheses.empty());
+  EXPECT_EQ(polls, 200);
 
   // The translator is usable again, with the same results as a fresh one.
   ASSERT_OK_AND_ASSIGN(const std::vector<TranslationResult> after,
@@ -779,20 +797,18 @@ TEST_F(DecodingTest, CancellationStopsWithinOneStep) {
   for (size_t i = 0; i < 5; ++i) ExpectSameHypotheses(after[i].hypotheses, expected[i].hypotheses);
 }
 
-TEST_F(DecodingTest, GreedyPollsOncePerStep) {
+TEST_F(DecodingTest, GreedyPollsEachInputOncePerStep) {
   Translator translator(model(), kThreads);
-  int calls = 0;
+  std::vector<size_t> polls(texts().size(), 0);
   ASSERT_OK_AND_ASSIGN(const std::vector<TranslationResult> results,
-                       translator.Translate(texts(), Greedy(), [&] {
-                         ++calls;
+                       translator.Translate(texts(), Greedy(), [&](int i) {
+                         ++polls[i];
                          return false;
                        }));
-  size_t steps = 0;
-  for (const TranslationResult& result : results) {
-    steps = std::max(steps, result.hypotheses[0].ids.size());
+  for (size_t i = 0; i < texts().size(); ++i) {
+    // Input i is decoded for as many steps as it has output tokens.
+    EXPECT_EQ(polls[i], results[i].hypotheses[0].ids.size()) << i;
   }
-  EXPECT_EQ(steps, 255u);
-  EXPECT_EQ(static_cast<size_t>(calls), steps);
 }
 
 // 12. Translators sharing one Model may run on concurrent threads.

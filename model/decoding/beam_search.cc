@@ -85,14 +85,27 @@ absl::StatusOr<std::vector<std::vector<Hypothesis>>> BeamSearch(ComputeContext& 
   std::vector<Beam> next_beams;
   std::vector<int> parents;
   FloatBuffer log_probs;
+  std::vector<bool> cancelled(batch, false);
 
   for (int step = 0; step < params.max_length && !beams.empty(); ++step) {
-    if (params.cancelled && params.cancelled()) {
-      return absl::CancelledError("translation cancelled");
+    row_sentence.resize(beams.size());
+    for (size_t r = 0; r < beams.size(); ++r) row_sentence[r] = beams[r].sentence;
+    if (params.cancelled) {
+      const std::vector<int> kept = RowsNotCancelled(params, row_sentence, cancelled);
+      if (kept.size() != beams.size()) {
+        for (size_t i = 0; i < kept.size(); ++i) {
+          if (static_cast<int>(i) != kept[i]) beams[i] = std::move(beams[kept[i]]);
+          ids[i] = ids[kept[i]];
+          row_sentence[i] = row_sentence[kept[i]];
+        }
+        beams.resize(kept.size());
+        ids.resize(kept.size());
+        row_sentence.resize(kept.size());
+        decoder.Reorder(kept);
+        if (beams.empty()) break;
+      }
     }
     const int rows = static_cast<int>(beams.size());
-    row_sentence.resize(rows);
-    for (int r = 0; r < rows; ++r) row_sentence[r] = beams[r].sentence;
     decoder.Step(ctx, ids, row_sentence, log_probs);
     params.logits_processor.Apply(ctx, log_probs.data(), rows, vocab, step);
 
@@ -174,6 +187,7 @@ absl::StatusOr<std::vector<std::vector<Hypothesis>>> BeamSearch(ComputeContext& 
 
   std::vector<std::vector<Hypothesis>> results(batch);
   for (int b = 0; b < batch; ++b) {
+    if (cancelled[b]) continue;
     std::vector<Hypothesis>& hypotheses = finished[b].hypotheses();
     hypotheses.resize(std::min<size_t>(hypotheses.size(), params.options.num_hypotheses));
     results[b] = std::move(hypotheses);

@@ -4,7 +4,6 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
-#include "model/decoding/search.h"
 
 namespace mtserve {
 
@@ -12,19 +11,6 @@ int EffectiveMaxLength(const DecodingOptions& options, const ModelConfig& config
   const int model_default = std::max(1, config.max_length - 1);
   const int length = options.max_length > 0 ? options.max_length : model_default;
   return std::min(length, config.max_position_embeddings);
-}
-
-SearchParams MakeSearchParams(const ModelConfig& config, const DecodingOptions& options,
-                              int batch_size) {
-  SearchParams params;
-  params.batch_size = batch_size;
-  params.start_id = config.decoder_start_token_id;
-  params.eos_id = config.eos_token_id;
-  params.vocab_size = config.vocab_size;
-  params.max_length = EffectiveMaxLength(options, config);
-  params.options = options;
-  params.logits_processor = {config.never_generated_ids, config.eos_token_id, options.min_length};
-  return params;
 }
 
 absl::Status ValidateDecodingOptions(const DecodingOptions& options, const ModelConfig& config) {

@@ -28,10 +28,21 @@ absl::StatusOr<std::vector<std::vector<Hypothesis>>> GreedySearch(ComputeContext
   std::vector<int> parents;
   std::vector<int> kept_sentences;
   FloatBuffer log_probs;
+  std::vector<bool> cancelled(batch, false);
 
   for (int step = 0; step < params.max_length && !ids.empty(); ++step) {
-    if (params.cancelled && params.cancelled()) {
-      return absl::CancelledError("translation cancelled");
+    if (params.cancelled) {
+      const std::vector<int> kept = RowsNotCancelled(params, row_sentence, cancelled);
+      if (kept.size() != ids.size()) {
+        for (size_t i = 0; i < kept.size(); ++i) {
+          ids[i] = ids[kept[i]];
+          row_sentence[i] = row_sentence[kept[i]];
+        }
+        ids.resize(kept.size());
+        row_sentence.resize(kept.size());
+        decoder.Reorder(kept);
+        if (ids.empty()) break;
+      }
     }
     const int rows = static_cast<int>(ids.size());
     decoder.Step(ctx, ids, row_sentence, log_probs);
@@ -63,7 +74,13 @@ absl::StatusOr<std::vector<std::vector<Hypothesis>>> GreedySearch(ComputeContext
     row_sentence.swap(kept_sentences);
     decoder.Reorder(parents);
   }
-  for (auto& hypotheses : results) hypotheses[0].score = hypotheses[0].log_prob;
+  for (int b = 0; b < batch; ++b) {
+    if (cancelled[b]) {
+      results[b].clear();
+    } else {
+      results[b][0].score = results[b][0].log_prob;
+    }
+  }
   return results;
 }
 

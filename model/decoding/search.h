@@ -23,13 +23,19 @@ struct SearchParams {
   int max_length = 0;  // Generated tokens, </s> included.
   DecodingOptions options;
   LogitsProcessor logits_processor;
-  // Polled once per step; returning true abandons the search with CANCELLED.
-  std::function<bool()> cancelled;
+  // Polled once per step for each unfinished sentence (an index into the batch); a sentence for
+  // which it returns true leaves the batch at once and gets no hypotheses. The others go on.
+  std::function<bool(int sentence)> cancelled;
 };
 
 // The parameters for decoding `batch_size` inputs of `config`'s model with `options`.
 SearchParams MakeSearchParams(const ModelConfig& config, const DecodingOptions& options,
                               int batch_size);
+
+// The rows to keep when the sentences `params.cancelled` names leave the batch; `row_sentence`
+// maps rows to sentences, whose rows are contiguous. Marks those sentences in `cancelled`.
+std::vector<int> RowsNotCancelled(const SearchParams& params, const std::vector<int>& row_sentence,
+                                  std::vector<bool>& cancelled);
 
 // Greedy search (beam_size 1): the best token at every step, or with sampling_topk > 1 a token
 // drawn from the k best at the given temperature. One hypothesis per input.

@@ -1,0 +1,36 @@
+#include "model/decoding/search.h"
+
+namespace mtserve {
+
+SearchParams MakeSearchParams(const ModelConfig& config, const DecodingOptions& options,
+                              int batch_size) {
+  SearchParams params;
+  params.batch_size = batch_size;
+  params.start_id = config.decoder_start_token_id;
+  params.eos_id = config.eos_token_id;
+  params.vocab_size = config.vocab_size;
+  params.max_length = EffectiveMaxLength(options, config);
+  params.options = options;
+  params.logits_processor = {config.never_generated_ids, config.eos_token_id, options.min_length};
+  return params;
+}
+
+std::vector<int> RowsNotCancelled(const SearchParams& params, const std::vector<int>& row_sentence,
+                                  std::vector<bool>& cancelled) {
+  std::vector<int> kept;
+  kept.reserve(row_sentence.size());
+  for (size_t first = 0; first < row_sentence.size();) {
+    const int sentence = row_sentence[first];
+    size_t end = first;
+    while (end < row_sentence.size() && row_sentence[end] == sentence) ++end;
+    if (params.cancelled(sentence)) {
+      cancelled[sentence] = true;
+    } else {
+      for (size_t r = first; r < end; ++r) kept.push_back(static_cast<int>(r));
+    }
+    first = end;
+  }
+  return kept;
+}
+
+}  // namespace mtserve
