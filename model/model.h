@@ -46,6 +46,8 @@ class Model {
   const std::string& dir() const { return dir_; }
   const ModelConfig& config() const { return config_; }
   const Tokenizer& tokenizer() const { return *tokenizer_; }
+  // The arithmetic the engine computes in.
+  const char* compute_type() const { return "float32"; }
 
   const Embeddings& source_embeddings() const { return *source_embeddings_; }
   const Embeddings& target_embeddings() const { return *target_embeddings_; }

@@ -348,4 +348,12 @@ const char* ActivationName(Activation activation) {
   return "unknown";
 }
 
+std::string ArchitectureSummary(const ModelConfig& c) {
+  return absl::StrCat("marian transformer: ", c.encoder_layers, "+", c.decoder_layers,
+                      " layers, d_model ", c.d_model, ", ", c.encoder_attention_heads,
+                      " heads, ffn ", c.encoder_ffn_dim, ", ", ActivationName(c.activation),
+                      ", vocab ", c.vocab_size);
+}
+
+
 }  // namespace mtserve

@@ -48,6 +48,10 @@ absl::StatusOr<ModelConfig> LoadModelConfig(const std::string& dir);
 
 const char* ActivationName(Activation activation);
 
+// One line, e.g. "marian transformer: 6+6 layers, d_model 512, 8 heads, ffn 2048, swish,
+// vocab 58101".
+std::string ArchitectureSummary(const ModelConfig& config);
+
 }  // namespace mtserve
 
 #endif  // MTSERVE_MODEL_MODEL_CONFIG_H_

@@ -1,5 +1,7 @@
 #include "model/tokenizer.h"
 
+#include <dlfcn.h>
+
 #include <filesystem>
 #include <iterator>
 #include <memory>
@@ -16,34 +18,65 @@
 #include "absl/strings/str_replace.h"
 #include "model/status_macros.h"
 
-// sentencepiece_processor.h (0.1.97) declares its own `absl::string_view` as an alias of
-// std::string_view, which makes every `absl::string_view` ambiguous next to the real Abseil (whose
-// names live in an inline namespace). Renaming its namespace while the header is read avoids the
-// clash; the library's symbols only mention std::string_view, so linking is unaffected.
-#define absl mtserve_sentencepiece_absl
-#include <sentencepiece_processor.h>
-#undef absl
+#include "absl/synchronization/mutex.h"
+#include "model/sentencepiece_module.h"
 
 namespace mtserve {
 namespace {
 
+// Opens the SentencePiece module (see sentencepiece_module.h) once: from ../lib next to the
+// executable (build tree and installs alike), else where the build put it, else the loader's
+// search path.
+absl::StatusOr<LoadSentencePieceFn> SentencePieceLoader() {
+  static absl::Mutex mutex(absl::kConstInit);
+  static absl::StatusOr<LoadSentencePieceFn>* loader = nullptr;
+  absl::MutexLock lock(&mutex);
+  if (loader != nullptr) return *loader;
+  std::vector<std::string> candidates;
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) candidates.push_back((exe.parent_path() / "../lib" / kSentencePieceModuleName).string());
+  candidates.push_back(MTSERVE_SENTENCEPIECE_MODULE_PATH);
+  candidates.push_back(kSentencePieceModuleName);
+  std::string errors;
+  for (const std::string& path : candidates) {
+    if (path.find('/') != std::string::npos && !std::filesystem::exists(path, ec)) continue;
+    void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+    if (handle == nullptr) {
+      absl::StrAppend(&errors, "; ", dlerror());
+      continue;
+    }
+    auto load = reinterpret_cast<LoadSentencePieceFn>(dlsym(handle, kLoadSentencePieceSymbol));
+    if (load != nullptr) {
+      loader = new absl::StatusOr<LoadSentencePieceFn>(load);
+      return *loader;
+    }
+    absl::StrAppend(&errors, "; ", path, " has no ", kLoadSentencePieceSymbol);
+  }
+  loader = new absl::StatusOr<LoadSentencePieceFn>(absl::FailedPreconditionError(
+      absl::StrCat("cannot load the SentencePiece module ", kSentencePieceModuleName,
+                   " (looked next to the executable, in ", MTSERVE_SENTENCEPIECE_MODULE_PATH,
+                   " and on the library path)", errors)));
+  return *loader;
+}
+
 // Loads one SentencePiece model; the error names the file, whatever libsentencepiece reports.
-absl::StatusOr<std::unique_ptr<sentencepiece::SentencePieceProcessor>> LoadSpm(
-    const std::string& path) {
+absl::StatusOr<std::unique_ptr<SentencePieceModel>> LoadSpm(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) {
     return absl::NotFoundError(absl::StrCat(path, ": SentencePiece model not found"));
   }
-  auto spm = std::make_unique<sentencepiece::SentencePieceProcessor>();
-  const sentencepiece::util::Status status = spm->Load(path);
-  if (!status.ok()) {
+  MT_ASSIGN_OR_RETURN(const LoadSentencePieceFn load, SentencePieceLoader());
+  std::string error;
+  std::unique_ptr<SentencePieceModel> spm(load(path.c_str(), &error));
+  if (spm == nullptr) {
     return absl::InvalidArgumentError(
-        absl::StrCat(path, ": not a valid SentencePiece model: ", status.ToString()));
+        absl::StrCat(path, ": not a valid SentencePiece model: ", error));
   }
   return spm;
 }
 
-std::vector<std::string> Pieces(const sentencepiece::SentencePieceProcessor& spm,
+std::vector<std::string> Pieces(const SentencePieceModel& spm,
                                 const Vocab& vocab, absl::string_view text) {
   std::vector<std::string> pieces;
   // HF MarianTokenizer keeps a leading target-language code such as ">>por<<" as one token
@@ -63,7 +96,7 @@ std::vector<std::string> Pieces(const sentencepiece::SentencePieceProcessor& spm
   }
   std::vector<std::string> spm_pieces;
   // Encoding only fails on an unloaded model, which Load rules out.
-  if (spm.Encode(std::string_view(text.data(), text.size()), &spm_pieces).ok()) {
+  if (spm.Encode(std::string_view(text.data(), text.size()), spm_pieces)) {
     pieces.insert(pieces.end(), std::make_move_iterator(spm_pieces.begin()),
                   std::make_move_iterator(spm_pieces.end()));
   }
@@ -101,7 +134,7 @@ absl::StatusOr<std::unique_ptr<Tokenizer>> Tokenizer::Load(const std::string& di
   return tokenizer;
 }
 
-std::vector<int> Tokenizer::Encode(const sentencepiece::SentencePieceProcessor& spm,
+std::vector<int> Tokenizer::Encode(const SentencePieceModel& spm,
                                    absl::string_view text) const {
   const std::vector<std::string> pieces = Pieces(spm, vocab_, text);
   std::vector<int> ids;
@@ -135,7 +168,7 @@ std::string Tokenizer::DecodeTarget(absl::Span<const int> ids) const {
     pieces.push_back(piece);
   }
   std::string text;
-  if (!target_->Decode(pieces, &text).ok()) return "";
+  if (!target_->Decode(pieces, text)) return "";
   // SentencePiece passes pieces it does not know (source-side pieces of the joint vocabulary)
   // through verbatim, "▁" included; HF turns those into spaces. HF's final str.strip() is not
   // copied: the golden HF output keeps trailing spaces (e.g. "É    " on en-pt-tc-big).

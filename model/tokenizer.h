@@ -13,11 +13,9 @@
 #include "model/model_config.h"
 #include "model/vocab.h"
 
-namespace sentencepiece {
-class SentencePieceProcessor;
-}
-
 namespace mtserve {
+
+class SentencePieceModel;
 
 class Tokenizer {
  public:
@@ -43,11 +41,10 @@ class Tokenizer {
 
  private:
   Tokenizer() = default;
-  std::vector<int> Encode(const sentencepiece::SentencePieceProcessor& spm,
-                          absl::string_view text) const;
+  std::vector<int> Encode(const SentencePieceModel& spm, absl::string_view text) const;
 
-  std::unique_ptr<sentencepiece::SentencePieceProcessor> source_;
-  std::unique_ptr<sentencepiece::SentencePieceProcessor> target_;
+  std::unique_ptr<SentencePieceModel> source_;
+  std::unique_ptr<SentencePieceModel> target_;
   Vocab vocab_;
   int eos_id_ = 0;
   int pad_id_ = 0;

@@ -16,6 +16,12 @@ struct Hypothesis {
   std::string text;                    // Detokenised ids (filled by the Translator).
 };
 
+// The tokens of a translation as benchmarks and the server count them: without the final </s>.
+inline int TargetTokens(const Hypothesis& hypothesis, int eos_id) {
+  const int size = static_cast<int>(hypothesis.ids.size());
+  return size > 0 && hypothesis.ids.back() == eos_id ? size - 1 : size;
+}
+
 }  // namespace mtserve
 
 #endif  // MTSERVE_MODEL_DECODING_HYPOTHESIS_H_

@@ -156,8 +156,7 @@ int Run() {
       out += tokenizer.DecodeTarget(h.ids);
       out += '\n';
     }
-    const std::vector<int>& best = results[i][0].ids;
-    target_tokens += best.size() - (!best.empty() && best.back() == tokenizer.eos_id());
+    target_tokens += TargetTokens(results[i][0], tokenizer.eos_id());
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -1,0 +1,113 @@
+// Dynamic batching: texts from concurrent requests wait in one bounded queue and worker threads
+// merge them into engine batches.
+//
+// The whole contract:
+// - Submit() admits all of a request's texts or none: when the queue cannot take them it returns
+//   RESOURCE_EXHAUSTED at once and nothing is queued.
+// - Only texts with the same model and decoding options share a batch. A batch starts with the
+//   oldest queued text and adds those of the closest source lengths (less padding), up to
+//   max_batch_size texts and max_batch_tokens padded source tokens.
+// - A batch runs when it is full or when its oldest text has waited max_queue_delay.
+// - A text whose deadline passes or whose request is cancelled while queued is answered
+//   (DEADLINE_EXCEEDED / CANCELLED) without being computed; during decoding it leaves its batch
+//   within one step and the rest of the batch goes on.
+// - Each text's `done` runs exactly once, on a worker thread (or in Stop()), with exactly what
+//   offline decoding of that text gives: the engine's results do not depend on the batch.
+#ifndef MTSERVE_SERVER_BATCH_SCHEDULER_H_
+#define MTSERVE_SERVER_BATCH_SCHEDULER_H_
+
+#include <atomic>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "model/decoding/decoding_options.h"
+#include "model/model.h"
+#include "model/translator.h"
+#include "server/metrics.h"
+
+namespace mtserve {
+
+struct BatchingOptions {
+  int workers = 1;             // Threads that run batches, each with its own Translator.
+  int threads_per_worker = 1;  // Compute (OpenMP) threads of each worker.
+  int max_batch_size = 32;     // Texts per engine batch.
+  int max_batch_tokens = 8192;  // Texts x longest source text, per batch.
+  absl::Duration max_queue_delay = absl::Milliseconds(2);
+  int max_queued_texts = 1024;
+};
+
+// One text to translate.
+struct TranslationTask {
+  int model = 0;  // Index into the scheduler's models.
+  std::string model_name;  // For metrics.
+  std::vector<int> source_ids;  // Ends with </s>.
+  DecodingOptions options;
+  absl::Time deadline = absl::InfiniteFuture();
+  // Set by the request's owner when its caller goes away; shared by the request's texts.
+  std::shared_ptr<const std::atomic<bool>> cancelled;
+  // The result (hypotheses with text), or why there is none.
+  std::function<void(absl::StatusOr<TranslationResult>)> done;
+
+  absl::Time enqueued;  // Set by Submit().
+};
+
+class BatchScheduler {
+ public:
+  // Starts the workers. `metrics` may be null.
+  BatchScheduler(std::vector<std::shared_ptr<const Model>> models, const BatchingOptions& options,
+                 Metrics* metrics);
+  // Stops (see Stop()).
+  ~BatchScheduler();
+
+  BatchScheduler(const BatchScheduler&) = delete;
+  BatchScheduler& operator=(const BatchScheduler&) = delete;
+
+  // Queues all of `tasks`, or none with RESOURCE_EXHAUSTED (or UNAVAILABLE once stopping).
+  absl::Status Submit(std::vector<TranslationTask> tasks);
+
+  // Finishes what is queued and running, then joins the workers. Later Submit()s fail.
+  void Stop();
+
+  int queued_texts() const;
+
+ private:
+  using Queue = std::deque<TranslationTask>;
+
+  void WorkerLoop();
+  // Takes the next batch to run, waiting as the batching rules say; empty once stopped and
+  // drained. Tasks that expired or were cancelled while queued are moved to `dropped`.
+  std::vector<TranslationTask> NextBatch(std::vector<TranslationTask>& dropped);
+  // Moves out of the queue every task that must not run any more.
+  void RemoveDeadTasks(absl::Time now, std::vector<TranslationTask>& dropped)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  bool IsReady(const Queue& queue, absl::Time now) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  std::vector<TranslationTask> TakeBatch(Queue& queue) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  void RunBatch(Translator& translator, std::vector<TranslationTask>& batch);
+
+  const std::vector<std::shared_ptr<const Model>> models_;
+  const BatchingOptions options_;
+  Metrics* const metrics_;
+
+  mutable absl::Mutex mutex_;
+  absl::CondVar work_available_;
+  // Queues by batch key (model and decoding options): only texts of one key share a batch.
+  std::map<std::string, Queue> queues_ ABSL_GUARDED_BY(mutex_);
+  int queued_ ABSL_GUARDED_BY(mutex_) = 0;
+  bool stopping_ ABSL_GUARDED_BY(mutex_) = false;
+
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace mtserve
+
+#endif  // MTSERVE_SERVER_BATCH_SCHEDULER_H_

@@ -1,0 +1,187 @@
+// mtserve: the translation server. Starts answering health checks (NOT_SERVING) at once, loads
+// the models, serves, and on SIGTERM or SIGINT drains: health goes NOT_SERVING, new requests get
+// UNAVAILABLE, requests in flight finish within --shutdown_grace, then it exits 0.
+#include <malloc.h>
+#include <signal.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "grpcpp/ext/proto_server_reflection_plugin.h"
+#include "grpcpp/health_check_service_interface.h"
+#include "grpcpp/server.h"
+#include "grpcpp/server_builder.h"
+#include "server/batch_scheduler.h"
+#include "server/metrics.h"
+#include "server/model_specs.h"
+#include "server/translation_service.h"
+
+ABSL_FLAG(std::vector<std::string>, model, {},
+          "A model to serve, as NAME=DIR or DIR (named after the directory): a Hugging Face "
+          "MarianMT checkpoint. Repeatable (or comma-separated); the first is the default model. "
+          "Without it: the embedded model " MTSERVE_DEFAULT_MODEL_DIR);
+ABSL_FLAG(std::string, listen, "127.0.0.1:50051", "gRPC address, HOST:PORT (0.0.0.0 for all)");
+ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464",
+          "Prometheus /metrics address, HOST:PORT; empty: no metrics endpoint");
+ABSL_FLAG(int, workers, 0,
+          "Worker threads, each translating one batch at a time; 0: one per CPU core");
+ABSL_FLAG(int, threads_per_worker, 1, "Compute threads of each worker");
+ABSL_FLAG(int, max_batch_size, 32, "Texts per engine batch");
+ABSL_FLAG(int, max_batch_tokens, 8192,
+          "Padded source tokens per engine batch (texts x longest text)");
+ABSL_FLAG(absl::Duration, max_queue_delay, absl::Milliseconds(2),
+          "How long a text may wait for others to share its batch, e.g. 500us, 2ms");
+ABSL_FLAG(int, max_queued_texts, 1024,
+          "Texts waiting in the queue at most; requests beyond get RESOURCE_EXHAUSTED");
+ABSL_FLAG(int, max_texts_per_request, 256, "Texts in one Translate request at most");
+ABSL_FLAG(int, max_input_tokens, 512,
+          "Source tokens per text at most (</s> included; the model's positions also limit)");
+ABSL_FLAG(int, max_output_tokens, 512,
+          "Generated tokens per hypothesis at most (the model's positions also limit)");
+ABSL_FLAG(int, max_beam_size, 16, "beam_size at most");
+ABSL_FLAG(int, max_message_bytes, 4 << 20, "Size of a gRPC request message at most");
+ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(25),
+          "On SIGTERM/SIGINT, how long requests in flight may take to finish before they are "
+          "cancelled");
+
+namespace mtserve {
+namespace {
+
+constexpr char kServiceName[] = "mtserve.v1.Translator";
+
+int Fail(const absl::Status& status) {
+  std::fprintf(stderr, "mtserve: %s\n", std::string(status.message()).c_str());
+  return 1;
+}
+
+int Run(int argc, char** argv) {
+  // Signals are taken by sigwait() below: blocked before any thread starts, so every thread
+  // inherits the mask and none is interrupted.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  absl::SetProgramUsageMessage(
+      "Serves machine translation over gRPC (mtserve.v1.Translator).\n"
+      "Usage: mtserve [--model=NAME=DIR ...] [--listen=HOST:PORT] [--metrics_listen=HOST:PORT]");
+  const std::vector<char*> args = absl::ParseCommandLine(argc, argv);
+  if (args.size() > 1) {
+    return Fail(absl::InvalidArgumentError(absl::StrCat("unexpected argument: ", args[1])));
+  }
+  absl::StatusOr<std::vector<ModelSpec>> specs =
+      ParseModelSpecs(RepeatedFlagValues(argc, argv, "model"), MTSERVE_DEFAULT_MODEL_DIR);
+  if (!specs.ok()) return Fail(specs.status());
+
+  // A fixed threshold: buffers of 128 KiB or more are mapped on their own and returned to the
+  // system when freed, instead of growing glibc's per-thread arenas (which then never shrink).
+  mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+
+  BatchingOptions batching;
+  batching.workers = absl::GetFlag(FLAGS_workers) > 0
+                         ? absl::GetFlag(FLAGS_workers)
+                         : std::max(1u, std::thread::hardware_concurrency());
+  batching.threads_per_worker = absl::GetFlag(FLAGS_threads_per_worker);
+  batching.max_batch_size = absl::GetFlag(FLAGS_max_batch_size);
+  batching.max_batch_tokens = absl::GetFlag(FLAGS_max_batch_tokens);
+  batching.max_queue_delay = absl::GetFlag(FLAGS_max_queue_delay);
+  batching.max_queued_texts = absl::GetFlag(FLAGS_max_queued_texts);
+  RequestLimits limits;
+  limits.max_texts_per_request = absl::GetFlag(FLAGS_max_texts_per_request);
+  limits.max_input_tokens = absl::GetFlag(FLAGS_max_input_tokens);
+  limits.max_output_tokens = absl::GetFlag(FLAGS_max_output_tokens);
+  limits.max_beam_size = absl::GetFlag(FLAGS_max_beam_size);
+  for (auto [name, value] : {std::pair{"workers", batching.workers},
+                             {"threads_per_worker", batching.threads_per_worker},
+                             {"max_batch_size", batching.max_batch_size},
+                             {"max_batch_tokens", batching.max_batch_tokens},
+                             {"max_queued_texts", batching.max_queued_texts},
+                             {"max_texts_per_request", limits.max_texts_per_request},
+                             {"max_input_tokens", limits.max_input_tokens},
+                             {"max_output_tokens", limits.max_output_tokens},
+                             {"max_beam_size", limits.max_beam_size},
+                             {"max_message_bytes", absl::GetFlag(FLAGS_max_message_bytes)}}) {
+    if (value < 1) {
+      return Fail(absl::InvalidArgumentError(absl::StrCat("--", name, " must be at least 1")));
+    }
+  }
+
+  absl::StatusOr<std::unique_ptr<Metrics>> metrics =
+      Metrics::Create(absl::GetFlag(FLAGS_metrics_listen));
+  if (!metrics.ok()) return Fail(metrics.status());
+
+  TranslationService service(limits, metrics->get());
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort(absl::GetFlag(FLAGS_listen), grpc::InsecureServerCredentials(), &port);
+  builder.RegisterService(&service);
+  builder.SetMaxReceiveMessageSize(absl::GetFlag(FLAGS_max_message_bytes));
+  builder.SetMaxSendMessageSize(-1);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (server == nullptr || port == 0) {
+    return Fail(absl::UnavailableError(
+        absl::StrCat("cannot listen on ", absl::GetFlag(FLAGS_listen), " (--listen)")));
+  }
+  grpc::HealthCheckServiceInterface* health = server->GetHealthCheckService();
+  health->SetServingStatus(false);  // Until the models are loaded.
+  std::fprintf(stderr, "mtserve: listening on %s (port %d), metrics on %s\n",
+               absl::GetFlag(FLAGS_listen).c_str(), port,
+               absl::GetFlag(FLAGS_metrics_listen).c_str());
+
+  std::vector<ServedModel> models;
+  std::vector<std::shared_ptr<const Model>> engine_models;
+  for (const ModelSpec& spec : *specs) {
+    const absl::Time start = absl::Now();
+    absl::StatusOr<std::shared_ptr<const Model>> model = Model::Load(spec.dir);
+    if (!model.ok()) {
+      server->Shutdown();
+      return Fail(model.status());
+    }
+    const ModelConfig& config = (*model)->config();
+    (*metrics)->SetModelInfo({spec.name, config.source_lang, config.target_lang,
+                              ArchitectureSummary(config), (*model)->compute_type()});
+    std::fprintf(stderr, "mtserve: model %s (%s) loaded from %s in %.1f s\n", spec.name.c_str(),
+                 ArchitectureSummary(config).c_str(), spec.dir.c_str(),
+                 absl::ToDoubleSeconds(absl::Now() - start));
+    models.push_back({spec.name, *model});
+    engine_models.push_back(*model);
+  }
+  BatchScheduler scheduler(engine_models, batching, metrics->get());
+  service.StartServing(std::move(models), &scheduler);
+  health->SetServingStatus(true);
+  health->SetServingStatus(kServiceName, true);
+  std::fprintf(stderr, "mtserve: serving (%d workers x %d threads)\n", batching.workers,
+               batching.threads_per_worker);
+
+  int signal_number = 0;
+  sigwait(&signals, &signal_number);
+  std::fprintf(stderr, "mtserve: %s: draining\n", strsignal(signal_number));
+  health->SetServingStatus(false);
+  service.StartDraining();
+  const absl::Time deadline = absl::Now() + absl::GetFlag(FLAGS_shutdown_grace);
+  if (!service.WaitUntilIdle(deadline)) {
+    std::fprintf(stderr, "mtserve: grace period over; cancelling what is left\n");
+  }
+  server->Shutdown(absl::ToChronoTime(absl::Now()));  // Cancels whatever is still running.
+  scheduler.Stop();
+  std::fprintf(stderr, "mtserve: stopped\n");
+  return 0;
+}
+
+}  // namespace
+}  // namespace mtserve
+
+int main(int argc, char** argv) { return mtserve::Run(argc, argv); }

@@ -1,0 +1,206 @@
+#include "server/metrics.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <exception>
+#include <sstream>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "prometheus/collectable.h"
+#include "prometheus/metric_family.h"
+#include "prometheus/text_serializer.h"
+
+namespace mtserve {
+namespace {
+
+// Standard process metrics, read from /proc at each scrape (prometheus-cpp has no collector for
+// them).
+class ProcessCollector : public prometheus::Collectable {
+ public:
+  std::vector<prometheus::MetricFamily> Collect() const override {
+    // /proc/self/stat: after "(comm)", field 14 utime, 15 stime, 22 starttime, 24 rss (1-based).
+    std::FILE* file = std::fopen("/proc/self/stat", "r");
+    if (file == nullptr) return {};
+    char buffer[1024];
+    const size_t size = std::fread(buffer, 1, sizeof(buffer) - 1, file);
+    std::fclose(file);
+    buffer[size] = '\0';
+    const char* fields = std::strrchr(buffer, ')');
+    if (fields == nullptr) return {};
+    unsigned long utime = 0, stime = 0;
+    unsigned long long start_ticks = 0;
+    long rss_pages = 0;
+    // Fields 3..24, keeping 14, 15, 22 and 24.
+    if (std::sscanf(fields + 2,
+                    "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu %*d %*d %*d %*d %*d %*d "
+                    "%llu %*u %ld",
+                    &utime, &stime, &start_ticks, &rss_pages) != 4) {
+      return {};
+    }
+    const double ticks_per_second = static_cast<double>(sysconf(_SC_CLK_TCK));
+    return {
+        Family("process_cpu_seconds_total", "User and system CPU time spent, in seconds.",
+               prometheus::MetricType::Counter, (utime + stime) / ticks_per_second),
+        Family("process_resident_memory_bytes", "Resident memory size in bytes.",
+               prometheus::MetricType::Gauge,
+               static_cast<double>(rss_pages) * static_cast<double>(sysconf(_SC_PAGESIZE))),
+        Family("process_start_time_seconds", "Start time of the process since the Unix epoch.",
+               prometheus::MetricType::Gauge,
+               BootTimeSeconds() + static_cast<double>(start_ticks) / ticks_per_second),
+    };
+  }
+
+ private:
+  static prometheus::MetricFamily Family(const std::string& name, const std::string& help,
+                                         prometheus::MetricType type, double value) {
+    prometheus::MetricFamily family{name, help, type, {}};
+    prometheus::ClientMetric metric;
+    if (type == prometheus::MetricType::Counter) {
+      metric.counter.value = value;
+    } else {
+      metric.gauge.value = value;
+    }
+    family.metric.push_back(metric);
+    return family;
+  }
+
+  static double BootTimeSeconds() {
+    std::FILE* file = std::fopen("/proc/stat", "r");
+    if (file == nullptr) return 0;
+    char line[256];
+    double boot_time = 0;
+    while (std::fgets(line, sizeof(line), file) != nullptr) {
+      if (std::sscanf(line, "btime %lf", &boot_time) == 1) break;
+    }
+    std::fclose(file);
+    return boot_time;
+  }
+};
+
+prometheus::Histogram::BucketBoundaries ExponentialBuckets(double start, double factor, int count) {
+  prometheus::Histogram::BucketBoundaries bounds;
+  for (double bound = start; count-- > 0; bound *= factor) bounds.push_back(bound);
+  return bounds;
+}
+
+}  // namespace
+
+Metrics::Metrics()
+    : registry_(std::make_shared<prometheus::Registry>()),
+      process_collector_(std::make_shared<ProcessCollector>()),
+      model_info_(prometheus::BuildGauge()
+                      .Name("mtserve_model_info")
+                      .Help("A served model (always 1), labelled with its languages and shape.")
+                      .Register(*registry_)),
+      requests_(prometheus::BuildCounter()
+                    .Name("mtserve_requests_total")
+                    .Help("Finished RPCs (a streamed text counts as one), by gRPC status code.")
+                    .Register(*registry_)),
+      request_duration_(prometheus::BuildHistogram()
+                            .Name("mtserve_request_duration_seconds")
+                            .Help("Time from receiving a request to answering it.")
+                            .Register(*registry_)),
+      queue_wait_(prometheus::BuildHistogram()
+                      .Name("mtserve_queue_wait_seconds")
+                      .Help("Time a text waited in the batching queue.")
+                      .Register(*registry_)),
+      batch_sentences_(prometheus::BuildHistogram()
+                           .Name("mtserve_batch_size_sentences")
+                           .Help("Texts per engine batch.")
+                           .Register(*registry_)),
+      batch_tokens_(prometheus::BuildHistogram()
+                        .Name("mtserve_batch_size_tokens")
+                        .Help("Padded source tokens per engine batch (texts x longest text).")
+                        .Register(*registry_)),
+      input_tokens_(prometheus::BuildCounter()
+                        .Name("mtserve_input_tokens_total")
+                        .Help("Source tokens translated, </s> included.")
+                        .Register(*registry_)),
+      generated_tokens_(prometheus::BuildCounter()
+                            .Name("mtserve_generated_tokens_total")
+                            .Help("Target tokens of the best hypotheses, the final </s> not counted.")
+                            .Register(*registry_)),
+      queued_texts_(prometheus::BuildGauge()
+                        .Name("mtserve_queue_depth")
+                        .Help("Texts waiting in the batching queue.")
+                        .Register(*registry_)),
+      in_flight_(prometheus::BuildGauge()
+                     .Name("mtserve_in_flight_requests")
+                     .Help("RPCs received and not yet answered (a streamed text counts as one).")
+                     .Register(*registry_)) {}
+
+absl::StatusOr<std::unique_ptr<Metrics>> Metrics::Create(const std::string& listen) {
+  std::unique_ptr<Metrics> metrics(new Metrics());
+  if (!listen.empty()) {
+    try {
+      metrics->exposer_ = std::make_unique<prometheus::Exposer>(listen, /*num_threads=*/1);
+    } catch (const std::exception& e) {
+      return absl::UnavailableError(
+          absl::StrCat("cannot serve metrics on ", listen, " (--metrics_listen): ", e.what()));
+    }
+    metrics->exposer_->RegisterCollectable(metrics->registry_);
+    metrics->exposer_->RegisterCollectable(metrics->process_collector_);
+  }
+  return metrics;
+}
+
+void Metrics::SetModelInfo(const ModelInfoLabels& info) {
+  model_info_
+      .Add({{"model", info.model},
+            {"source_language", info.source_language},
+            {"target_language", info.target_language},
+            {"architecture", info.architecture},
+            {"compute_type", info.compute_type}})
+      .Set(1);
+}
+
+void Metrics::RecordRequest(const std::string& model, const std::string& method,
+                            const std::string& code, double seconds) {
+  const prometheus::Labels labels{{"model", model}, {"method", method}, {"code", code}};
+  requests_.Add(labels).Increment();
+  static const auto* const kBuckets = new auto(ExponentialBuckets(0.001, 2, 17));  // to ~65 s
+  request_duration_.Add(labels, *kBuckets).Observe(seconds);
+}
+
+void Metrics::RecordQueueWait(const std::string& model, double seconds) {
+  static const auto* const kBuckets = new auto(ExponentialBuckets(0.0001, 2, 18));  // to ~13 s
+  queue_wait_.Add({{"model", model}}, *kBuckets).Observe(seconds);
+}
+
+void Metrics::RecordBatch(const std::string& model, int sentences, int padded_source_tokens) {
+  static const auto* const kSentenceBuckets = new auto(ExponentialBuckets(1, 2, 10));  // to 512
+  static const auto* const kTokenBuckets = new auto(ExponentialBuckets(16, 2, 12));   // to 32768
+  batch_sentences_.Add({{"model", model}}, *kSentenceBuckets).Observe(sentences);
+  batch_tokens_.Add({{"model", model}}, *kTokenBuckets).Observe(padded_source_tokens);
+}
+
+void Metrics::AddTokens(const std::string& model, int input_tokens, int generated_tokens) {
+  input_tokens_.Add({{"model", model}}).Increment(input_tokens);
+  generated_tokens_.Add({{"model", model}}).Increment(generated_tokens);
+}
+
+prometheus::Gauge& Metrics::QueuedTexts(const std::string& model) {
+  return queued_texts_.Add({{"model", model}});
+}
+
+prometheus::Gauge& Metrics::InFlightRequests(const std::string& model) {
+  return in_flight_.Add({{"model", model}});
+}
+
+std::string Metrics::Scrape() const {
+  std::vector<prometheus::MetricFamily> families = registry_->Collect();
+  for (auto& family : process_collector_->Collect()) families.push_back(std::move(family));
+  std::ostringstream out;
+  prometheus::TextSerializer().Serialize(out, families);
+  return out.str();
+}
+
+int Metrics::port() const {
+  if (exposer_ == nullptr) return 0;
+  const std::vector<int> ports = exposer_->GetListeningPorts();
+  return ports.empty() ? 0 : ports[0];
+}
+
+}  // namespace mtserve

@@ -1,0 +1,73 @@
+// The server's Prometheus metrics, served as text on their own HTTP port (/metrics).
+//
+// Names follow Prometheus conventions: an mtserve_ prefix, base units (seconds, bytes), _total on
+// counters. Process metrics use the standard process_ names that dashboards expect.
+#ifndef MTSERVE_SERVER_METRICS_H_
+#define MTSERVE_SERVER_METRICS_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "prometheus/counter.h"
+#include "prometheus/exposer.h"
+#include "prometheus/family.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
+#include "prometheus/registry.h"
+
+namespace mtserve {
+
+struct ModelInfoLabels {
+  std::string model;
+  std::string source_language;
+  std::string target_language;
+  std::string architecture;
+  std::string compute_type;
+};
+
+// Thread-safe.
+class Metrics {
+ public:
+  // Serves /metrics on `listen` ("HOST:PORT"); with an empty `listen`, only Scrape() shows them.
+  static absl::StatusOr<std::unique_ptr<Metrics>> Create(const std::string& listen);
+
+  // A constant 1 labelled with what the model is.
+  void SetModelInfo(const ModelInfoLabels& info);
+
+  // A finished RPC (or streamed text): `code` is the gRPC status code name, e.g. "OK".
+  void RecordRequest(const std::string& model, const std::string& method, const std::string& code,
+                     double seconds);
+  void RecordQueueWait(const std::string& model, double seconds);
+  void RecordBatch(const std::string& model, int sentences, int padded_source_tokens);
+  void AddTokens(const std::string& model, int input_tokens, int generated_tokens);
+  prometheus::Gauge& QueuedTexts(const std::string& model);
+  prometheus::Gauge& InFlightRequests(const std::string& model);
+
+  // The text exposition format, as /metrics serves it.
+  std::string Scrape() const;
+  // The port /metrics listens on (useful with port 0), or 0 without an HTTP endpoint.
+  int port() const;
+
+ private:
+  Metrics();
+
+  std::shared_ptr<prometheus::Registry> registry_;
+  std::shared_ptr<prometheus::Collectable> process_collector_;
+  std::unique_ptr<prometheus::Exposer> exposer_;
+
+  prometheus::Family<prometheus::Gauge>& model_info_;
+  prometheus::Family<prometheus::Counter>& requests_;
+  prometheus::Family<prometheus::Histogram>& request_duration_;
+  prometheus::Family<prometheus::Histogram>& queue_wait_;
+  prometheus::Family<prometheus::Histogram>& batch_sentences_;
+  prometheus::Family<prometheus::Histogram>& batch_tokens_;
+  prometheus::Family<prometheus::Counter>& input_tokens_;
+  prometheus::Family<prometheus::Counter>& generated_tokens_;
+  prometheus::Family<prometheus::Gauge>& queued_texts_;
+  prometheus::Family<prometheus::Gauge>& in_flight_;
+};
+
+}  // namespace mtserve
+
+#endif  // MTSERVE_SERVER_METRICS_H_

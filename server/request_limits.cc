@@ -1,0 +1,126 @@
+#include "server/request_limits.h"
+
+#include <algorithm>
+#include <cstdint>
+
+#include "absl/strings/str_cat.h"
+#include "model/status_macros.h"
+
+namespace mtserve {
+namespace {
+
+absl::Status OverLimit(absl::string_view field, uint64_t value, int64_t limit,
+                       absl::string_view limit_name) {
+  return absl::InvalidArgumentError(absl::StrCat(field, " is ", value, "; the limit is ", limit,
+                                                 " (", limit_name, ")"));
+}
+
+}  // namespace
+
+int MaxInputTokens(const Model& model, const RequestLimits& limits) {
+  return std::min(limits.max_input_tokens, model.config().max_position_embeddings);
+}
+
+int MaxOutputTokens(const Model& model, const RequestLimits& limits) {
+  return std::min(limits.max_output_tokens, model.config().max_position_embeddings);
+}
+
+absl::StatusOr<DecodingOptions> ToDecodingOptions(const v1::DecodingOptions& proto,
+                                                  const Model& model, const RequestLimits& limits) {
+  const ModelConfig& config = model.config();
+  DecodingOptions options;
+  options.beam_size = proto.beam_size() == 0 ? 1 : static_cast<int>(proto.beam_size());
+  if (proto.beam_size() > static_cast<uint32_t>(limits.max_beam_size)) {
+    return OverLimit("options.beam_size", proto.beam_size(), limits.max_beam_size,
+                     "the server's --max_beam_size");
+  }
+  options.num_hypotheses = proto.num_hypotheses() == 0 ? 1 : static_cast<int>(proto.num_hypotheses());
+  if (proto.num_hypotheses() > static_cast<uint32_t>(options.beam_size)) {
+    return OverLimit("options.num_hypotheses", proto.num_hypotheses(), options.beam_size,
+                     "options.beam_size");
+  }
+  if (proto.has_length_penalty()) options.length_penalty = proto.length_penalty();
+  options.sampling_topk = proto.sampling_topk() == 0 ? 1 : static_cast<int>(proto.sampling_topk());
+  if (proto.sampling_topk() > static_cast<uint32_t>(config.vocab_size)) {
+    return OverLimit("options.sampling_topk", proto.sampling_topk(), config.vocab_size,
+                     "the model's vocabulary size");
+  }
+  if (proto.has_sampling_temperature()) {
+    options.sampling_temperature = proto.sampling_temperature();
+  }
+  if (proto.has_seed()) options.seed = proto.seed();
+  const int max_output = MaxOutputTokens(model, limits);
+  if (proto.max_length() > static_cast<uint32_t>(max_output)) {
+    return OverLimit("options.max_length", proto.max_length(), max_output,
+                     "the server's --max_output_tokens and the model's positions");
+  }
+  options.max_length = proto.max_length() > 0
+                           ? static_cast<int>(proto.max_length())
+                           : std::min(EffectiveMaxLength(options, config), max_output);
+  if (proto.min_length() > static_cast<uint32_t>(options.max_length)) {
+    return OverLimit("options.min_length", proto.min_length(), options.max_length,
+                     "options.max_length");
+  }
+  options.min_length = static_cast<int>(proto.min_length());
+  absl::Status valid = ValidateDecodingOptions(options, config);
+  if (!valid.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("options: ", valid.message()));
+  }
+  return options;
+}
+
+absl::StatusOr<std::vector<int>> EncodeText(absl::string_view text, absl::string_view field,
+                                            const Model& model, const RequestLimits& limits) {
+  if (!IsValidUtf8(text)) {
+    return absl::InvalidArgumentError(absl::StrCat(field, " is not valid UTF-8"));
+  }
+  if (text.empty()) return std::vector<int>();
+  const int max_tokens = MaxInputTokens(model, limits);
+  std::vector<int> ids = model.tokenizer().EncodeSource(std::string(text));
+  if (ids.size() > static_cast<size_t>(max_tokens)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, " has ", ids.size(), " tokens (</s> included); the limit is ",
+                     max_tokens, " (the server's --max_input_tokens and the model's positions)"));
+  }
+  return ids;
+}
+
+bool IsValidUtf8(absl::string_view text) {
+  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+  const size_t n = text.size();
+  for (size_t i = 0; i < n;) {
+    const unsigned char c = s[i];
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    int length;
+    uint32_t code_point;
+    if ((c & 0xE0) == 0xC0) {
+      length = 2;
+      code_point = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+      length = 3;
+      code_point = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+      length = 4;
+      code_point = c & 0x07;
+    } else {
+      return false;
+    }
+    if (i + length > n) return false;
+    for (int k = 1; k < length; ++k) {
+      if ((s[i + k] & 0xC0) != 0x80) return false;
+      code_point = (code_point << 6) | (s[i + k] & 0x3F);
+    }
+    static constexpr uint32_t kMinimum[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (code_point < kMinimum[length] || code_point > 0x10FFFF ||
+        (code_point >= 0xD800 && code_point <= 0xDFFF)) {
+      return false;
+    }
+    i += length;
+  }
+  return true;
+}
+
+}  // namespace mtserve
