@@ -28,6 +28,18 @@ std::string BatchKey(const TranslationTask& task) {
 
 int SourceLength(const TranslationTask& task) { return static_cast<int>(task.source_ids.size()); }
 
+// Why `task` must stop (its caller went away, or its deadline passed), or OK. Polls `cancelled`
+// once.
+absl::Status StopReason(const TranslationTask& task, absl::Time now, absl::string_view when) {
+  if (task.cancelled && task.cancelled()) {
+    return absl::CancelledError(absl::StrCat("the request was cancelled ", when));
+  }
+  if (now >= task.deadline) {
+    return absl::DeadlineExceededError(absl::StrCat("the deadline passed ", when));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 BatchScheduler::BatchScheduler(std::vector<std::shared_ptr<const Model>> models,
@@ -75,17 +87,20 @@ absl::Status BatchScheduler::Submit(std::vector<TranslationTask> tasks) {
   return absl::OkStatus();
 }
 
-void BatchScheduler::RemoveDeadTasks(absl::Time now, std::vector<TranslationTask>& dropped) {
+void BatchScheduler::RemoveDeadTasks(absl::Time now, std::vector<DroppedTask>& dropped) {
   for (auto it = queues_.begin(); it != queues_.end();) {
     Queue& queue = it->second;
-    auto dead = [now](const TranslationTask& task) {
-      return (task.cancelled != nullptr && task.cancelled->load()) || now >= task.deadline;
-    };
-    auto keep_end = std::stable_partition(queue.begin(), queue.end(),
-                                          [&](const TranslationTask& t) { return !dead(t); });
-    for (auto t = keep_end; t != queue.end(); ++t) dropped.push_back(std::move(*t));
-    queued_ -= static_cast<int>(queue.end() - keep_end);
-    queue.erase(keep_end, queue.end());
+    Queue alive;
+    for (TranslationTask& task : queue) {
+      absl::Status status = StopReason(task, now, "while queued");
+      if (status.ok()) {
+        alive.push_back(std::move(task));
+      } else {
+        dropped.push_back({std::move(task), std::move(status)});
+      }
+    }
+    queued_ -= static_cast<int>(queue.size() - alive.size());
+    queue.swap(alive);
     it = queue.empty() ? queues_.erase(it) : std::next(it);
   }
 }
@@ -139,7 +154,7 @@ std::vector<TranslationTask> BatchScheduler::TakeBatch(Queue& queue) {
   return batch;
 }
 
-std::vector<TranslationTask> BatchScheduler::NextBatch(std::vector<TranslationTask>& dropped) {
+std::vector<TranslationTask> BatchScheduler::NextBatch(std::vector<DroppedTask>& dropped) {
   absl::MutexLock lock(&mutex_);
   while (true) {
     const absl::Time now = absl::Now();
@@ -178,16 +193,13 @@ std::vector<TranslationTask> BatchScheduler::NextBatch(std::vector<TranslationTa
 void BatchScheduler::WorkerLoop() {
   // One Translator per model, made on first use: each owns this thread's compute context.
   std::vector<std::unique_ptr<Translator>> translators(models_.size());
-  std::vector<TranslationTask> dropped;
+  std::vector<DroppedTask> dropped;
   while (true) {
     dropped.clear();
     std::vector<TranslationTask> batch = NextBatch(dropped);
-    for (TranslationTask& task : dropped) {
+    for (auto& [task, status] : dropped) {
       if (metrics_ != nullptr) metrics_->QueuedTexts(task.model_name).Decrement();
-      const bool cancelled = task.cancelled != nullptr && task.cancelled->load();
-      task.done(cancelled ? absl::CancelledError("the request was cancelled while queued")
-                          : absl::DeadlineExceededError(
-                                "the deadline passed while the text was queued"));
+      task.done(std::move(status));
     }
     if (batch.empty()) {
       if (!dropped.empty()) continue;
@@ -218,14 +230,15 @@ void BatchScheduler::RunBatch(Translator& translator, std::vector<TranslationTas
   const int batch_size = static_cast<int>(batch.size());
   if (metrics_ != nullptr) metrics_->RecordBatch(model_name, batch_size, batch_size * longest);
 
-  // Polled once per decoding step for each text still decoding: its caller left or its deadline
-  // passed. The clock is read at most once per step.
+  // Polled once per decoding step for each text still decoding. The clock is read about once
+  // per step.
   int64_t polls = 0;
   absl::Time now = start;
+  std::vector<absl::Status> stop_reasons(batch.size());
   auto stopped = [&](int i) {
     if (polls++ % batch_size == 0) now = absl::Now();
-    const TranslationTask& task = batch[i];
-    return (task.cancelled != nullptr && task.cancelled->load()) || now >= task.deadline;
+    stop_reasons[i] = StopReason(batch[i], now, "during translation");
+    return !stop_reasons[i].ok();
   };
   absl::StatusOr<std::vector<std::vector<Hypothesis>>> results =
       translator.TranslateIds(sources, batch.front().options, stopped);
@@ -241,9 +254,7 @@ void BatchScheduler::RunBatch(Translator& translator, std::vector<TranslationTas
     }
     std::vector<Hypothesis>& hypotheses = (*results)[i];
     if (hypotheses.empty()) {  // Left the batch: see `stopped`.
-      const bool cancelled = task.cancelled != nullptr && task.cancelled->load();
-      task.done(cancelled ? absl::CancelledError("the request was cancelled")
-                          : absl::DeadlineExceededError("the deadline passed during translation"));
+      task.done(std::move(stop_reasons[i]));
       continue;
     }
     TranslationResult result;

@@ -53,8 +53,9 @@ struct TranslationTask {
   std::vector<int> source_ids;  // Ends with </s>.
   DecodingOptions options;
   absl::Time deadline = absl::InfiniteFuture();
-  // Set by the request's owner when its caller goes away; shared by the request's texts.
-  std::shared_ptr<const std::atomic<bool>> cancelled;
+  // Whether the text's caller went away (optional). Polled while queued and once per decoding
+  // step; once it returns true the text is answered CANCELLED and it is not polled again.
+  std::function<bool()> cancelled;
   // The result (hypotheses with text), or why there is none.
   std::function<void(absl::StatusOr<TranslationResult>)> done;
 
@@ -82,13 +83,17 @@ class BatchScheduler {
 
  private:
   using Queue = std::deque<TranslationTask>;
+  struct DroppedTask {
+    TranslationTask task;
+    absl::Status status;  // Why it will not run.
+  };
 
   void WorkerLoop();
   // Takes the next batch to run, waiting as the batching rules say; empty once stopped and
   // drained. Tasks that expired or were cancelled while queued are moved to `dropped`.
-  std::vector<TranslationTask> NextBatch(std::vector<TranslationTask>& dropped);
+  std::vector<TranslationTask> NextBatch(std::vector<DroppedTask>& dropped);
   // Moves out of the queue every task that must not run any more.
-  void RemoveDeadTasks(absl::Time now, std::vector<TranslationTask>& dropped)
+  void RemoveDeadTasks(absl::Time now, std::vector<DroppedTask>& dropped)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   bool IsReady(const Queue& queue, absl::Time now) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   std::vector<TranslationTask> TakeBatch(Queue& queue) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);

@@ -137,9 +137,10 @@ int Run(int argc, char** argv) {
   }
   grpc::HealthCheckServiceInterface* health = server->GetHealthCheckService();
   health->SetServingStatus(false);  // Until the models are loaded.
-  std::fprintf(stderr, "mtserve: listening on %s (port %d), metrics on %s\n",
+  // The ports chosen are printed for tools and tests that ask for port 0.
+  std::fprintf(stderr, "mtserve: listening on %s (port %d), metrics on %s (port %d)\n",
                absl::GetFlag(FLAGS_listen).c_str(), port,
-               absl::GetFlag(FLAGS_metrics_listen).c_str());
+               absl::GetFlag(FLAGS_metrics_listen).c_str(), (*metrics)->port());
 
   std::vector<ServedModel> models;
   std::vector<std::shared_ptr<const Model>> engine_models;

@@ -194,7 +194,7 @@ class TranslateReactor : public grpc::ServerUnaryReactor {
     pending_ = static_cast<int>(tasks.size());
     for (size_t t = 0; t < tasks.size(); ++t) {
       tasks[t].deadline = deadline;
-      tasks[t].cancelled = cancelled_;
+      tasks[t].cancelled = [cancelled = cancelled_] { return cancelled->load(); };
       tasks[t].done = [this, position = positions[t]](absl::StatusOr<TranslationResult> result) {
         TextDone(position, std::move(result));
       };
@@ -320,7 +320,7 @@ class TranslateStreamReactor
       service_->TrackInFlight(name, +1);
       TranslationTask& task = tasks.front();
       task.deadline = deadline_;
-      task.cancelled = cancelled_;
+      task.cancelled = [cancelled = cancelled_] { return cancelled->load(); };
       task.done = [this, answer, start, with_scores = request.options().return_scores(),
                    eos_id = service_->model(model_index).model->config().eos_token_id,
                    model = name](absl::StatusOr<TranslationResult> result) mutable {

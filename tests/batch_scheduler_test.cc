@@ -1,0 +1,278 @@
+// The batching contract of server/batch_scheduler.h on the embedded model: what shares a batch,
+// results equal to offline translation, the bounded queue, deadlines and cancellation.
+#include "server/batch_scheduler.h"
+
+#include <atomic>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "model/model.h"
+#include "model/translator.h"
+#include "server/metrics.h"
+
+namespace mtserve {
+namespace {
+
+// Collects the results of submitted tasks.
+class Results {
+ public:
+  std::function<void(absl::StatusOr<TranslationResult>)> Slot(int index) {
+    return [this, index](absl::StatusOr<TranslationResult> result) {
+      absl::MutexLock lock(&mutex_);
+      results_.emplace(index, std::move(result));
+    };
+  }
+  // Waits for `count` results.
+  std::map<int, absl::StatusOr<TranslationResult>> Wait(int count) {
+    absl::MutexLock lock(&mutex_);
+    auto done = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_) {
+      return static_cast<int>(results_.size()) >= count;
+    };
+    mutex_.Await(absl::Condition(&done));
+    return results_;
+  }
+
+ private:
+  absl::Mutex mutex_;
+  std::map<int, absl::StatusOr<TranslationResult>> results_ ABSL_GUARDED_BY(mutex_);
+};
+
+// The value of the sample `name` (with its labels, as printed) in a scrape, or -1.
+double Sample(const std::string& scrape, const std::string& name) {
+  const size_t at = scrape.find("\n" + name + " ");
+  if (at == std::string::npos) return -1;
+  return std::stod(scrape.substr(at + name.size() + 2));
+}
+
+class BatchSchedulerTest : public testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    auto model = Model::Load(MTSERVE_DEFAULT_MODEL_DIR);
+    ASSERT_TRUE(model.ok()) << model.status();
+    model_ = new std::shared_ptr<const Model>(*model);
+    std::ifstream in(std::string(MTSERVE_TEST_DATA_DIR) + "/multi30k/test_2016_flickr.en");
+    texts_ = new std::vector<std::string>();
+    for (std::string line; std::getline(in, line) && texts_->size() < 24;) {
+      texts_->push_back(line);
+    }
+  }
+
+  void SetUp() override {
+    auto metrics = Metrics::Create("");
+    ASSERT_TRUE(metrics.ok());
+    metrics_ = std::move(*metrics);
+  }
+
+  static const std::vector<std::string>& texts() { return *texts_; }
+
+  TranslationTask Task(const std::string& text, const DecodingOptions& options,
+                       std::function<void(absl::StatusOr<TranslationResult>)> done) {
+    TranslationTask task;
+    task.model_name = "m";
+    task.source_ids = (*model_)->tokenizer().EncodeSource(text);
+    task.options = options;
+    task.done = std::move(done);
+    return task;
+  }
+
+  std::unique_ptr<BatchScheduler> Scheduler(const BatchingOptions& options) {
+    return std::make_unique<BatchScheduler>(std::vector<std::shared_ptr<const Model>>{*model_},
+                                            options, metrics_.get());
+  }
+
+  // What offline translation gives for `text` alone.
+  static TranslationResult Offline(const std::string& text, const DecodingOptions& options) {
+    Translator translator(*model_, 1);
+    auto results = translator.Translate({text}, options);
+    EXPECT_TRUE(results.ok()) << results.status();
+    return (*results)[0];
+  }
+
+  double Batches() const {
+    return Sample(metrics_->Scrape(), "mtserve_batch_size_sentences_count{model=\"m\"}");
+  }
+  double BatchedSentences() const {
+    return Sample(metrics_->Scrape(), "mtserve_batch_size_sentences_sum{model=\"m\"}");
+  }
+
+  static std::shared_ptr<const Model>* model_;
+  static std::vector<std::string>* texts_;
+  std::unique_ptr<Metrics> metrics_;
+};
+
+std::shared_ptr<const Model>* BatchSchedulerTest::model_ = nullptr;
+std::vector<std::string>* BatchSchedulerTest::texts_ = nullptr;
+
+DecodingOptions Beam(int beam) {
+  DecodingOptions options;
+  options.beam_size = beam;
+  options.num_hypotheses = beam > 1 ? 2 : 1;
+  return options;
+}
+
+void ExpectSameResult(const absl::StatusOr<TranslationResult>& actual,
+                      const TranslationResult& expected) {
+  ASSERT_TRUE(actual.ok()) << actual.status();
+  EXPECT_EQ(actual->source_tokens, expected.source_tokens);
+  ASSERT_EQ(actual->hypotheses.size(), expected.hypotheses.size());
+  for (size_t h = 0; h < expected.hypotheses.size(); ++h) {
+    EXPECT_EQ(actual->hypotheses[h].text, expected.hypotheses[h].text);
+    EXPECT_EQ(actual->hypotheses[h].ids, expected.hypotheses[h].ids);
+    // Padding in a batch changes float rounding slightly, never the chosen tokens.
+    EXPECT_NEAR(actual->hypotheses[h].score, expected.hypotheses[h].score, 1e-4);
+  }
+}
+
+TEST_F(BatchSchedulerTest, FullBatchRunsAtOnceWithOfflineResults) {
+  BatchingOptions options;
+  options.max_batch_size = 8;
+  options.max_queue_delay = absl::Hours(1);  // Only a full batch can run.
+  auto scheduler = Scheduler(options);
+  Results results;
+  std::vector<TranslationTask> tasks;
+  for (int i = 0; i < 8; ++i) tasks.push_back(Task(texts()[i], Beam(4), results.Slot(i)));
+  ASSERT_TRUE(scheduler->Submit(std::move(tasks)).ok());
+  const auto done = results.Wait(8);
+  for (int i = 0; i < 8; ++i) ExpectSameResult(done.at(i), Offline(texts()[i], Beam(4)));
+  EXPECT_EQ(Batches(), 1);
+  EXPECT_EQ(BatchedSentences(), 8);
+}
+
+TEST_F(BatchSchedulerTest, OnlyTextsWithTheSameOptionsShareABatch) {
+  BatchingOptions options;
+  options.max_batch_size = 64;
+  options.max_queue_delay = absl::Milliseconds(50);
+  auto scheduler = Scheduler(options);
+  Results results;
+  std::vector<TranslationTask> tasks;
+  for (int i = 0; i < 12; ++i) {
+    tasks.push_back(Task(texts()[i], Beam(i % 2 == 0 ? 1 : 4), results.Slot(i)));
+  }
+  ASSERT_TRUE(scheduler->Submit(std::move(tasks)).ok());
+  const auto done = results.Wait(12);
+  for (int i = 0; i < 12; ++i) {
+    ExpectSameResult(done.at(i), Offline(texts()[i], Beam(i % 2 == 0 ? 1 : 4)));
+  }
+  EXPECT_EQ(Batches(), 2);  // One per set of options.
+}
+
+TEST_F(BatchSchedulerTest, TokenBudgetAndBatchSizeBoundBatches) {
+  BatchingOptions options;
+  options.workers = 1;
+  // Limits on histogram bucket bounds, so the buckets show that no batch exceeded them.
+  options.max_batch_size = 4;
+  options.max_batch_tokens = 64;
+  options.max_queue_delay = absl::Milliseconds(1);
+  auto scheduler = Scheduler(options);
+  Results results;
+  std::vector<TranslationTask> tasks;
+  int total_tokens = 0;
+  for (int i = 0; i < 24; ++i) {
+    tasks.push_back(Task(texts()[i], Beam(1), results.Slot(i)));
+    total_tokens += static_cast<int>(tasks.back().source_ids.size());
+  }
+  ASSERT_TRUE(scheduler->Submit(std::move(tasks)).ok());
+  const auto done = results.Wait(24);
+  for (int i = 0; i < 24; ++i) ExpectSameResult(done.at(i), Offline(texts()[i], Beam(1)));
+  const std::string scrape = metrics_->Scrape();
+  // Every batch is within both limits ...
+  EXPECT_EQ(Sample(scrape, "mtserve_batch_size_tokens_bucket{model=\"m\",le=\"64\"}"),
+            Batches());
+  EXPECT_EQ(Sample(scrape, "mtserve_batch_size_sentences_bucket{model=\"m\",le=\"4\"}"),
+            Batches());
+  // ... so there are at least as many batches as the limits require.
+  EXPECT_GE(Batches(), std::max(24 / 4, (total_tokens + 63) / 64));
+  EXPECT_EQ(BatchedSentences(), 24);
+}
+
+TEST_F(BatchSchedulerTest, FullQueueRejectsWholeRequests) {
+  BatchingOptions options;
+  options.max_queued_texts = 3;
+  options.max_batch_size = 100;
+  options.max_queue_delay = absl::Hours(1);  // Nothing runs until Stop().
+  auto scheduler = Scheduler(options);
+  Results results;
+  std::vector<TranslationTask> four;
+  for (int i = 0; i < 4; ++i) four.push_back(Task(texts()[i], Beam(1), results.Slot(i)));
+  EXPECT_EQ(scheduler->Submit(std::move(four)).code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(scheduler->queued_texts(), 0);  // All or nothing.
+
+  std::vector<TranslationTask> two;
+  for (int i = 0; i < 2; ++i) two.push_back(Task(texts()[i], Beam(1), results.Slot(i)));
+  ASSERT_TRUE(scheduler->Submit(std::move(two)).ok());
+  std::vector<TranslationTask> another_two;
+  for (int i = 2; i < 4; ++i) another_two.push_back(Task(texts()[i], Beam(1), results.Slot(i)));
+  const absl::Status full = scheduler->Submit(std::move(another_two));
+  EXPECT_EQ(full.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(std::string(full.message()), testing::HasSubstr("max_queued_texts"));
+  EXPECT_EQ(scheduler->queued_texts(), 2);
+
+  scheduler->Stop();  // Runs what is queued.
+  const auto done = results.Wait(2);
+  ASSERT_EQ(done.size(), 2u);
+  for (int i = 0; i < 2; ++i) ExpectSameResult(done.at(i), Offline(texts()[i], Beam(1)));
+  EXPECT_EQ(scheduler->Submit({Task(texts()[0], Beam(1), results.Slot(9))}).code(),
+            absl::StatusCode::kUnavailable);
+}
+
+TEST_F(BatchSchedulerTest, ExpiredOrCancelledWhileQueuedIsNeverComputed) {
+  BatchingOptions options;
+  options.max_queue_delay = absl::Hours(1);
+  options.max_batch_size = 100;
+  auto scheduler = Scheduler(options);
+  Results results;
+  std::atomic<bool> cancelled = true;  // Its caller left before a worker looked at it.
+  TranslationTask expired = Task(texts()[0], Beam(1), results.Slot(0));
+  expired.deadline = absl::Now() + absl::Milliseconds(20);
+  TranslationTask abandoned = Task(texts()[1], Beam(1), results.Slot(1));
+  abandoned.cancelled = [&] { return cancelled.load(); };
+  std::vector<TranslationTask> tasks;
+  tasks.push_back(std::move(expired));
+  tasks.push_back(std::move(abandoned));
+  ASSERT_TRUE(scheduler->Submit(std::move(tasks)).ok());
+  const auto done = results.Wait(2);
+  EXPECT_EQ(done.at(0).status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(done.at(1).status().code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(scheduler->queued_texts(), 0);
+  EXPECT_EQ(Batches(), -1);  // No batch ever ran.
+}
+
+TEST_F(BatchSchedulerTest, CancelledDuringDecodingStopsWithinAStepAndLeavesItsBatchAlone) {
+  BatchingOptions options;
+  options.max_batch_size = 4;
+  options.max_queue_delay = absl::Hours(1);  // The four texts run as one batch.
+  auto scheduler = Scheduler(options);
+  Results results;
+  // 0-based line 748 of the file never ends under greedy search (255 steps). Its caller goes
+  // away at the 20th poll: while queued it is polled once, then once per decoding step.
+  std::ifstream in(std::string(MTSERVE_TEST_DATA_DIR) + "/multi30k/test_2016_flickr.en");
+  std::string looping;
+  for (int line = 0; line <= 748; ++line) std::getline(in, looping);
+  int polls = 0;
+  std::vector<TranslationTask> tasks;
+  TranslationTask long_task = Task(looping, Beam(1), results.Slot(0));
+  long_task.cancelled = [&polls] { return ++polls >= 20; };
+  tasks.push_back(std::move(long_task));
+  for (int i = 1; i < 4; ++i) tasks.push_back(Task(texts()[i], Beam(1), results.Slot(i)));
+  ASSERT_TRUE(scheduler->Submit(std::move(tasks)).ok());
+  const auto done = results.Wait(4);
+  EXPECT_EQ(done.at(0).status().code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(polls, 20);  // Never polled again once cancelled.
+  for (int i = 1; i < 4; ++i) ExpectSameResult(done.at(i), Offline(texts()[i], Beam(1)));
+  // Generated tokens count only the three finished texts.
+  double generated = 0;
+  for (int i = 1; i < 4; ++i) {
+    generated += TargetTokens(done.at(i)->hypotheses[0], (*model_)->config().eos_token_id);
+  }
+  EXPECT_EQ(Sample(metrics_->Scrape(), "mtserve_generated_tokens_total{model=\"m\"}"), generated);
+}
+
+}  // namespace
+}  // namespace mtserve
