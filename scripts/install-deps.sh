@@ -9,7 +9,11 @@ packages=(
   libsentencepiece-dev
   libabsl-dev
   nlohmann-json3-dev
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  prometheus-cpp-dev
   libgtest-dev libgmock-dev
+  # Tests: the Python client example and a real Prometheus scraping the server.
+  python3-grpcio python3-protobuf prometheus curl
 )
 
 missing=()

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The run command: installs what is missing, builds, and translates stdin with the embedded model.
-# (Until the gRPC server lands this starts the offline translator; arguments are passed through.)
+# The run command: installs what is missing, builds, and starts mtserve on the embedded model
+# (gRPC on 127.0.0.1:50051, metrics on 127.0.0.1:9464). Arguments are passed to mtserve.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 scripts/build.sh
-exec "${BUILD_DIR:-build}/bin/mttranslate" "$@"
+exec "${BUILD_DIR:-build}/bin/mtserve" "$@"
