@@ -105,6 +105,12 @@ void BatchScheduler::RemoveDeadTasks(absl::Time now, std::vector<DroppedTask>& d
   }
 }
 
+int BatchScheduler::BatchLimit() const {
+  const int in_system = queued_ + running_;
+  const int fair_share = (in_system + options_.workers - 1) / options_.workers;
+  return std::clamp(fair_share, 1, options_.max_batch_size);
+}
+
 bool BatchScheduler::IsReady(const Queue& queue, absl::Time now) const {
   if (stopping_ || static_cast<int>(queue.size()) >= options_.max_batch_size) return true;
   if (now >= queue.front().enqueued + options_.max_queue_delay) return true;
@@ -125,8 +131,9 @@ std::vector<TranslationTask> BatchScheduler::TakeBatch(Queue& queue) {
   });
   std::vector<size_t> chosen;
   int longest = 0;
+  const int limit = BatchLimit();
   for (size_t i : order) {
-    if (static_cast<int>(chosen.size()) == options_.max_batch_size) break;
+    if (static_cast<int>(chosen.size()) == limit) break;
     const int length = std::max(longest, SourceLength(queue[i]));
     // The first text always runs, even alone over the token budget.
     if (!chosen.empty() &&
@@ -151,6 +158,7 @@ std::vector<TranslationTask> BatchScheduler::TakeBatch(Queue& queue) {
   }
   queue.swap(rest);
   queued_ -= static_cast<int>(batch.size());
+  running_ += static_cast<int>(batch.size());
   return batch;
 }
 
@@ -211,6 +219,8 @@ void BatchScheduler::WorkerLoop() {
                                                 options_.threads_per_worker);
     }
     RunBatch(*translator, batch);
+    absl::MutexLock lock(&mutex_);
+    running_ -= static_cast<int>(batch.size());
   }
 }
 

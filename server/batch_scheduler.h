@@ -6,7 +6,9 @@
 //   RESOURCE_EXHAUSTED at once and nothing is queued.
 // - Only texts with the same model and decoding options share a batch. A batch starts with the
 //   oldest queued text and adds those of the closest source lengths (less padding), up to
-//   max_batch_size texts and max_batch_tokens padded source tokens.
+//   max_batch_size texts and max_batch_tokens padded source tokens, and up to a fair share of the
+//   texts queued or running (their count / workers): concurrent load is spread over all workers
+//   instead of one worker taking everything while the others idle.
 // - A batch runs when it is full or when its oldest text has waited max_queue_delay.
 // - A text whose deadline passes or whose request is cancelled while queued is answered
 //   (DEADLINE_EXCEEDED / CANCELLED) without being computed; during decoding it leaves its batch
@@ -95,6 +97,9 @@ class BatchScheduler {
   // Moves out of the queue every task that must not run any more.
   void RemoveDeadTasks(absl::Time now, std::vector<DroppedTask>& dropped)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // The most texts the next batch may take: max_batch_size, but no more than a fair share of the
+  // texts in the system, so that no worker idles while another holds them all.
+  int BatchLimit() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   bool IsReady(const Queue& queue, absl::Time now) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   std::vector<TranslationTask> TakeBatch(Queue& queue) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   void RunBatch(Translator& translator, std::vector<TranslationTask>& batch);
@@ -108,6 +113,7 @@ class BatchScheduler {
   // Queues by batch key (model and decoding options): only texts of one key share a batch.
   std::map<std::string, Queue> queues_ ABSL_GUARDED_BY(mutex_);
   int queued_ ABSL_GUARDED_BY(mutex_) = 0;
+  int running_ ABSL_GUARDED_BY(mutex_) = 0;  // Texts in batches being translated.
   bool stopping_ ABSL_GUARDED_BY(mutex_) = false;
 
   std::vector<std::thread> workers_;

@@ -137,6 +137,7 @@ int Run(int argc, char** argv) {
   }
   grpc::HealthCheckServiceInterface* health = server->GetHealthCheckService();
   health->SetServingStatus(false);  // Until the models are loaded.
+  health->SetServingStatus(kServiceName, false);
   // The ports chosen are printed for tools and tests that ask for port 0.
   std::fprintf(stderr, "mtserve: listening on %s (port %d), metrics on %s (port %d)\n",
                absl::GetFlag(FLAGS_listen).c_str(), port,

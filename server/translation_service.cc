@@ -255,32 +255,37 @@ class TranslateStreamReactor
   TranslateStreamReactor(TranslationService* service, grpc::CallbackServerContext* context)
       : service_(service), deadline_(DeadlineOf(*context)) {
     service_->CallStarted();
-    StartRead(&request_);
+    absl::MutexLock lock(&mutex_);
+    ReadNextLocked();
   }
 
   void OnReadDone(bool ok) override {
-    if (!ok) {  // The client closed its side (or the call broke).
+    v1::TranslateStreamRequest request;
+    {
       absl::MutexLock lock(&mutex_);
-      reads_done_ = true;
-      MaybeFinishLocked();
-      return;
+      reading_ = false;
+      if (!ok) {  // The client closed its side (or the call broke).
+        reads_done_ = true;
+        MaybeFinishLocked();
+        return;
+      }
+      ++unanswered_;
+      // Moved out first: a worker answering another text may start the next read into request_.
+      request = std::move(request_);
     }
-    HandleText(request_);
+    HandleText(request);
     absl::MutexLock lock(&mutex_);
-    if (in_flight_ < kMaxStreamTextsInFlight) {
-      StartRead(&request_);
-    } else {
-      read_paused_ = true;
-    }
+    ReadNextLocked();
+    MaybeFinishLocked();
   }
 
   void OnWriteDone(bool ok) override {
     absl::MutexLock lock(&mutex_);
     writes_.pop_front();
     writing_ = false;
-    --in_flight_;
     if (!ok) cancelled_->store(true);
     WriteNextLocked();
+    ReadNextLocked();
     MaybeFinishLocked();
   }
 
@@ -298,10 +303,6 @@ class TranslateStreamReactor
  private:
   // Queues one text; its answer (or error) is written when ready.
   void HandleText(const v1::TranslateStreamRequest& request) {
-    {
-      absl::MutexLock lock(&mutex_);
-      ++in_flight_;
-    }
     const absl::Time start = absl::Now();
     v1::TranslateStreamResponse answer;
     answer.set_id(request.id());
@@ -352,33 +353,40 @@ class TranslateStreamReactor
     service_->Record(model, "TranslateStream", status, start);
   }
 
+  // Answers one text read earlier (from a worker thread, or from HandleText).
   void Write(v1::TranslateStreamResponse answer) {
     absl::MutexLock lock(&mutex_);
-    writes_.push_back(std::move(answer));
+    --unanswered_;
+    if (!cancelled_->load()) writes_.push_back(std::move(answer));  // Else nobody reads it.
     WriteNextLocked();
+    ReadNextLocked();
+    MaybeFinishLocked();
   }
 
   void WriteNextLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_) {
-    if (read_paused_ && in_flight_ < kMaxStreamTextsInFlight && !reads_done_) {
-      read_paused_ = false;
-      StartRead(&request_);
-    }
     if (writing_ || writes_.empty() || finished_) return;
-    if (cancelled_->load()) {  // Nobody will read it.
-      writes_.clear();
-      return;
-    }
     writing_ = true;
     StartWrite(&writes_.front());
   }
 
-  // Ends the call once the client is done sending and every answer is written, or at once
-  // (CANCELLED) when the call was cancelled and nothing is being written.
+  // Reads the next text unless one is being read, the client is done, or too many texts are
+  // between reading and writing (backpressure on clients that send without reading).
+  void ReadNextLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_) {
+    if (reading_ || reads_done_ || finished_ || cancelled_->load()) return;
+    if (unanswered_ + static_cast<int>(writes_.size()) >= kMaxStreamTextsInFlight) return;
+    reading_ = true;
+    StartRead(&request_);
+  }
+
+  // Ends the call once every text read has been answered and written and the client is done
+  // sending; when cancelled, as soon as no text is still being translated (their callbacks
+  // point at this reactor) and no write is in progress.
   void MaybeFinishLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_) {
     if (finished_ || writing_) return;
     if (cancelled_->load()) {
+      if (unanswered_ > 0) return;
       final_status_ = absl::CancelledError("the stream was cancelled");
-    } else if (!reads_done_ || in_flight_ > 0) {
+    } else if (!reads_done_ || unanswered_ > 0 || !writes_.empty()) {
       return;
     }
     finished_ = true;
@@ -392,11 +400,11 @@ class TranslateStreamReactor
   v1::TranslateStreamRequest request_;
 
   absl::Mutex mutex_;
-  std::deque<v1::TranslateStreamResponse> writes_ ABSL_GUARDED_BY(mutex_);
-  int in_flight_ ABSL_GUARDED_BY(mutex_) = 0;  // Texts read and not yet answered.
+  std::deque<v1::TranslateStreamResponse> writes_ ABSL_GUARDED_BY(mutex_);  // Front: writing.
+  int unanswered_ ABSL_GUARDED_BY(mutex_) = 0;  // Texts read and not yet answered.
+  bool reading_ ABSL_GUARDED_BY(mutex_) = false;
   bool writing_ ABSL_GUARDED_BY(mutex_) = false;
   bool reads_done_ ABSL_GUARDED_BY(mutex_) = false;
-  bool read_paused_ ABSL_GUARDED_BY(mutex_) = false;
   bool finished_ ABSL_GUARDED_BY(mutex_) = false;
   absl::Status final_status_;
 };
