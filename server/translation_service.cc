@@ -154,8 +154,12 @@ class TranslateReactor : public grpc::ServerUnaryReactor {
                    const v1::TranslateRequest* request, v1::TranslateResponse* response)
       : service_(service), request_(request), response_(response) {
     service_->CallStarted();
-    absl::Status status = Begin(DeadlineOf(*context));
-    if (!status.ok()) Answer(status);
+    absl::StatusOr<bool> queued = Begin(DeadlineOf(*context));
+    if (!queued.ok()) {
+      Answer(queued.status());
+    } else if (!*queued) {
+      Answer(absl::OkStatus());  // Only empty texts: nothing to compute.
+    }
   }
 
   void OnCancel() override { cancelled_->store(true); }
@@ -165,8 +169,9 @@ class TranslateReactor : public grpc::ServerUnaryReactor {
   }
 
  private:
-  // Validates and queues the texts; the answer comes from TextDone().
-  absl::Status Begin(absl::Time deadline) {
+  // Validates and queues the texts, whose results come to TextDone(); false if there was
+  // nothing to queue.
+  absl::StatusOr<bool> Begin(absl::Time deadline) {
     MT_ASSIGN_OR_RETURN(const int model_index, service_->FindModel(request_->model()));
     const ServedModel& served = service_->model(model_index);
     model_name_ = served.name;
@@ -190,7 +195,7 @@ class TranslateReactor : public grpc::ServerUnaryReactor {
       v1::Translation* translation = response_->add_translations();
       if (request_->texts(i).empty()) AddEmptyHypotheses(request_->options(), *translation);
     }
-    if (tasks.empty()) return absl::OkStatus();  // Nothing to compute: answer now.
+    if (tasks.empty()) return false;
     pending_ = static_cast<int>(tasks.size());
     for (size_t t = 0; t < tasks.size(); ++t) {
       tasks[t].deadline = deadline;
@@ -199,7 +204,8 @@ class TranslateReactor : public grpc::ServerUnaryReactor {
         TextDone(position, std::move(result));
       };
     }
-    return service_->Submit(std::move(tasks));
+    MT_RETURN_IF_ERROR(service_->Submit(std::move(tasks)));
+    return true;
   }
 
   // Runs on a worker thread.

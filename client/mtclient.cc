@@ -1,0 +1,247 @@
+// mtclient: the command-line client of an mtserve server. Subcommands:
+//
+//   translate  stdin to stdout, one sentence a line, formatted exactly as mttranslate formats its
+//              output (so the two can be diffed);
+//   models     the served models;
+//   health     the grpc.health.v1 status; exit status 0 only when SERVING (a container
+//              HEALTHCHECK or Kubernetes exec probe);
+//   bench      a load generator (client/load_generator.h).
+//
+// Exit status: 0 on success, 1 when a request fails ("error: CODE_NAME: message" on stderr),
+// 2 on a command-line mistake.
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/time.h"
+#include "client/decoding_flags.h"
+#include "client/load_generator.h"
+#include "client/translation_client.h"
+
+ABSL_FLAG(std::string, server, "127.0.0.1:50051", "[all] The server, HOST:PORT.");
+ABSL_FLAG(double, timeout, 60,
+          "[all] Deadline of each request in seconds; 0: none. Probes want a short one, "
+          "e.g. --timeout=3.");
+ABSL_FLAG(int, batch_size, 32,
+          "[translate] Input lines per request; requests are sent one after the other.");
+ABSL_FLAG(std::string, service, "",
+          "[health] The service to check, e.g. mtserve.v1.Translator; empty: the whole server.");
+ABSL_FLAG(std::string, input, "",
+          "[bench] File of texts to send, one a line (empty lines are skipped); requests cycle "
+          "through it.");
+ABSL_FLAG(int, concurrency, 1, "[bench] Requests outstanding at any time (one thread each).");
+ABSL_FLAG(int64_t, requests, 0, "[bench] Measured requests to send. Give this or --duration.");
+ABSL_FLAG(double, duration, 0,
+          "[bench] Seconds during which requests are started; those in flight at the end are "
+          "waited for and counted. Give this or --requests.");
+ABSL_FLAG(int, texts_per_request, 1, "[bench] Texts per request, taken in turn from --input.");
+ABSL_FLAG(int64_t, warmup, -1,
+          "[bench] Requests sent before measuring, left out of every figure; -1: --concurrency "
+          "of them.");
+
+namespace mtserve {
+namespace {
+
+constexpr char kUsage[] =
+    R"(command-line client of an mtserve translation server.
+
+  mtclient translate [--server=HOST:PORT] [--model=NAME] [--beam_size=N] [--num_hypotheses=N]
+                     [--length_penalty=X] [--sampling_topk=K --sampling_temperature=T --seed=S]
+                     [--max_length=N] [--min_length=N] [--with_scores] [--batch_size=32]
+                     [--timeout=SECONDS] < input.txt > output.txt
+      One sentence a line in, translations out in the same order, formatted as mttranslate
+      formats them: --num_hypotheses lines per input line (best first), each prefixed by
+      "SCORE<TAB>" (%.6f) with --with_scores; an empty line gives empty lines.
+  mtclient models [--server=HOST:PORT]
+      The served models, one a line: name, (default), languages, compute type, limits,
+      architecture and path.
+  mtclient health [--server=HOST:PORT] [--service=NAME] [--timeout=SECONDS]
+      Prints the grpc.health.v1 status (SERVING, NOT_SERVING, ...); exits 0 only if SERVING.
+  mtclient bench [--server=HOST:PORT] --input=FILE [--concurrency=N]
+                 (--requests=M | --duration=SECONDS) [--texts_per_request=1] [--warmup=N]
+                 [decoding flags as for translate] [--timeout=SECONDS]
+      Load generator: N threads each keep one request outstanding. Prints "key: value" lines:
+      settings; requests (measured, completed) and failed_requests; duration_s (first measured
+      request's start to the last one's end); sentences, target_tokens (the best hypothesis's
+      tokens without the final </s>, i.e. Hypothesis.num_tokens, as mttranslate --benchmark
+      counts them) and source_tokens (</s>
+      included), summed over succeeded requests, and each per second; requests_per_s counts
+      succeeded requests; latency_p50/p90/p99/max_ms of succeeded requests (nearest rank);
+      errors.CODE_NAME: failed requests by status code.
+
+Exit status: 0 success; 1 a request failed ("error: CODE_NAME: message" on stderr; bench: no
+request succeeded); 2 bad command line. Flags are marked with the subcommands they apply to.)";
+
+int Fail(const absl::Status& status) {
+  std::cerr << "error: " << absl::StatusCodeToString(status.code()) << ": " << status.message()
+            << "\n";
+  return 1;
+}
+
+int UsageError(const std::string& message) {
+  std::cerr << "mtclient: " << message << "\nRun mtclient --help for usage.\n";
+  return 2;
+}
+
+absl::StatusOr<absl::Duration> TimeoutFromFlag() {
+  const double seconds = absl::GetFlag(FLAGS_timeout);
+  if (!(seconds >= 0)) return absl::InvalidArgumentError("--timeout must be >= 0");
+  return seconds == 0 ? absl::InfiniteDuration() : absl::Seconds(seconds);
+}
+
+// Writes one input's translations as mttranslate does: exactly num_hypotheses lines (the server
+// sends a single empty hypothesis for an empty text), each "score\t" prefixed with scores.
+void AppendTranslation(const v1::Translation& translation, int num_hypotheses, bool with_scores,
+                       std::string& out) {
+  const int lines = std::max(num_hypotheses, translation.hypotheses_size());
+  for (int i = 0; i < lines; ++i) {
+    const v1::Hypothesis& h = i < translation.hypotheses_size()
+                                  ? translation.hypotheses(i)
+                                  : v1::Hypothesis::default_instance();
+    if (with_scores) absl::StrAppendFormat(&out, "%.6f\t", h.score());
+    out += h.text();
+    out += '\n';
+  }
+}
+
+int Translate(const TranslationClient& client, absl::Duration timeout) {
+  const int batch_size = absl::GetFlag(FLAGS_batch_size);
+  if (batch_size < 1) return UsageError("--batch_size must be >= 1");
+  absl::StatusOr<v1::DecodingOptions> options = DecodingOptionsFromFlags();
+  if (!options.ok()) return UsageError(std::string(options.status().message()));
+  const int num_hypotheses = std::max(1, absl::GetFlag(FLAGS_num_hypotheses));
+  const bool with_scores = absl::GetFlag(FLAGS_with_scores);
+
+  v1::TranslateRequest request;
+  request.set_model(absl::GetFlag(FLAGS_model));
+  *request.mutable_options() = *options;
+  // Sends the lines read so far and writes their translations, so output keeps up with input.
+  auto flush = [&]() -> absl::Status {
+    if (request.texts().empty()) return absl::OkStatus();
+    absl::StatusOr<v1::TranslateResponse> response = client.Translate(request, timeout);
+    if (!response.ok()) return response.status();
+    if (response->translations_size() != request.texts_size()) {
+      return absl::InternalError(absl::StrFormat("the server answered %d translations for %d texts",
+                                                 response->translations_size(),
+                                                 request.texts_size()));
+    }
+    std::string out;
+    for (const v1::Translation& t : response->translations()) {
+      AppendTranslation(t, num_hypotheses, with_scores, out);
+    }
+    std::fwrite(out.data(), 1, out.size(), stdout);
+    std::fflush(stdout);
+    request.clear_texts();
+    return absl::OkStatus();
+  };
+  for (std::string line; std::getline(std::cin, line);) {
+    request.add_texts(std::move(line));
+    if (request.texts_size() == batch_size) {
+      if (absl::Status status = flush(); !status.ok()) return Fail(status);
+    }
+  }
+  if (absl::Status status = flush(); !status.ok()) return Fail(status);
+  return 0;
+}
+
+int Models(const TranslationClient& client, absl::Duration timeout) {
+  absl::StatusOr<v1::ListModelsResponse> response = client.ListModels(timeout);
+  if (!response.ok()) return Fail(response.status());
+  for (const v1::ModelInfo& m : response->models()) {
+    auto language = [](const std::string& code) { return code.empty() ? "?" : code; };
+    std::cout << absl::StrFormat(
+        "%s%s  languages=%s->%s  compute_type=%s  max_input_tokens=%d  max_output_tokens=%d  "
+        "architecture=\"%s\"  path=%s\n",
+        m.name(), m.is_default() ? " (default)" : "", language(m.source_language()),
+        language(m.target_language()), m.compute_type(), m.max_input_tokens(),
+        m.max_output_tokens(), m.architecture(), m.path());
+  }
+  return 0;
+}
+
+int Health(const TranslationClient& client, absl::Duration timeout) {
+  absl::StatusOr<HealthStatus> status = client.Health(absl::GetFlag(FLAGS_service), timeout);
+  if (!status.ok()) return Fail(status.status());
+  std::cout << HealthStatusName(*status) << "\n";
+  return *status == ::grpc::health::v1::HealthCheckResponse::SERVING ? 0 : 1;
+}
+
+int Bench(const TranslationClient& client, absl::Duration timeout) {
+  LoadOptions load;
+  const std::string input = absl::GetFlag(FLAGS_input);
+  if (input.empty()) return UsageError("bench needs --input=FILE");
+  std::ifstream file(input);
+  if (!file) return UsageError(absl::StrCat("cannot read --input=", input));
+  for (std::string line; std::getline(file, line);) {
+    if (!line.empty()) load.texts.push_back(std::move(line));
+  }
+  if (load.texts.empty()) return UsageError(absl::StrCat(input, " has no non-empty line"));
+  absl::StatusOr<v1::DecodingOptions> options = DecodingOptionsFromFlags();
+  if (!options.ok()) return UsageError(std::string(options.status().message()));
+  load.decoding = *options;
+  load.model = absl::GetFlag(FLAGS_model);
+  load.timeout = timeout;
+  load.concurrency = absl::GetFlag(FLAGS_concurrency);
+  load.texts_per_request = absl::GetFlag(FLAGS_texts_per_request);
+  load.requests = absl::GetFlag(FLAGS_requests);
+  const double duration = absl::GetFlag(FLAGS_duration);
+  if (!(duration >= 0)) return UsageError("--duration must be >= 0");
+  load.duration = absl::Seconds(duration);
+  const int64_t warmup = absl::GetFlag(FLAGS_warmup);
+  load.warmup_requests = warmup == -1 ? load.concurrency : warmup;
+  if (load.concurrency < 1 || load.texts_per_request < 1 || load.warmup_requests < 0) {
+    return UsageError("need --concurrency >= 1, --texts_per_request >= 1 and --warmup >= -1");
+  }
+  if ((load.requests > 0) == (duration > 0) || load.requests < 0) {
+    return UsageError("bench needs exactly one of --requests=M and --duration=SECONDS, positive");
+  }
+
+  absl::StatusOr<LoadReport> report = RunLoad(client, load);
+  if (!report.ok()) return Fail(report.status());
+  std::cout << FormatLoadReport(*report);
+  return report->requests > report->failed_requests ? 0 : 1;
+}
+
+int Run(const std::vector<char*>& args) {
+  if (args.size() != 2)
+    return UsageError("give exactly one subcommand: translate, models, health or bench");
+  const std::string command = args[1];
+  absl::StatusOr<absl::Duration> timeout = TimeoutFromFlag();
+  if (!timeout.ok()) return UsageError(std::string(timeout.status().message()));
+  const TranslationClient client(absl::GetFlag(FLAGS_server));
+  if (command == "translate") return Translate(client, *timeout);
+  if (command == "models") return Models(client, *timeout);
+  if (command == "health") return Health(client, *timeout);
+  if (command == "bench") return Bench(client, *timeout);
+  return UsageError(absl::StrCat("unknown subcommand '", command, "'"));
+}
+
+}  // namespace
+}  // namespace mtserve
+
+int main(int argc, char** argv) {
+  // --help lists the flags of every client/ file (absl's default shows only those of a file named
+  // after the binary, which would hide the shared decoding flags).
+  absl::FlagsUsageConfig config;
+  config.contains_help_flags = [](absl::string_view file) {
+    return absl::StrContains(file, "client/");
+  };
+  config.contains_helpshort_flags = config.contains_help_flags;
+  absl::SetFlagsUsageConfig(config);
+  absl::SetProgramUsageMessage(mtserve::kUsage);
+  std::ios::sync_with_stdio(false);
+  return mtserve::Run(absl::ParseCommandLine(argc, argv));
+}

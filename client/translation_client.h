@@ -1,0 +1,60 @@
+// A blocking C++ client for an mtserve server: translation, the model list and the standard health
+// check, with gRPC errors turned into absl::Status (same code, same message) so callers handle one
+// error type.
+#ifndef MTSERVE_CLIENT_TRANSLATION_CLIENT_H_
+#define MTSERVE_CLIENT_TRANSLATION_CLIENT_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "grpc/health/v1/health.grpc.pb.h"
+#include "grpcpp/channel.h"
+#include "grpcpp/support/status.h"
+#include "mtserve/v1/translation.grpc.pb.h"
+
+namespace mtserve {
+
+using HealthStatus = ::grpc::health::v1::HealthCheckResponse::ServingStatus;
+
+// gRPC's status codes are absl's, value for value.
+absl::Status ToAbslStatus(const grpc::Status& status);
+
+// "SERVING", "NOT_SERVING", ...: the proto enum's name.
+std::string HealthStatusName(HealthStatus status);
+
+class TranslationClient {
+ public:
+  struct Options {
+    // Largest message sent or received. gRPC's default receive limit (4 MiB) is too small for big
+    // batches with scores.
+    int max_message_bytes = 64 << 20;
+  };
+
+  // `target` is "HOST:PORT" (or any gRPC target URI). The connection is plaintext and made lazily:
+  // an unreachable server shows up as UNAVAILABLE from the first call, not here.
+  explicit TranslationClient(const std::string& target);
+  TranslationClient(const std::string& target, const Options& options);
+
+  // Thread-safe: any number of threads may call these at once; they share one channel.
+  // A timeout of absl::InfiniteDuration() sets no deadline.
+  absl::StatusOr<v1::TranslateResponse> Translate(const v1::TranslateRequest& request,
+                                                  absl::Duration timeout) const;
+  absl::StatusOr<v1::ListModelsResponse> ListModels(
+      absl::Duration timeout = absl::Seconds(10)) const;
+  // grpc.health.v1.Health/Check. An empty service asks about the server as a whole. Errors are
+  // the RPC's: NOT_FOUND for a service the server does not know, UNAVAILABLE when it is down...
+  absl::StatusOr<HealthStatus> Health(const std::string& service = "",
+                                      absl::Duration timeout = absl::Seconds(10)) const;
+
+ private:
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::Translator::Stub> translator_;
+  std::unique_ptr<::grpc::health::v1::Health::Stub> health_;
+};
+
+}  // namespace mtserve
+
+#endif  // MTSERVE_CLIENT_TRANSLATION_CLIENT_H_
