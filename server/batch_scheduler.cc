@@ -113,6 +113,8 @@ int BatchScheduler::BatchLimit() const {
 
 bool BatchScheduler::IsReady(const Queue& queue, absl::Time now) const {
   if (stopping_ || static_cast<int>(queue.size()) >= options_.max_batch_size) return true;
+  // Under load (other batches running) a queue holding its fair share is as full as it gets.
+  if (running_ > 0 && static_cast<int>(queue.size()) >= BatchLimit()) return true;
   if (now >= queue.front().enqueued + options_.max_queue_delay) return true;
   int longest = 0;
   for (const TranslationTask& task : queue) longest = std::max(longest, SourceLength(task));

@@ -44,7 +44,7 @@ struct BatchingOptions {
   int threads_per_worker = 1;  // Compute (OpenMP) threads of each worker.
   int max_batch_size = 32;     // Texts per engine batch.
   int max_batch_tokens = 8192;  // Texts x longest source text, per batch.
-  absl::Duration max_queue_delay = absl::Milliseconds(2);
+  absl::Duration max_queue_delay = absl::Microseconds(500);
   int max_queued_texts = 1024;
 };
 

@@ -39,7 +39,7 @@ ABSL_FLAG(int, threads_per_worker, 1, "Compute threads of each worker");
 ABSL_FLAG(int, max_batch_size, 32, "Texts per engine batch");
 ABSL_FLAG(int, max_batch_tokens, 8192,
           "Padded source tokens per engine batch (texts x longest text)");
-ABSL_FLAG(absl::Duration, max_queue_delay, absl::Milliseconds(2),
+ABSL_FLAG(absl::Duration, max_queue_delay, absl::Microseconds(500),
           "How long a text may wait for others to share its batch, e.g. 500us, 2ms");
 ABSL_FLAG(int, max_queued_texts, 1024,
           "Texts waiting in the queue at most; requests beyond get RESOURCE_EXHAUSTED");

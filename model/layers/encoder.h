@@ -16,18 +16,22 @@ class Encoder {
 
   // ids: [batch, max_length] row-major, each row's first lengths[b] entries real, the rest pad.
   // Writes the final hidden states, [batch * max_length, d_model], to `out` (rows past a
-  // sentence's length hold values that no one may read).
+  // sentence's length are zero).
   void Forward(ComputeContext& ctx, const std::vector<int>& ids, const std::vector<int>& lengths,
                int max_length, FloatBuffer& out);
 
  private:
   const Model& model_;
-  FloatBuffer qkv_;
+  FloatBuffer x_;  // Packed: the real tokens only.
+  FloatBuffer packed_qkv_;
+  FloatBuffer packed_context_;
+  FloatBuffer qkv_;  // Padded: [batch * max_length, 3 * d_model].
   FloatBuffer scores_;
   FloatBuffer context_;
   FloatBuffer ffn_;
   FloatBuffer mask_;
   std::vector<int> positions_;
+  std::vector<int64_t> packed_first_row_;
 };
 
 }  // namespace mtserve
