@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""Translates stdin with an mtserve server: one line in, one translation out, in order.
+
+A minimal example of the mtserve.v1.Translator gRPC API. By default every batch of lines is one
+Translate call; with --stream all lines go through a single TranslateStream call, each tagged
+with its line number, and the answers (which arrive as each text finishes, in any order) are
+written back in input order.
+
+The stubs are generated from proto/mtserve/v1/translation.proto (see README.md): put their
+directory on PYTHONPATH or pass it with --stubs_dir.
+
+  printf 'A man is riding a bike.\\n' | client/python/translate.py --server=127.0.0.1:50051
+"""
+
+import argparse
+import io
+import sys
+
+
+def parse_args():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--server", default="127.0.0.1:50051", help="HOST:PORT of mtserve")
+    parser.add_argument("--model", default="", help="model name; empty: the server's default")
+    parser.add_argument("--beam_size", type=int, default=1, help="1 is greedy search")
+    parser.add_argument("--num_hypotheses", type=int, default=1,
+                        help="translations printed per line, best first")
+    parser.add_argument("--with_scores", action="store_true",
+                        help="prefix each translation with its score and a tab")
+    parser.add_argument("--timeout", type=float, default=60,
+                        help="seconds each call may take (the whole stream with --stream)")
+    parser.add_argument("--batch_size", type=int, default=32, help="lines per Translate call")
+    parser.add_argument("--stream", action="store_true",
+                        help="send the lines one by one through TranslateStream")
+    parser.add_argument("--stubs_dir", help="directory holding mtserve/v1/translation_pb2*.py")
+    args = parser.parse_args()
+    if args.batch_size < 1:
+        parser.error("--batch_size must be >= 1")
+    return args
+
+
+def format_translation(translation, args):
+    """The lines of one text's translation, as mttranslate writes them."""
+    # Exactly num_hypotheses lines per text (an empty text may come back with fewer hypotheses).
+    hypotheses = list(translation.hypotheses)
+    hypotheses += [None] * (args.num_hypotheses - len(hypotheses))
+    lines = []
+    for h in hypotheses:
+        text = h.text if h is not None else ""
+        score = h.score if h is not None else 0.0
+        lines.append(f"{score:.6f}\t{text}" if args.with_scores else text)
+    return lines
+
+
+def main():
+    args = parse_args()
+    if args.stubs_dir:
+        sys.path.insert(0, args.stubs_dir)
+    import grpc
+    from mtserve.v1 import translation_pb2 as pb
+    from mtserve.v1 import translation_pb2_grpc as pb_grpc
+
+    # Lines end at "\n" only, as in mttranslate; the text is UTF-8 whatever the locale.
+    stdin = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", newline="\n")
+    texts = [line[:-1] if line.endswith("\n") else line for line in stdin]
+    options = pb.DecodingOptions(beam_size=args.beam_size, num_hypotheses=args.num_hypotheses,
+                                 return_scores=args.with_scores)
+
+    output = []
+    with grpc.insecure_channel(args.server) as channel:
+        stub = pb_grpc.TranslatorStub(channel)
+        try:
+            if not args.stream:
+                for start in range(0, len(texts), args.batch_size):
+                    request = pb.TranslateRequest(model=args.model, options=options,
+                                                  texts=texts[start:start + args.batch_size])
+                    response = stub.Translate(request, timeout=args.timeout)
+                    for translation in response.translations:
+                        output += format_translation(translation, args)
+            else:
+                requests = (pb.TranslateStreamRequest(id=str(i), text=text, model=args.model,
+                                                      options=options)
+                            for i, text in enumerate(texts))
+                answers = [None] * len(texts)
+                for answer in stub.TranslateStream(requests, timeout=args.timeout):
+                    if answer.HasField("error"):
+                        # A failed text does not end the stream; this example gives up at once.
+                        code = next((c.name for c in grpc.StatusCode
+                                     if c.value[0] == answer.error.code), str(answer.error.code))
+                        print(f"error: {code}: line {int(answer.id) + 1}: {answer.error.message}",
+                              file=sys.stderr)
+                        return 1
+                    answers[int(answer.id)] = answer.translation
+                for i, translation in enumerate(answers):
+                    if translation is None:
+                        print(f"error: no answer for line {i + 1}", file=sys.stderr)
+                        return 1
+                    output += format_translation(translation, args)
+        except grpc.RpcError as e:
+            print(f"error: {e.code().name}: {e.details()}", file=sys.stderr)
+            return 1
+
+    sys.stdout.buffer.write("".join(line + "\n" for line in output).encode("utf-8"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
