@@ -16,10 +16,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
-#include "model/status_macros.h"
-
 #include "absl/synchronization/mutex.h"
 #include "model/sentencepiece_module.h"
+#include "model/status_macros.h"
 
 namespace mtserve {
 namespace {
@@ -76,8 +75,8 @@ absl::StatusOr<std::unique_ptr<SentencePieceModel>> LoadSpm(const std::string& p
   return spm;
 }
 
-std::vector<std::string> Pieces(const SentencePieceModel& spm,
-                                const Vocab& vocab, absl::string_view text) {
+std::vector<std::string> Pieces(const SentencePieceModel& spm, const Vocab& vocab,
+                                absl::string_view text) {
   std::vector<std::string> pieces;
   // HF MarianTokenizer keeps a leading target-language code such as ">>por<<" as one token
   // instead of letting SentencePiece split it. HF does so for any ">>...<<"; we only do it for
@@ -134,8 +133,7 @@ absl::StatusOr<std::unique_ptr<Tokenizer>> Tokenizer::Load(const std::string& di
   return tokenizer;
 }
 
-std::vector<int> Tokenizer::Encode(const SentencePieceModel& spm,
-                                   absl::string_view text) const {
+std::vector<int> Tokenizer::Encode(const SentencePieceModel& spm, absl::string_view text) const {
   const std::vector<std::string> pieces = Pieces(spm, vocab_, text);
   std::vector<int> ids;
   ids.reserve(pieces.size() + 1);

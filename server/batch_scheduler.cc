@@ -19,11 +19,10 @@ std::string BatchKey(const TranslationTask& task) {
     std::memcpy(&b, &value, sizeof(b));
     return b;
   };
-  return absl::StrCat(task.model, "/", o.beam_size, "/", o.num_hypotheses, "/",
-                      bits(o.length_penalty), "/", o.sampling_topk, "/",
-                      bits(o.sampling_temperature), "/",
-                      o.seed.has_value() ? absl::StrCat(*o.seed) : "-", "/", o.max_length, "/",
-                      o.min_length);
+  return absl::StrCat(
+      task.model, "/", o.beam_size, "/", o.num_hypotheses, "/", bits(o.length_penalty), "/",
+      o.sampling_topk, "/", bits(o.sampling_temperature), "/",
+      o.seed.has_value() ? absl::StrCat(*o.seed) : "-", "/", o.max_length, "/", o.min_length);
 }
 
 int SourceLength(const TranslationTask& task) { return static_cast<int>(task.source_ids.size()); }
@@ -138,9 +137,8 @@ std::vector<TranslationTask> BatchScheduler::TakeBatch(Queue& queue) {
     if (static_cast<int>(chosen.size()) == limit) break;
     const int length = std::max(longest, SourceLength(queue[i]));
     // The first text always runs, even alone over the token budget.
-    if (!chosen.empty() &&
-        static_cast<int64_t>(length) * static_cast<int64_t>(chosen.size() + 1) >
-            options_.max_batch_tokens) {
+    if (!chosen.empty() && static_cast<int64_t>(length) * static_cast<int64_t>(chosen.size() + 1) >
+                               options_.max_batch_tokens) {
       continue;
     }
     longest = length;
@@ -179,7 +177,8 @@ std::vector<TranslationTask> BatchScheduler::NextBatch(std::vector<DroppedTask>&
     auto oldest = queues_.end();
     for (auto it = queues_.begin(); it != queues_.end(); ++it) {
       if (IsReady(it->second, now) &&
-          (oldest == queues_.end() || it->second.front().enqueued < oldest->second.front().enqueued)) {
+          (oldest == queues_.end() ||
+           it->second.front().enqueued < oldest->second.front().enqueued)) {
         oldest = it;
       }
     }
@@ -217,8 +216,8 @@ void BatchScheduler::WorkerLoop() {
     }
     std::unique_ptr<Translator>& translator = translators[batch.front().model];
     if (translator == nullptr) {
-      translator = std::make_unique<Translator>(models_[batch.front().model],
-                                                options_.threads_per_worker);
+      translator =
+          std::make_unique<Translator>(models_[batch.front().model], options_.threads_per_worker);
     }
     RunBatch(*translator, batch);
     absl::MutexLock lock(&mutex_);

@@ -40,9 +40,9 @@
 namespace mtserve {
 
 struct BatchingOptions {
-  int workers = 1;             // Threads that run batches, each with its own Translator.
-  int threads_per_worker = 1;  // Compute (OpenMP) threads of each worker.
-  int max_batch_size = 32;     // Texts per engine batch.
+  int workers = 1;              // Threads that run batches, each with its own Translator.
+  int threads_per_worker = 1;   // Compute (OpenMP) threads of each worker.
+  int max_batch_size = 32;      // Texts per engine batch.
   int max_batch_tokens = 8192;  // Texts x longest source text, per batch.
   absl::Duration max_queue_delay = absl::Microseconds(500);
   int max_queued_texts = 1024;
@@ -50,8 +50,8 @@ struct BatchingOptions {
 
 // One text to translate.
 struct TranslationTask {
-  int model = 0;  // Index into the scheduler's models.
-  std::string model_name;  // For metrics.
+  int model = 0;                // Index into the scheduler's models.
+  std::string model_name;       // For metrics.
   std::vector<int> source_ids;  // Ends with </s>.
   DecodingOptions options;
   absl::Time deadline = absl::InfiniteFuture();

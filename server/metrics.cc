@@ -118,10 +118,11 @@ Metrics::Metrics()
                         .Name("mtserve_input_tokens_total")
                         .Help("Source tokens translated, </s> included.")
                         .Register(*registry_)),
-      generated_tokens_(prometheus::BuildCounter()
-                            .Name("mtserve_generated_tokens_total")
-                            .Help("Target tokens of the best hypotheses, the final </s> not counted.")
-                            .Register(*registry_)),
+      generated_tokens_(
+          prometheus::BuildCounter()
+              .Name("mtserve_generated_tokens_total")
+              .Help("Target tokens of the best hypotheses, the final </s> not counted.")
+              .Register(*registry_)),
       queued_texts_(prometheus::BuildGauge()
                         .Name("mtserve_queue_depth")
                         .Help("Texts waiting in the batching queue.")
@@ -171,7 +172,7 @@ void Metrics::RecordQueueWait(const std::string& model, double seconds) {
 
 void Metrics::RecordBatch(const std::string& model, int sentences, int padded_source_tokens) {
   static const auto* const kSentenceBuckets = new auto(ExponentialBuckets(1, 2, 10));  // to 512
-  static const auto* const kTokenBuckets = new auto(ExponentialBuckets(16, 2, 12));   // to 32768
+  static const auto* const kTokenBuckets = new auto(ExponentialBuckets(16, 2, 12));    // to 32768
   batch_sentences_.Add({{"model", model}}, *kSentenceBuckets).Observe(sentences);
   batch_tokens_.Add({{"model", model}}, *kTokenBuckets).Observe(padded_source_tokens);
 }

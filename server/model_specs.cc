@@ -34,8 +34,7 @@ absl::StatusOr<std::vector<ModelSpec>> ParseModelSpecs(const std::vector<std::st
                                                        const std::string& default_dir) {
   std::vector<ModelSpec> specs;
   std::set<std::string> names;
-  for (const std::string& value : values.empty() ? std::vector<std::string>{default_dir}
-                                                 : values) {
+  for (const std::string& value : values.empty() ? std::vector<std::string>{default_dir} : values) {
     ModelSpec spec;
     const size_t equals = value.find('=');
     if (equals == std::string::npos) {

@@ -11,8 +11,8 @@ namespace {
 
 absl::Status OverLimit(absl::string_view field, uint64_t value, int64_t limit,
                        absl::string_view limit_name) {
-  return absl::InvalidArgumentError(absl::StrCat(field, " is ", value, "; the limit is ", limit,
-                                                 " (", limit_name, ")"));
+  return absl::InvalidArgumentError(
+      absl::StrCat(field, " is ", value, "; the limit is ", limit, " (", limit_name, ")"));
 }
 
 }  // namespace
@@ -34,7 +34,8 @@ absl::StatusOr<DecodingOptions> ToDecodingOptions(const v1::DecodingOptions& pro
     return OverLimit("options.beam_size", proto.beam_size(), limits.max_beam_size,
                      "the server's --max_beam_size");
   }
-  options.num_hypotheses = proto.num_hypotheses() == 0 ? 1 : static_cast<int>(proto.num_hypotheses());
+  options.num_hypotheses =
+      proto.num_hypotheses() == 0 ? 1 : static_cast<int>(proto.num_hypotheses());
   if (proto.num_hypotheses() > static_cast<uint32_t>(options.beam_size)) {
     return OverLimit("options.num_hypotheses", proto.num_hypotheses(), options.beam_size,
                      "options.beam_size");

@@ -4,10 +4,10 @@
 #define MTSERVE_SERVER_REQUEST_LIMITS_H_
 
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "model/decoding/decoding_options.h"
 #include "model/model.h"
 #include "mtserve/v1/translation.pb.h"

@@ -31,9 +31,7 @@ void AddEmptyHypotheses(const v1::DecodingOptions& options, v1::Translation& tra
   }
 }
 
-std::string CodeName(const absl::Status& status) {
-  return absl::StatusCodeToString(status.code());
-}
+std::string CodeName(const absl::Status& status) { return absl::StatusCodeToString(status.code()); }
 
 }  // namespace
 
@@ -104,8 +102,7 @@ absl::StatusOr<std::vector<TranslationTask>> TranslationService::MakeTasks(
   std::vector<TranslationTask> tasks;
   for (size_t i = 0; i < texts.size(); ++i) {
     const std::string name = texts.size() == 1 ? field : absl::StrCat(field, "[", i, "]");
-    MT_ASSIGN_OR_RETURN(std::vector<int> ids,
-                        EncodeText(*texts[i], name, *served.model, limits_));
+    MT_ASSIGN_OR_RETURN(std::vector<int> ids, EncodeText(*texts[i], name, *served.model, limits_));
     if (ids.empty()) continue;
     TranslationTask& task = tasks.emplace_back();
     task.model = model_index;
@@ -179,9 +176,9 @@ class TranslateReactor : public grpc::ServerUnaryReactor {
     service_->TrackInFlight(model_name_, +1);
     const int texts = request_->texts_size();
     if (texts > service_->limits_.max_texts_per_request) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "texts has ", texts, " entries; the limit is ", service_->limits_.max_texts_per_request,
-          " (the server's --max_texts_per_request)"));
+      return absl::InvalidArgumentError(absl::StrCat("texts has ", texts, " entries; the limit is ",
+                                                     service_->limits_.max_texts_per_request,
+                                                     " (the server's --max_texts_per_request)"));
     }
     with_scores_ = request_->options().return_scores();
     eos_id_ = served.model->config().eos_token_id;
@@ -426,7 +423,8 @@ grpc::ServerUnaryReactor* TranslationService::ListModels(grpc::CallbackServerCon
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   absl::ReaderMutexLock lock(&mutex_);
   if (scheduler_ == nullptr) {
-    reactor->Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, "the server is loading its models"));
+    reactor->Finish(
+        grpc::Status(grpc::StatusCode::UNAVAILABLE, "the server is loading its models"));
     return reactor;
   }
   for (size_t i = 0; i < models_.size(); ++i) {

@@ -41,8 +41,8 @@ class TranslationService final : public v1::Translator::CallbackService {
   grpc::ServerUnaryReactor* Translate(grpc::CallbackServerContext* context,
                                       const v1::TranslateRequest* request,
                                       v1::TranslateResponse* response) override;
-  grpc::ServerBidiReactor<v1::TranslateStreamRequest, v1::TranslateStreamResponse>*
-  TranslateStream(grpc::CallbackServerContext* context) override;
+  grpc::ServerBidiReactor<v1::TranslateStreamRequest, v1::TranslateStreamResponse>* TranslateStream(
+      grpc::CallbackServerContext* context) override;
   grpc::ServerUnaryReactor* ListModels(grpc::CallbackServerContext* context,
                                        const v1::ListModelsRequest* request,
                                        v1::ListModelsResponse* response) override;
@@ -59,11 +59,10 @@ class TranslationService final : public v1::Translator::CallbackService {
   // Texts with the same options for one model, ready for the scheduler: validates the options
   // and encodes the texts. Empty texts are not included; `positions` says where each task's
   // text was in `texts`.
-  absl::StatusOr<std::vector<TranslationTask>> MakeTasks(int model_index,
-                                                         const v1::DecodingOptions& options,
-                                                         const std::vector<const std::string*>& texts,
-                                                         const std::string& field,
-                                                         std::vector<int>& positions) const;
+  absl::StatusOr<std::vector<TranslationTask>> MakeTasks(
+      int model_index, const v1::DecodingOptions& options,
+      const std::vector<const std::string*>& texts, const std::string& field,
+      std::vector<int>& positions) const;
   absl::Status Submit(std::vector<TranslationTask> tasks);
 
   // Calls in flight, for draining.

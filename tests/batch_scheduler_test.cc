@@ -183,10 +183,8 @@ TEST_F(BatchSchedulerTest, TokenBudgetAndBatchSizeBoundBatches) {
   for (int i = 0; i < 24; ++i) ExpectSameResult(done.at(i), Offline(texts()[i], Beam(1)));
   const std::string scrape = metrics_->Scrape();
   // Every batch is within both limits ...
-  EXPECT_EQ(Sample(scrape, "mtserve_batch_size_tokens_bucket{model=\"m\",le=\"64\"}"),
-            Batches());
-  EXPECT_EQ(Sample(scrape, "mtserve_batch_size_sentences_bucket{model=\"m\",le=\"4\"}"),
-            Batches());
+  EXPECT_EQ(Sample(scrape, "mtserve_batch_size_tokens_bucket{model=\"m\",le=\"64\"}"), Batches());
+  EXPECT_EQ(Sample(scrape, "mtserve_batch_size_sentences_bucket{model=\"m\",le=\"4\"}"), Batches());
   // ... so there are at least as many batches as the limits require.
   EXPECT_GE(Batches(), std::max(24 / 4, (total_tokens + 63) / 64));
   EXPECT_EQ(BatchedSentences(), 24);

@@ -35,8 +35,8 @@ void Encoder::Forward(ComputeContext& ctx, const std::vector<int>& ids,
     }
   }
   float* x = x_.Reserve(tokens * d);
-  model_.source_embeddings().Forward(packed_ids.data(), positions_.data(),
-                                     static_cast<int>(tokens), x);
+  model_.source_embeddings().Forward(packed_ids.data(), positions_.data(), static_cast<int>(tokens),
+                                     x);
   // Copies each sentence's rows between the packed and the padded layout.
   auto for_each_sentence = [&](auto&& copy) {
     for (int64_t b = 0; b < batch; ++b) copy(b * s, first_row[b], lengths[b]);

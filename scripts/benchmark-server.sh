@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Throughput and latency of mtserve under load, as the README reports them: mtclient bench at
+# concurrency 1, 8, 32 and 64, one sentence per request, beam 4, on test_2016_flickr.en, against
+# a server with the default layout (one single-threaded worker per core), next to
+# mttranslate --benchmark with the same threads (the offline ceiling). Run after
+# scripts/build.sh; the server listens on loopback ports the kernel chooses.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=${BUILD_DIR:-build}/bin
+input=tests/data/multi30k/test_2016_flickr.en
+requests=${REQUESTS:-2000}
+
+"$bin/mttranslate" --benchmark --beam_size=4 <"$input" 2>&1 >/dev/null | grep benchmark
+
+log=$(mktemp)
+"$bin/mtserve" --listen=127.0.0.1:0 --metrics_listen= 2>"$log" &
+server=$!
+trap 'kill $server 2>/dev/null; wait $server 2>/dev/null; rm -f "$log"' EXIT
+until grep -q "serving" "$log"; do
+  kill -0 $server 2>/dev/null || { cat "$log" >&2; exit 1; }
+  sleep 0.1
+done
+port=$(sed -n 's/.*listening on [^ ]* (port \([0-9]*\)).*/\1/p' "$log")
+
+printf '%-12s %10s %14s %8s %8s %8s\n' concurrency requests/s target_tok/s p50_ms p90_ms p99_ms
+for concurrency in 1 8 32 64; do
+  "$bin/mtclient" bench --server="127.0.0.1:$port" --input="$input" --beam_size=4 \
+    --concurrency=$concurrency --requests="$requests" |
+    awk -v c=$concurrency '/^requests_per_s:/ {r=$2} /^target_tokens_per_s:/ {t=$2}
+      /^latency_p50_ms:/ {p50=$2} /^latency_p90_ms:/ {p90=$2} /^latency_p99_ms:/ {p99=$2}
+      END {printf "%-12s %10s %14s %8s %8s %8s\n", c, r, t, p50, p90, p99}'
+done
