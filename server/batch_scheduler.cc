@@ -30,12 +30,12 @@ int SourceLength(const TranslationTask& task) { return static_cast<int>(task.sou
 // Why `task` must stop (its caller went away, or its deadline passed), or OK. Polls `cancelled`
 // once.
 absl::Status StopReason(const TranslationTask& task, absl::Time now, absl::string_view when) {
-  if (task.cancelled && task.cancelled()) {
-    return absl::CancelledError(absl::StrCat("the request was cancelled ", when));
-  }
-  if (now >= task.deadline) {
+  const bool cancelled = task.cancelled && task.cancelled();
+  // gRPC also cancels a call whose deadline passed: that is a deadline, not a cancellation.
+  if (now >= task.deadline || (cancelled && absl::Now() >= task.deadline)) {
     return absl::DeadlineExceededError(absl::StrCat("the deadline passed ", when));
   }
+  if (cancelled) return absl::CancelledError(absl::StrCat("the request was cancelled ", when));
   return absl::OkStatus();
 }
 

@@ -13,7 +13,6 @@ directory on PYTHONPATH or pass it with --stubs_dir.
 """
 
 import argparse
-import io
 import sys
 
 
@@ -59,9 +58,11 @@ def main():
     from mtserve.v1 import translation_pb2 as pb
     from mtserve.v1 import translation_pb2_grpc as pb_grpc
 
-    # Lines end at "\n" only, as in mttranslate; the text is UTF-8 whatever the locale.
-    stdin = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", newline="\n")
-    texts = [line[:-1] if line.endswith("\n") else line for line in stdin]
+    # Lines end at "\n" only, as in mttranslate. Texts go as UTF-8 bytes (the API's texts are
+    # `bytes`, so the server itself reports text that is not valid UTF-8).
+    texts = sys.stdin.buffer.read().split(b"\n")
+    if texts and texts[-1] == b"":
+        texts.pop()
     options = pb.DecodingOptions(beam_size=args.beam_size, num_hypotheses=args.num_hypotheses,
                                  return_scores=args.with_scores)
 

@@ -1,0 +1,1572 @@
+// Integration tests: the real mtserve binary, started as a child process on loopback ports, driven
+// over gRPC (mtserve.v1.Translator, grpc.health.v1) and /metrics. Expectations come from outside
+// the server: mttranslate's output for the same inputs and options, the golden reference files,
+// the same texts translated alone, and the limits given on the command line.
+//
+// Nothing here asserts on speed. Where a test needs the server in a given state (a request
+// running, a text waiting in the queue) it waits for that state through /metrics; where it needs
+// a text to stay queued it uses --max_queue_delay=1h so the text is never ready on its own.
+#include <signal.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+#include <sys/wait.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <latch>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/time.h"
+#include "client/translation_client.h"
+#include "gmock/gmock.h"
+#include "grpcpp/client_context.h"
+#include "grpcpp/completion_queue.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/generic/generic_stub.h"
+#include "grpcpp/security/credentials.h"
+#include "grpcpp/support/byte_buffer.h"
+#include "grpcpp/support/channel_arguments.h"
+#include "gtest/gtest.h"
+#include "mtserve/v1/translation.grpc.pb.h"
+#include "nlohmann/json.hpp"
+#include "tests/server/server_process.h"
+
+namespace mtserve {
+namespace {
+
+using ::mtserve::testing::ChildProcess;
+using ::mtserve::testing::MetricsSnapshot;
+using ::mtserve::testing::ServerProcess;
+using ::testing::HasSubstr;
+using HealthResponse = ::grpc::health::v1::HealthCheckResponse;
+using Labels = std::map<std::string, std::string>;
+using namespace std::chrono_literals;
+
+constexpr char kModel[] = "multi30k-en-de";
+constexpr char kService[] = "mtserve.v1.Translator";
+constexpr int kVocabSize = 7708;
+// 0-based index in test_2016_flickr.en (line 749 of the file) of the sentence whose greedy
+// translation never emits </s> and runs to the default max_length (255): see the golden file.
+constexpr int kRunawayLine = 748;
+
+// The binaries under test: this build's, unless MTSERVE_TEST_SERVER / MTSERVE_TEST_TRANSLATE name
+// others (e.g. an installed build).
+std::string Binary(const char* env, const char* built) {
+  const char* value = std::getenv(env);
+  return value != nullptr && *value != '\0' ? value : built;
+}
+const std::string& ServerBinary() {
+  static const std::string* binary = new std::string(Binary("MTSERVE_TEST_SERVER", MTSERVE_BINARY));
+  return *binary;
+}
+const std::string& TranslateBinary() {
+  static const std::string* binary =
+      new std::string(Binary("MTSERVE_TEST_TRANSLATE", MTTRANSLATE_BINARY));
+  return *binary;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Test data.
+
+const std::vector<std::string>& TestLines() {
+  static const std::vector<std::string>* lines = [] {
+    auto* out = new std::vector<std::string>;
+    std::ifstream in(MTSERVE_TEST_DATA_DIR "/multi30k/test_2016_flickr.en");
+    for (std::string line; std::getline(in, line);) out->push_back(line);
+    return out;
+  }();
+  return *lines;
+}
+
+// The golden file (tests/data/golden): source token counts and greedy outputs of an independent
+// reference implementation, one entry per line of test_2016_flickr.en.
+struct GoldenLine {
+  std::string src;
+  int src_tokens = 0;  // </s> included.
+  std::string greedy_text;
+  int greedy_ids = 0;
+  bool greedy_ends_with_eos = false;
+};
+
+const std::vector<GoldenLine>& Golden() {
+  static const std::vector<GoldenLine>* golden = [] {
+    auto* out = new std::vector<GoldenLine>;
+    std::ifstream in(MTSERVE_TEST_DATA_DIR "/golden/greedy.test_2016_flickr.jsonl");
+    for (std::string line; std::getline(in, line);) {
+      const nlohmann::json j = nlohmann::json::parse(line);
+      GoldenLine g;
+      g.src = j.at("src").get<std::string>();
+      g.src_tokens = static_cast<int>(j.at("src_ids").size());
+      g.greedy_text = j.at("greedy_text").get<std::string>();
+      const auto& ids = j.at("greedy_ids");
+      g.greedy_ids = static_cast<int>(ids.size());
+      g.greedy_ends_with_eos = !ids.empty() && ids.back().get<int>() == 0;  // eos_token_id 0.
+      out->push_back(std::move(g));
+    }
+    return out;
+  }();
+  return *golden;
+}
+
+// The first test line that encodes to exactly `tokens` source tokens (</s> included).
+std::string LineWithTokens(int tokens) {
+  for (const GoldenLine& g : Golden()) {
+    if (g.src_tokens == tokens) return g.src;
+  }
+  ADD_FAILURE() << "no test line has " << tokens << " tokens";
+  return "";
+}
+
+// ---------------------------------------------------------------------------------------------
+// Requests.
+
+v1::DecodingOptions Greedy() { return v1::DecodingOptions(); }
+
+v1::DecodingOptions Beam(int beam_size, int num_hypotheses) {
+  v1::DecodingOptions o;
+  o.set_beam_size(beam_size);
+  o.set_num_hypotheses(num_hypotheses);
+  return o;
+}
+
+v1::DecodingOptions Sampling(int topk, float temperature, uint64_t seed) {
+  v1::DecodingOptions o;
+  o.set_sampling_topk(topk);
+  o.set_sampling_temperature(temperature);
+  o.set_seed(seed);
+  return o;
+}
+
+v1::DecodingOptions WithScores(v1::DecodingOptions o) {
+  o.set_return_scores(true);
+  return o;
+}
+
+// A request that keeps a worker busy: beam 16 forced to generate 512 tokens per text.
+v1::DecodingOptions Long() {
+  v1::DecodingOptions o = Beam(16, 1);
+  o.set_max_length(512);
+  o.set_min_length(512);
+  return o;
+}
+
+v1::TranslateRequest Request(const std::vector<std::string>& texts,
+                             const v1::DecodingOptions& options, const std::string& model = "") {
+  v1::TranslateRequest request;
+  for (const std::string& text : texts) request.add_texts(text);
+  *request.mutable_options() = options;
+  request.set_model(model);
+  return request;
+}
+
+std::shared_ptr<grpc::Channel> NewChannel(const std::string& address, bool own_connection = false) {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(-1);
+  args.SetMaxSendMessageSize(-1);
+  // A channel of its own: its own TCP connection rather than one shared with other channels.
+  if (own_connection) args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
+}
+
+void SetTimeout(grpc::ClientContext& context, std::chrono::milliseconds timeout) {
+  context.set_deadline(std::chrono::system_clock::now() + timeout);
+}
+
+grpc::Status Translate(v1::Translator::Stub& stub, const v1::TranslateRequest& request,
+                       v1::TranslateResponse* response,
+                       std::chrono::milliseconds timeout = std::chrono::seconds(60),
+                       bool wait_for_ready = false) {
+  grpc::ClientContext context;
+  SetTimeout(context, timeout);
+  context.set_wait_for_ready(wait_for_ready);
+  return stub.Translate(&context, request, response);
+}
+
+// "CODE: message", for failure output.
+std::string Describe(const grpc::Status& status) {
+  return absl::StrCat(status.error_code(), ": ", status.error_message());
+}
+
+// The status of translating `texts`, which must fail.
+grpc::Status TranslateError(v1::Translator::Stub& stub, const v1::TranslateRequest& request) {
+  v1::TranslateResponse response;
+  grpc::Status status = Translate(stub, request, &response);
+  EXPECT_FALSE(status.ok()) << "expected an error; got " << response.ShortDebugString();
+  EXPECT_EQ(response.translations_size(), 0);
+  return status;
+}
+
+void ExpectSameTranslation(const v1::Translation& actual, const v1::Translation& expected,
+                           const std::string& what) {
+  SCOPED_TRACE(what);
+  EXPECT_EQ(actual.source_tokens(), expected.source_tokens());
+  ASSERT_EQ(actual.hypotheses_size(), expected.hypotheses_size());
+  for (int k = 0; k < actual.hypotheses_size(); ++k) {
+    const v1::Hypothesis& a = actual.hypotheses(k);
+    const v1::Hypothesis& e = expected.hypotheses(k);
+    EXPECT_EQ(a.text(), e.text()) << "hypothesis " << k;
+    EXPECT_EQ(a.num_tokens(), e.num_tokens()) << "hypothesis " << k;
+    EXPECT_NEAR(a.score(), e.score(), 1e-4) << "hypothesis " << k;
+    ASSERT_EQ(a.token_log_probs_size(), e.token_log_probs_size()) << "hypothesis " << k;
+    for (int t = 0; t < a.token_log_probs_size(); ++t) {
+      EXPECT_NEAR(a.token_log_probs(t), e.token_log_probs(t), 1e-4) << "hypothesis " << k;
+    }
+  }
+}
+
+// The hypotheses mttranslate writes for each input line (num_hypotheses per line, best first),
+// with --with_scores: "SCORE\tTEXT".
+struct CliHypothesis {
+  double score = 0;
+  std::string text;
+};
+
+std::vector<std::vector<CliHypothesis>> RunMttranslate(const std::vector<std::string>& lines,
+                                                       std::vector<std::string> flags,
+                                                       int num_hypotheses) {
+  std::string input;
+  for (const std::string& line : lines) absl::StrAppend(&input, line, "\n");
+  flags.push_back("--with_scores");
+  flags.push_back("--threads=1");
+  flags.push_back("--batch_size=7");  // Batches unlike the server's.
+  const testing::CommandResult result = testing::RunCommand(TranslateBinary(), flags, input);
+  EXPECT_EQ(result.exit_code, 0);
+  std::vector<std::string> out = absl::StrSplit(result.stdout_text, '\n');
+  EXPECT_FALSE(out.empty());
+  EXPECT_EQ(out.back(), "");  // Every line ends with \n.
+  out.pop_back();
+  EXPECT_EQ(out.size(), lines.size() * num_hypotheses) << result.stdout_text;
+  std::vector<std::vector<CliHypothesis>> hypotheses(lines.size());
+  for (size_t i = 0; i < out.size() && i / num_hypotheses < lines.size(); ++i) {
+    const size_t tab = out[i].find('\t');
+    EXPECT_NE(tab, std::string::npos) << out[i];
+    if (tab == std::string::npos) continue;
+    hypotheses[i / num_hypotheses].push_back(
+        {std::strtod(out[i].substr(0, tab).c_str(), nullptr), out[i].substr(tab + 1)});
+  }
+  return hypotheses;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Servers.
+
+// Starts mtserve with `flags` and waits until it serves; null (and a test failure) if it does not.
+std::unique_ptr<ServerProcess> StartServer(const std::vector<std::string>& flags,
+                                           std::string* error) {
+  try {
+    auto server = std::make_unique<ServerProcess>(ServerBinary(), flags);
+    if (!server->WaitUntilServing()) {
+      *error = "mtserve did not start serving; stderr:\n" + server->process().StderrText();
+      return nullptr;
+    }
+    return server;
+  } catch (const std::exception& e) {
+    *error = e.what();
+    return nullptr;
+  }
+}
+
+// A suite sharing one server (one per process: with gtest_discover_tests each test runs in a
+// process of its own, so each test gets a fresh server).
+template <typename Flags>
+class ServerSuite : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { server_ = StartServer(Flags::Get(), &start_error_); }
+  static void TearDownTestSuite() {
+    if (server_ != nullptr) {
+      // The server must still be alive: no test may have crashed it.
+      EXPECT_FALSE(server_->process().exited()) << server_->process().StderrText();
+    }
+    server_.reset();
+  }
+
+  void SetUp() override {
+    ASSERT_NE(server_, nullptr) << start_error_;
+    ASSERT_FALSE(server_->process().exited()) << server_->process().StderrText();
+    channel_ = NewChannel(server_->address());
+    stub_ = v1::Translator::NewStub(channel_);
+  }
+
+  void TearDown() override {
+    if (HasFailure() && server_ != nullptr) {
+      std::fprintf(stderr, "mtserve stderr so far:\n%s\n", server_->process().StderrText().c_str());
+    }
+  }
+
+  static MetricsSnapshot Scrape() { return testing::ScrapeMetrics(server_->metrics_port()); }
+  template <typename Predicate>
+  static MetricsSnapshot WaitForMetrics(Predicate predicate) {
+    return testing::WaitForMetrics(server_->metrics_port(), predicate);
+  }
+
+  static inline std::unique_ptr<ServerProcess> server_;
+  static inline std::string start_error_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::Translator::Stub> stub_;
+};
+
+// Defaults except a small, fixed worker layout.
+struct DefaultFlags {
+  static std::vector<std::string> Get() { return {"--workers=2", "--threads_per_worker=1"}; }
+};
+using ServerTest = ServerSuite<DefaultFlags>;
+
+// Every per-request limit set low.
+struct LimitFlags {
+  static std::vector<std::string> Get() {
+    return {"--workers=1",           "--max_texts_per_request=4",
+            "--max_input_tokens=16", "--max_output_tokens=40",
+            "--max_beam_size=4",     "--max_message_bytes=65536"};
+  }
+};
+using LimitsTest = ServerSuite<LimitFlags>;
+
+// A queue of 2 texts that never runs a batch on its own: texts wait for max_queue_delay (1 h)
+// unless the batch is full (2 texts). So a text sent alone stays queued until a second arrives.
+struct QueueFlags {
+  static std::vector<std::string> Get() {
+    return {"--workers=1", "--max_queued_texts=2", "--max_batch_size=2", "--max_queue_delay=1h"};
+  }
+};
+using QueueTest = ServerSuite<QueueFlags>;
+
+Labels RequestLabels(const std::string& method, const std::string& code,
+                     const std::string& model = kModel) {
+  return {{"model", model}, {"method", method}, {"code", code}};
+}
+
+// =============================================================================================
+// 1. Translate gives exactly what mttranslate gives.
+
+struct ParityCase {
+  std::string name;
+  std::vector<std::string> cli_flags;
+  v1::DecodingOptions options;
+  int num_hypotheses = 1;
+
+  friend void PrintTo(const ParityCase& c, std::ostream* os) { *os << c.name; }
+};
+
+class ParityTest : public ServerTest, public ::testing::WithParamInterface<ParityCase> {};
+
+TEST_P(ParityTest, TranslateEqualsMttranslate) {
+  const ParityCase& c = GetParam();
+  // 19 ordinary lines and the one that runs to max_length, so batches mix very different lengths.
+  std::vector<std::string> lines(TestLines().begin(), TestLines().begin() + 19);
+  lines.push_back(TestLines()[kRunawayLine]);
+  std::vector<int> golden_index(19);
+  for (int i = 0; i < 19; ++i) golden_index[i] = i;
+  golden_index.push_back(kRunawayLine);
+
+  const auto expected = RunMttranslate(lines, c.cli_flags, c.num_hypotheses);
+  ASSERT_EQ(expected.size(), lines.size());
+  const v1::DecodingOptions options = WithScores(c.options);
+
+  auto check = [&](const v1::Translation& t, size_t i, const std::string& how) {
+    SCOPED_TRACE(absl::StrCat(how, ", line ", golden_index[i], ": ", lines[i]));
+    const GoldenLine& golden = Golden()[golden_index[i]];
+    EXPECT_EQ(t.source_tokens(), golden.src_tokens);
+    ASSERT_EQ(t.hypotheses_size(), c.num_hypotheses);
+    ASSERT_EQ(expected[i].size(), static_cast<size_t>(c.num_hypotheses));
+    for (int k = 0; k < c.num_hypotheses; ++k) {
+      const v1::Hypothesis& h = t.hypotheses(k);
+      EXPECT_EQ(h.text(), expected[i][k].text) << "hypothesis " << k;
+      EXPECT_NEAR(h.score(), expected[i][k].score, 1e-4) << "hypothesis " << k;
+      // num_tokens leaves out the final </s>; token_log_probs includes it.
+      EXPECT_GE(h.num_tokens(), 1u);
+      EXPECT_TRUE(h.token_log_probs_size() == static_cast<int>(h.num_tokens()) ||
+                  h.token_log_probs_size() == static_cast<int>(h.num_tokens()) + 1)
+          << h.num_tokens() << " tokens, " << h.token_log_probs_size() << " log-probs";
+      if (c.options.beam_size() <= 1) {  // Not length-normalised: the score is the log-prob.
+        double sum = 0;
+        for (float lp : h.token_log_probs()) sum += lp;
+        EXPECT_NEAR(h.score(), sum, 1e-3);
+      }
+    }
+    if (c.name == "greedy") {  // The independent reference's greedy output, too.
+      EXPECT_EQ(t.hypotheses(0).text(), golden.greedy_text);
+      EXPECT_EQ(static_cast<int>(t.hypotheses(0).num_tokens()),
+                golden.greedy_ids - (golden.greedy_ends_with_eos ? 1 : 0));
+    }
+  };
+
+  // All texts in one request (one engine batch).
+  v1::TranslateResponse batch;
+  grpc::Status status = Translate(*stub_, Request(lines, options), &batch);
+  ASSERT_TRUE(status.ok()) << Describe(status);
+  EXPECT_EQ(batch.model(), kModel);
+  ASSERT_EQ(batch.translations_size(), static_cast<int>(lines.size()));
+  for (size_t i = 0; i < lines.size(); ++i) check(batch.translations(i), i, "one request");
+
+  // One request per text.
+  for (size_t i = 0; i < lines.size(); ++i) {
+    v1::TranslateResponse single;
+    status = Translate(*stub_, Request({lines[i]}, options), &single);
+    ASSERT_TRUE(status.ok()) << Describe(status);
+    ASSERT_EQ(single.translations_size(), 1);
+    check(single.translations(0), i, "alone");
+    // And the same token log-probs as in the batch.
+    ExpectSameTranslation(single.translations(0), batch.translations(i), "alone vs batched");
+  }
+
+  // Without return_scores: the same texts, no scores.
+  v1::TranslateResponse plain;
+  status = Translate(*stub_, Request({lines[0], lines[1]}, c.options), &plain);
+  ASSERT_TRUE(status.ok()) << Describe(status);
+  ASSERT_EQ(plain.translations_size(), 2);
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_EQ(plain.translations(i).hypotheses_size(), c.num_hypotheses);
+    for (int k = 0; k < c.num_hypotheses; ++k) {
+      const v1::Hypothesis& h = plain.translations(i).hypotheses(k);
+      EXPECT_EQ(h.text(), expected[i][k].text);
+      EXPECT_EQ(h.score(), 0.f);
+      EXPECT_EQ(h.token_log_probs_size(), 0);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Modes, ParityTest,
+    ::testing::Values(
+        ParityCase{"greedy", {}, Greedy(), 1},
+        ParityCase{"beam4_nbest2", {"--beam_size=4", "--num_hypotheses=2"}, Beam(4, 2), 2},
+        ParityCase{"topk_sampling",
+                   {"--sampling_topk=10", "--sampling_temperature=0.8", "--seed=1234"},
+                   Sampling(10, 0.8f, 1234),
+                   1}),
+    [](const ::testing::TestParamInfo<ParityCase>& info) { return info.param.name; });
+
+// =============================================================================================
+// 2. Concurrent clients get their own results.
+
+TEST_F(ServerTest, ConcurrentClientsGetTheirOwnResults) {
+  constexpr int kClients = 32;
+  // Client i sends two requests: texts {a, b}, then {c}; options vary with i.
+  auto options_of = [](int i) {
+    switch (i % 4) {
+      case 0:
+        return Greedy();
+      case 1:
+        return WithScores(Beam(3, 2));
+      case 2:
+        return WithScores(Sampling(5, 1.0f, 100 + i));
+      default: {
+        v1::DecodingOptions o = WithScores(Greedy());
+        o.set_max_length(6);
+        return o;
+      }
+    }
+  };
+  auto text = [](int i, int j) { return TestLines()[20 + 3 * i + j]; };
+
+  // Expected: each text translated alone, one request at a time.
+  std::vector<std::vector<v1::Translation>> expected(kClients);
+  for (int i = 0; i < kClients; ++i) {
+    for (int j = 0; j < 3; ++j) {
+      v1::TranslateResponse response;
+      grpc::Status status = Translate(*stub_, Request({text(i, j)}, options_of(i)), &response);
+      ASSERT_TRUE(status.ok()) << Describe(status);
+      ASSERT_EQ(response.translations_size(), 1);
+      expected[i].push_back(response.translations(0));
+    }
+  }
+
+  std::vector<std::vector<v1::TranslateResponse>> got(kClients);
+  std::vector<std::vector<grpc::Status>> statuses(kClients);
+  std::latch start(kClients);
+  std::vector<std::thread> clients;
+  for (int i = 0; i < kClients; ++i) {
+    clients.emplace_back([&, i] {
+      auto stub = v1::Translator::NewStub(NewChannel(server_->address(), /*own_connection=*/true));
+      start.arrive_and_wait();
+      for (const auto& texts : {std::vector<std::string>{text(i, 0), text(i, 1)},
+                                std::vector<std::string>{text(i, 2)}}) {
+        v1::TranslateResponse response;
+        // wait_for_ready: a fresh connection that fails to establish is retried rather than
+        // failing the call (rarely, one of 32 simultaneous connects fails with UNAVAILABLE
+        // "failed to connect to all addresses" on a busy machine).
+        statuses[i].push_back(Translate(*stub, Request(texts, options_of(i)), &response,
+                                        std::chrono::seconds(60), /*wait_for_ready=*/true));
+        got[i].push_back(std::move(response));
+      }
+    });
+  }
+  for (std::thread& t : clients) t.join();
+
+  for (int i = 0; i < kClients; ++i) {
+    SCOPED_TRACE(absl::StrCat("client ", i));
+    ASSERT_EQ(statuses[i].size(), 2u);
+    for (const grpc::Status& status : statuses[i]) ASSERT_TRUE(status.ok()) << Describe(status);
+    ASSERT_EQ(got[i][0].translations_size(), 2);
+    ASSERT_EQ(got[i][1].translations_size(), 1);
+    ExpectSameTranslation(got[i][0].translations(0), expected[i][0], "text a");
+    ExpectSameTranslation(got[i][0].translations(1), expected[i][1], "text b");
+    ExpectSameTranslation(got[i][1].translations(0), expected[i][2], "text c");
+  }
+}
+
+// =============================================================================================
+// 3. Limits and errors: exact codes, messages naming the field and the limit.
+
+TEST_F(LimitsTest, TooManyTexts) {
+  const std::vector<std::string> five(5, "A dog runs.");
+  const grpc::Status status = TranslateError(*stub_, Request(five, Greedy()));
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << Describe(status);
+  EXPECT_THAT(status.error_message(), HasSubstr("texts has 5 entries; the limit is 4"));
+  EXPECT_THAT(status.error_message(), HasSubstr("--max_texts_per_request"));
+
+  // At the limit: fine.
+  v1::TranslateResponse response;
+  const std::vector<std::string> four(4, "A dog runs.");
+  const grpc::Status ok = Translate(*stub_, Request(four, Greedy()), &response);
+  ASSERT_TRUE(ok.ok()) << Describe(ok);
+  EXPECT_EQ(response.translations_size(), 4);
+}
+
+TEST_F(LimitsTest, TextOverMaxInputTokens) {
+  const std::string at_limit = LineWithTokens(16);
+  const std::string over = LineWithTokens(17);
+  v1::TranslateResponse response;
+  const grpc::Status ok = Translate(*stub_, Request({at_limit}, Greedy()), &response);
+  ASSERT_TRUE(ok.ok()) << Describe(ok);
+  EXPECT_EQ(response.translations(0).source_tokens(), 16u);
+
+  grpc::Status status = TranslateError(*stub_, Request({over}, Greedy()));
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << Describe(status);
+  EXPECT_THAT(status.error_message(), HasSubstr("texts has 17 tokens"));
+  EXPECT_THAT(status.error_message(), HasSubstr("the limit is 16"));
+  EXPECT_THAT(status.error_message(), HasSubstr("--max_input_tokens"));
+
+  // With several texts the message says which one.
+  status = TranslateError(*stub_, Request({at_limit, "", over}, Greedy()));
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << Describe(status);
+  EXPECT_THAT(status.error_message(), HasSubstr("texts[2] has 17 tokens"));
+}
+
+TEST_F(LimitsTest, MaxLengthOverMaxOutputTokens) {
+  v1::DecodingOptions options = Greedy();
+  options.set_max_length(41);
+  const grpc::Status status = TranslateError(*stub_, Request({"A dog runs."}, options));
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << Describe(status);
+  EXPECT_THAT(status.error_message(), HasSubstr("options.max_length is 41; the limit is 40"));
+  EXPECT_THAT(status.error_message(), HasSubstr("--max_output_tokens"));
+
+  // At the limit, with min_length forcing every token: exactly 40 tokens (</s> included).
+  options.set_max_length(40);
+  options.set_min_length(40);
+  v1::TranslateResponse response;
+  const grpc::Status ok = Translate(*stub_, Request({"A dog runs."}, options), &response);
+  ASSERT_TRUE(ok.ok()) << Describe(ok);
+  const uint32_t n = response.translations(0).hypotheses(0).num_tokens();
+  EXPECT_TRUE(n == 39 || n == 40) << n;
+
+  // Unset, max_length is the model's (255) capped by --max_output_tokens: 40, so min_length may
+  // be 40 and not 41.
+  options = WithScores(Greedy());
+  options.set_min_length(40);
+  response.Clear();
+  const grpc::Status capped = Translate(*stub_, Request({"A dog runs."}, options), &response);
+  ASSERT_TRUE(capped.ok()) << Describe(capped);
+  EXPECT_EQ(response.translations(0).hypotheses(0).token_log_probs_size(), 40);
+  options.set_min_length(41);
+  const grpc::Status over = TranslateError(*stub_, Request({"A dog runs."}, options));
+  EXPECT_EQ(over.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << Describe(over);
+  EXPECT_THAT(over.error_message(), HasSubstr("options.min_length is 41; the limit is 40"));
+}
+
+TEST_F(LimitsTest, BeamSizeOverMaxBeamSize) {
+  const grpc::Status status = TranslateError(*stub_, Request({"A dog runs."}, Beam(5, 1)));
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << Describe(status);
+  EXPECT_THAT(status.error_message(), HasSubstr("options.beam_size is 5; the limit is 4"));
+  EXPECT_THAT(status.error_message(), HasSubstr("--max_beam_size"));
+  v1::TranslateResponse response;
+  const grpc::Status ok = Translate(*stub_, Request({"A dog runs."}, Beam(4, 4)), &response);
+  ASSERT_TRUE(ok.ok()) << Describe(ok);
+  EXPECT_EQ(response.translations(0).hypotheses_size(), 4);
+}
+
+TEST_F(LimitsTest, NumHypothesesOverBeamSize) {
+  grpc::Status status = TranslateError(*stub_, Request({"A dog runs."}, Beam(2, 3)));
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << Describe(status);
+  EXPECT_THAT(status.error_message(),
+              HasSubstr("options.num_hypotheses is 3; the limit is 2 (options.beam_size)"));
+  // beam_size unset means 1.
+  v1::DecodingOptions options;
+  options.set_num_hypotheses(2);
+  status = TranslateError(*stub_, Request({"A dog runs."}, options));
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << Describe(status);
+  EXPECT_THAT(status.error_message(), HasSubstr("options.num_hypotheses is 2; the limit is 1"));
+}
+
+TEST_F(LimitsTest, SamplingTopkOverVocabulary) {
+  v1::DecodingOptions options = Sampling(kVocabSize + 1, 1.0f, 7);
+  options.set_max_length(8);
+  const grpc::Status status = TranslateError(*stub_, Request({"A dog runs."}, options));
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << Describe(status);
+  EXPECT_THAT(status.error_message(),
+              HasSubstr(absl::StrCat("options.sampling_topk is ", kVocabSize + 1, "; the limit is ",
+                                     kVocabSize)));
+  options.set_sampling_topk(kVocabSize);
+  v1::TranslateResponse response;
+  const grpc::Status ok = Translate(*stub_, Request({"A dog runs."}, options), &response);
+  ASSERT_TRUE(ok.ok()) << Describe(ok);
+  EXPECT_EQ(response.translations(0).hypotheses_size(), 1);
+}
+
+// The request's bytes as protobuf encodes them, built by hand so that nothing on the client side
+// checks the UTF-8: TranslateRequest{texts (field 2): each text}.
+grpc::ByteBuffer RawTranslateRequest(const std::vector<std::string>& texts) {
+  std::string bytes;
+  for (const std::string& text : texts) {
+    bytes += static_cast<char>((2 << 3) | 2);  // Field 2, length-delimited.
+    size_t n = text.size();
+    do {  // Varint length.
+      bytes += static_cast<char>((n & 0x7F) | (n >= 0x80 ? 0x80 : 0));
+      n >>= 7;
+    } while (n != 0);
+    bytes += text;
+  }
+  grpc::Slice slice(bytes);
+  return grpc::ByteBuffer(&slice, 1);
+}
+
+// A blocking unary call of `method` with raw request bytes.
+grpc::Status RawUnaryCall(grpc::GenericStub& stub, const std::string& method,
+                          const grpc::ByteBuffer& request, grpc::ByteBuffer* response) {
+  grpc::ClientContext context;
+  SetTimeout(context, 60s);
+  std::promise<grpc::Status> done;
+  stub.UnaryCall(&context, method, grpc::StubOptions(), &request, response,
+                 [&done](grpc::Status status) { done.set_value(std::move(status)); });
+  return done.get_future().get();
+}
+
+TEST_F(LimitsTest, InvalidUtf8IsInvalidArgument) {
+  // Sent raw: the client's protobuf library may refuse to serialise invalid UTF-8 itself.
+  grpc::GenericStub generic(channel_);
+  for (const std::string& bad : {std::string("A dog \xff runs."), std::string("caf\xc3"),
+                                 std::string("\xed\xa0\x80")}) {  // 0xFF, truncated, surrogate.
+    SCOPED_TRACE(::testing::PrintToString(bad));
+    grpc::ByteBuffer response;
+    const grpc::Status status = RawUnaryCall(generic, "/mtserve.v1.Translator/Translate",
+                                             RawTranslateRequest({"A dog runs.", bad}), &response);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << Describe(status);
+    EXPECT_THAT(status.error_message(), HasSubstr("texts[1] is not valid UTF-8"));
+  }
+  // The same bytes but valid UTF-8 go through the same path fine.
+  grpc::ByteBuffer raw;
+  const grpc::Status ok = RawUnaryCall(generic, "/mtserve.v1.Translator/Translate",
+                                       RawTranslateRequest({"A dog runs.", "caf\xc3\xa9"}), &raw);
+  ASSERT_TRUE(ok.ok()) << Describe(ok);
+  std::vector<grpc::Slice> slices;
+  ASSERT_TRUE(raw.Dump(&slices).ok());
+  std::string bytes;
+  for (const grpc::Slice& s : slices)
+    bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
+  v1::TranslateResponse response;
+  ASSERT_TRUE(response.ParseFromString(bytes));
+  EXPECT_EQ(response.translations_size(), 2);
+}
+
+TEST_F(LimitsTest, UnknownModelIsNotFound) {
+  const grpc::Status status = TranslateError(*stub_, Request({"A dog runs."}, Greedy(), "en-xx"));
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::NOT_FOUND) << Describe(status);
+  EXPECT_THAT(status.error_message(), HasSubstr("\"en-xx\""));
+  EXPECT_THAT(status.error_message(), HasSubstr(kModel));  // What is served.
+  // Naming the served model explicitly works.
+  v1::TranslateResponse response;
+  const grpc::Status ok = Translate(*stub_, Request({"A dog runs."}, Greedy(), kModel), &response);
+  ASSERT_TRUE(ok.ok()) << Describe(ok);
+  EXPECT_EQ(response.model(), kModel);
+}
+
+TEST_F(LimitsTest, MessageOverMaxMessageBytesIsResourceExhausted) {
+  const MetricsSnapshot before = Scrape();
+  const std::string huge(70000, 'a');  // Over --max_message_bytes=65536.
+  const grpc::Status status = TranslateError(*stub_, Request({huge}, Greedy()));
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << Describe(status);
+  // Just under the limit, the message is accepted and the text refused for its tokens instead.
+  const std::string big(60000, 'a');
+  const grpc::Status tokens = TranslateError(*stub_, Request({big}, Greedy()));
+  EXPECT_EQ(tokens.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << Describe(tokens);
+  EXPECT_THAT(tokens.error_message(), HasSubstr("--max_input_tokens"));
+  // The server keeps serving.
+  v1::TranslateResponse response;
+  const grpc::Status ok = Translate(*stub_, Request({"A dog runs."}, Greedy()), &response);
+  EXPECT_TRUE(ok.ok()) << Describe(ok);
+  const MetricsSnapshot after = Scrape();
+  EXPECT_EQ(
+      after.Sum("mtserve_requests_total", RequestLabels("Translate", "INVALID_ARGUMENT")) -
+          before.Sum("mtserve_requests_total", RequestLabels("Translate", "INVALID_ARGUMENT")),
+      1);
+}
+
+TEST_F(LimitsTest, EmptyTextsGetEmptyTranslations) {
+  // Empty texts among others: num_hypotheses empty hypotheses each, no source tokens.
+  v1::TranslateResponse response;
+  grpc::Status status =
+      Translate(*stub_, Request({"", "A dog runs.", ""}, WithScores(Beam(3, 2))), &response);
+  ASSERT_TRUE(status.ok()) << Describe(status);
+  ASSERT_EQ(response.translations_size(), 3);
+  for (int i : {0, 2}) {
+    const v1::Translation& t = response.translations(i);
+    EXPECT_EQ(t.source_tokens(), 0u);
+    ASSERT_EQ(t.hypotheses_size(), 2);
+    for (const v1::Hypothesis& h : t.hypotheses()) {
+      EXPECT_EQ(h.text(), "");
+      EXPECT_EQ(h.num_tokens(), 0u);
+      EXPECT_EQ(h.score(), 0.f);
+      EXPECT_EQ(h.token_log_probs_size(), 0);
+    }
+  }
+  EXPECT_EQ(response.translations(1).hypotheses_size(), 2);
+  EXPECT_NE(response.translations(1).hypotheses(0).text(), "");
+
+  // An empty text does not excuse invalid options.
+  status = TranslateError(*stub_, Request({"", "A dog runs."}, Beam(5, 1)));
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << Describe(status);
+}
+
+// A request with nothing to compute is answered at once. (The timeouts only catch a hang: these
+// requests run no model.)
+TEST_F(LimitsTest, RequestsWithNothingToComputeAreAnswered) {
+  // Only empty texts, default options: one empty hypothesis each.
+  v1::TranslateResponse response;
+  grpc::Status status = Translate(*stub_, Request({"", ""}, Greedy()), &response, 10s);
+  ASSERT_TRUE(status.ok()) << Describe(status);
+  ASSERT_EQ(response.translations_size(), 2);
+  for (const v1::Translation& t : response.translations()) {
+    ASSERT_EQ(t.hypotheses_size(), 1);
+    EXPECT_EQ(t.hypotheses(0).text(), "");
+  }
+  EXPECT_EQ(response.model(), kModel);
+
+  // With n-best options: num_hypotheses empty hypotheses.
+  response.Clear();
+  status = Translate(*stub_, Request({""}, Beam(3, 3)), &response, 10s);
+  ASSERT_TRUE(status.ok()) << Describe(status);
+  ASSERT_EQ(response.translations_size(), 1);
+  EXPECT_EQ(response.translations(0).hypotheses_size(), 3);
+
+  // No texts at all: an empty answer.
+  response.Clear();
+  status = Translate(*stub_, Request({}, Greedy()), &response, 10s);
+  ASSERT_TRUE(status.ok()) << Describe(status);
+  EXPECT_EQ(response.translations_size(), 0);
+  EXPECT_EQ(response.model(), kModel);
+
+  // Invalid options are still refused.
+  status = TranslateError(*stub_, Request({""}, Beam(5, 1)));
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << Describe(status);
+  // Nothing is left in flight.
+  EXPECT_EQ(Scrape().Sum("mtserve_in_flight_requests"), 0);
+}
+
+TEST_F(LimitsTest, RejectedRequestsAreCountedWithTheirCode) {
+  const MetricsSnapshot before = Scrape();
+  TranslateError(*stub_, Request({"A dog runs."}, Beam(5, 1)));                 // INVALID_ARGUMENT
+  TranslateError(*stub_, Request({"A dog runs."}, Beam(2, 3)));                 // INVALID_ARGUMENT
+  TranslateError(*stub_, Request({"A dog runs."}, Greedy(), "no-such-model"));  // NOT_FOUND
+  const MetricsSnapshot after = Scrape();
+  auto delta = [&](const Labels& labels) {
+    return after.Sum("mtserve_requests_total", labels) -
+           before.Sum("mtserve_requests_total", labels);
+  };
+  EXPECT_EQ(delta(RequestLabels("Translate", "INVALID_ARGUMENT")), 2);
+  // Failed before a model was chosen: the model label is "none" (not the client's string).
+  EXPECT_EQ(delta(RequestLabels("Translate", "NOT_FOUND", "none")), 1);
+  EXPECT_FALSE(after.Has("mtserve_requests_total", {{"model", "no-such-model"}}));
+  EXPECT_EQ(delta({{"code", "OK"}}), 0);
+  EXPECT_EQ(after.Sum("mtserve_in_flight_requests"), 0);
+}
+
+// A stream's per-text errors are answers; the stream goes on.
+TEST_F(LimitsTest, StreamErrorsDoNotEndTheStream) {
+  struct Item {
+    std::string id, text, model;
+    v1::DecodingOptions options;
+    int expected_code;  // 0: a translation.
+    std::string message;
+  };
+  const std::vector<Item> items = {
+      {"ok-1", "A dog runs.", "", Greedy(), 0, ""},
+      {"too-long", LineWithTokens(17), "", Greedy(), 3, "text has 17 tokens"},
+      {"ok-2", "Two women are walking.", "", Beam(2, 2), 0, ""},
+      {"bad-beam", "A dog runs.", "", Beam(5, 1), 3, "options.beam_size is 5; the limit is 4"},
+      {"bad-model", "A dog runs.", "xx", Greedy(), 5, "\"xx\""},
+      {"empty", "", "", Beam(2, 2), 0, ""},
+      {"ok-3", "A man sleeps.", "", Greedy(), 0, ""},
+  };
+  grpc::ClientContext context;
+  SetTimeout(context, 120s);
+  auto stream = stub_->TranslateStream(&context);
+  for (const Item& item : items) {
+    v1::TranslateStreamRequest request;
+    request.set_id(item.id);
+    request.set_text(item.text);
+    request.set_model(item.model);
+    *request.mutable_options() = item.options;
+    ASSERT_TRUE(stream->Write(request)) << item.id;
+  }
+  ASSERT_TRUE(stream->WritesDone());
+  std::map<std::string, v1::TranslateStreamResponse> answers;
+  for (v1::TranslateStreamResponse answer; stream->Read(&answer);) {
+    EXPECT_TRUE(answers.emplace(answer.id(), answer).second) << "answered twice: " << answer.id();
+  }
+  const grpc::Status status = stream->Finish();
+  ASSERT_TRUE(status.ok()) << Describe(status);
+  ASSERT_EQ(answers.size(), items.size());
+  for (const Item& item : items) {
+    SCOPED_TRACE(item.id);
+    ASSERT_EQ(answers.count(item.id), 1u);
+    const v1::TranslateStreamResponse& a = answers[item.id];
+    if (item.expected_code != 0) {
+      EXPECT_TRUE(a.has_error());
+      EXPECT_FALSE(a.has_translation());
+      EXPECT_EQ(a.error().code(), item.expected_code) << a.error().message();
+      EXPECT_THAT(a.error().message(), HasSubstr(item.message));
+      continue;
+    }
+    EXPECT_FALSE(a.has_error()) << a.error().message();
+    ASSERT_TRUE(a.has_translation());
+    EXPECT_EQ(a.model(), kModel);
+    // The same as the unary call.
+    v1::TranslateResponse unary;
+    const grpc::Status u = Translate(*stub_, Request({item.text}, item.options), &unary);
+    ASSERT_TRUE(u.ok()) << Describe(u);
+    ExpectSameTranslation(a.translation(), unary.translations(0), "stream vs unary");
+  }
+  EXPECT_EQ(answers["empty"].translation().hypotheses_size(), 2);
+  EXPECT_EQ(answers["empty"].translation().hypotheses(0).text(), "");
+}
+
+// Invalid UTF-8 in a streamed text is that text's INVALID_ARGUMENT answer; the texts after it are
+// still translated. Sent raw (the client library may check UTF-8 itself): each message is
+// TranslateStreamRequest{id (field 1), text (field 2)}.
+TEST_F(LimitsTest, StreamInvalidUtf8IsAnAnswer) {
+  auto field = [](int number, const std::string& value) {
+    std::string out(1, static_cast<char>((number << 3) | 2));
+    out += static_cast<char>(value.size());  // Short values: a one-byte varint.
+    return out + value;
+  };
+  auto message = [&](const std::string& id, const std::string& text) {
+    const std::string bytes = field(1, id) + field(2, text);
+    grpc::Slice slice(bytes);
+    return grpc::ByteBuffer(&slice, 1);
+  };
+  grpc::GenericStub generic(channel_);
+  grpc::CompletionQueue cq;
+  grpc::ClientContext context;
+  SetTimeout(context, 60s);
+  // A tiny synchronous driver over the async generic stream.
+  auto next = [&cq] {
+    void* tag = nullptr;
+    bool ok = false;
+    EXPECT_TRUE(cq.Next(&tag, &ok));
+    return ok;
+  };
+  auto stream = generic.PrepareCall(&context, "/mtserve.v1.Translator/TranslateStream", &cq);
+  stream->StartCall(nullptr);
+  ASSERT_TRUE(next());
+  const std::vector<std::pair<std::string, std::string>> texts = {
+      {"before", "A dog runs."}, {"bad", "caf\xc3"}, {"after", "A man sleeps."}};
+  for (const auto& [id, text] : texts) {
+    stream->Write(message(id, text), nullptr);
+    ASSERT_TRUE(next());
+  }
+  stream->WritesDone(nullptr);
+  ASSERT_TRUE(next());
+  std::map<std::string, v1::TranslateStreamResponse> answers;
+  while (true) {
+    grpc::ByteBuffer buffer;
+    stream->Read(&buffer, nullptr);
+    if (!next()) break;
+    std::vector<grpc::Slice> slices;
+    ASSERT_TRUE(buffer.Dump(&slices).ok());
+    std::string bytes;
+    for (const grpc::Slice& s : slices) {
+      bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
+    }
+    v1::TranslateStreamResponse answer;
+    ASSERT_TRUE(answer.ParseFromString(bytes));
+    answers[answer.id()] = answer;
+  }
+  grpc::Status status;
+  stream->Finish(&status, nullptr);
+  ASSERT_TRUE(next());
+  EXPECT_TRUE(status.ok()) << Describe(status);
+  EXPECT_EQ(answers.size(), 3u);
+  EXPECT_TRUE(answers["before"].has_translation());
+  EXPECT_EQ(answers["bad"].error().code(), 3);
+  EXPECT_THAT(answers["bad"].error().message(), HasSubstr("text is not valid UTF-8"));
+  EXPECT_TRUE(answers["after"].has_translation()) << "the stream ended at the invalid text";
+}
+
+// The queue: --max_queued_texts=2, a batch runs only when 2 texts of the same options are queued.
+TEST_F(QueueTest, QueueFullIsResourceExhausted) {
+  // More texts than the queue holds, on an idle server.
+  const std::vector<std::string> three = {"A dog runs.", "A cat sleeps.", "A man walks."};
+  grpc::Status status = TranslateError(*stub_, Request(three, Greedy()));
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << Describe(status);
+  EXPECT_THAT(status.error_message(), HasSubstr("--max_queued_texts"));
+
+  // A text that stays queued (its batch is not full), then a request that does not fit beside it.
+  const MetricsSnapshot before = Scrape();
+  v1::TranslateResponse first;
+  grpc::Status first_status;
+  std::thread waiting([&] {
+    first_status = Translate(*stub_, Request({"A dog runs."}, WithScores(Greedy())), &first);
+  });
+  const MetricsSnapshot queued =
+      WaitForMetrics([](const MetricsSnapshot& m) { return m.Sum("mtserve_queue_depth") == 1; });
+  ASSERT_EQ(queued.Sum("mtserve_queue_depth"), 1);
+  EXPECT_EQ(queued.Sum("mtserve_in_flight_requests", {{"model", kModel}}), 1);
+  status = TranslateError(*stub_, Request({"A cat sleeps.", "A man walks."}, Greedy()));
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << Describe(status);
+  EXPECT_THAT(status.error_message(), HasSubstr("1 of 2 texts queued"));
+
+  // One more text fills the batch: both run, each with its own translation.
+  v1::TranslateResponse second;
+  status = Translate(*stub_, Request({"A cat sleeps."}, WithScores(Greedy())), &second);
+  ASSERT_TRUE(status.ok()) << Describe(status);
+  waiting.join();
+  ASSERT_TRUE(first_status.ok()) << Describe(first_status);
+  const auto expected = RunMttranslate({"A dog runs.", "A cat sleeps."}, {}, 1);
+  ASSERT_EQ(expected.size(), 2u);
+  EXPECT_EQ(first.translations(0).hypotheses(0).text(), expected[0][0].text);
+  EXPECT_EQ(second.translations(0).hypotheses(0).text(), expected[1][0].text);
+  EXPECT_NEAR(first.translations(0).hypotheses(0).score(), expected[0][0].score, 1e-4);
+  EXPECT_NEAR(second.translations(0).hypotheses(0).score(), expected[1][0].score, 1e-4);
+
+  const MetricsSnapshot after = Scrape();
+  EXPECT_EQ(
+      after.Sum("mtserve_requests_total", RequestLabels("Translate", "RESOURCE_EXHAUSTED")) -
+          before.Sum("mtserve_requests_total", RequestLabels("Translate", "RESOURCE_EXHAUSTED")),
+      1);
+  // One batch of the two texts.
+  EXPECT_EQ(after.Sum("mtserve_batch_size_sentences_count") -
+                before.Sum("mtserve_batch_size_sentences_count"),
+            1);
+  EXPECT_EQ(after.Sum("mtserve_batch_size_sentences_sum") -
+                before.Sum("mtserve_batch_size_sentences_sum"),
+            2);
+  EXPECT_EQ(after.Sum("mtserve_queue_depth"), 0);
+}
+
+// =============================================================================================
+// 4. Health and shutdown.
+
+TEST_F(ServerTest, HealthServing) {
+  TranslationClient client(server_->address());
+  absl::StatusOr<HealthStatus> health = client.Health("");
+  ASSERT_TRUE(health.ok()) << health.status();
+  EXPECT_EQ(*health, HealthResponse::SERVING);
+  health = client.Health(kService);
+  ASSERT_TRUE(health.ok()) << health.status();
+  EXPECT_EQ(*health, HealthResponse::SERVING);
+  health = client.Health("no.such.Service");
+  EXPECT_EQ(health.status().code(), absl::StatusCode::kNotFound) << health.status();
+}
+
+// A copy of the embedded model whose config.json is a FIFO: the server blocks loading it until
+// the test writes the file, so "listening but not loaded" lasts as long as the test wants.
+class FifoModel {
+ public:
+  FifoModel() {
+    char pattern[] = "/tmp/mtserve-server-test-XXXXXX";
+    dir_ = mkdtemp(pattern);
+    const std::filesystem::path source(MTSERVE_DEFAULT_MODEL_DIR);
+    for (const auto& entry : std::filesystem::directory_iterator(source)) {
+      const std::string name = entry.path().filename().string();
+      if (name == "config.json") continue;
+      std::filesystem::create_symlink(std::filesystem::absolute(entry.path()), dir_ / name);
+    }
+    std::ifstream in(source / "config.json", std::ios::binary);
+    config_.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    if (mkfifo((dir_ / "config.json").c_str(), 0600) != 0) throw std::runtime_error("mkfifo");
+  }
+  ~FifoModel() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+
+  std::string dir() const { return dir_.string(); }
+
+  // Writes config.json once the server opens it for reading; false if `server` exits first.
+  bool Release(ChildProcess& server) {
+    int fd = -1;
+    const auto end = std::chrono::steady_clock::now() + 60s;
+    while ((fd = open((dir_ / "config.json").c_str(), O_WRONLY | O_NONBLOCK)) < 0) {
+      if (errno != ENXIO || server.exited() || std::chrono::steady_clock::now() > end) {
+        return false;
+      }
+      std::this_thread::sleep_for(5ms);
+    }
+    fcntl(fd, F_SETFL, 0);  // Blocking writes from now on.
+    const bool ok =
+        write(fd, config_.data(), config_.size()) == static_cast<ssize_t>(config_.size());
+    close(fd);
+    return ok;
+  }
+
+ private:
+  std::filesystem::path dir_;
+  std::string config_;
+};
+
+// Prints the server's stderr when the current test has failed, on scope exit.
+class StderrOnFailure {
+ public:
+  explicit StderrOnFailure(const ChildProcess* process) : process_(process) {}
+  ~StderrOnFailure() {
+    if (::testing::Test::HasFailure() && process_ != nullptr) {
+      std::fprintf(stderr, "mtserve stderr:\n%s\n", process_->StderrText().c_str());
+    }
+  }
+
+ private:
+  const ChildProcess* process_;
+};
+
+TEST(LifecycleTest, NotServingUntilModelsAreLoaded) {
+  FifoModel model;
+  ServerProcess server(ServerBinary(),
+                       {"--workers=1", absl::StrCat("--model=", kModel, "=", model.dir())});
+  StderrOnFailure dump(&server.process());
+  TranslationClient client(server.address());
+  auto stub = v1::Translator::NewStub(NewChannel(server.address()));
+
+  // Listening, the model not loaded (the server is blocked opening config.json).
+  absl::StatusOr<HealthStatus> health = client.Health("");
+  ASSERT_TRUE(health.ok()) << health.status();
+  EXPECT_EQ(*health, HealthResponse::NOT_SERVING);
+  health = client.Health(kService);
+  ASSERT_TRUE(health.ok()) << health.status();
+  EXPECT_EQ(*health, HealthResponse::NOT_SERVING);
+  v1::TranslateResponse response;
+  grpc::Status status = Translate(*stub, Request({"A dog runs."}, Greedy()), &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE) << Describe(status);
+  EXPECT_THAT(status.error_message(), HasSubstr("loading"));
+  {
+    grpc::ClientContext context;
+    SetTimeout(context, 60s);
+    v1::ListModelsResponse models;
+    status = stub->ListModels(&context, v1::ListModelsRequest(), &models);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE) << Describe(status);
+  }
+  // Metrics are up already.
+  EXPECT_TRUE(testing::ScrapeMetrics(server.metrics_port()).Has("process_resident_memory_bytes"));
+
+  ASSERT_TRUE(model.Release(server.process())) << server.process().StderrText();
+  ASSERT_TRUE(server.WaitUntilServing()) << server.process().StderrText();
+  health = client.Health("");
+  ASSERT_TRUE(health.ok()) << health.status();
+  EXPECT_EQ(*health, HealthResponse::SERVING);
+  health = client.Health(kService);
+  ASSERT_TRUE(health.ok()) << health.status();
+  EXPECT_EQ(*health, HealthResponse::SERVING);
+  status = Translate(*stub, Request({"A dog runs."}, Greedy()), &response);
+  EXPECT_TRUE(status.ok()) << Describe(status);
+  EXPECT_EQ(response.model(), kModel);
+}
+
+TEST(LifecycleTest, SigtermDrainsThenExitsZero) {
+  std::string error;
+  std::unique_ptr<ServerProcess> server =
+      StartServer({"--workers=1", "--threads_per_worker=1", "--shutdown_grace=120s"}, &error);
+  ASSERT_NE(server, nullptr) << error;
+  StderrOnFailure dump(&server->process());
+  TranslationClient client(server->address());
+  auto stub = v1::Translator::NewStub(NewChannel(server->address()));
+  auto scrape = [&] { return testing::ScrapeMetrics(server->metrics_port()); };
+
+  // A stream kept open across the signal: the server cannot finish draining before it closes,
+  // whatever the timing of the rest.
+  grpc::ClientContext stream_context;
+  auto stream = stub->TranslateStream(&stream_context);
+  v1::TranslateStreamRequest text;
+  text.set_id("before");
+  text.set_text("A dog runs.");
+  ASSERT_TRUE(stream->Write(text));
+  v1::TranslateStreamResponse answer;
+  ASSERT_TRUE(stream->Read(&answer));
+  EXPECT_EQ(answer.id(), "before");
+  ASSERT_TRUE(answer.has_translation()) << answer.error().message();
+
+  // A long request, running when the signal comes.
+  v1::TranslateResponse long_response;
+  grpc::Status long_status;
+  std::thread long_call([&] {
+    long_status =
+        Translate(*stub, Request({TestLines()[0], TestLines()[1]}, Long()), &long_response);
+  });
+  const MetricsSnapshot running = testing::WaitForMetrics(
+      server->metrics_port(),
+      [](const MetricsSnapshot& m) { return m.Sum("mtserve_queue_wait_seconds_count") >= 3; });
+  ASSERT_GE(running.Sum("mtserve_queue_wait_seconds_count"), 3);  // 1 streamed + 2 long.
+
+  ASSERT_TRUE(server->process().Signal(SIGTERM));
+  ASSERT_TRUE(server->process().WaitForStderr("mtserve: Terminated: draining", 60s).has_value())
+      << server->process().StderrText();
+  // The long request is still being translated (it takes far longer than these checks).
+  EXPECT_EQ(scrape().Sum("mtserve_in_flight_requests"), 1);
+
+  absl::StatusOr<HealthStatus> health = client.Health("");
+  ASSERT_TRUE(health.ok()) << health.status();
+  EXPECT_EQ(*health, HealthResponse::NOT_SERVING);
+  health = client.Health(kService);
+  ASSERT_TRUE(health.ok()) << health.status();
+  EXPECT_EQ(*health, HealthResponse::NOT_SERVING);
+
+  v1::TranslateResponse refused;
+  grpc::Status status = Translate(*stub, Request({"A dog runs."}, Greedy()), &refused);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE) << Describe(status);
+  EXPECT_THAT(status.error_message(), HasSubstr("shutting down"));
+  // A new text on the open stream is refused in its answer; the stream goes on.
+  text.set_id("after");
+  ASSERT_TRUE(stream->Write(text));
+  ASSERT_TRUE(stream->Read(&answer));
+  EXPECT_EQ(answer.id(), "after");
+  EXPECT_EQ(answer.error().code(), static_cast<int>(grpc::StatusCode::UNAVAILABLE));
+
+  // The request in flight finishes normally.
+  long_call.join();
+  ASSERT_TRUE(long_status.ok()) << Describe(long_status);
+  ASSERT_EQ(long_response.translations_size(), 2);
+  for (const v1::Translation& t : long_response.translations()) {
+    EXPECT_EQ(t.hypotheses(0).num_tokens(), 512u);  // min_length 512: never ends on </s>.
+  }
+  EXPECT_FALSE(server->process().exited());  // The stream still holds it.
+
+  // The client closes the stream: the server has nothing left and exits 0.
+  ASSERT_TRUE(stream->WritesDone());
+  EXPECT_FALSE(stream->Read(&answer));
+  status = stream->Finish();
+  EXPECT_TRUE(status.ok()) << Describe(status);
+  const std::optional<int> exit_status = server->process().WaitForExit(60s);
+  ASSERT_TRUE(exit_status.has_value()) << server->process().StderrText();
+  EXPECT_TRUE(WIFEXITED(*exit_status)) << *exit_status;
+  EXPECT_EQ(WEXITSTATUS(*exit_status), 0) << server->process().StderrText();
+  EXPECT_THAT(server->process().StderrText(), HasSubstr("mtserve: stopped"));
+  EXPECT_THAT(server->process().StderrText(), ::testing::Not(HasSubstr("grace period over")));
+}
+
+// =============================================================================================
+// 5. Metrics.
+
+TEST_F(ServerTest, MetricsMoveWithTraffic) {
+  const MetricsSnapshot before = Scrape();
+  // Present before any traffic.
+  EXPECT_EQ(before.Sum("mtserve_model_info", {{"model", kModel},
+                                              {"source_language", "en"},
+                                              {"target_language", "de"},
+                                              {"compute_type", "float32"}}),
+            1);
+  EXPECT_GT(before.Sum("process_resident_memory_bytes"), 0);
+  EXPECT_TRUE(before.Has("process_cpu_seconds_total"));
+  EXPECT_GT(before.Sum("process_start_time_seconds"), 0);
+
+  // Traffic: one Translate of 3 texts, 2 streamed texts, one refused request.
+  const std::vector<std::string> texts = {TestLines()[200], TestLines()[201], TestLines()[202]};
+  v1::TranslateResponse response;
+  grpc::Status status = Translate(*stub_, Request(texts, Greedy()), &response);
+  ASSERT_TRUE(status.ok()) << Describe(status);
+  int input_tokens = 0;
+  int generated_tokens = 0;
+  for (const v1::Translation& t : response.translations()) {
+    input_tokens += t.source_tokens();
+    generated_tokens += t.hypotheses(0).num_tokens();
+  }
+  {
+    grpc::ClientContext context;
+    SetTimeout(context, 120s);
+    auto stream = stub_->TranslateStream(&context);
+    for (int i = 0; i < 2; ++i) {
+      v1::TranslateStreamRequest request;
+      request.set_id(absl::StrCat(i));
+      request.set_text(TestLines()[203 + i]);
+      *request.mutable_options() = Beam(2, 2);
+      ASSERT_TRUE(stream->Write(request));
+    }
+    ASSERT_TRUE(stream->WritesDone());
+    for (v1::TranslateStreamResponse answer; stream->Read(&answer);) {
+      ASSERT_TRUE(answer.has_translation()) << answer.error().message();
+      input_tokens += answer.translation().source_tokens();
+      generated_tokens += answer.translation().hypotheses(0).num_tokens();  // The best only.
+    }
+    status = stream->Finish();
+    ASSERT_TRUE(status.ok()) << Describe(status);
+  }
+  TranslateError(*stub_, Request({"A dog runs."}, Beam(17, 1)));  // Over --max_beam_size (16).
+  EXPECT_GT(input_tokens, 0);
+  EXPECT_GT(generated_tokens, 0);
+
+  // Token counters are added after the answers are sent: wait for them.
+  const MetricsSnapshot after = WaitForMetrics([&](const MetricsSnapshot& m) {
+    return m.Sum("mtserve_input_tokens_total") - before.Sum("mtserve_input_tokens_total") >=
+           input_tokens;
+  });
+  auto delta = [&](const std::string& name, const Labels& labels = {}) {
+    return after.Sum(name, labels) - before.Sum(name, labels);
+  };
+  EXPECT_EQ(delta("mtserve_requests_total", RequestLabels("Translate", "OK")), 1);
+  EXPECT_EQ(delta("mtserve_requests_total", RequestLabels("TranslateStream", "OK")), 2);
+  EXPECT_EQ(delta("mtserve_requests_total", RequestLabels("Translate", "INVALID_ARGUMENT")), 1);
+  EXPECT_EQ(delta("mtserve_requests_total"), 4);
+  EXPECT_EQ(delta("mtserve_request_duration_seconds_count", RequestLabels("Translate", "OK")), 1);
+  EXPECT_EQ(delta("mtserve_request_duration_seconds_count"), 4);
+  EXPECT_GT(delta("mtserve_request_duration_seconds_sum"), 0);
+  // Every computed text waited in the queue once and ran in one batch.
+  EXPECT_EQ(delta("mtserve_queue_wait_seconds_count", {{"model", kModel}}), 5);
+  EXPECT_GE(delta("mtserve_batch_size_sentences_count"), 2);  // Two sets of options.
+  EXPECT_LE(delta("mtserve_batch_size_sentences_count"), 5);
+  EXPECT_EQ(delta("mtserve_batch_size_sentences_sum"), 5);
+  EXPECT_EQ(delta("mtserve_batch_size_tokens_count"), delta("mtserve_batch_size_sentences_count"));
+  EXPECT_GE(delta("mtserve_batch_size_tokens_sum"), input_tokens);  // Padded.
+  EXPECT_EQ(delta("mtserve_input_tokens_total", {{"model", kModel}}), input_tokens);
+  EXPECT_EQ(delta("mtserve_generated_tokens_total", {{"model", kModel}}), generated_tokens);
+  EXPECT_EQ(after.Sum("mtserve_queue_depth", {{"model", kModel}}), 0);
+  EXPECT_TRUE(after.Has("mtserve_queue_depth", {{"model", kModel}}));
+  EXPECT_EQ(after.Sum("mtserve_in_flight_requests", {{"model", kModel}}), 0);
+  EXPECT_TRUE(after.Has("mtserve_in_flight_requests", {{"model", kModel}}));
+  EXPECT_GT(after.Sum("process_cpu_seconds_total"), 0);
+  EXPECT_GE(after.Sum("process_cpu_seconds_total"), before.Sum("process_cpu_seconds_total"));
+  EXPECT_GT(after.Sum("process_resident_memory_bytes"), 0);
+  // Histogram buckets are cumulative, +Inf equals the count.
+  EXPECT_EQ(after.Sum("mtserve_batch_size_sentences_bucket", {{"le", "+Inf"}}),
+            after.Sum("mtserve_batch_size_sentences_count"));
+}
+
+// The gauges while a request is queued and while it runs.
+TEST_F(QueueTest, GaugesShowQueuedAndInFlight) {
+  const MetricsSnapshot before = Scrape();
+  v1::TranslateResponse first;
+  grpc::Status first_status;
+  std::thread waiting(
+      [&] { first_status = Translate(*stub_, Request({"A dog runs."}, Greedy()), &first); });
+  const MetricsSnapshot queued =
+      WaitForMetrics([](const MetricsSnapshot& m) { return m.Sum("mtserve_queue_depth") == 1; });
+  EXPECT_EQ(queued.Sum("mtserve_queue_depth", {{"model", kModel}}), 1);
+  EXPECT_EQ(queued.Sum("mtserve_in_flight_requests", {{"model", kModel}}), 1);
+  EXPECT_EQ(queued.Sum("mtserve_queue_wait_seconds_count"),
+            before.Sum("mtserve_queue_wait_seconds_count"));
+  v1::TranslateResponse second;
+  const grpc::Status status = Translate(*stub_, Request({"A cat sleeps."}, Greedy()), &second);
+  ASSERT_TRUE(status.ok()) << Describe(status);
+  waiting.join();
+  ASSERT_TRUE(first_status.ok()) << Describe(first_status);
+  const MetricsSnapshot after = WaitForMetrics(
+      [](const MetricsSnapshot& m) { return m.Sum("mtserve_in_flight_requests") == 0; });
+  EXPECT_EQ(after.Sum("mtserve_queue_depth"), 0);
+  EXPECT_EQ(after.Sum("mtserve_in_flight_requests"), 0);
+  EXPECT_EQ(after.Sum("mtserve_queue_wait_seconds_count") -
+                before.Sum("mtserve_queue_wait_seconds_count"),
+            2);
+}
+
+// =============================================================================================
+// 6. Deadlines and cancellation.
+
+TEST_F(QueueTest, DeadlineWhileQueued) {
+  // The texts can never run (their batch is never full): the deadline passes in the queue. Each
+  // request has options of its own so that no two of them can fill a batch together (the server
+  // may see a deadline a little later than the client does).
+  const MetricsSnapshot before = Scrape();
+  int options_key = 0;
+  for (auto timeout : {1ms, 300ms}) {
+    v1::DecodingOptions options = Greedy();
+    options.set_max_length(100 + options_key++);
+    v1::TranslateResponse response;
+    const grpc::Status status =
+        Translate(*stub_, Request({"A dog runs."}, options), &response,
+                  std::chrono::duration_cast<std::chrono::milliseconds>(timeout));
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << Describe(status);
+  }
+  // The server answers the expired texts and keeps nothing queued.
+  const MetricsSnapshot after = WaitForMetrics([](const MetricsSnapshot& m) {
+    return m.Sum("mtserve_queue_depth") == 0 && m.Sum("mtserve_in_flight_requests") == 0;
+  });
+  EXPECT_EQ(after.Sum("mtserve_queue_depth"), 0);
+  EXPECT_EQ(after.Sum("mtserve_in_flight_requests"), 0);
+  // The 300 ms one reached the server for sure; it is recorded as a deadline, not a success.
+  EXPECT_GE(
+      after.Sum("mtserve_requests_total", RequestLabels("Translate", "DEADLINE_EXCEEDED")) -
+          before.Sum("mtserve_requests_total", RequestLabels("Translate", "DEADLINE_EXCEEDED")),
+      1)
+      << after.text();
+  EXPECT_EQ(after.Sum("mtserve_requests_total", {{"code", "OK"}}) -
+                before.Sum("mtserve_requests_total", {{"code", "OK"}}),
+            0);
+  // A deadline is not a cancellation, even though gRPC also cancels the call when it passes.
+  EXPECT_EQ(after.Sum("mtserve_requests_total", {{"code", "CANCELLED"}}) -
+                before.Sum("mtserve_requests_total", {{"code", "CANCELLED"}}),
+            0)
+      << after.text();
+  EXPECT_EQ(after.Sum("mtserve_queue_wait_seconds_count"),
+            before.Sum("mtserve_queue_wait_seconds_count"));  // Never computed.
+
+  // Served normally afterwards.
+  v1::TranslateResponse response;
+  const grpc::Status ok =
+      Translate(*stub_, Request({"A dog runs.", "A cat."}, Greedy()), &response);
+  EXPECT_TRUE(ok.ok()) << Describe(ok);
+}
+
+TEST_F(ServerTest, DeadlineDuringTranslation) {
+  const MetricsSnapshot before = Scrape();
+  // A tiny deadline on a busy server.
+  v1::TranslateResponse busy_response;
+  grpc::Status busy_status;
+  std::thread busy([&] {
+    busy_status =
+        Translate(*stub_, Request({TestLines()[2], TestLines()[3]}, Long()), &busy_response, 300ms);
+  });
+  v1::TranslateResponse response;
+  grpc::Status status = Translate(*stub_, Request({TestLines()[4]}, Long()), &response, 1ms);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << Describe(status);
+  busy.join();
+  EXPECT_EQ(busy_status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << Describe(busy_status);
+
+  // The server stopped them and recorded them as deadlines.
+  const MetricsSnapshot after = WaitForMetrics([](const MetricsSnapshot& m) {
+    return m.Sum("mtserve_in_flight_requests") == 0 && m.Sum("mtserve_queue_depth") == 0;
+  });
+  EXPECT_EQ(after.Sum("mtserve_in_flight_requests"), 0);
+  EXPECT_GE(
+      after.Sum("mtserve_requests_total", RequestLabels("Translate", "DEADLINE_EXCEEDED")) -
+          before.Sum("mtserve_requests_total", RequestLabels("Translate", "DEADLINE_EXCEEDED")),
+      1)
+      << after.text();
+  EXPECT_EQ(after.Sum("mtserve_requests_total", {{"code", "OK"}}) -
+                before.Sum("mtserve_requests_total", {{"code", "OK"}}),
+            0);
+  // A deadline is not a cancellation, even though gRPC also cancels the call when it passes.
+  EXPECT_EQ(after.Sum("mtserve_requests_total", {{"code", "CANCELLED"}}) -
+                before.Sum("mtserve_requests_total", {{"code", "CANCELLED"}}),
+            0)
+      << after.text();
+
+  // Served normally afterwards.
+  status = Translate(*stub_, Request({TestLines()[0]}, Greedy()), &response);
+  ASSERT_TRUE(status.ok()) << Describe(status);
+  EXPECT_EQ(response.translations(0).hypotheses(0).text(), Golden()[0].greedy_text);
+}
+
+TEST_F(ServerTest, CancelledRequestStops) {
+  const MetricsSnapshot before = Scrape();
+  // Long enough (8 texts x beam 16 x 512 tokens) to be running when cancelled.
+  std::vector<std::string> texts(TestLines().begin() + 5, TestLines().begin() + 13);
+  grpc::ClientContext context;
+  SetTimeout(context, std::chrono::minutes(5));
+  v1::TranslateResponse response;
+  grpc::Status status;
+  std::thread call([&] { status = stub_->Translate(&context, Request(texts, Long()), &response); });
+  // Running: its texts have left the queue for a batch.
+  const MetricsSnapshot running = WaitForMetrics([&](const MetricsSnapshot& m) {
+    return m.Sum("mtserve_queue_wait_seconds_count") -
+               before.Sum("mtserve_queue_wait_seconds_count") >=
+           8;
+  });
+  ASSERT_GE(running.Sum("mtserve_queue_wait_seconds_count") -
+                before.Sum("mtserve_queue_wait_seconds_count"),
+            8);
+  EXPECT_EQ(running.Sum("mtserve_in_flight_requests"), 1);
+  context.TryCancel();
+  call.join();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::CANCELLED) << Describe(status);
+
+  // The server stops the batch and records the request as cancelled.
+  const MetricsSnapshot after = WaitForMetrics([&](const MetricsSnapshot& m) {
+    return m.Sum("mtserve_requests_total", RequestLabels("Translate", "CANCELLED")) -
+               before.Sum("mtserve_requests_total", RequestLabels("Translate", "CANCELLED")) >=
+           1;
+  });
+  EXPECT_EQ(after.Sum("mtserve_requests_total", RequestLabels("Translate", "CANCELLED")) -
+                before.Sum("mtserve_requests_total", RequestLabels("Translate", "CANCELLED")),
+            1)
+      << after.text();
+  EXPECT_EQ(after.Sum("mtserve_in_flight_requests"), 0);
+  // Nothing was generated for it.
+  EXPECT_EQ(after.Sum("mtserve_generated_tokens_total"),
+            before.Sum("mtserve_generated_tokens_total"));
+
+  // A following request is served normally, and the server is alive.
+  v1::TranslateResponse next;
+  const grpc::Status ok = Translate(*stub_, Request({TestLines()[0]}, Greedy()), &next);
+  ASSERT_TRUE(ok.ok()) << Describe(ok);
+  EXPECT_EQ(next.translations(0).hypotheses(0).text(), Golden()[0].greedy_text);
+  EXPECT_FALSE(server_->process().exited());
+}
+
+TEST_F(ServerTest, CancelledStreamStops) {
+  const MetricsSnapshot before = Scrape();
+  grpc::ClientContext context;
+  auto stream = stub_->TranslateStream(&context);
+  for (int i = 0; i < 4; ++i) {
+    v1::TranslateStreamRequest request;
+    request.set_id(absl::StrCat(i));
+    request.set_text(TestLines()[30 + i]);
+    *request.mutable_options() = Long();
+    ASSERT_TRUE(stream->Write(request));
+  }
+  // All four received (in flight), and at least one being translated (the others may wait for
+  // a worker: each streamed text is queued on its own).
+  const MetricsSnapshot running = WaitForMetrics([&](const MetricsSnapshot& m) {
+    return m.Sum("mtserve_in_flight_requests") == 4 &&
+           m.Sum("mtserve_queue_wait_seconds_count") -
+                   before.Sum("mtserve_queue_wait_seconds_count") >=
+               1;
+  });
+  ASSERT_EQ(running.Sum("mtserve_in_flight_requests"), 4);
+  context.TryCancel();
+  const grpc::Status status = stream->Finish();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::CANCELLED) << Describe(status);
+  const MetricsSnapshot after = WaitForMetrics(
+      [](const MetricsSnapshot& m) { return m.Sum("mtserve_in_flight_requests") == 0; });
+  EXPECT_EQ(after.Sum("mtserve_in_flight_requests"), 0);
+  // Every text stopped, whether running or queued, and is counted as cancelled.
+  EXPECT_EQ(
+      after.Sum("mtserve_requests_total", {{"method", "TranslateStream"}, {"code", "OK"}}) -
+          before.Sum("mtserve_requests_total", {{"method", "TranslateStream"}, {"code", "OK"}}),
+      0);
+  EXPECT_EQ(
+      after.Sum("mtserve_requests_total", {{"method", "TranslateStream"}, {"code", "CANCELLED"}}) -
+          before.Sum("mtserve_requests_total",
+                     {{"method", "TranslateStream"}, {"code", "CANCELLED"}}),
+      4)
+      << after.text();
+  v1::TranslateResponse next;
+  const grpc::Status ok = Translate(*stub_, Request({TestLines()[0]}, Greedy()), &next);
+  ASSERT_TRUE(ok.ok()) << Describe(ok);
+  EXPECT_FALSE(server_->process().exited());
+}
+
+// =============================================================================================
+// 7. TranslateStream and ListModels.
+
+TEST_F(ServerTest, StreamAnswersEqualUnary) {
+  struct Item {
+    std::string text;
+    v1::DecodingOptions options;
+  };
+  std::vector<Item> items;
+  for (int i = 0; i < 10; ++i) {
+    items.push_back({TestLines()[40 + i], i % 3 == 0   ? WithScores(Beam(4, 2))
+                                          : i % 3 == 1 ? WithScores(Sampling(20, 0.7f, 5 + i))
+                                                       : WithScores(Greedy())});
+  }
+  items.insert(items.begin() + 4, Item{"", WithScores(Beam(2, 2))});
+  std::string too_long;  // Over the default --max_input_tokens (512).
+  for (int i = 0; i < 600; ++i) absl::StrAppend(&too_long, "dog ");
+  items.insert(items.begin() + 7, Item{too_long, Greedy()});
+
+  grpc::ClientContext context;
+  SetTimeout(context, 120s);
+  auto stream = stub_->TranslateStream(&context);
+  for (size_t i = 0; i < items.size(); ++i) {
+    v1::TranslateStreamRequest request;
+    request.set_id(absl::StrCat("id-", i));
+    request.set_text(items[i].text);
+    *request.mutable_options() = items[i].options;
+    ASSERT_TRUE(stream->Write(request));
+  }
+  ASSERT_TRUE(stream->WritesDone());
+  std::map<std::string, v1::TranslateStreamResponse> answers;
+  for (v1::TranslateStreamResponse answer; stream->Read(&answer);) {
+    EXPECT_TRUE(answers.emplace(answer.id(), answer).second) << "answered twice: " << answer.id();
+  }
+  const grpc::Status status = stream->Finish();
+  ASSERT_TRUE(status.ok()) << Describe(status);
+  ASSERT_EQ(answers.size(), items.size());
+
+  for (size_t i = 0; i < items.size(); ++i) {
+    const std::string id = absl::StrCat("id-", i);
+    SCOPED_TRACE(id);
+    ASSERT_EQ(answers.count(id), 1u);
+    const v1::TranslateStreamResponse& a = answers[id];
+    if (i == 7) {  // The over-limit text.
+      ASSERT_TRUE(a.has_error());
+      EXPECT_FALSE(a.has_translation());
+      EXPECT_EQ(a.error().code(), 3);
+      EXPECT_THAT(a.error().message(), HasSubstr("text has"));
+      EXPECT_THAT(a.error().message(), HasSubstr("the limit is 512"));
+      continue;
+    }
+    EXPECT_FALSE(a.has_error()) << a.error().message();
+    ASSERT_TRUE(a.has_translation());
+    EXPECT_EQ(a.model(), kModel);
+    if (i == 4) {  // The empty text: as the unary call answers it beside another text.
+      EXPECT_EQ(a.translation().source_tokens(), 0u);
+      ASSERT_EQ(a.translation().hypotheses_size(), 2);
+      v1::TranslateResponse unary;
+      const grpc::Status u = Translate(*stub_, Request({"", "A dog."}, items[i].options), &unary);
+      ASSERT_TRUE(u.ok()) << Describe(u);
+      ExpectSameTranslation(a.translation(), unary.translations(0), "stream vs unary");
+      continue;
+    }
+    v1::TranslateResponse unary;
+    const grpc::Status u = Translate(*stub_, Request({items[i].text}, items[i].options), &unary);
+    ASSERT_TRUE(u.ok()) << Describe(u);
+    ExpectSameTranslation(a.translation(), unary.translations(0), "stream vs unary");
+  }
+  // The unary call refuses the over-limit text with the same code.
+  const grpc::Status refused = TranslateError(*stub_, Request({too_long}, Greedy()));
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+}
+
+TEST_F(ServerTest, ListModels) {
+  grpc::ClientContext context;
+  SetTimeout(context, 60s);
+  v1::ListModelsResponse response;
+  const grpc::Status status = stub_->ListModels(&context, v1::ListModelsRequest(), &response);
+  ASSERT_TRUE(status.ok()) << Describe(status);
+  ASSERT_EQ(response.models_size(), 1);
+  const v1::ModelInfo& m = response.models(0);
+  EXPECT_EQ(m.name(), kModel);
+  EXPECT_TRUE(m.is_default());
+  EXPECT_EQ(m.source_language(), "en");
+  EXPECT_EQ(m.target_language(), "de");
+  EXPECT_EQ(m.vocab_size(), static_cast<uint32_t>(kVocabSize));
+  // The embedded model's config.json.
+  EXPECT_EQ(m.encoder_layers(), 3u);
+  EXPECT_EQ(m.decoder_layers(), 3u);
+  EXPECT_EQ(m.d_model(), 256u);
+  EXPECT_EQ(m.attention_heads(), 4u);
+  EXPECT_EQ(m.ffn_dim(), 1024u);
+  EXPECT_EQ(m.compute_type(), "float32");
+  EXPECT_THAT(m.architecture(), HasSubstr("vocab 7708"));
+  EXPECT_EQ(m.max_input_tokens(), 512u);
+  EXPECT_EQ(m.max_output_tokens(), 512u);
+  EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(m.path()) / "config.json")) << m.path();
+  if (ServerBinary() == MTSERVE_BINARY) {  // This build's server: this checkout's model.
+    EXPECT_EQ(std::filesystem::weakly_canonical(m.path()),
+              std::filesystem::weakly_canonical(MTSERVE_DEFAULT_MODEL_DIR));
+  }
+}
+
+TEST_F(LimitsTest, ListModelsShowsTheLimits) {
+  TranslationClient client(server_->address());
+  absl::StatusOr<v1::ListModelsResponse> response = client.ListModels();
+  ASSERT_TRUE(response.ok()) << response.status();
+  ASSERT_EQ(response->models_size(), 1);
+  EXPECT_EQ(response->models(0).max_input_tokens(), 16u);
+  EXPECT_EQ(response->models(0).max_output_tokens(), 40u);
+}
+
+}  // namespace
+}  // namespace mtserve
