@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "model/ops/batched_matmul.h"
 #include "model/ops/softmax.h"
@@ -34,12 +35,27 @@ void Encoder::Forward(ComputeContext& ctx, const std::vector<int>& ids,
       positions_[first_row[b] + j] = static_cast<int>(j);
     }
   }
-  float* x = x_.Reserve(tokens * d);
+  // x lives in `out`: packed in its first `tokens` rows, spread to the padded layout at the end.
+  float* x = out.Reserve(rows * d);
   model_.source_embeddings().Forward(packed_ids.data(), positions_.data(), static_cast<int>(tokens),
                                      x);
-  // Copies each sentence's rows between the packed and the padded layout.
-  auto for_each_sentence = [&](auto&& copy) {
-    for (int64_t b = 0; b < batch; ++b) copy(b * s, first_row[b], lengths[b]);
+  // In-place moves between the packed and the padded layout of a [rows, width] buffer: padded
+  // row b * s + j is packed row first_row[b] + j, never before it, so spreading runs from the
+  // last sentence back and packing from the first on, and no sentence overwrites one not yet
+  // moved. Spreading zeroes the padding rows (they take part in attention as queries whose
+  // results are dropped, and must stay finite).
+  auto spread = [&](float* data, int64_t width) {
+    for (int64_t b = batch - 1; b >= 0; --b) {
+      std::memmove(data + b * s * width, data + first_row[b] * width,
+                   lengths[b] * width * sizeof(float));
+      std::fill(data + (b * s + lengths[b]) * width, data + (b + 1) * s * width, 0.f);
+    }
+  };
+  auto pack = [&](float* data, int64_t width) {
+    for (int64_t b = 0; b < batch; ++b) {
+      std::memmove(data + first_row[b] * width, data + b * s * width,
+                   lengths[b] * width * sizeof(float));
+    }
   };
 
   // Keys past a sentence's end get -inf added to their scores, so they weigh exactly zero.
@@ -48,13 +64,9 @@ void Encoder::Forward(ComputeContext& ctx, const std::vector<int>& ids,
     for (int64_t j = 0; j < s; ++j) mask[b * s + j] = j < lengths[b] ? 0.f : -INFINITY;
   }
 
-  float* packed_qkv = packed_qkv_.Reserve(tokens * 3 * d);
   float* qkv = qkv_.Reserve(rows * 3 * d);
-  // Padding rows take part in attention as queries whose results are dropped; keep them finite.
-  std::fill(qkv, qkv + rows * 3 * d, 0.f);
   float* scores = scores_.Reserve(batch * heads * s * s);
   float* context = context_.Reserve(rows * d);
-  float* packed_context = packed_context_.Reserve(tokens * d);
   // The feed-forward block runs Linear::kMaxRows rows at a time: its wide hidden layer then needs
   // a small buffer, not one for the whole batch.
   float* ffn = ffn_.Reserve(std::min(tokens, Linear::kMaxRows) * config.encoder_ffn_dim);
@@ -70,17 +82,13 @@ void Encoder::Forward(ComputeContext& ctx, const std::vector<int>& ids,
   const StridedView heads_out{context, {batch, heads, s, head_dim}, {s * d, head_dim, d, 1}};
 
   for (const EncoderLayerWeights& layer : model_.encoder_layers()) {
-    layer.qkv.Forward(ctx, x, tokens, packed_qkv);
-    for_each_sentence([&](int64_t padded, int64_t packed, int64_t n) {
-      std::copy_n(packed_qkv + packed * qkv_row, n * qkv_row, qkv + padded * qkv_row);
-    });
+    layer.qkv.Forward(ctx, x, tokens, qkv);
+    spread(qkv, qkv_row);
     BatchedMatMul(ctx, queries, keys_t, probs, &key_mask);
     Softmax(ctx, scores, batch * heads * s, s);
     BatchedMatMul(ctx, probs, values, heads_out);
-    for_each_sentence([&](int64_t padded, int64_t packed, int64_t n) {
-      std::copy_n(context + padded * d, n * d, packed_context + packed * d);
-    });
-    layer.out_proj.Forward(ctx, packed_context, tokens, x, Epilogue::kAddToOutput);
+    pack(context, d);
+    layer.out_proj.Forward(ctx, context, tokens, x, Epilogue::kAddToOutput);
     layer.attention_norm.Forward(ctx, x, tokens);
     for (int64_t first = 0; first < tokens; first += Linear::kMaxRows) {
       const int64_t block = std::min(Linear::kMaxRows, tokens - first);
@@ -89,17 +97,10 @@ void Encoder::Forward(ComputeContext& ctx, const std::vector<int>& ids,
     }
     layer.ffn_norm.Forward(ctx, x, tokens);
   }
-  float* result = out.Reserve(rows * d);
-  std::fill(result, result + rows * d, 0.f);
-  for_each_sentence([&](int64_t padded, int64_t packed, int64_t n) {
-    std::copy_n(x + packed * d, n * d, result + padded * d);
-  });
+  spread(x, d);
   // Give the scratch back: the decoder, which runs next and for longer, needs memory too, and
   // a worker's peak is then the larger of the two phases rather than their sum. Allocating it
   // again costs far less than encoding a batch.
-  x_.Release();
-  packed_qkv_.Release();
-  packed_context_.Release();
   qkv_.Release();
   scores_.Release();
   context_.Release();

@@ -22,10 +22,7 @@ class Encoder {
 
  private:
   const Model& model_;
-  FloatBuffer x_;  // Packed: the real tokens only.
-  FloatBuffer packed_qkv_;
-  FloatBuffer packed_context_;
-  FloatBuffer qkv_;  // Padded: [batch * max_length, 3 * d_model].
+  FloatBuffer qkv_;
   FloatBuffer scores_;
   FloatBuffer context_;
   FloatBuffer ffn_;
