@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Tests the Python client example (client/python/translate.py) against a real mtserve: its output
 # must equal mttranslate's for the same lines and options (greedy, beam search with n-best and
-# scores, several batches, streaming), and errors must exit 1 with the gRPC code on stderr.
+# scores, several batches, streaming), and errors must exit 1 with the gRPC code on stderr. Also
+# checks server reflection and, after the traffic, the metrics (scripts/prometheus-check.sh).
 #
 # Usage: tests/scripts/python_client_test.sh [--bin_dir=build/bin] [--stubs_dir=DIR]
 # Without --stubs_dir the stubs are generated into a temporary directory.
@@ -126,6 +127,22 @@ expect_error unknown_model NOT_FOUND --model=nope
 expect_error stream_unknown_model NOT_FOUND --model=nope --stream
 expect_error beam_too_large INVALID_ARGUMENT --beam_size=1000
 expect_error no_server UNAVAILABLE --server=127.0.0.1:1 --timeout=5
+
+# Server reflection, as generic tools (grpcurl, Postman, ...) use it: list the services, then
+# fetch the file that defines ours. Raw bytes: ServerReflectionRequest{list_services: ""} is
+# field 7 and {file_containing_symbol: S} field 4 of grpc.reflection.v1alpha, whose Python stubs
+# Debian does not package.
+"$python" - "$server" <<'EOF_PY' || fail "server reflection"
+import sys
+import grpc
+channel = grpc.insecure_channel(sys.argv[1])
+call = channel.stream_stream("/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo")
+symbol = b"mtserve.v1.Translator"
+answers = list(call(iter([b"\x3a\x00", b"\x22" + bytes([len(symbol)]) + symbol]), timeout=10))
+assert b"mtserve.v1.Translator" in answers[0] and b"grpc.health.v1.Health" in answers[0], answers[0]
+assert b"mtserve/v1/translation.proto" in answers[1] and b"TranslateRequest" in answers[1]
+EOF_PY
+echo "ok: reflection lists mtserve.v1.Translator and serves its .proto"
 
 # The metrics after this traffic (labelled counters and histograms, error codes) pass promtool
 # and a real Prometheus.
