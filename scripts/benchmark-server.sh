@@ -12,15 +12,12 @@ requests=${REQUESTS:-2000}
 
 "$bin/mttranslate" --benchmark --beam_size=4 <"$input" 2>&1 >/dev/null | grep benchmark
 
+# shellcheck source=scripts/lib/mtserve.sh
+source scripts/lib/mtserve.sh
 log=$(mktemp)
-"$bin/mtserve" --listen=127.0.0.1:0 --metrics_listen= 2>"$log" &
-server=$!
-trap 'kill $server 2>/dev/null; wait $server 2>/dev/null; rm -f "$log"' EXIT
-until grep -q "serving" "$log"; do
-  kill -0 $server 2>/dev/null || { cat "$log" >&2; exit 1; }
-  sleep 0.1
-done
-port=$(sed -n 's/.*listening on [^ ]* (port \([0-9]*\)).*/\1/p' "$log")
+trap 'kill "$server_pid" 2>/dev/null; wait "$server_pid" 2>/dev/null; rm -f "$log"' EXIT
+start_mtserve "$bin/mtserve" "$log" --metrics_listen=
+port=$grpc_port
 
 printf '%-12s %10s %14s %8s %8s %8s\n' concurrency requests/s target_tok/s p50_ms p90_ms p99_ms
 for concurrency in 1 8 32 64; do

@@ -12,6 +12,8 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=scripts/lib/mtserve.sh
+source "$root/scripts/lib/mtserve.sh"
 mtserve=$root/${BUILD_DIR:-build}/bin/mtserve
 metrics=
 timeout=30
@@ -102,18 +104,8 @@ print(s.getsockname()[1])'
 # --- mtserve ---------------------------------------------------------------------------------
 if [[ -z $metrics ]]; then
   [[ -x $mtserve ]] || fail "no mtserve binary at $mtserve (build it, or pass --mtserve=PATH)"
-  : >"$tmp/mtserve.log"  # Exists before the server writes to it.
-  "$mtserve" --listen=127.0.0.1:0 --metrics_listen=127.0.0.1:0 2>"$tmp/mtserve.log" &
-  server_pid=$!
-  for ((i = 0; i < 1200; i++)); do
-    grep -q '^mtserve: serving' "$tmp/mtserve.log" && break
-    kill -0 "$server_pid" 2>/dev/null || { cat "$tmp/mtserve.log" >&2; fail "mtserve exited"; }
-    sleep 0.1
-  done
-  grep -q '^mtserve: serving' "$tmp/mtserve.log" ||
-    { cat "$tmp/mtserve.log" >&2; fail "mtserve not serving after 120 s"; }
-  port=$(sed -n 's/^mtserve: listening on .*, metrics on .* (port \([0-9]*\))$/\1/p' "$tmp/mtserve.log")
-  [[ -n $port && $port != 0 ]] || fail "no metrics port in mtserve's log"
+  start_mtserve "$mtserve" "$tmp/mtserve.log" || fail "mtserve did not start"
+  port=$metrics_port
   metrics=127.0.0.1:$port
   pass "mtserve started, metrics on $metrics"
 fi

@@ -19,6 +19,8 @@ for arg in "$@"; do
   esac
 done
 python=/usr/bin/python3  # Debian's, with python3-grpcio and python3-protobuf.
+# shellcheck source=scripts/lib/mtserve.sh
+source "$root/scripts/lib/mtserve.sh"
 client=$root/client/python/translate.py
 
 tmp=$(mktemp -d)
@@ -51,18 +53,8 @@ input=$tmp/input.txt
   sed -n 6,10p "$root/tests/data/multi30k/test_2016_flickr.en"
 } >"$input"
 
-: >"$tmp/server.log"  # Exists before the server writes to it.
-"$bin_dir/mtserve" --listen=127.0.0.1:0 --metrics_listen=127.0.0.1:0 2>"$tmp/server.log" &
-server_pid=$!
-for ((i = 0; i < 1200; i++)); do
-  grep -q '^mtserve: serving' "$tmp/server.log" && break
-  kill -0 "$server_pid" 2>/dev/null || { cat "$tmp/server.log" >&2; fail "mtserve exited"; }
-  sleep 0.1
-done
-grep -q '^mtserve: serving' "$tmp/server.log" || { cat "$tmp/server.log" >&2; fail "mtserve not serving after 120 s"; }
-port=$(sed -n 's/^mtserve: listening on .* (port \([0-9]*\)), metrics on .*/\1/p' "$tmp/server.log")
-metrics_port=$(sed -n 's/^mtserve: listening on .*, metrics on .* (port \([0-9]*\))$/\1/p' "$tmp/server.log")
-[[ -n $port && -n $metrics_port ]] || fail "no ports in mtserve's log"
+start_mtserve "$bin_dir/mtserve" "$tmp/server.log" || fail "mtserve did not start"
+port=$grpc_port
 server=127.0.0.1:$port
 
 # check NAME MTTRANSLATE_OPTIONS -- CLIENT_OPTIONS: both outputs must be identical.
