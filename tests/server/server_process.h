@@ -384,6 +384,12 @@ class MetricsSnapshot {
     return sum;
   }
 
+  // How much Sum(name, labels) grew since `before`.
+  double Since(const MetricsSnapshot& before, const std::string& name,
+               const std::map<std::string, std::string>& labels = {}) const {
+    return Sum(name, labels) - before.Sum(name, labels);
+  }
+
   const std::vector<Sample>& samples() const { return samples_; }
   const std::string& text() const { return text_; }
 

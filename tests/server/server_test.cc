@@ -6,12 +6,12 @@
 // Nothing here asserts on speed. Where a test needs the server in a given state (a request
 // running, a text waiting in the queue) it waits for that state through /metrics; where it needs
 // a text to stay queued it uses --max_queue_delay=1h so the text is never ready on its own.
-#include <signal.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/types.h>
-#include <unistd.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -711,8 +711,7 @@ TEST_F(LimitsTest, MessageOverMaxMessageBytesIsResourceExhausted) {
   EXPECT_TRUE(ok.ok()) << Describe(ok);
   const MetricsSnapshot after = Scrape();
   EXPECT_EQ(
-      after.Sum("mtserve_requests_total", RequestLabels("Translate", "INVALID_ARGUMENT")) -
-          before.Sum("mtserve_requests_total", RequestLabels("Translate", "INVALID_ARGUMENT")),
+      after.Since(before, "mtserve_requests_total", RequestLabels("Translate", "INVALID_ARGUMENT")),
       1);
 }
 
@@ -784,8 +783,7 @@ TEST_F(LimitsTest, RejectedRequestsAreCountedWithTheirCode) {
   TranslateError(*stub_, Request({"A dog runs."}, Greedy(), "no-such-model"));  // NOT_FOUND
   const MetricsSnapshot after = Scrape();
   auto delta = [&](const Labels& labels) {
-    return after.Sum("mtserve_requests_total", labels) -
-           before.Sum("mtserve_requests_total", labels);
+    return after.Since(before, "mtserve_requests_total", labels);
   };
   EXPECT_EQ(delta(RequestLabels("Translate", "INVALID_ARGUMENT")), 2);
   // Failed before a model was chosen: the model label is "none" (not the client's string).
@@ -954,17 +952,12 @@ TEST_F(QueueTest, QueueFullIsResourceExhausted) {
   EXPECT_NEAR(second.translations(0).hypotheses(0).score(), expected[1][0].score, 1e-4);
 
   const MetricsSnapshot after = Scrape();
-  EXPECT_EQ(
-      after.Sum("mtserve_requests_total", RequestLabels("Translate", "RESOURCE_EXHAUSTED")) -
-          before.Sum("mtserve_requests_total", RequestLabels("Translate", "RESOURCE_EXHAUSTED")),
-      1);
-  // One batch of the two texts.
-  EXPECT_EQ(after.Sum("mtserve_batch_size_sentences_count") -
-                before.Sum("mtserve_batch_size_sentences_count"),
+  EXPECT_EQ(after.Since(before, "mtserve_requests_total",
+                        RequestLabels("Translate", "RESOURCE_EXHAUSTED")),
             1);
-  EXPECT_EQ(after.Sum("mtserve_batch_size_sentences_sum") -
-                before.Sum("mtserve_batch_size_sentences_sum"),
-            2);
+  // One batch of the two texts.
+  EXPECT_EQ(after.Since(before, "mtserve_batch_size_sentences_count"), 1);
+  EXPECT_EQ(after.Since(before, "mtserve_batch_size_sentences_sum"), 2);
   EXPECT_EQ(after.Sum("mtserve_queue_depth"), 0);
 }
 
@@ -1218,11 +1211,10 @@ TEST_F(ServerTest, MetricsMoveWithTraffic) {
 
   // Token counters are added after the answers are sent: wait for them.
   const MetricsSnapshot after = WaitForMetrics([&](const MetricsSnapshot& m) {
-    return m.Sum("mtserve_input_tokens_total") - before.Sum("mtserve_input_tokens_total") >=
-           input_tokens;
+    return m.Since(before, "mtserve_input_tokens_total") >= input_tokens;
   });
   auto delta = [&](const std::string& name, const Labels& labels = {}) {
-    return after.Sum(name, labels) - before.Sum(name, labels);
+    return after.Since(before, name, labels);
   };
   EXPECT_EQ(delta("mtserve_requests_total", RequestLabels("Translate", "OK")), 1);
   EXPECT_EQ(delta("mtserve_requests_total", RequestLabels("TranslateStream", "OK")), 2);
@@ -1274,9 +1266,7 @@ TEST_F(QueueTest, GaugesShowQueuedAndInFlight) {
       [](const MetricsSnapshot& m) { return m.Sum("mtserve_in_flight_requests") == 0; });
   EXPECT_EQ(after.Sum("mtserve_queue_depth"), 0);
   EXPECT_EQ(after.Sum("mtserve_in_flight_requests"), 0);
-  EXPECT_EQ(after.Sum("mtserve_queue_wait_seconds_count") -
-                before.Sum("mtserve_queue_wait_seconds_count"),
-            2);
+  EXPECT_EQ(after.Since(before, "mtserve_queue_wait_seconds_count"), 2);
 }
 
 // =============================================================================================
@@ -1304,18 +1294,13 @@ TEST_F(QueueTest, DeadlineWhileQueued) {
   EXPECT_EQ(after.Sum("mtserve_queue_depth"), 0);
   EXPECT_EQ(after.Sum("mtserve_in_flight_requests"), 0);
   // The 300 ms one reached the server for sure; it is recorded as a deadline, not a success.
-  EXPECT_GE(
-      after.Sum("mtserve_requests_total", RequestLabels("Translate", "DEADLINE_EXCEEDED")) -
-          before.Sum("mtserve_requests_total", RequestLabels("Translate", "DEADLINE_EXCEEDED")),
-      1)
+  EXPECT_GE(after.Since(before, "mtserve_requests_total",
+                        RequestLabels("Translate", "DEADLINE_EXCEEDED")),
+            1)
       << after.text();
-  EXPECT_EQ(after.Sum("mtserve_requests_total", {{"code", "OK"}}) -
-                before.Sum("mtserve_requests_total", {{"code", "OK"}}),
-            0);
+  EXPECT_EQ(after.Since(before, "mtserve_requests_total", {{"code", "OK"}}), 0);
   // A deadline is not a cancellation, even though gRPC also cancels the call when it passes.
-  EXPECT_EQ(after.Sum("mtserve_requests_total", {{"code", "CANCELLED"}}) -
-                before.Sum("mtserve_requests_total", {{"code", "CANCELLED"}}),
-            0)
+  EXPECT_EQ(after.Since(before, "mtserve_requests_total", {{"code", "CANCELLED"}}), 0)
       << after.text();
   EXPECT_EQ(after.Sum("mtserve_queue_wait_seconds_count"),
             before.Sum("mtserve_queue_wait_seconds_count"));  // Never computed.
@@ -1347,18 +1332,13 @@ TEST_F(ServerTest, DeadlineDuringTranslation) {
     return m.Sum("mtserve_in_flight_requests") == 0 && m.Sum("mtserve_queue_depth") == 0;
   });
   EXPECT_EQ(after.Sum("mtserve_in_flight_requests"), 0);
-  EXPECT_GE(
-      after.Sum("mtserve_requests_total", RequestLabels("Translate", "DEADLINE_EXCEEDED")) -
-          before.Sum("mtserve_requests_total", RequestLabels("Translate", "DEADLINE_EXCEEDED")),
-      1)
+  EXPECT_GE(after.Since(before, "mtserve_requests_total",
+                        RequestLabels("Translate", "DEADLINE_EXCEEDED")),
+            1)
       << after.text();
-  EXPECT_EQ(after.Sum("mtserve_requests_total", {{"code", "OK"}}) -
-                before.Sum("mtserve_requests_total", {{"code", "OK"}}),
-            0);
+  EXPECT_EQ(after.Since(before, "mtserve_requests_total", {{"code", "OK"}}), 0);
   // A deadline is not a cancellation, even though gRPC also cancels the call when it passes.
-  EXPECT_EQ(after.Sum("mtserve_requests_total", {{"code", "CANCELLED"}}) -
-                before.Sum("mtserve_requests_total", {{"code", "CANCELLED"}}),
-            0)
+  EXPECT_EQ(after.Since(before, "mtserve_requests_total", {{"code", "CANCELLED"}}), 0)
       << after.text();
 
   // Served normally afterwards.
@@ -1378,13 +1358,9 @@ TEST_F(ServerTest, CancelledRequestStops) {
   std::thread call([&] { status = stub_->Translate(&context, Request(texts, Long()), &response); });
   // Running: its texts have left the queue for a batch.
   const MetricsSnapshot running = WaitForMetrics([&](const MetricsSnapshot& m) {
-    return m.Sum("mtserve_queue_wait_seconds_count") -
-               before.Sum("mtserve_queue_wait_seconds_count") >=
-           8;
+    return m.Since(before, "mtserve_queue_wait_seconds_count") >= 8;
   });
-  ASSERT_GE(running.Sum("mtserve_queue_wait_seconds_count") -
-                before.Sum("mtserve_queue_wait_seconds_count"),
-            8);
+  ASSERT_GE(running.Since(before, "mtserve_queue_wait_seconds_count"), 8);
   EXPECT_EQ(running.Sum("mtserve_in_flight_requests"), 1);
   context.TryCancel();
   call.join();
@@ -1392,12 +1368,9 @@ TEST_F(ServerTest, CancelledRequestStops) {
 
   // The server stops the batch and records the request as cancelled.
   const MetricsSnapshot after = WaitForMetrics([&](const MetricsSnapshot& m) {
-    return m.Sum("mtserve_requests_total", RequestLabels("Translate", "CANCELLED")) -
-               before.Sum("mtserve_requests_total", RequestLabels("Translate", "CANCELLED")) >=
-           1;
+    return m.Since(before, "mtserve_requests_total", RequestLabels("Translate", "CANCELLED")) >= 1;
   });
-  EXPECT_EQ(after.Sum("mtserve_requests_total", RequestLabels("Translate", "CANCELLED")) -
-                before.Sum("mtserve_requests_total", RequestLabels("Translate", "CANCELLED")),
+  EXPECT_EQ(after.Since(before, "mtserve_requests_total", RequestLabels("Translate", "CANCELLED")),
             1)
       << after.text();
   EXPECT_EQ(after.Sum("mtserve_in_flight_requests"), 0);
@@ -1428,9 +1401,7 @@ TEST_F(ServerTest, CancelledStreamStops) {
   // a worker: each streamed text is queued on its own).
   const MetricsSnapshot running = WaitForMetrics([&](const MetricsSnapshot& m) {
     return m.Sum("mtserve_in_flight_requests") == 4 &&
-           m.Sum("mtserve_queue_wait_seconds_count") -
-                   before.Sum("mtserve_queue_wait_seconds_count") >=
-               1;
+           m.Since(before, "mtserve_queue_wait_seconds_count") >= 1;
   });
   ASSERT_EQ(running.Sum("mtserve_in_flight_requests"), 4);
   context.TryCancel();
@@ -1440,15 +1411,12 @@ TEST_F(ServerTest, CancelledStreamStops) {
       [](const MetricsSnapshot& m) { return m.Sum("mtserve_in_flight_requests") == 0; });
   EXPECT_EQ(after.Sum("mtserve_in_flight_requests"), 0);
   // Every text stopped, whether running or queued, and is counted as cancelled.
-  EXPECT_EQ(
-      after.Sum("mtserve_requests_total", {{"method", "TranslateStream"}, {"code", "OK"}}) -
-          before.Sum("mtserve_requests_total", {{"method", "TranslateStream"}, {"code", "OK"}}),
-      0);
-  EXPECT_EQ(
-      after.Sum("mtserve_requests_total", {{"method", "TranslateStream"}, {"code", "CANCELLED"}}) -
-          before.Sum("mtserve_requests_total",
-                     {{"method", "TranslateStream"}, {"code", "CANCELLED"}}),
-      4)
+  EXPECT_EQ(after.Since(before, "mtserve_requests_total",
+                        {{"method", "TranslateStream"}, {"code", "OK"}}),
+            0);
+  EXPECT_EQ(after.Since(before, "mtserve_requests_total",
+                        {{"method", "TranslateStream"}, {"code", "CANCELLED"}}),
+            4)
       << after.text();
   v1::TranslateResponse next;
   const grpc::Status ok = Translate(*stub_, Request({TestLines()[0]}, Greedy()), &next);
