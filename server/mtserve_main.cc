@@ -22,6 +22,7 @@
 #include "grpcpp/server.h"
 #include "grpcpp/server_builder.h"
 #include "server/batch_scheduler.h"
+#include "server/env_flags.h"
 #include "server/metrics.h"
 #include "server/model_specs.h"
 #include "server/translation_service.h"
@@ -75,13 +76,38 @@ int Run(int argc, char** argv) {
 
   absl::SetProgramUsageMessage(
       "Serves machine translation over gRPC (mtserve.v1.Translator).\n"
-      "Usage: mtserve [--model=NAME=DIR ...] [--listen=HOST:PORT] [--metrics_listen=HOST:PORT]");
+      "Usage: mtserve [--model=NAME=DIR ...] [--listen=HOST:PORT] [--metrics_listen=HOST:PORT]\n"
+      "Every flag can also be set by the environment variable MTSERVE_<FLAG NAME IN CAPITALS>;\n"
+      "the command line wins.");
+  // Every flag can also come from the environment (MTSERVE_LISTEN=..., MTSERVE_MODEL=a=/x,b=/y).
+  const std::vector<std::string> flags = {"model",
+                                          "listen",
+                                          "metrics_listen",
+                                          "workers",
+                                          "threads_per_worker",
+                                          "max_batch_size",
+                                          "max_batch_tokens",
+                                          "max_queue_delay",
+                                          "max_queued_texts",
+                                          "max_texts_per_request",
+                                          "max_input_tokens",
+                                          "max_output_tokens",
+                                          "max_beam_size",
+                                          "max_message_bytes",
+                                          "shutdown_grace"};
+  if (absl::Status status = SetFlagsFromEnvironment("MTSERVE_", flags); !status.ok()) {
+    return Fail(status);
+  }
   const std::vector<char*> args = absl::ParseCommandLine(argc, argv);
   if (args.size() > 1) {
     return Fail(absl::InvalidArgumentError(absl::StrCat("unexpected argument: ", args[1])));
   }
+  // --model is repeatable, which absl flags are not: read every occurrence from the command
+  // line, else the flag's value (from MTSERVE_MODEL).
+  std::vector<std::string> model_values = RepeatedFlagValues(argc, argv, "model");
+  if (model_values.empty()) model_values = absl::GetFlag(FLAGS_model);
   absl::StatusOr<std::vector<ModelSpec>> specs =
-      ParseModelSpecs(RepeatedFlagValues(argc, argv, "model"), MTSERVE_DEFAULT_MODEL_DIR);
+      ParseModelSpecs(model_values, MTSERVE_DEFAULT_MODEL_DIR);
   if (!specs.ok()) return Fail(specs.status());
 
   // A fixed threshold: buffers of 128 KiB or more are mapped on their own and returned to the
