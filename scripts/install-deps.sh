@@ -13,7 +13,7 @@ packages=(
   prometheus-cpp-dev
   libgtest-dev libgmock-dev
   # Tests: the Python client example and a real Prometheus scraping the server.
-  python3-grpcio python3-protobuf prometheus curl
+  python3-grpcio python3-protobuf python3-yaml prometheus curl
 )
 
 missing=()

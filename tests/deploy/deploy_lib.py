@@ -1,0 +1,186 @@
+"""Helpers shared by check_compose.py and check_k8s.py."""
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import yaml
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+DEPLOY = os.path.join(ROOT, "deploy")
+ALERTS = os.path.join(DEPLOY, "prometheus", "alerts.yml")
+
+
+class Checks:
+    """Collects check results; `finish` prints the verdict and returns the exit status."""
+
+    def __init__(self, name):
+        self.name = name
+        self.passed = 0
+        self.problems = []
+
+    def ok(self, message):
+        self.passed += 1
+        print(f"ok: {message}")
+
+    def fail(self, message):
+        self.problems.append(message)
+        print(f"FAIL: {message}", file=sys.stderr)
+
+    def expect(self, condition, message, failure=None):
+        """ok(message) if condition, else fail(failure or message)."""
+        if condition:
+            self.ok(message)
+        else:
+            self.fail(failure or f"not true: {message}")
+        return condition
+
+    def finish(self):
+        if self.problems:
+            print(f"{self.name}: FAIL ({len(self.problems)} problems, {self.passed} checks "
+                  "passed)", file=sys.stderr)
+            return 1
+        print(f"{self.name}: PASS ({self.passed} checks)")
+        return 0
+
+
+def load_yaml(path):
+    with open(path) as f:
+        return yaml.safe_load(f)
+
+
+def load_yaml_all(path):
+    with open(path) as f:
+        return [d for d in yaml.safe_load_all(f) if d is not None]
+
+
+_DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1, "m": 60, "h": 3600}
+
+
+def parse_duration(text):
+    """Seconds of a Go/absl/compose duration: "25s", "500us", "1m30s", "1.5h"."""
+    text = str(text).strip()
+    parts = re.findall(r"(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)", text)
+    if not parts or "".join(n + u for n, u in parts) != text:
+        raise ValueError(f"not a duration: {text!r}")
+    return sum(float(n) * _DURATION_UNITS[u] for n, u in parts)
+
+
+def parse_cpu(quantity):
+    """Cores of a Kubernetes CPU quantity: "2", "1.5", "500m"."""
+    text = str(quantity)
+    return float(text[:-1]) / 1000 if text.endswith("m") else float(text)
+
+
+def parse_memory(quantity):
+    """Bytes of a Kubernetes memory quantity: "384Mi", "1Gi", "500M", "1000"."""
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)(Ki|Mi|Gi|Ti|k|M|G|T)?", str(quantity))
+    if m is None:
+        raise ValueError(f"not a memory quantity: {quantity!r}")
+    scale = {None: 1, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "k": 1e3, "M": 1e6,
+             "G": 1e9, "T": 1e12}[m.group(2)]
+    return float(m.group(1)) * scale
+
+
+def mtserve_flags():
+    """The flags mtserve defines (server/mtserve_main.cc), each settable as MTSERVE_<FLAG>."""
+    with open(os.path.join(ROOT, "server", "mtserve_main.cc")) as f:
+        flags = set(re.findall(r"ABSL_FLAG\([^,]+(?:<[^>]*>)?,\s*(\w+)\s*,", f.read()))
+    if "shutdown_grace" not in flags:
+        raise RuntimeError(f"cannot read mtserve's flags from server/mtserve_main.cc: {flags}")
+    return flags
+
+
+def check_env_names(checks, env, where):
+    """Every MTSERVE_* variable names a flag of mtserve's."""
+    flags = mtserve_flags()
+    unknown = [k for k in env if k.startswith("MTSERVE_") and k[8:].lower() not in flags]
+    checks.expect(not unknown, f"{where}: every MTSERVE_* variable names an mtserve flag",
+                  f"{where}: {', '.join(unknown)} name no flag of mtserve (server/mtserve_main.cc)")
+
+
+def alert_rules():
+    return {r["alert"]: r for g in load_yaml(ALERTS)["groups"] for r in g["rules"] if "alert" in r}
+
+
+def alerts_job():
+    """The job every alert rule selects (they must agree)."""
+    jobs = set()
+    for rule in alert_rules().values():
+        jobs.update(re.findall(r'job\s*=\s*"([^"]*)"', rule["expr"]))
+    if len(jobs) != 1:
+        raise RuntimeError(f"the alert rules select jobs {jobs}, not one")
+    return jobs.pop()
+
+
+def alerts_queue_bound():
+    """The --max_queued_texts that the MtserveQueueNearlyFull alert assumes."""
+    m = re.search(r">\s*[\d.]+\s*\*\s*(\d+)", alert_rules()["MtserveQueueNearlyFull"]["expr"])
+    return int(m.group(1))
+
+
+def run_mtserve(checks, mtserve, env, where, mtclient=None, health_command=None):
+    """Starts mtserve with exactly these MTSERVE_* variables (on loopback ports the kernel
+    chooses: the command line wins over MTSERVE_LISTEN), checks that it serves with the workers
+    and threads the variables ask for, runs the health check command (its server address
+    pointed at this server, its program at mtclient), then SIGTERM: it must drain and exit 0
+    within the shutdown grace. Returns nothing; results go to checks."""
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("MTSERVE_")}
+    environment.update(env)
+    with tempfile.TemporaryFile("w+") as log:
+        process = subprocess.Popen(
+            [mtserve, "--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0"], env=environment,
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log)
+        try:
+            _run_mtserve(checks, process, log, env, where, mtclient, health_command)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+
+
+def _read(log):
+    log.seek(0)
+    return log.read()
+
+
+def _run_mtserve(checks, process, log, env, where, mtclient, health_command):
+    serving = None
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and process.poll() is None:
+        serving = re.search(r"^mtserve: serving \((\d+) workers x (\d+) threads\)", _read(log),
+                            re.MULTILINE)
+        if serving:
+            break
+        time.sleep(0.1)
+    if not checks.expect(serving is not None, f"{where}: mtserve starts with these settings",
+                         f"{where}: mtserve did not serve with these settings:\n" + _read(log)):
+        return
+    port = re.search(r"^mtserve: listening on \S+ \(port (\d+)\)", _read(log), re.MULTILINE)
+    workers = int(env.get("MTSERVE_WORKERS", "0"))
+    threads = int(env.get("MTSERVE_THREADS_PER_WORKER", "1"))
+    checks.expect((int(serving.group(1)), int(serving.group(2))) == (workers, threads),
+                  f"{where}: mtserve serves with {workers} workers x {threads} threads",
+                  f"{where}: mtserve says {serving.group(0).strip()}, not {workers} x {threads}")
+    if mtclient and health_command:
+        command = [mtclient] + [re.sub(r"^--server=.*", f"--server=127.0.0.1:{port.group(1)}", a)
+                                for a in health_command[1:]]
+        result = subprocess.run(command, capture_output=True, text=True, timeout=30)
+        checks.expect(result.returncode == 0 and result.stdout.strip() == "SERVING",
+                      f"{where}: the health check command answers SERVING",
+                      f"{where}: {' '.join(command)} exited {result.returncode}: "
+                      f"{result.stdout}{result.stderr}")
+    grace = parse_duration(env.get("MTSERVE_SHUTDOWN_GRACE", "25s"))
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(timeout=grace + 5)
+    except subprocess.TimeoutExpired:
+        checks.fail(f"{where}: mtserve did not exit within the shutdown grace after SIGTERM")
+        return
+    checks.expect(process.returncode == 0 and "mtserve: stopped" in _read(log),
+                  f"{where}: SIGTERM drains and exits 0",
+                  f"{where}: after SIGTERM mtserve exited {process.returncode}:\n" + _read(log))
