@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "grpc/grpc.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/server.h"
@@ -51,6 +52,9 @@ ABSL_FLAG(int, max_output_tokens, 512,
           "Generated tokens per hypothesis at most (the model's positions also limit)");
 ABSL_FLAG(int, max_beam_size, 16, "beam_size at most");
 ABSL_FLAG(int, max_message_bytes, 4 << 20, "Size of a gRPC request message at most");
+ABSL_FLAG(absl::Duration, max_connection_age, absl::ZeroDuration(),
+          "Close client connections after this long (gracefully), so that clients balancing "
+          "over DNS (a headless Kubernetes Service) re-resolve and find new replicas; 0: never");
 ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(25),
           "On SIGTERM/SIGINT, how long requests in flight may take to finish before they are "
           "cancelled");
@@ -94,6 +98,7 @@ int Run(int argc, char** argv) {
                                           "max_output_tokens",
                                           "max_beam_size",
                                           "max_message_bytes",
+                                          "max_connection_age",
                                           "shutdown_grace"};
   if (absl::Status status = SetFlagsFromEnvironment("MTSERVE_", flags); !status.ok()) {
     return Fail(status);
@@ -156,6 +161,15 @@ int Run(int argc, char** argv) {
   builder.RegisterService(&service);
   builder.SetMaxReceiveMessageSize(absl::GetFlag(FLAGS_max_message_bytes));
   builder.SetMaxSendMessageSize(-1);
+  if (const absl::Duration age = absl::GetFlag(FLAGS_max_connection_age);
+      age > absl::ZeroDuration()) {
+    builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_MS,
+                               static_cast<int>(absl::ToInt64Milliseconds(age)));
+    // Calls still running when the age is reached get this long to finish.
+    builder.AddChannelArgument(
+        GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS,
+        static_cast<int>(absl::ToInt64Milliseconds(absl::GetFlag(FLAGS_shutdown_grace))));
+  }
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || port == 0) {
     return Fail(absl::UnavailableError(
