@@ -1,8 +1,14 @@
 #!/usr/bin/env bash
-# The test command: installs what is missing, builds, and runs every test.
+# The test command (what CI runs, .ci/run): installs what is missing, builds, runs every test,
+# then builds the container image and checks it (deploy/container-check.sh, about 2 minutes;
+# needs root and podman, which it installs: MTSERVE_SKIP_CONTAINER_CHECK=1 skips it on machines
+# that cannot run containers).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 scripts/build.sh
 build_dir=${BUILD_DIR:-build}
 ctest --test-dir "$build_dir" --output-on-failure -j2
+if [[ ${MTSERVE_SKIP_CONTAINER_CHECK:-0} != 1 ]]; then
+  deploy/container-check.sh
+fi

@@ -1,0 +1,100 @@
+# mtserve's container image: the gRPC server (mtserve), its client (mtclient) and the embedded
+# English→German model, on Debian 12 with only the runtime libraries. See README.md, "Container".
+#
+#   podman build --format docker -t mtserve .        # --format docker keeps the HEALTHCHECK
+#   docker build -t mtserve .
+#   ... --build-arg RUN_TESTS=1                       # also builds and runs the test suite (ctest)
+#
+# deploy/container-check.sh builds this image on a machine without a registry and checks it.
+
+ARG BUILDER_IMAGE=debian:bookworm
+ARG RUNTIME_IMAGE=debian:bookworm-slim
+
+# ---------------------------------------------------------------------------------------------
+# Builder: compiles mtserve, mtclient and the SentencePiece module against Debian's -dev packages
+# and stages the install tree in /opt/mtserve.
+FROM ${BUILDER_IMAGE} AS builder
+
+ARG RUN_TESTS=0
+ARG JOBS=2
+
+# The build dependencies; with RUN_TESTS=1, also everything the tests need (install-deps.sh).
+COPY scripts/install-deps.sh /tmp/install-deps.sh
+RUN set -eux; \
+    export DEBIAN_FRONTEND=noninteractive; \
+    apt-get update; \
+    apt-get install -y --no-install-recommends \
+      cmake g++ make pkg-config \
+      libdnnl-dev libsentencepiece-dev libabsl-dev nlohmann-json3-dev \
+      libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler \
+      prometheus-cpp-dev; \
+    if [ "$RUN_TESTS" = 1 ]; then /tmp/install-deps.sh; fi; \
+    rm -rf /var/lib/apt/lists/* /tmp/install-deps.sh
+
+WORKDIR /src
+COPY . .
+
+# The default model's path is compiled into mtserve, so it is the path of the runtime image.
+# mtserve loads the SentencePiece module from <its directory>/../lib.
+RUN set -eux; \
+    if [ "$RUN_TESTS" = 1 ]; then testing=ON; targets=all; \
+    else testing=OFF; targets="mtserve mtclient mtserve_sentencepiece"; fi; \
+    cmake -S . -B /build -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING="$testing" \
+      -DMTSERVE_DEFAULT_MODEL_DIR=/opt/mtserve/models/multi30k-en-de; \
+    cmake --build /build -j"$JOBS" --target $targets; \
+    install -d /opt/mtserve/bin /opt/mtserve/lib /opt/mtserve/models; \
+    install -m 0755 /build/bin/mtserve /build/bin/mtclient /opt/mtserve/bin/; \
+    install -m 0644 /build/lib/libmtserve_sentencepiece.so /opt/mtserve/lib/; \
+    cp -R models/multi30k-en-de /opt/mtserve/models/; \
+    chmod -R a+rX,go-w /opt/mtserve
+
+# The tests read the embedded model from its compiled-in path, staged above.
+RUN if [ "$RUN_TESTS" = 1 ]; then ctest --test-dir /build --output-on-failure -j"$JOBS"; fi
+
+# ---------------------------------------------------------------------------------------------
+# Runtime: Debian's shared libraries only (no compiler, no -dev package), a non-root user.
+FROM ${RUNTIME_IMAGE}
+
+LABEL org.opencontainers.image.title="mtserve" \
+      org.opencontainers.image.description="gRPC machine-translation server (MarianMT / OPUS-MT models) on CPU"
+
+RUN set -eux; \
+    export DEBIAN_FRONTEND=noninteractive; \
+    apt-get update; \
+    apt-get install -y --no-install-recommends \
+      libdnnl2 libgomp1 libsentencepiece0 libabsl20220623 \
+      libgrpc++1.51 libgrpc29 libprotobuf32 \
+      libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0; \
+    rm -rf /var/lib/apt/lists/*; \
+    groupadd --system --gid 10001 mtserve; \
+    useradd --system --uid 10001 --gid mtserve --home-dir /nonexistent --no-create-home \
+      --shell /usr/sbin/nologin mtserve; \
+    install -d -m 0755 /models
+
+COPY --from=builder /opt/mtserve /opt/mtserve
+
+# Fails the build if a library is missing.
+RUN set -eu; \
+    if ldd /opt/mtserve/bin/mtserve /opt/mtserve/bin/mtclient \
+           /opt/mtserve/lib/libmtserve_sentencepiece.so | grep 'not found'; then exit 1; fi
+
+# Every mtserve flag can be set as MTSERVE_<FLAG>; the command line wins.
+ENV PATH=/opt/mtserve/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+    MTSERVE_LISTEN=0.0.0.0:50051 \
+    MTSERVE_METRICS_LISTEN=0.0.0.0:9464
+
+# gRPC (Translator, health, reflection); Prometheus metrics at /metrics.
+EXPOSE 50051 9464
+
+# Extra models: mount MarianMT directories under /models and name them in MTSERVE_MODEL.
+USER 10001:10001
+
+# SERVING only once the models are loaded; NOT_SERVING while draining. Asks the port of
+# MTSERVE_LISTEN on loopback.
+HEALTHCHECK --interval=15s --timeout=5s --start-period=60s --retries=3 \
+  CMD mtclient health --timeout=3 --server="127.0.0.1:${MTSERVE_LISTEN##*:}" || exit 1
+
+# mtserve is PID 1: it handles SIGTERM itself (drains, then exits 0 within --shutdown_grace,
+# 25 s by default; keep the stop timeout above it). Arguments are mtserve flags.
+STOPSIGNAL SIGTERM
+ENTRYPOINT ["/opt/mtserve/bin/mtserve"]
