@@ -14,6 +14,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=scripts/lib/mtserve.sh
 source "$root/scripts/lib/mtserve.sh"
+# shellcheck source=scripts/lib/prometheus.sh
+source "$root/scripts/lib/prometheus.sh"
 mtserve=$root/${BUILD_DIR:-build}/bin/mtserve
 metrics=
 timeout=30
@@ -92,14 +94,6 @@ except (KeyError, IndexError, TypeError, StopIteration):
     pass' "$1"
 }
 
-# A free loopback port (another process may take it before us; callers retry).
-free_port() {
-  /usr/bin/python3 -c '
-import socket
-s = socket.socket()
-s.bind(("127.0.0.1", 0))
-print(s.getsockname()[1])'
-}
 
 # --- mtserve ---------------------------------------------------------------------------------
 if [[ -z $metrics ]]; then
@@ -137,25 +131,7 @@ promtool check config "$tmp/prometheus.yml" >"$tmp/promtool.out" 2>&1 ||
 pass "promtool check config"
 
 # --- a real Prometheus -------------------------------------------------------------------------
-for attempt in 1 2 3; do
-  prometheus_port=$(free_port)
-  prometheus --config.file="$tmp/prometheus.yml" --storage.tsdb.path="$tmp/data" \
-    --web.listen-address="127.0.0.1:$prometheus_port" >"$tmp/prometheus.log" 2>&1 &
-  prometheus_pid=$!
-  for ((i = 0; i < 100; i++)); do
-    http_get "http://127.0.0.1:$prometheus_port/-/ready" >/dev/null 2>&1 && break
-    kill -0 "$prometheus_pid" 2>/dev/null || break
-    sleep 0.1
-  done
-  kill -0 "$prometheus_pid" 2>/dev/null && break
-  wait "$prometheus_pid" || true
-  prometheus_pid=
-  # The port was taken between free_port and the bind: try another one.
-  grep -q 'address already in use' "$tmp/prometheus.log" && ((attempt < 3)) && continue
-  cat "$tmp/prometheus.log" >&2
-  fail "prometheus exited"
-done
-prometheus=http://127.0.0.1:$prometheus_port
+start_prometheus "$tmp/prometheus.yml" "$tmp" || fail "prometheus did not start"
 pass "prometheus started on $prometheus"
 
 # The mtserve target up: Prometheus scraped it successfully.

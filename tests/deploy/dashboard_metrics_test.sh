@@ -19,6 +19,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=scripts/lib/mtserve.sh
 source "$root/scripts/lib/mtserve.sh"
+# shellcheck source=scripts/lib/prometheus.sh
+source "$root/scripts/lib/prometheus.sh"
 refs=$root/tests/deploy/promql_refs.py
 mtserve=$root/${BUILD_DIR:-build}/bin/mtserve
 mtclient=$root/${BUILD_DIR:-build}/bin/mtclient
@@ -114,32 +116,7 @@ EOF
 promtool check config "$tmp/prometheus.yml" >"$tmp/promtool.out" 2>&1 ||
   { cat "$tmp/promtool.out" >&2; fail "promtool check config on the test's prometheus.yml"; }
 
-free_port() {
-  /usr/bin/python3 -c '
-import socket
-s = socket.socket()
-s.bind(("127.0.0.1", 0))
-print(s.getsockname()[1])'
-}
-for attempt in 1 2 3; do
-  prometheus_port=$(free_port)
-  prometheus --config.file="$tmp/prometheus.yml" --storage.tsdb.path="$tmp/data" \
-    --web.listen-address="127.0.0.1:$prometheus_port" >"$tmp/prometheus.log" 2>&1 &
-  prometheus_pid=$!
-  for ((i = 0; i < 100; i++)); do
-    curl -fsS --max-time 2 "http://127.0.0.1:$prometheus_port/-/ready" >/dev/null 2>&1 && break
-    kill -0 "$prometheus_pid" 2>/dev/null || break
-    sleep 0.1
-  done
-  kill -0 "$prometheus_pid" 2>/dev/null && break
-  wait "$prometheus_pid" || true
-  prometheus_pid=
-  # The port was taken between free_port and the bind: try another one.
-  grep -q 'address already in use' "$tmp/prometheus.log" && ((attempt < 3)) && continue
-  cat "$tmp/prometheus.log" >&2
-  fail "prometheus exited"
-done
-prometheus=http://127.0.0.1:$prometheus_port
+start_prometheus "$tmp/prometheus.yml" "$tmp" || fail "prometheus did not start"
 pass "prometheus started on $prometheus with deploy/prometheus/alerts.yml"
 
 # query_value PROMQL: the value of the first result of an instant query (empty if none).
