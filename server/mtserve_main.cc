@@ -23,6 +23,7 @@
 #include "grpcpp/server.h"
 #include "grpcpp/server_builder.h"
 #include "server/batch_scheduler.h"
+#include "server/cpu_count.h"
 #include "server/env_flags.h"
 #include "server/metrics.h"
 #include "server/model_specs.h"
@@ -36,7 +37,9 @@ ABSL_FLAG(std::string, listen, "127.0.0.1:50051", "gRPC address, HOST:PORT (0.0.
 ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464",
           "Prometheus /metrics address, HOST:PORT; empty: no metrics endpoint");
 ABSL_FLAG(int, workers, 0,
-          "Worker threads, each translating one batch at a time; 0: one per CPU core");
+          "Worker threads, each translating one batch at a time; 0: the CPUs this process may use "
+          "(affinity mask and cgroup CPU quota: a container's CPU limit counts) divided by "
+          "--threads_per_worker");
 ABSL_FLAG(int, threads_per_worker, 1, "Compute threads of each worker");
 ABSL_FLAG(int, max_batch_size, 32, "Texts per engine batch");
 ABSL_FLAG(int, max_batch_tokens, 8192,
@@ -120,10 +123,10 @@ int Run(int argc, char** argv) {
   mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 
   BatchingOptions batching;
+  batching.threads_per_worker = absl::GetFlag(FLAGS_threads_per_worker);
   batching.workers = absl::GetFlag(FLAGS_workers) > 0
                          ? absl::GetFlag(FLAGS_workers)
-                         : std::max(1u, std::thread::hardware_concurrency());
-  batching.threads_per_worker = absl::GetFlag(FLAGS_threads_per_worker);
+                         : std::max(1, UsableCpus() / std::max(1, batching.threads_per_worker));
   batching.max_batch_size = absl::GetFlag(FLAGS_max_batch_size);
   batching.max_batch_tokens = absl::GetFlag(FLAGS_max_batch_tokens);
   batching.max_queue_delay = absl::GetFlag(FLAGS_max_queue_delay);
