@@ -1527,6 +1527,49 @@ TEST_F(ServerTest, ListModels) {
   }
 }
 
+// --model is repeatable; the first is the default, a model without NAME= is named after its
+// directory, and each model has its own metrics.
+TEST(ModelsTest, SeveralModelsByName) {
+  const std::string dir = MTSERVE_DEFAULT_MODEL_DIR;
+  ServerProcess server(ServerBinary(), {"--workers=1", "--model=first=" + dir, "--model",
+                                        "second=" + dir, "--model=" + dir});
+  StderrOnFailure dump(&server.process());
+  ASSERT_TRUE(server.WaitUntilServing());
+  auto stub = v1::Translator::NewStub(NewChannel(server.address()));
+
+  grpc::ClientContext context;
+  SetTimeout(context, 60s);
+  v1::ListModelsResponse models;
+  const grpc::Status listed = stub->ListModels(&context, v1::ListModelsRequest(), &models);
+  ASSERT_TRUE(listed.ok()) << Describe(listed);
+  ASSERT_EQ(models.models_size(), 3);
+  EXPECT_EQ(models.models(0).name(), "first");
+  EXPECT_TRUE(models.models(0).is_default());
+  EXPECT_EQ(models.models(1).name(), "second");
+  EXPECT_FALSE(models.models(1).is_default());
+  EXPECT_EQ(models.models(2).name(), std::filesystem::path(dir).filename().string());
+
+  // The same checkpoint under each name gives the same translation; no name means "first".
+  std::vector<std::string> texts;
+  for (const auto& [name, expected_model] :
+       std::vector<std::pair<std::string, std::string>>{{"", "first"}, {"second", "second"}}) {
+    v1::TranslateResponse response;
+    const grpc::Status status =
+        Translate(*stub, Request({TestLines()[0]}, Greedy(), name), &response);
+    ASSERT_TRUE(status.ok()) << Describe(status);
+    EXPECT_EQ(response.model(), expected_model);
+    texts.push_back(response.translations(0).hypotheses(0).text());
+  }
+  EXPECT_EQ(texts[0], Golden()[0].greedy_text);
+  EXPECT_EQ(texts[1], Golden()[0].greedy_text);
+
+  const MetricsSnapshot metrics = testing::ScrapeMetrics(server.metrics_port());
+  for (const std::string name : {"first", "second"}) {
+    EXPECT_EQ(metrics.Sum("mtserve_model_info", {{"model", name}}), 1) << name;
+    EXPECT_EQ(metrics.Sum("mtserve_requests_total", {{"model", name}, {"code", "OK"}}), 1) << name;
+  }
+}
+
 TEST_F(LimitsTest, ListModelsShowsTheLimits) {
   TranslationClient client(server_->address());
   absl::StatusOr<v1::ListModelsResponse> response = client.ListModels();
