@@ -72,11 +72,15 @@ Linear::Linear(const std::vector<float>& weight, const std::vector<float>& bias,
   // PyTorch's [out, in] row-major is the [in, out] matrix in "ba" order.
   memory::desc plain_md({in_, out_}, dt::f32, tag::ba);
   memory plain(plain_md, engine, const_cast<float*>(weight.data()));
-  memory packed(weight_desc_, engine, weight_.Reserve(weight_desc_.get_size() / sizeof(float)));
+  weight_memory_ =
+      memory(weight_desc_, engine, weight_.Reserve(weight_desc_.get_size() / sizeof(float)));
   dnnl::stream stream(engine);
-  dnnl::reorder(plain, packed).execute(stream, plain, packed);
+  dnnl::reorder(plain, weight_memory_).execute(stream, plain, weight_memory_);
   stream.wait();
-  if (has_bias_) std::memcpy(bias_.Reserve(out_), bias.data(), out_ * sizeof(float));
+  if (has_bias_) {
+    std::memcpy(bias_.Reserve(out_), bias.data(), out_ * sizeof(float));
+    bias_memory_ = memory(memory::desc({1, out_}, dt::f32, tag::ab), engine, bias_.data());
+  }
   in_offsets_.resize(in_);
   for (int k = 0; k < in_; ++k) in_offsets_[k] = PackedOffset(0, k);
 }
@@ -128,12 +132,9 @@ void Linear::ForwardBlock(ComputeContext& ctx, const float* x, int64_t rows, flo
   memory::desc y_md({rows, out_}, dt::f32, tag::ab);
   std::unordered_map<int, memory> args{
       {DNNL_ARG_SRC, memory(x_md, engine, const_cast<float*>(x))},
-      {DNNL_ARG_WEIGHTS, memory(weight_desc_, engine, const_cast<float*>(weight_.data()))},
+      {DNNL_ARG_WEIGHTS, weight_memory_},
       {DNNL_ARG_DST, memory(y_md, engine, y)}};
-  if (has_bias_) {
-    args.emplace(DNNL_ARG_BIAS, memory(memory::desc({1, out_}, dt::f32, tag::ab), engine,
-                                       const_cast<float*>(bias_.data())));
-  }
+  if (has_bias_) args.emplace(DNNL_ARG_BIAS, bias_memory_);
   ctx.Execute(
       key, [&] { return MakeMatMul(rows, in_, out_, x_stride, weight_desc_, has_bias_, epilogue); },
       std::move(args));

@@ -63,6 +63,10 @@ class Linear {
   std::vector<int64_t> in_offsets_;  // PackedOffset(0, k) for every input index k.
   FloatBuffer weight_;
   FloatBuffer bias_;
+  // Made once and shared by every call and thread: a memory object made from a handle zero-fills
+  // the padding of a blocked layout, which per call would rewrite shared weights.
+  dnnl::memory weight_memory_;
+  dnnl::memory bias_memory_;
   bool has_bias_ = false;
 };
 
