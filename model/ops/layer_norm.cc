@@ -13,6 +13,9 @@ LayerNorm::LayerNorm(const std::vector<float>& gamma, const std::vector<float>& 
     : dim_(static_cast<int>(gamma.size())), epsilon_(epsilon) {
   std::memcpy(gamma_.Reserve(dim_), gamma.data(), dim_ * sizeof(float));
   std::memcpy(beta_.Reserve(dim_), beta.data(), dim_ * sizeof(float));
+  const memory::desc md({dim_}, dt::f32, tag::a);
+  gamma_memory_ = memory(md, CpuEngine(), gamma_.data());
+  beta_memory_ = memory(md, CpuEngine(), beta_.data());
 }
 
 void LayerNorm::Forward(ComputeContext& ctx, float* x, int64_t rows) const {
@@ -29,13 +32,12 @@ void LayerNorm::Forward(ComputeContext& ctx, float* x, int64_t rows) const {
                                                              ctx.engine());
   };
   const dnnl::engine& engine = ctx.engine();
-  memory::desc c_md({dim_}, dt::f32, tag::a);
   memory data(x_md, engine, x);
   ctx.Execute(key, make_pd,
               {{DNNL_ARG_SRC, data},
                {DNNL_ARG_DST, data},
-               {DNNL_ARG_SCALE, memory(c_md, engine, const_cast<float*>(gamma_.data()))},
-               {DNNL_ARG_SHIFT, memory(c_md, engine, const_cast<float*>(beta_.data()))}});
+               {DNNL_ARG_SCALE, gamma_memory_},
+               {DNNL_ARG_SHIFT, beta_memory_}});
 }
 
 }  // namespace mtserve

@@ -24,6 +24,8 @@ class LayerNorm {
   float epsilon_ = 0;
   FloatBuffer gamma_;
   FloatBuffer beta_;
+  dnnl::memory gamma_memory_;  // Made once, shared by every call.
+  dnnl::memory beta_memory_;
 };
 
 }  // namespace mtserve
