@@ -1,7 +1,5 @@
 #include "model/ops/batched_matmul.h"
 
-#include <unordered_map>
-
 namespace mtserve {
 namespace {
 
@@ -36,15 +34,13 @@ void BatchedMatMul(ComputeContext& ctx, const StridedView& a, const StridedView&
     return dnnl::matmul::primitive_desc(dnnl::matmul::desc(Desc(a), Desc(b), Desc(c)), attr,
                                         ctx.engine());
   };
-  const dnnl::engine& engine = ctx.engine();
-  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, memory(Desc(a), engine, a.data)},
-                                       {DNNL_ARG_WEIGHTS, memory(Desc(b), engine, b.data)},
-                                       {DNNL_ARG_DST, memory(Desc(c), engine, c.data)}};
-  if (add != nullptr) {
-    args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1,
-                 memory(Desc(*add), engine, add->data));
-  }
-  ctx.Execute(key, make_pd, std::move(args));
+  const ComputeContext::Arg args[] = {
+      {DNNL_ARG_SRC, Desc(a), a.data},
+      {DNNL_ARG_WEIGHTS, Desc(b), b.data},
+      {DNNL_ARG_DST, Desc(c), c.data},
+      {DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1,
+       add != nullptr ? Desc(*add) : memory::desc(), add != nullptr ? add->data : nullptr}};
+  ctx.Execute(key, make_pd, absl::MakeConstSpan(args, add != nullptr ? 4 : 3));
 }
 
 }  // namespace mtserve

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/types/span.h"
 #include "model/ops/aligned_buffer.h"
 
 namespace mtserve {
@@ -36,24 +37,51 @@ class ComputeContext {
   // each entry point: the count is per calling thread in OpenMP.
   void BindToCallingThread() const;
 
+  // One argument of a primitive: a buffer laid out as `desc` (its memory object is made on the
+  // primitive's first run and only re-pointed afterwards: making memory objects is a large share
+  // of a small op's cost), or a memory object its owner made once (weights).
+  struct Arg {
+    int id;
+    dnnl::memory::desc desc;
+    const void* data = nullptr;
+    const dnnl::memory* memory = nullptr;
+  };
+
   // Runs the primitive cached under `key`, first created from `make_pd()` (a primitive
-  // descriptor built with WithUserScratchpad), with `args` plus the shared scratchpad.
+  // descriptor built with WithUserScratchpad), with `args` plus the shared scratchpad. Every call
+  // with the same key passes the same argument ids with the same descriptors.
   template <typename MakePd>
-  void Execute(const PrimitiveKey& key, MakePd&& make_pd,
-               std::unordered_map<int, dnnl::memory>&& args) {
+  void Execute(const PrimitiveKey& key, MakePd&& make_pd, absl::Span<const Arg> args) {
     auto it = primitives_.find(key);
     if (it == primitives_.end()) {
       const auto pd = make_pd();
-      it = primitives_.emplace(key, Cached{dnnl::primitive(pd), pd.scratchpad_desc()}).first;
+      Cached cached{dnnl::primitive(pd), pd.scratchpad_desc(), {}};
+      for (const Arg& arg : args) {
+        cached.args.emplace(arg.id, arg.memory != nullptr
+                                        ? *arg.memory
+                                        : dnnl::memory(arg.desc, engine(), DNNL_MEMORY_NONE));
+      }
+      if (cached.scratchpad.get_size() > 0) {
+        cached.args.emplace(DNNL_ARG_SCRATCHPAD,
+                            dnnl::memory(cached.scratchpad, engine(), DNNL_MEMORY_NONE));
+      }
+      it = primitives_.emplace(key, std::move(cached)).first;
     }
-    const Cached& cached = it->second;
+    Cached& cached = it->second;
+    for (const Arg& arg : args) {
+      dnnl::memory& memory = cached.args.find(arg.id)->second;
+      if (arg.memory != nullptr) {
+        memory = *arg.memory;  // Layers of one shape share the primitive, not the weights.
+      } else {
+        memory.set_data_handle(const_cast<void*>(arg.data));
+      }
+    }
     if (cached.scratchpad.get_size() > 0) {
-      args.emplace(
-          DNNL_ARG_SCRATCHPAD,
-          dnnl::memory(cached.scratchpad, engine(),
-                       scratchpad_.Reserve(cached.scratchpad.get_size() / sizeof(float) + 1)));
+      cached.args.find(DNNL_ARG_SCRATCHPAD)
+          ->second.set_data_handle(
+              scratchpad_.Reserve(cached.scratchpad.get_size() / sizeof(float) + 1));
     }
-    cached.primitive.execute(stream_, args);
+    cached.primitive.execute(stream_, cached.args);
   }
   size_t num_cached_primitives() const { return primitives_.size(); }
 
@@ -61,6 +89,7 @@ class ComputeContext {
   struct Cached {
     dnnl::primitive primitive;
     dnnl::memory::desc scratchpad;
+    std::unordered_map<int, dnnl::memory> args;  // Re-pointed at each run.
   };
   int num_threads_;
   dnnl::stream stream_;

@@ -1,7 +1,6 @@
 #include "model/ops/layer_norm.h"
 
 #include <cstring>
-#include <unordered_map>
 
 namespace mtserve {
 
@@ -31,13 +30,11 @@ void LayerNorm::Forward(ComputeContext& ctx, float* x, int64_t rows) const {
     return dnnl::layer_normalization_forward::primitive_desc(desc, WithUserScratchpad(),
                                                              ctx.engine());
   };
-  const dnnl::engine& engine = ctx.engine();
-  memory data(x_md, engine, x);
   ctx.Execute(key, make_pd,
-              {{DNNL_ARG_SRC, data},
-               {DNNL_ARG_DST, data},
-               {DNNL_ARG_SCALE, gamma_memory_},
-               {DNNL_ARG_SHIFT, beta_memory_}});
+              {{DNNL_ARG_SRC, x_md, x},
+               {DNNL_ARG_DST, x_md, x},
+               {DNNL_ARG_SCALE, {}, nullptr, &gamma_memory_},
+               {DNNL_ARG_SHIFT, {}, nullptr, &beta_memory_}});
 }
 
 }  // namespace mtserve

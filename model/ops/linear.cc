@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <unordered_map>
 
 namespace mtserve {
 namespace {
@@ -127,17 +126,14 @@ void Linear::ForwardBlock(ComputeContext& ctx, const float* x, int64_t rows, flo
   const int64_t fused = static_cast<int64_t>(epilogue);
   const PrimitiveKey key{
       static_cast<int64_t>(OpKind::kLinear), in_, out_, rows, x_stride, fused, has_bias_};
-  const dnnl::engine& engine = ctx.engine();
-  memory::desc x_md({rows, in_}, dt::f32, memory::dims{x_stride, 1});
-  memory::desc y_md({rows, out_}, dt::f32, tag::ab);
-  std::unordered_map<int, memory> args{
-      {DNNL_ARG_SRC, memory(x_md, engine, const_cast<float*>(x))},
-      {DNNL_ARG_WEIGHTS, weight_memory_},
-      {DNNL_ARG_DST, memory(y_md, engine, y)}};
-  if (has_bias_) args.emplace(DNNL_ARG_BIAS, bias_memory_);
+  const ComputeContext::Arg args[] = {
+      {DNNL_ARG_SRC, memory::desc({rows, in_}, dt::f32, memory::dims{x_stride, 1}), x},
+      {DNNL_ARG_DST, memory::desc({rows, out_}, dt::f32, tag::ab), y},
+      {DNNL_ARG_WEIGHTS, {}, nullptr, &weight_memory_},
+      {DNNL_ARG_BIAS, {}, nullptr, &bias_memory_}};
   ctx.Execute(
       key, [&] { return MakeMatMul(rows, in_, out_, x_stride, weight_desc_, has_bias_, epilogue); },
-      std::move(args));
+      absl::MakeConstSpan(args, has_bias_ ? 4 : 3));
 }
 
 }  // namespace mtserve

@@ -1,7 +1,5 @@
 #include "model/ops/softmax.h"
 
-#include <unordered_map>
-
 namespace mtserve {
 namespace {
 
@@ -10,8 +8,7 @@ using dnnl::memory;
 void Run(ComputeContext& ctx, float* x, int64_t rows, int64_t cols, bool log) {
   if (rows == 0) return;
   memory::desc md({rows, cols}, memory::data_type::f32, memory::format_tag::ab);
-  memory data(md, ctx.engine(), x);
-  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, data}, {DNNL_ARG_DST, data}};
+  const ComputeContext::Arg args[] = {{DNNL_ARG_SRC, md, x}, {DNNL_ARG_DST, md, x}};
   if (log) {
     ctx.Execute(
         {static_cast<int64_t>(OpKind::kLogSoftmax), rows, cols},
@@ -19,7 +16,7 @@ void Run(ComputeContext& ctx, float* x, int64_t rows, int64_t cols, bool log) {
           return dnnl::logsoftmax_forward::primitive_desc(
               {dnnl::prop_kind::forward_inference, md, 1}, WithUserScratchpad(), ctx.engine());
         },
-        std::move(args));
+        args);
   } else {
     ctx.Execute(
         {static_cast<int64_t>(OpKind::kSoftmax), rows, cols},
@@ -27,7 +24,7 @@ void Run(ComputeContext& ctx, float* x, int64_t rows, int64_t cols, bool log) {
           return dnnl::softmax_forward::primitive_desc({dnnl::prop_kind::forward_inference, md, 1},
                                                        WithUserScratchpad(), ctx.engine());
         },
-        std::move(args));
+        args);
   }
 }
 
