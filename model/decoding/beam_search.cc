@@ -93,14 +93,9 @@ absl::StatusOr<std::vector<std::vector<Hypothesis>>> BeamSearch(ComputeContext& 
     if (params.cancelled) {
       const std::vector<int> kept = RowsNotCancelled(params, row_sentence, cancelled);
       if (kept.size() != beams.size()) {
-        for (size_t i = 0; i < kept.size(); ++i) {
-          if (static_cast<int>(i) != kept[i]) beams[i] = std::move(beams[kept[i]]);
-          ids[i] = ids[kept[i]];
-          row_sentence[i] = row_sentence[kept[i]];
-        }
-        beams.resize(kept.size());
-        ids.resize(kept.size());
-        row_sentence.resize(kept.size());
+        KeepRows(beams, kept);
+        KeepRows(ids, kept);
+        KeepRows(row_sentence, kept);
         decoder.Reorder(kept);
         if (beams.empty()) break;
       }

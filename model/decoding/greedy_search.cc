@@ -34,12 +34,8 @@ absl::StatusOr<std::vector<std::vector<Hypothesis>>> GreedySearch(ComputeContext
     if (params.cancelled) {
       const std::vector<int> kept = RowsNotCancelled(params, row_sentence, cancelled);
       if (kept.size() != ids.size()) {
-        for (size_t i = 0; i < kept.size(); ++i) {
-          ids[i] = ids[kept[i]];
-          row_sentence[i] = row_sentence[kept[i]];
-        }
-        ids.resize(kept.size());
-        row_sentence.resize(kept.size());
+        KeepRows(ids, kept);
+        KeepRows(row_sentence, kept);
         decoder.Reorder(kept);
         if (ids.empty()) break;
       }

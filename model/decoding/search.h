@@ -37,6 +37,15 @@ SearchParams MakeSearchParams(const ModelConfig& config, const DecodingOptions& 
 std::vector<int> RowsNotCancelled(const SearchParams& params, const std::vector<int>& row_sentence,
                                   std::vector<bool>& cancelled);
 
+// Keeps rows[kept[0]], rows[kept[1]], ... (kept ascending) in that order, dropping the others.
+template <typename T>
+void KeepRows(std::vector<T>& rows, const std::vector<int>& kept) {
+  for (size_t i = 0; i < kept.size(); ++i) {
+    if (static_cast<int>(i) != kept[i]) rows[i] = std::move(rows[kept[i]]);
+  }
+  rows.resize(kept.size());
+}
+
 // Greedy search (beam_size 1): the best token at every step, or with sampling_topk > 1 a token
 // drawn from the k best at the given temperature. One hypothesis per input.
 absl::StatusOr<std::vector<std::vector<Hypothesis>>> GreedySearch(ComputeContext& ctx,

@@ -187,6 +187,15 @@ void SetTimeout(grpc::ClientContext& context, std::chrono::milliseconds timeout)
   context.set_deadline(std::chrono::system_clock::now() + timeout);
 }
 
+// Both health names the server sets ("" and the service) report `expected`.
+void ExpectHealth(TranslationClient& client, HealthStatus expected) {
+  for (const std::string service : {"", kService}) {
+    const absl::StatusOr<HealthStatus> health = client.Health(service);
+    ASSERT_TRUE(health.ok()) << service << ": " << health.status();
+    EXPECT_EQ(*health, expected) << service;
+  }
+}
+
 grpc::Status Translate(v1::Translator::Stub& stub, const v1::TranslateRequest& request,
                        v1::TranslateResponse* response,
                        std::chrono::milliseconds timeout = std::chrono::seconds(60),
@@ -966,14 +975,9 @@ TEST_F(QueueTest, QueueFullIsResourceExhausted) {
 
 TEST_F(ServerTest, HealthServing) {
   TranslationClient client(server_->address());
-  absl::StatusOr<HealthStatus> health = client.Health("");
-  ASSERT_TRUE(health.ok()) << health.status();
-  EXPECT_EQ(*health, HealthResponse::SERVING);
-  health = client.Health(kService);
-  ASSERT_TRUE(health.ok()) << health.status();
-  EXPECT_EQ(*health, HealthResponse::SERVING);
-  health = client.Health("no.such.Service");
-  EXPECT_EQ(health.status().code(), absl::StatusCode::kNotFound) << health.status();
+  ExpectHealth(client, HealthResponse::SERVING);
+  const absl::StatusOr<HealthStatus> unknown = client.Health("no.such.Service");
+  EXPECT_EQ(unknown.status().code(), absl::StatusCode::kNotFound) << unknown.status();
 }
 
 // A copy of the embedded model whose config.json is a FIFO: the server blocks loading it until
@@ -1045,12 +1049,7 @@ TEST(LifecycleTest, NotServingUntilModelsAreLoaded) {
   auto stub = v1::Translator::NewStub(NewChannel(server.address()));
 
   // Listening, the model not loaded (the server is blocked opening config.json).
-  absl::StatusOr<HealthStatus> health = client.Health("");
-  ASSERT_TRUE(health.ok()) << health.status();
-  EXPECT_EQ(*health, HealthResponse::NOT_SERVING);
-  health = client.Health(kService);
-  ASSERT_TRUE(health.ok()) << health.status();
-  EXPECT_EQ(*health, HealthResponse::NOT_SERVING);
+  ExpectHealth(client, HealthResponse::NOT_SERVING);
   v1::TranslateResponse response;
   grpc::Status status = Translate(*stub, Request({"A dog runs."}, Greedy()), &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE) << Describe(status);
@@ -1067,12 +1066,7 @@ TEST(LifecycleTest, NotServingUntilModelsAreLoaded) {
 
   ASSERT_TRUE(model.Release(server.process())) << server.process().StderrText();
   ASSERT_TRUE(server.WaitUntilServing()) << server.process().StderrText();
-  health = client.Health("");
-  ASSERT_TRUE(health.ok()) << health.status();
-  EXPECT_EQ(*health, HealthResponse::SERVING);
-  health = client.Health(kService);
-  ASSERT_TRUE(health.ok()) << health.status();
-  EXPECT_EQ(*health, HealthResponse::SERVING);
+  ExpectHealth(client, HealthResponse::SERVING);
   status = Translate(*stub, Request({"A dog runs."}, Greedy()), &response);
   EXPECT_TRUE(status.ok()) << Describe(status);
   EXPECT_EQ(response.model(), kModel);
@@ -1119,12 +1113,7 @@ TEST(LifecycleTest, SigtermDrainsThenExitsZero) {
   // The long request is still being translated (it takes far longer than these checks).
   EXPECT_EQ(scrape().Sum("mtserve_in_flight_requests"), 1);
 
-  absl::StatusOr<HealthStatus> health = client.Health("");
-  ASSERT_TRUE(health.ok()) << health.status();
-  EXPECT_EQ(*health, HealthResponse::NOT_SERVING);
-  health = client.Health(kService);
-  ASSERT_TRUE(health.ok()) << health.status();
-  EXPECT_EQ(*health, HealthResponse::NOT_SERVING);
+  ExpectHealth(client, HealthResponse::NOT_SERVING);
 
   v1::TranslateResponse refused;
   grpc::Status status = Translate(*stub, Request({"A dog runs."}, Greedy()), &refused);
