@@ -88,18 +88,19 @@ absl::Status BatchScheduler::Submit(std::vector<TranslationTask> tasks) {
 
 void BatchScheduler::RemoveDeadTasks(absl::Time now, std::vector<DroppedTask>& dropped) {
   for (auto it = queues_.begin(); it != queues_.end();) {
+    // Compacts in place: the tasks that stay move only once one before them has left.
     Queue& queue = it->second;
-    Queue alive;
-    for (TranslationTask& task : queue) {
-      absl::Status status = StopReason(task, now, "while queued");
-      if (status.ok()) {
-        alive.push_back(std::move(task));
-      } else {
-        dropped.push_back({std::move(task), std::move(status)});
+    size_t kept = 0;
+    for (size_t i = 0; i < queue.size(); ++i) {
+      absl::Status status = StopReason(queue[i], now, "while queued");
+      if (!status.ok()) {
+        dropped.push_back({std::move(queue[i]), std::move(status)});
+      } else if (kept++ != i) {
+        queue[kept - 1] = std::move(queue[i]);
       }
     }
-    queued_ -= static_cast<int>(queue.size() - alive.size());
-    queue.swap(alive);
+    queued_ -= static_cast<int>(queue.size() - kept);
+    queue.erase(queue.begin() + kept, queue.end());
     it = queue.empty() ? queues_.erase(it) : std::next(it);
   }
 }
