@@ -16,6 +16,9 @@ namespace mtserve {
 absl::Status SetFlagsFromEnvironment(const std::string& prefix,
                                      const std::vector<std::string>& names);
 
+// The names of the flags defined in source file `file` (pass __FILE__), sorted.
+std::vector<std::string> FlagsDefinedIn(const std::string& file);
+
 // The environment variable that sets flag `name`.
 std::string FlagVariable(const std::string& prefix, const std::string& name);
 

@@ -87,23 +87,8 @@ int Run(int argc, char** argv) {
       "Every flag can also be set by the environment variable MTSERVE_<FLAG NAME IN CAPITALS>;\n"
       "the command line wins.");
   // Every flag can also come from the environment (MTSERVE_LISTEN=..., MTSERVE_MODEL=a=/x,b=/y).
-  const std::vector<std::string> flags = {"model",
-                                          "listen",
-                                          "metrics_listen",
-                                          "workers",
-                                          "threads_per_worker",
-                                          "max_batch_size",
-                                          "max_batch_tokens",
-                                          "max_queue_delay",
-                                          "max_queued_texts",
-                                          "max_texts_per_request",
-                                          "max_input_tokens",
-                                          "max_output_tokens",
-                                          "max_beam_size",
-                                          "max_message_bytes",
-                                          "max_connection_age",
-                                          "shutdown_grace"};
-  if (absl::Status status = SetFlagsFromEnvironment("MTSERVE_", flags); !status.ok()) {
+  if (absl::Status status = SetFlagsFromEnvironment("MTSERVE_", FlagsDefinedIn(__FILE__));
+      !status.ok()) {
     return Fail(status);
   }
   const std::vector<char*> args = absl::ParseCommandLine(argc, argv);

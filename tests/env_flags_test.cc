@@ -26,6 +26,11 @@ TEST(EnvFlagsTest, VariablesSetTheirFlags) {
   EXPECT_THAT(absl::GetFlag(FLAGS_test_models), testing::ElementsAre("a=/x", "b=/y"));
 }
 
+TEST(EnvFlagsTest, FlagsDefinedInAFile) {
+  EXPECT_THAT(FlagsDefinedIn(__FILE__),
+              testing::ElementsAre("test_delay", "test_models", "test_workers"));
+}
+
 TEST(EnvFlagsTest, UnsetVariablesLeaveDefaults) {
   unsetenv("TESTENV2_TEST_WORKERS");
   absl::SetFlag(&FLAGS_test_workers, 1);
