@@ -31,8 +31,13 @@ int SourceLength(const TranslationTask& task) { return static_cast<int>(task.sou
 // once.
 absl::Status StopReason(const TranslationTask& task, absl::Time now, absl::string_view when) {
   const bool cancelled = task.cancelled && task.cancelled();
-  // gRPC also cancels a call whose deadline passed: that is a deadline, not a cancellation.
-  if (now >= task.deadline || (cancelled && absl::Now() >= task.deadline)) {
+  // A client whose deadline passes cancels the call, and that cancellation can arrive before the
+  // server's own copy of the deadline passes: the server's starts when the request arrives, so it
+  // ends later by the request's transit time (longer on a loaded machine). A cancellation close to
+  // the deadline is therefore the deadline's, not the caller's choice.
+  constexpr absl::Duration kDeadlineTransitSlack = absl::Milliseconds(500);
+  if (now >= task.deadline ||
+      (cancelled && absl::Now() >= task.deadline - kDeadlineTransitSlack)) {
     return absl::DeadlineExceededError(absl::StrCat("the deadline passed ", when));
   }
   if (cancelled) return absl::CancelledError(absl::StrCat("the request was cancelled ", when));

@@ -242,6 +242,26 @@ TEST_F(BatchSchedulerTest, ExpiredOrCancelledWhileQueuedIsNeverComputed) {
   EXPECT_EQ(Batches(), -1);  // No batch ever ran.
 }
 
+TEST_F(BatchSchedulerTest, CancellationJustBeforeTheDeadlineIsTheDeadlines) {
+  // A client cancels when its own deadline passes, which is a little before the server's copy.
+  BatchingOptions options;
+  options.max_queue_delay = absl::Hours(1);
+  options.max_batch_size = 100;
+  auto scheduler = Scheduler(options);
+  Results results;
+  std::vector<TranslationTask> tasks;
+  tasks.push_back(Task(texts()[0], Beam(1), results.Slot(0)));
+  tasks.back().deadline = absl::Now() + absl::Milliseconds(100);
+  tasks.back().cancelled = [] { return true; };
+  tasks.push_back(Task(texts()[1], Beam(1), results.Slot(1)));
+  tasks.back().deadline = absl::Now() + absl::Hours(1);
+  tasks.back().cancelled = [] { return true; };
+  ASSERT_TRUE(scheduler->Submit(std::move(tasks)).ok());
+  const auto done = results.Wait(2);
+  EXPECT_EQ(done.at(0).status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(done.at(1).status().code(), absl::StatusCode::kCancelled);
+}
+
 TEST_F(BatchSchedulerTest, CancelledDuringDecodingStopsWithinAStepAndLeavesItsBatchAlone) {
   BatchingOptions options;
   options.max_batch_size = 4;
