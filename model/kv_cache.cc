@@ -1,7 +1,6 @@
 #include "model/kv_cache.h"
 
 #include <algorithm>
-#include <cassert>
 #include <cstring>
 
 namespace mtserve {
@@ -14,50 +13,97 @@ constexpr size_t kMinChunkFloats = size_t{1} << 18;
 
 void KvCache::Clear() {
   rows_ = 0;
-  chunk_ = 0;
-  chunk_used_ = 0;
-  blocks_.clear();
-  block_rows_.clear();
+  birth_.clear();
+  RecycleBlocks();  // All of them: no row reads any.
+  first_step_ = 0;
 }
 
-void KvCache::AppendStep(int rows) {
-  const int step = steps();
-  assert(step == 0 || rows == rows_);
-  if (step == 0) {
-    rows_ = rows;
-    capacity_ = std::max(capacity_, 16);
-    lineage_.resize(static_cast<size_t>(rows_) * capacity_);
-  } else if (step >= capacity_) {
-    // Grow the lineage table geometrically so its copy cost stays amortised.
-    const int capacity = 2 * capacity_;
-    std::vector<int> grown(static_cast<size_t>(rows_) * capacity);
-    for (int r = 0; r < rows_; ++r) {
-      std::copy_n(lineage_.data() + r * capacity_, step, grown.data() + r * capacity);
+void KvCache::AddRows(int count) {
+  const int64_t birth = steps();
+  birth_.resize(rows_ + count, birth);
+  rows_ += count;
+  lineage_.resize(static_cast<size_t>(rows_) * capacity_);
+}
+
+void KvCache::GrowLineage(int64_t age) {
+  if (age < capacity_) return;
+  // Geometric growth keeps the copy cost amortised.
+  int capacity = capacity_;
+  while (capacity <= age) capacity *= 2;
+  std::vector<int> grown(static_cast<size_t>(rows_) * capacity);
+  for (int r = 0; r < rows_; ++r) {
+    std::copy_n(Lineage(r), steps() - birth_[r], grown.data() + static_cast<size_t>(r) * capacity);
+  }
+  lineage_.swap(grown);
+  capacity_ = capacity;
+}
+
+void KvCache::AppendStep() {
+  const int64_t step = steps();
+  int64_t oldest = step;
+  for (int r = 0; r < rows_; ++r) oldest = std::min(oldest, birth_[r]);
+  GrowLineage(step - oldest);
+  for (int r = 0; r < rows_; ++r) {
+    lineage_[static_cast<size_t>(r) * capacity_ + (step - birth_[r])] = r;
+  }
+  const size_t block_size = static_cast<size_t>(2) * layers_ * rows_ * width_;
+  if (chunks_.empty() || chunks_.back().used + block_size > chunks_.back().storage.capacity()) {
+    auto fits = std::find_if(pool_.begin(), pool_.end(), [&](const Chunk& chunk) {
+      return chunk.storage.capacity() >= block_size;
+    });
+    if (fits == pool_.end()) {
+      chunks_.emplace_back().storage.Reserve(std::max(block_size, kMinChunkFloats));
+    } else {
+      chunks_.push_back(std::move(*fits));
+      pool_.erase(fits);
     }
-    lineage_.swap(grown);
-    capacity_ = capacity;
   }
-  for (int r = 0; r < rows_; ++r) lineage_[r * capacity_ + step] = r;
-  const size_t block_size = static_cast<size_t>(2) * layers_ * rows * width_;
-  while (chunk_ < chunks_.size() && chunk_used_ + block_size > chunks_[chunk_].capacity()) {
-    ++chunk_;
-    chunk_used_ = 0;
-  }
-  if (chunk_ == chunks_.size()) chunks_.emplace_back(std::max(block_size, kMinChunkFloats));
-  blocks_.push_back(chunks_[chunk_].data() + chunk_used_);
-  block_rows_.push_back(rows);
-  chunk_used_ += block_size;
+  Chunk& chunk = chunks_.back();
+  blocks_.push_back({chunk.storage.data() + chunk.used, rows_});
+  chunk.used += block_size;
+  chunk.last_step = step;
 }
 
 void KvCache::Reorder(const std::vector<int>& parents) {
-  const int steps_so_far = steps();
   const int rows = static_cast<int>(parents.size());
   scratch_.resize(static_cast<size_t>(rows) * capacity_);
+  birth_scratch_.resize(rows);
   for (int r = 0; r < rows; ++r) {
-    std::memcpy(scratch_.data() + r * capacity_, Lineage(parents[r]), steps_so_far * sizeof(int));
+    const int parent = parents[r];
+    birth_scratch_[r] = birth_[parent];
+    std::memcpy(scratch_.data() + static_cast<size_t>(r) * capacity_, Lineage(parent),
+                (steps() - birth_[parent]) * sizeof(int));
   }
   lineage_.swap(scratch_);
+  birth_.swap(birth_scratch_);
   rows_ = rows;
+  RecycleBlocks();
+}
+
+void KvCache::RecycleBlocks() {
+  int64_t oldest = steps();
+  for (int64_t birth : birth_) oldest = std::min(oldest, birth);
+  while (first_step_ < oldest) {
+    blocks_.pop_front();
+    ++first_step_;
+  }
+  while (!chunks_.empty() && chunks_.front().last_step < oldest) {
+    Chunk& chunk = pool_.emplace_back(std::move(chunks_.front()));
+    chunk.used = 0;
+    chunk.last_step = -1;
+    chunks_.pop_front();
+  }
+}
+
+}  // namespace mtserve
+
+namespace mtserve {
+
+size_t KvCache::storage_floats() const {
+  size_t floats = 0;
+  for (const Chunk& chunk : chunks_) floats += chunk.storage.capacity();
+  for (const Chunk& chunk : pool_) floats += chunk.storage.capacity();
+  return floats;
 }
 
 }  // namespace mtserve

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "model/decoding/search.h"
 #include "model/status_macros.h"
@@ -11,7 +12,7 @@ namespace mtserve {
 Translator::Translator(std::shared_ptr<const Model> model, int num_threads)
     : model_(std::move(model)), ctx_(num_threads), encoder_(*model_), decoder_(*model_) {}
 
-absl::Status Translator::EncodeBatch(const std::vector<std::vector<int>>& sources) {
+absl::StatusOr<std::vector<int>> Translator::Encode(const std::vector<std::vector<int>>& sources) {
   const ModelConfig& config = model_->config();
   std::vector<int> lengths;
   int max_length = 0;
@@ -37,24 +38,60 @@ absl::Status Translator::EncodeBatch(const std::vector<std::vector<int>>& source
     std::copy(sources[b].begin(), sources[b].end(), ids.begin() + b * max_length);
   }
   encoder_.Forward(ctx_, ids, lengths, max_length, encoder_output_);
-  decoder_.Start(ctx_, encoder_output_.data(), lengths, max_length);
-  encoder_output_.Release();  // The decoder keeps what it needs: its own keys and values.
+  // The decoder keeps what it needs, its own keys and values, and this is sized for this batch.
+  std::vector<int> sentences =
+      decoder_.AddSentences(ctx_, encoder_output_.data(), lengths, max_length);
+  encoder_output_.Release();
+  return sentences;
+}
+
+absl::Status Translator::StartDecoding(const DecodingOptions& options, CancelledFn cancelled) {
+  const ModelConfig& config = model_->config();
+  search_.reset();
+  MT_RETURN_IF_ERROR(ValidateDecodingOptions(options, config));
+  ctx_.BindToCallingThread();
+  decoder_.Reset();
+  SearchParams params = MakeSearchParams(config, options);
+  params.cancelled = std::move(cancelled);
+  search_ = Search::Create(std::move(params));
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<int>> Translator::AddInputs(
+    const std::vector<std::vector<int>>& sources) {
+  if (search_ == nullptr) return absl::FailedPreconditionError("AddInputs before StartDecoding");
+  if (sources.empty()) return std::vector<int>();
+  MT_ASSIGN_OR_RETURN(std::vector<int> sentences, Encode(sources));
+  for (int sentence : sentences) search_->Add(decoder_, sentence);
+  return sentences;
+}
+
+void Translator::DecodeStep(std::vector<FinishedSentence>& finished) {
+  if (search_ != nullptr) search_->Step(ctx_, decoder_, finished);
 }
 
 absl::StatusOr<std::vector<std::vector<Hypothesis>>> Translator::TranslateIds(
     const std::vector<std::vector<int>>& sources, const DecodingOptions& options,
     const CancelledFn& cancelled) {
-  const ModelConfig& config = model_->config();
-  MT_RETURN_IF_ERROR(ValidateDecodingOptions(options, config));
-  if (sources.empty()) return std::vector<std::vector<Hypothesis>>();
-  ctx_.BindToCallingThread();
-  MT_RETURN_IF_ERROR(EncodeBatch(sources));
-
-  SearchParams params = MakeSearchParams(config, options, static_cast<int>(sources.size()));
-  params.cancelled = cancelled;
-  return options.beam_size == 1 ? GreedySearch(ctx_, decoder_, params)
-                                : BeamSearch(ctx_, decoder_, params);
+  std::vector<int> index_of;  // By sentence id.
+  CancelledFn sentence_cancelled;
+  if (cancelled) sentence_cancelled = [&](int sentence) { return cancelled(index_of[sentence]); };
+  MT_RETURN_IF_ERROR(StartDecoding(options, std::move(sentence_cancelled)));
+  // The search's `cancelled` refers to this frame: it must not outlive it.
+  absl::Cleanup end_decoding = [this] { search_.reset(); };
+  MT_ASSIGN_OR_RETURN(const std::vector<int> sentences, AddInputs(sources));
+  for (size_t i = 0; i < sentences.size(); ++i) {
+    if (static_cast<size_t>(sentences[i]) >= index_of.size()) index_of.resize(sentences[i] + 1);
+    index_of[sentences[i]] = static_cast<int>(i);
+  }
+  std::vector<std::vector<Hypothesis>> results(sources.size());
+  std::vector<FinishedSentence> finished;
+  while (decoding_inputs() > 0) {
+    finished.clear();
+    DecodeStep(finished);
+    for (FinishedSentence& f : finished) results[index_of[f.sentence]] = std::move(f.hypotheses);
+  }
+  return results;
 }
 
 absl::StatusOr<std::vector<TranslationResult>> Translator::Translate(
@@ -74,7 +111,8 @@ absl::StatusOr<std::vector<TranslationResult>> Translator::Translate(
     positions.push_back(i);
   }
   CancelledFn source_cancelled;
-  if (cancelled) source_cancelled = [&](int j) { return cancelled(static_cast<int>(positions[j])); };
+  if (cancelled)
+    source_cancelled = [&](int j) { return cancelled(static_cast<int>(positions[j])); };
   MT_ASSIGN_OR_RETURN(std::vector<std::vector<Hypothesis>> hypotheses,
                       TranslateIds(sources, options, source_cancelled));
   for (size_t j = 0; j < positions.size(); ++j) {
@@ -106,41 +144,45 @@ absl::StatusOr<std::vector<std::vector<float>>> Translator::Score(
       }
     }
   }
+  search_.reset();
   ctx_.BindToCallingThread();
-  MT_RETURN_IF_ERROR(EncodeBatch(sources));
+  decoder_.Reset();
+  MT_ASSIGN_OR_RETURN(const std::vector<int> sentences, Encode(sources));
   const LogitsProcessor processor{config.never_generated_ids, config.eos_token_id, 0};
 
   // Row i feeds the start token, then the target tokens one by one; rows leave when their
   // target is consumed.
+  std::vector<int> row_input;
   std::vector<int> row_sentence;
   std::vector<int> ids;
   for (size_t i = 0; i < sources.size(); ++i) {
     if (targets[i].empty()) continue;
-    row_sentence.push_back(static_cast<int>(i));
+    row_input.push_back(static_cast<int>(i));
+    row_sentence.push_back(sentences[i]);
     ids.push_back(config.decoder_start_token_id);
   }
+  decoder_.AddRows(static_cast<int>(ids.size()));
   FloatBuffer log_probs;
-  std::vector<int> parents, next_sentences;
+  std::vector<int> kept;
   for (int step = 0; !ids.empty(); ++step) {
     const int rows = static_cast<int>(ids.size());
     decoder_.Step(ctx_, ids, row_sentence, log_probs);
-    processor.Apply(ctx_, log_probs.data(), rows, config.vocab_size, step);
-    parents.clear();
-    next_sentences.clear();
-    ids.clear();
+    processor.Apply(ctx_, log_probs.data(), rows, config.vocab_size, std::vector<int>(rows, step));
+    kept.clear();
     for (int r = 0; r < rows; ++r) {
-      const std::vector<int>& target = targets[row_sentence[r]];
+      const std::vector<int>& target = targets[row_input[r]];
       const int token = target[step];
-      scores[row_sentence[r]].push_back(
+      scores[row_input[r]].push_back(
           log_probs.data()[static_cast<size_t>(r) * config.vocab_size + token]);
       if (step + 1 < static_cast<int>(target.size())) {
-        parents.push_back(r);
-        next_sentences.push_back(row_sentence[r]);
-        ids.push_back(token);
+        kept.push_back(r);
+        ids[r] = token;
       }
     }
-    row_sentence.swap(next_sentences);
-    decoder_.Reorder(parents);
+    KeepRows(ids, kept);
+    KeepRows(row_input, kept);
+    KeepRows(row_sentence, kept);
+    decoder_.Reorder(kept);
   }
   return scores;
 }

@@ -15,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "model/decoding/decoding_options.h"
 #include "model/decoding/hypothesis.h"
+#include "model/decoding/search.h"
 #include "model/layers/decoder.h"
 #include "model/layers/encoder.h"
 #include "model/model.h"
@@ -55,15 +56,33 @@ class Translator {
   absl::StatusOr<std::vector<std::vector<float>>> Score(
       const std::vector<std::vector<int>>& sources, const std::vector<std::vector<int>>& targets);
 
+  // Continuous decoding, for servers: inputs join a running decode between steps and leave as
+  // soon as they finish, so the decoder always works on as many inputs as are waiting. Every
+  // input still gets exactly the result TranslateIds gives it.
+  //
+  // Starts a decode with `options` (validated), dropping any decode in progress. `cancelled` is
+  // polled as in TranslateIds, with the ids AddInputs returns.
+  absl::Status StartDecoding(const DecodingOptions& options, CancelledFn cancelled = nullptr);
+  // Encodes `sources` (each ending with </s>) and adds them to the decode from the next step on.
+  // Returns their ids, which FinishedSentence::sentence and `cancelled` use; an id is reused once
+  // its input has finished.
+  absl::StatusOr<std::vector<int>> AddInputs(const std::vector<std::vector<int>>& sources);
+  // One decoding step for every input. Appends the inputs that finished (hypotheses with ids but
+  // no text) or were cancelled (no hypotheses) to `finished`.
+  void DecodeStep(std::vector<FinishedSentence>& finished);
+  // Inputs still decoding.
+  int decoding_inputs() const { return search_ == nullptr ? 0 : search_->sentences(); }
+
  private:
-  // Pads and encodes `sources`, then starts the decoder on them.
-  absl::Status EncodeBatch(const std::vector<std::vector<int>>& sources);
+  // Validates, pads and encodes `sources`, then adds them to the decoder; returns their ids.
+  absl::StatusOr<std::vector<int>> Encode(const std::vector<std::vector<int>>& sources);
 
   std::shared_ptr<const Model> model_;
   ComputeContext ctx_;
   Encoder encoder_;
   Decoder decoder_;
   FloatBuffer encoder_output_;
+  std::unique_ptr<Search> search_;
 };
 
 }  // namespace mtserve

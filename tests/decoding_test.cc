@@ -229,15 +229,15 @@ TEST_F(DecodingTest, TwoThreadBatchMatchesSingle) {
 
 // 2. Beam search with one beam is greedy search.
 
-using SearchFunction = std::function<absl::StatusOr<std::vector<Hypotheses>>(
-    ComputeContext&, Decoder&, const SearchParams&)>;
+using SearchFactory = std::function<std::unique_ptr<Search>(SearchParams)>;
 
-// Encodes `sources` and runs `search` on them, set up as the Translator does; lets a test run
-// BeamSearch with beam_size 1, which the Translator routes to GreedySearch.
+// Encodes `sources` and runs the search `make` creates on them until all finish, set up as the
+// Translator does; lets a test run beam search with beam_size 1, which the Translator routes to
+// greedy search.
 absl::StatusOr<std::vector<Hypotheses>> RunSearch(const Model& model,
                                                   const std::vector<std::vector<int>>& sources,
                                                   const DecodingOptions& options,
-                                                  const SearchFunction& search) {
+                                                  const SearchFactory& make) {
   const ModelConfig& config = model.config();
   ComputeContext ctx(kThreads);
   ctx.BindToCallingThread();
@@ -255,10 +255,21 @@ absl::StatusOr<std::vector<Hypotheses>> RunSearch(const Model& model,
   Decoder decoder(model);
   FloatBuffer encoder_output;
   encoder.Forward(ctx, ids, lengths, max_length, encoder_output);
-  decoder.Start(ctx, encoder_output.data(), lengths, max_length);
+  const std::vector<int> sentences =
+      decoder.AddSentences(ctx, encoder_output.data(), lengths, max_length);
 
-  SearchParams params = MakeSearchParams(config, options, static_cast<int>(sources.size()));
-  return search(ctx, decoder, params);
+  std::unique_ptr<Search> search = make(MakeSearchParams(config, options));
+  for (int sentence : sentences) search->Add(decoder, sentence);
+  std::vector<Hypotheses> results(sources.size());
+  std::vector<FinishedSentence> finished;
+  while (search->sentences() > 0) {
+    search->Step(ctx, decoder, finished);
+  }
+  for (FinishedSentence& f : finished) {
+    const auto at = std::find(sentences.begin(), sentences.end(), f.sentence);
+    results[at - sentences.begin()] = std::move(f.hypotheses);
+  }
+  return results;
 }
 
 TEST_F(DecodingTest, BeamSizeOneEqualsGreedy) {
@@ -266,11 +277,12 @@ TEST_F(DecodingTest, BeamSizeOneEqualsGreedy) {
   for (const std::string& text : texts())
     sources.push_back(model()->tokenizer().EncodeSource(text));
   ASSERT_OK_AND_ASSIGN(const std::vector<Hypotheses> greedy,
-                       RunSearch(*model(), sources, Greedy(), GreedySearch));
+                       RunSearch(*model(), sources, Greedy(), Search::CreateGreedy));
   for (const float length_penalty : {1.0f, 0.6f}) {
     SCOPED_TRACE(absl::StrCat("length_penalty ", length_penalty));
-    ASSERT_OK_AND_ASSIGN(const std::vector<Hypotheses> beam,
-                         RunSearch(*model(), sources, Beam(1, 1, length_penalty), BeamSearch));
+    ASSERT_OK_AND_ASSIGN(
+        const std::vector<Hypotheses> beam,
+        RunSearch(*model(), sources, Beam(1, 1, length_penalty), Search::CreateBeam));
     ASSERT_EQ(beam.size(), greedy.size());
     for (size_t i = 0; i < greedy.size(); ++i) {
       SCOPED_TRACE(absl::StrCat("line ", kLines[i]));

@@ -858,7 +858,8 @@ void RunRandomBatch(KvCache& cache, std::mt19937& rng, int first_rows, int steps
   ASSERT_EQ(cache.steps(), 0);
   LineageModel model;
   int rows = first_rows;
-  cache.AppendStep(rows);
+  cache.AddRows(rows);
+  cache.AppendStep();
   WriteStep(cache, 0, rows, width);
   for (int r = 0; r < rows; ++r) model.push_back({r});
   for (int step = 1; step < steps; ++step) {
@@ -874,7 +875,7 @@ void RunRandomBatch(KvCache& cache, std::mt19937& rng, int first_rows, int steps
     if (check_every_step) CheckAgainstModel(cache, model, width);
 
     rows = next_rows;
-    cache.AppendStep(rows);
+    cache.AppendStep();
     WriteStep(cache, step, rows, width);
     for (int i = 0; i < rows; ++i) model[i].push_back(i);
     ASSERT_EQ(cache.steps(), step + 1);
@@ -886,7 +887,8 @@ void RunRandomBatch(KvCache& cache, std::mt19937& rng, int first_rows, int steps
 TEST(KvCacheTest, LineageFollowsParentChain) {
   KvCache cache(kLayers, kWidth);
   EXPECT_EQ(cache.steps(), 0);
-  cache.AppendStep(3);
+  cache.AddRows(3);
+  cache.AppendStep();
   WriteStep(cache, 0, 3);
   EXPECT_EQ(cache.steps(), 1);
   EXPECT_EQ(cache.rows(), 3);
@@ -897,7 +899,7 @@ TEST(KvCacheTest, LineageFollowsParentChain) {
   EXPECT_EQ(cache.Lineage(0)[0], 2);
   EXPECT_EQ(cache.Lineage(1)[0], 0);
   EXPECT_EQ(cache.Lineage(2)[0], 0);
-  cache.AppendStep(3);
+  cache.AppendStep();
   WriteStep(cache, 1, 3);
   EXPECT_THAT(std::vector<int>(cache.Lineage(0), cache.Lineage(0) + 2),
               ::testing::ElementsAre(2, 0));
@@ -908,7 +910,7 @@ TEST(KvCacheTest, LineageFollowsParentChain) {
 
   // Drop a row and fork another: next step's rows continue rows 1, 1 and 0 of step 1.
   cache.Reorder({1, 1, 0});
-  cache.AppendStep(3);
+  cache.AppendStep();
   WriteStep(cache, 2, 3);
   EXPECT_THAT(std::vector<int>(cache.Lineage(0), cache.Lineage(0) + 3),
               ::testing::ElementsAre(0, 1, 0));
@@ -919,7 +921,7 @@ TEST(KvCacheTest, LineageFollowsParentChain) {
 
   // Fewer rows (a finished sentence removed).
   cache.Reorder({2});
-  cache.AppendStep(1);
+  cache.AppendStep();
   WriteStep(cache, 3, 1);
   EXPECT_EQ(cache.rows(), 1);
   EXPECT_THAT(std::vector<int>(cache.Lineage(0), cache.Lineage(0) + 4),
@@ -938,8 +940,9 @@ TEST(KvCacheTest, RandomReordersAcrossCapacityGrowth) {
 TEST(KvCacheTest, GrowthWithoutReorderKeepsIdentityLineage) {
   KvCache cache(kLayers, kWidth);
   LineageModel model(3);
+  cache.AddRows(3);
   for (int step = 0; step < 40; ++step) {
-    cache.AppendStep(3);
+    cache.AppendStep();
     WriteStep(cache, step, 3);
     for (int r = 0; r < 3; ++r) model[r].push_back(r);
   }
@@ -969,6 +972,86 @@ TEST(KvCacheTest, LargeBlocksAcrossStorageChunks) {
   RunRandomBatch(cache, rng, kMaxRows, 120, kWideWidth, /*check_every_step=*/false);
   cache.Clear();
   RunRandomBatch(cache, rng, kMaxRows, 100, kWideWidth, /*check_every_step=*/false);
+}
+
+// Continuous batching: rows join at later steps, each with its own birth and lineage, while
+// others leave; blocks nobody reads are recycled. Checked against a hand-kept model of every row's
+// birth and ancestors, over enough steps that storage would grow without bound if it were not
+// recycled.
+TEST(KvCacheTest, RowsJoiningLaterKeepTheirOwnHistoryAndStorageStaysBounded) {
+  constexpr int kJoinWidth = 1024;  // Blocks of a few steps fill a storage chunk.
+  struct RowModel {
+    int64_t birth;
+    std::vector<int> lineage;  // Block rows from birth on.
+  };
+  // Tags name the step modulo kMaxSteps: a lineage wrong by exactly that many steps is
+  // implausible, and the tags stay exact floats.
+  auto write_step = [](KvCache& cache, int64_t step, int rows) {
+    for (int l = 0; l < kLayers; ++l) {
+      for (int r = 0; r < rows; ++r) {
+        for (int c = 0; c < kJoinWidth; ++c) {
+          cache.Keys(l, step)[r * kJoinWidth + c] =
+              Tag(l, false, step % kMaxSteps, r, c, kJoinWidth);
+          cache.Values(l, step)[r * kJoinWidth + c] =
+              Tag(l, true, step % kMaxSteps, r, c, kJoinWidth);
+        }
+      }
+    }
+  };
+  auto check = [](KvCache& cache, const std::vector<RowModel>& model) {
+    ASSERT_EQ(cache.rows(), static_cast<int>(model.size()));
+    for (int r = 0; r < cache.rows(); ++r) {
+      ASSERT_EQ(cache.Birth(r), model[r].birth) << "row " << r;
+      ASSERT_EQ(static_cast<int64_t>(model[r].lineage.size()), cache.steps() - model[r].birth);
+      const int* lineage = cache.Lineage(r);
+      for (size_t a = 0; a < model[r].lineage.size(); ++a) {
+        ASSERT_EQ(lineage[a], model[r].lineage[a]) << "row " << r << " age " << a;
+        const int64_t step = model[r].birth + static_cast<int64_t>(a);
+        for (int l = 0; l < kLayers; ++l) {
+          ASSERT_EQ(cache.Keys(l, step)[lineage[a] * kJoinWidth],
+                    Tag(l, false, step % kMaxSteps, model[r].lineage[a], 0, kJoinWidth));
+          ASSERT_EQ(
+              cache.Values(l, step)[lineage[a] * kJoinWidth + kJoinWidth - 1],
+              Tag(l, true, step % kMaxSteps, model[r].lineage[a], kJoinWidth - 1, kJoinWidth));
+        }
+      }
+    }
+  };
+
+  std::mt19937 rng(21);
+  KvCache cache(kLayers, kJoinWidth);
+  std::vector<RowModel> model;
+  size_t storage_after_warmup = 0;
+  constexpr int kSteps = 3000;
+  for (int64_t step = 0; step < kSteps; ++step) {
+    SCOPED_TRACE(::testing::Message() << "step " << step);
+    // Rows live about 12 steps: each leaves with probability 1/12, and new ones join to keep
+    // between 1 and kMaxRows - 2 rows.
+    std::vector<int> parents;
+    for (int r = 0; r < cache.rows(); ++r) {
+      if (std::uniform_int_distribution<int>(0, 11)(rng) != 0) parents.push_back(r);
+    }
+    if (!parents.empty() && parents.size() < kMaxRows - 2 && rng() % 4 == 0) {
+      parents.insert(parents.begin() + 1, parents[0]);  // A fork, as in beam search.
+    }
+    cache.Reorder(parents);
+    std::vector<RowModel> next;
+    for (int p : parents) next.push_back(model[p]);
+    model = std::move(next);
+    const int joining =
+        std::uniform_int_distribution<int>(model.empty() ? 1 : 0, kMaxRows - 2 - cache.rows())(rng);
+    cache.AddRows(joining);
+    for (int j = 0; j < joining; ++j) model.push_back({step, {}});
+
+    cache.AppendStep();
+    write_step(cache, step, cache.rows());
+    for (int r = 0; r < cache.rows(); ++r) model[r].lineage.push_back(r);
+    check(cache, model);
+    if (step == 200) storage_after_warmup = cache.storage_floats();
+  }
+  // Rows a dozen steps old on average need a few blocks each: storage stops growing once it has
+  // seen the largest live window, instead of growing with every step.
+  EXPECT_LE(cache.storage_floats(), 2 * storage_after_warmup);
 }
 
 }  // namespace

@@ -7,7 +7,7 @@
 namespace mtserve {
 namespace {
 
-// A live hypothesis: one row of the decoder batch.
+// A live hypothesis: one row of the decoder.
 struct Beam {
   int sentence;
   float log_prob;
@@ -61,133 +61,156 @@ Hypothesis Finish(const Beam& beam, const Candidate* last, float length_penalty)
   return h;
 }
 
-}  // namespace
+class BeamSearch : public Search {
+ public:
+  explicit BeamSearch(SearchParams params) : params_(std::move(params)) {}
 
-absl::StatusOr<std::vector<std::vector<Hypothesis>>> BeamSearch(ComputeContext& ctx,
-                                                                Decoder& decoder,
-                                                                const SearchParams& params) {
-  const int batch = params.batch_size;
-  const int vocab = params.vocab_size;
-  const int beam_size = params.options.beam_size;
-  const float length_penalty = params.options.length_penalty;
-  // Twice the beam: even if every best candidate ends the sentence, a full beam continues.
-  const int per_row = 2 * beam_size;
+  void Add(Decoder& decoder, int sentence) override {
+    decoder.AddRows(1);
+    beams_.push_back({sentence, 0.f, {}, {}});
+    ids_.push_back(params_.start_id);
+    if (static_cast<size_t>(sentence) >= finished_.size()) {
+      finished_.resize(sentence + 1, FinishedHypotheses(params_.options.beam_size));
+    }
+    finished_[sentence] = FinishedHypotheses(params_.options.beam_size);
+    ++sentences_;
+  }
 
-  std::vector<FinishedHypotheses> finished(batch, FinishedHypotheses(beam_size));
-  // Rows are grouped by sentence, in sentence order, so each sentence's beams are contiguous.
-  std::vector<Beam> beams;
-  for (int b = 0; b < batch; ++b) beams.push_back({b, 0.f, {}, {}});
-  std::vector<int> ids(batch, params.start_id);
-  std::vector<int> row_sentence(batch);
-  std::vector<int> candidate_ids;
-  std::vector<float> candidate_log_probs;
-  std::vector<Candidate> candidates;
-  std::vector<Beam> next_beams;
-  std::vector<int> parents;
-  FloatBuffer log_probs;
-  std::vector<bool> cancelled(batch, false);
+  int sentences() const override { return sentences_; }
 
-  for (int step = 0; step < params.max_length && !beams.empty(); ++step) {
-    row_sentence.resize(beams.size());
-    for (size_t r = 0; r < beams.size(); ++r) row_sentence[r] = beams[r].sentence;
-    if (params.cancelled) {
-      const std::vector<int> kept = RowsNotCancelled(params, row_sentence, cancelled);
-      if (kept.size() != beams.size()) {
-        KeepRows(beams, kept);
-        KeepRows(ids, kept);
-        KeepRows(row_sentence, kept);
+  void Step(ComputeContext& ctx, Decoder& decoder,
+            std::vector<FinishedSentence>& finished) override {
+    row_sentence_.resize(beams_.size());
+    for (size_t r = 0; r < beams_.size(); ++r) row_sentence_[r] = beams_[r].sentence;
+    if (params_.cancelled) {
+      const size_t before = finished.size();
+      const std::vector<int> kept = RowsNotCancelled(params_, row_sentence_, decoder, finished);
+      if (kept.size() != beams_.size()) {
+        sentences_ -= static_cast<int>(finished.size() - before);
+        KeepRows(beams_, kept);
+        KeepRows(ids_, kept);
+        KeepRows(row_sentence_, kept);
         decoder.Reorder(kept);
-        if (beams.empty()) break;
       }
     }
-    const int rows = static_cast<int>(beams.size());
-    decoder.Step(ctx, ids, row_sentence, log_probs);
-    params.logits_processor.Apply(ctx, log_probs.data(), rows, vocab, step);
+    const int rows = static_cast<int>(beams_.size());
+    if (rows == 0) return;
+    const int vocab = params_.vocab_size;
+    const int beam_size = params_.options.beam_size;
+    const float length_penalty = params_.options.length_penalty;
+    // Twice the beam: even if every best candidate ends the sentence, a full beam continues.
+    const int per_row = 2 * beam_size;
 
-    candidate_ids.resize(static_cast<size_t>(rows) * per_row);
-    candidate_log_probs.resize(candidate_ids.size());
+    decoder.Step(ctx, ids_, row_sentence_, log_probs_);
+    lengths_.resize(rows);
+    for (int r = 0; r < rows; ++r) lengths_[r] = static_cast<int>(beams_[r].ids.size());
+    params_.logits_processor.Apply(ctx, log_probs_.data(), rows, vocab, lengths_);
+
+    candidate_ids_.resize(static_cast<size_t>(rows) * per_row);
+    candidate_log_probs_.resize(candidate_ids_.size());
 #pragma omp parallel for schedule(static)
     for (int r = 0; r < rows; ++r) {
-      TopK(log_probs.data() + static_cast<size_t>(r) * vocab, vocab, per_row,
-           candidate_ids.data() + r * per_row, candidate_log_probs.data() + r * per_row);
+      TopK(log_probs_.data() + static_cast<size_t>(r) * vocab, vocab, per_row,
+           candidate_ids_.data() + r * per_row, candidate_log_probs_.data() + r * per_row);
     }
 
-    const int length = step + 1;
-    const bool last_step = length == params.max_length;
-    next_beams.clear();
-    parents.clear();
-    ids.clear();
+    next_beams_.clear();
+    parents_.clear();
+    ids_.clear();
     for (int first = 0; first < rows;) {
-      const int sentence = beams[first].sentence;
+      const int sentence = beams_[first].sentence;
       int end = first;
-      while (end < rows && beams[end].sentence == sentence) ++end;
+      while (end < rows && beams_[end].sentence == sentence) ++end;
+      // All beams of a sentence have the same length.
+      const int length = static_cast<int>(beams_[first].ids.size()) + 1;
+      const bool last_step = length == params_.max_length;
+      FinishedHypotheses& done_hypotheses = finished_[sentence];
 
-      candidates.clear();
+      candidates_.clear();
       for (int r = first; r < end; ++r) {
         for (int k = 0; k < per_row; ++k) {
-          const float token_log_prob = candidate_log_probs[r * per_row + k];
+          const float token_log_prob = candidate_log_probs_[r * per_row + k];
           if (!std::isfinite(token_log_prob)) continue;
-          candidates.push_back({beams[r].log_prob + token_log_prob, r,
-                                candidate_ids[r * per_row + k], token_log_prob});
+          candidates_.push_back({beams_[r].log_prob + token_log_prob, r,
+                                 candidate_ids_[r * per_row + k], token_log_prob});
         }
       }
       // Best first; equal scores keep row then rank order, so results do not depend on the sort.
       std::stable_sort(
-          candidates.begin(), candidates.end(),
+          candidates_.begin(), candidates_.end(),
           [](const Candidate& a, const Candidate& b) { return a.log_prob > b.log_prob; });
 
-      const size_t next_first = next_beams.size();
-      for (size_t i = 0; i < candidates.size(); ++i) {
-        const Candidate& c = candidates[i];
-        if (c.token == params.eos_id) {
+      const size_t next_first = next_beams_.size();
+      for (size_t i = 0; i < candidates_.size(); ++i) {
+        const Candidate& c = candidates_[i];
+        if (c.token == params_.eos_id) {
           // Only an ending that ranks within the beam counts as a finished hypothesis.
           if (static_cast<int>(i) < beam_size) {
-            finished[sentence].Add(Finish(beams[c.row], &c, length_penalty));
+            done_hypotheses.Add(Finish(beams_[c.row], &c, length_penalty));
           }
           continue;
         }
-        Beam& next = next_beams.emplace_back(beams[c.row]);
+        Beam& next = next_beams_.emplace_back(beams_[c.row]);
         next.log_prob = c.log_prob;
         next.ids.push_back(c.token);
         next.token_log_probs.push_back(c.token_log_prob);
-        parents.push_back(c.row);
-        ids.push_back(c.token);
-        if (static_cast<int>(next_beams.size() - next_first) == beam_size) break;
+        parents_.push_back(c.row);
+        ids_.push_back(c.token);
+        if (static_cast<int>(next_beams_.size() - next_first) == beam_size) break;
       }
 
       // Done at max_length, or when the beam is full of finished hypotheses and the best live
       // one, normalised at its current length, cannot beat the worst of them (Hugging Face's
       // rule with early_stopping=False).
-      bool done = last_step || next_beams.size() == next_first;
-      if (!done && finished[sentence].full()) {
+      bool done = last_step || next_beams_.size() == next_first;
+      if (!done && done_hypotheses.full()) {
         const float best_live =
-            NormalizedScore(next_beams[next_first].log_prob, length, length_penalty);
-        done = finished[sentence].worst_score() >= best_live;
+            NormalizedScore(next_beams_[next_first].log_prob, length, length_penalty);
+        done = done_hypotheses.worst_score() >= best_live;
       }
       if (done) {
         if (last_step) {
-          for (size_t i = next_first; i < next_beams.size(); ++i) {
-            finished[sentence].Add(Finish(next_beams[i], nullptr, length_penalty));
+          for (size_t i = next_first; i < next_beams_.size(); ++i) {
+            done_hypotheses.Add(Finish(next_beams_[i], nullptr, length_penalty));
           }
         }
-        next_beams.resize(next_first);
-        parents.resize(next_first);
-        ids.resize(next_first);
+        next_beams_.resize(next_first);
+        parents_.resize(next_first);
+        ids_.resize(next_first);
+        std::vector<Hypothesis>& hypotheses = done_hypotheses.hypotheses();
+        hypotheses.resize(std::min<size_t>(hypotheses.size(), params_.options.num_hypotheses));
+        finished.push_back({sentence, std::move(hypotheses)});
+        decoder.RemoveSentence(sentence);
+        --sentences_;
       }
       first = end;
     }
-    beams.swap(next_beams);
-    decoder.Reorder(parents);
+    beams_.swap(next_beams_);
+    decoder.Reorder(parents_);
   }
 
-  std::vector<std::vector<Hypothesis>> results(batch);
-  for (int b = 0; b < batch; ++b) {
-    if (cancelled[b]) continue;
-    std::vector<Hypothesis>& hypotheses = finished[b].hypotheses();
-    hypotheses.resize(std::min<size_t>(hypotheses.size(), params.options.num_hypotheses));
-    results[b] = std::move(hypotheses);
-  }
-  return results;
+ private:
+  const SearchParams params_;
+  int sentences_ = 0;
+  // Rows, grouped by sentence so each sentence's beams are contiguous, and their next input.
+  std::vector<Beam> beams_;
+  std::vector<int> ids_;
+  std::vector<FinishedHypotheses> finished_;  // Per sentence id.
+
+  std::vector<int> row_sentence_;
+  FloatBuffer log_probs_;
+  std::vector<int> lengths_;
+  std::vector<int> candidate_ids_;
+  std::vector<float> candidate_log_probs_;
+  std::vector<Candidate> candidates_;
+  std::vector<Beam> next_beams_;
+  std::vector<int> parents_;
+};
+
+}  // namespace
+
+std::unique_ptr<Search> Search::CreateBeam(SearchParams params) {
+  return std::make_unique<BeamSearch>(std::move(params));
 }
 
 }  // namespace mtserve

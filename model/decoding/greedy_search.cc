@@ -5,79 +5,106 @@
 #include "model/decoding/search.h"
 
 namespace mtserve {
+namespace {
 
-absl::StatusOr<std::vector<std::vector<Hypothesis>>> GreedySearch(ComputeContext& ctx,
-                                                                  Decoder& decoder,
-                                                                  const SearchParams& params) {
-  const int batch = params.batch_size;
-  const int vocab = params.vocab_size;
-  const DecodingOptions& options = params.options;
-  const Sampler sampler(options.sampling_topk, options.sampling_temperature);
+class GreedySearch : public Search {
+ public:
+  explicit GreedySearch(SearchParams params)
+      : params_(std::move(params)),
+        sampler_(params_.options.sampling_topk, params_.options.sampling_temperature) {}
 
-  std::vector<std::vector<Hypothesis>> results(batch, std::vector<Hypothesis>(1));
-  std::vector<std::mt19937_64> generators;
-  if (options.sampling_topk > 1) {
-    for (int b = 0; b < batch; ++b) generators.push_back(Sampler::MakeGenerator(options.seed));
+  void Add(Decoder& decoder, int sentence) override {
+    decoder.AddRows(1);
+    ids_.push_back(params_.start_id);
+    row_sentence_.push_back(sentence);
+    if (static_cast<size_t>(sentence) >= hypotheses_.size()) {
+      hypotheses_.resize(sentence + 1);
+      generators_.resize(sentence + 1);
+    }
+    hypotheses_[sentence] = Hypothesis();
+    // Each sentence draws from its own generator, so its sample does not depend on the others.
+    if (params_.options.sampling_topk > 1) {
+      generators_[sentence] = Sampler::MakeGenerator(params_.options.seed);
+    }
   }
 
-  // Active rows: one per unfinished sentence.
-  std::vector<int> ids(batch, params.start_id);
-  std::vector<int> row_sentence(batch);
-  for (int b = 0; b < batch; ++b) row_sentence[b] = b;
-  std::vector<int> next_ids(batch);
-  std::vector<int> parents;
-  std::vector<int> kept_sentences;
-  FloatBuffer log_probs;
-  std::vector<bool> cancelled(batch, false);
+  int sentences() const override { return static_cast<int>(ids_.size()); }
 
-  for (int step = 0; step < params.max_length && !ids.empty(); ++step) {
-    if (params.cancelled) {
-      const std::vector<int> kept = RowsNotCancelled(params, row_sentence, cancelled);
-      if (kept.size() != ids.size()) {
-        KeepRows(ids, kept);
-        KeepRows(row_sentence, kept);
+  void Step(ComputeContext& ctx, Decoder& decoder,
+            std::vector<FinishedSentence>& finished) override {
+    if (params_.cancelled) {
+      const std::vector<int> kept = RowsNotCancelled(params_, row_sentence_, decoder, finished);
+      if (kept.size() != ids_.size()) {
+        KeepRows(ids_, kept);
+        KeepRows(row_sentence_, kept);
         decoder.Reorder(kept);
-        if (ids.empty()) break;
       }
     }
-    const int rows = static_cast<int>(ids.size());
-    decoder.Step(ctx, ids, row_sentence, log_probs);
-    params.logits_processor.Apply(ctx, log_probs.data(), rows, vocab, step);
+    const int rows = static_cast<int>(ids_.size());
+    if (rows == 0) return;
+    const int vocab = params_.vocab_size;
+    decoder.Step(ctx, ids_, row_sentence_, log_probs_);
+    lengths_.resize(rows);
+    for (int r = 0; r < rows; ++r) {
+      lengths_[r] = static_cast<int>(hypotheses_[row_sentence_[r]].ids.size());
+    }
+    params_.logits_processor.Apply(ctx, log_probs_.data(), rows, vocab, lengths_);
 
+    next_ids_.resize(rows);
+    const bool sampling = params_.options.sampling_topk > 1;
 #pragma omp parallel for schedule(static) if (rows > 1)
     for (int r = 0; r < rows; ++r) {
-      const float* row = log_probs.data() + static_cast<size_t>(r) * vocab;
-      next_ids[r] =
-          sampler.Sample(row, vocab, generators.empty() ? nullptr : &generators[row_sentence[r]]);
+      const float* row = log_probs_.data() + static_cast<size_t>(r) * vocab;
+      next_ids_[r] =
+          sampler_.Sample(row, vocab, sampling ? &generators_[row_sentence_[r]] : nullptr);
     }
 
-    parents.clear();
-    kept_sentences.clear();
+    kept_.clear();
     for (int r = 0; r < rows; ++r) {
-      const int token = next_ids[r];
-      const float log_prob = log_probs.data()[static_cast<size_t>(r) * vocab + token];
-      Hypothesis& hypothesis = results[row_sentence[r]][0];
+      const int sentence = row_sentence_[r];
+      const int token = next_ids_[r];
+      const float log_prob = log_probs_.data()[static_cast<size_t>(r) * vocab + token];
+      Hypothesis& hypothesis = hypotheses_[sentence];
       hypothesis.ids.push_back(token);
       hypothesis.token_log_probs.push_back(log_prob);
       hypothesis.log_prob += log_prob;
-      if (token != params.eos_id) {
-        parents.push_back(r);
-        kept_sentences.push_back(row_sentence[r]);
+      if (token == params_.eos_id ||
+          static_cast<int>(hypothesis.ids.size()) == params_.max_length) {
+        hypothesis.score = hypothesis.log_prob;
+        finished.push_back({sentence, {std::move(hypothesis)}});
+        decoder.RemoveSentence(sentence);
+      } else {
+        kept_.push_back(r);
+        ids_[r] = token;
       }
     }
-    ids.clear();
-    for (int r : parents) ids.push_back(next_ids[r]);
-    row_sentence.swap(kept_sentences);
-    decoder.Reorder(parents);
-  }
-  for (int b = 0; b < batch; ++b) {
-    if (cancelled[b]) {
-      results[b].clear();
-    } else {
-      results[b][0].score = results[b][0].log_prob;
+    if (static_cast<int>(kept_.size()) != rows) {
+      KeepRows(ids_, kept_);
+      KeepRows(row_sentence_, kept_);
     }
+    decoder.Reorder(kept_);
   }
-  return results;
+
+ private:
+  const SearchParams params_;
+  const Sampler sampler_;
+  // Per row: the next input token and its sentence.
+  std::vector<int> ids_;
+  std::vector<int> row_sentence_;
+  // Per sentence id.
+  std::vector<Hypothesis> hypotheses_;
+  std::vector<std::mt19937_64> generators_;
+
+  FloatBuffer log_probs_;
+  std::vector<int> lengths_;
+  std::vector<int> next_ids_;
+  std::vector<int> kept_;
+};
+
+}  // namespace
+
+std::unique_ptr<Search> Search::CreateGreedy(SearchParams params) {
+  return std::make_unique<GreedySearch>(std::move(params));
 }
 
 }  // namespace mtserve

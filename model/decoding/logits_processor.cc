@@ -7,12 +7,11 @@
 namespace mtserve {
 
 void LogitsProcessor::Apply(ComputeContext& ctx, float* logits, int rows, int vocab_size,
-                            int step) const {
-  const bool block_eos = step < min_length;
+                            const std::vector<int>& lengths) const {
   for (int r = 0; r < rows; ++r) {
     float* row = logits + static_cast<size_t>(r) * vocab_size;
     for (int id : suppressed_ids) row[id] = -INFINITY;
-    if (block_eos) row[eos_id] = -INFINITY;
+    if (lengths[r] < min_length) row[eos_id] = -INFINITY;
   }
   LogSoftmax(ctx, logits, rows, vocab_size);
 }

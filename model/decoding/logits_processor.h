@@ -14,9 +14,10 @@ struct LogitsProcessor {
   int eos_id = 0;
   int min_length = 0;
 
-  // logits: [rows, vocab_size], replaced by log-probabilities. `step` counts generated tokens
-  // before this one.
-  void Apply(ComputeContext& ctx, float* logits, int rows, int vocab_size, int step) const;
+  // logits: [rows, vocab_size], replaced by log-probabilities. lengths[r]: the tokens row r
+  // generated before this one.
+  void Apply(ComputeContext& ctx, float* logits, int rows, int vocab_size,
+             const std::vector<int>& lengths) const;
 };
 
 }  // namespace mtserve

@@ -2,10 +2,8 @@
 
 namespace mtserve {
 
-SearchParams MakeSearchParams(const ModelConfig& config, const DecodingOptions& options,
-                              int batch_size) {
+SearchParams MakeSearchParams(const ModelConfig& config, const DecodingOptions& options) {
   SearchParams params;
-  params.batch_size = batch_size;
   params.start_id = config.decoder_start_token_id;
   params.eos_id = config.eos_token_id;
   params.vocab_size = config.vocab_size;
@@ -15,8 +13,13 @@ SearchParams MakeSearchParams(const ModelConfig& config, const DecodingOptions& 
   return params;
 }
 
+std::unique_ptr<Search> Search::Create(SearchParams params) {
+  return params.options.beam_size == 1 ? CreateGreedy(std::move(params))
+                                       : CreateBeam(std::move(params));
+}
+
 std::vector<int> RowsNotCancelled(const SearchParams& params, const std::vector<int>& row_sentence,
-                                  std::vector<bool>& cancelled) {
+                                  Decoder& decoder, std::vector<FinishedSentence>& finished) {
   std::vector<int> kept;
   kept.reserve(row_sentence.size());
   for (size_t first = 0; first < row_sentence.size();) {
@@ -24,7 +27,8 @@ std::vector<int> RowsNotCancelled(const SearchParams& params, const std::vector<
     size_t end = first;
     while (end < row_sentence.size() && row_sentence[end] == sentence) ++end;
     if (params.cancelled(sentence)) {
-      cancelled[sentence] = true;
+      finished.push_back({sentence, {}});
+      decoder.RemoveSentence(sentence);
     } else {
       for (size_t r = first; r < end; ++r) kept.push_back(static_cast<int>(r));
     }

@@ -1,41 +1,69 @@
-// Search strategies over a started Decoder. Each input sentence starts from one row holding the
-// decoder start token; rows of finished sentences leave the batch, so later steps get cheaper.
+// Search strategies over a Decoder, run one step at a time. Sentences join between steps
+// (continuous batching: a server adds new inputs to a running decode) and leave as soon as they
+// finish or are cancelled, so rows are only ever spent on unfinished sentences. Each sentence
+// starts from one row holding the decoder start token and is decoded exactly as it would be
+// alone: nothing in a search depends on the other sentences.
 #ifndef MTSERVE_MODEL_DECODING_SEARCH_H_
 #define MTSERVE_MODEL_DECODING_SEARCH_H_
 
 #include <functional>
+#include <memory>
 #include <vector>
 
-#include "absl/status/statusor.h"
 #include "model/decoding/decoding_options.h"
 #include "model/decoding/hypothesis.h"
 #include "model/decoding/logits_processor.h"
 #include "model/layers/decoder.h"
+#include "model/model_config.h"
 #include "model/ops/compute_context.h"
 
 namespace mtserve {
 
 struct SearchParams {
-  int batch_size = 0;
   int start_id = 0;
   int eos_id = 0;
   int vocab_size = 0;
   int max_length = 0;  // Generated tokens, </s> included.
   DecodingOptions options;
   LogitsProcessor logits_processor;
-  // Polled once per step for each unfinished sentence (an index into the batch); a sentence for
-  // which it returns true leaves the batch at once and gets no hypotheses. The others go on.
+  // Polled once per step for each unfinished sentence (a Decoder sentence id); a sentence for
+  // which it returns true leaves at once and gets no hypotheses. The others go on.
   std::function<bool(int sentence)> cancelled;
 };
 
-// The parameters for decoding `batch_size` inputs of `config`'s model with `options`.
-SearchParams MakeSearchParams(const ModelConfig& config, const DecodingOptions& options,
-                              int batch_size);
+// The parameters for decoding inputs of `config`'s model with `options`.
+SearchParams MakeSearchParams(const ModelConfig& config, const DecodingOptions& options);
 
-// The rows to keep when the sentences `params.cancelled` names leave the batch; `row_sentence`
-// maps rows to sentences, whose rows are contiguous. Marks those sentences in `cancelled`.
-std::vector<int> RowsNotCancelled(const SearchParams& params, const std::vector<int>& row_sentence,
-                                  std::vector<bool>& cancelled);
+// A sentence that left the search: its hypotheses, best first (num_hypotheses of them), or none
+// when it was cancelled.
+struct FinishedSentence {
+  int sentence = 0;
+  std::vector<Hypothesis> hypotheses;
+};
+
+class Search {
+ public:
+  // Greedy search (beam_size 1): the best token at every step, or with sampling_topk > 1 a token
+  // drawn from the k best at the given temperature. One hypothesis per input.
+  static std::unique_ptr<Search> CreateGreedy(SearchParams params);
+  // Beam search with length-normalised scores.
+  static std::unique_ptr<Search> CreateBeam(SearchParams params);
+  // The one `params.options` asks for.
+  static std::unique_ptr<Search> Create(SearchParams params);
+
+  virtual ~Search() = default;
+
+  // Starts decoding `sentence`, already added to `decoder`, from the next step.
+  virtual void Add(Decoder& decoder, int sentence) = 0;
+
+  // Sentences still decoding.
+  virtual int sentences() const = 0;
+
+  // One step for every sentence. Appends those that finish, or were cancelled, to `finished` and
+  // removes them from `decoder`.
+  virtual void Step(ComputeContext& ctx, Decoder& decoder,
+                    std::vector<FinishedSentence>& finished) = 0;
+};
 
 // Keeps rows[kept[0]], rows[kept[1]], ... (kept ascending) in that order, dropping the others.
 template <typename T>
@@ -46,16 +74,11 @@ void KeepRows(std::vector<T>& rows, const std::vector<int>& kept) {
   rows.resize(kept.size());
 }
 
-// Greedy search (beam_size 1): the best token at every step, or with sampling_topk > 1 a token
-// drawn from the k best at the given temperature. One hypothesis per input.
-absl::StatusOr<std::vector<std::vector<Hypothesis>>> GreedySearch(ComputeContext& ctx,
-                                                                  Decoder& decoder,
-                                                                  const SearchParams& params);
-
-// Beam search with length-normalised scores, returning num_hypotheses per input, best first.
-absl::StatusOr<std::vector<std::vector<Hypothesis>>> BeamSearch(ComputeContext& ctx,
-                                                                Decoder& decoder,
-                                                                const SearchParams& params);
+// The rows to keep when the sentences `params.cancelled` names leave; `row_sentence` maps rows to
+// sentences, whose rows are contiguous. Appends those sentences to `finished`, without
+// hypotheses, and removes them from `decoder`.
+std::vector<int> RowsNotCancelled(const SearchParams& params, const std::vector<int>& row_sentence,
+                                  Decoder& decoder, std::vector<FinishedSentence>& finished);
 
 }  // namespace mtserve
 

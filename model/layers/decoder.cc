@@ -1,6 +1,7 @@
 #include "model/layers/decoder.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 
 #include "model/kernels/one_query_attention.h"
@@ -13,31 +14,83 @@ Decoder::Decoder(const Model& model)
       head_dim_(model.config().d_model / model.config().decoder_attention_heads),
       cache_(model.config().decoder_layers, model.config().d_model) {}
 
-void Decoder::Start(ComputeContext& ctx, const float* encoder_output,
-                    const std::vector<int>& lengths, int max_length) {
+void Decoder::Reset() {
+  cache_.Clear();
+  sentences_.clear();
+  free_sentences_.clear();
+  free_groups_.clear();
+  for (int g = static_cast<int>(groups_.size()) - 1; g >= 0; --g) {
+    groups_[g].live = 0;
+    free_groups_.push_back(g);
+  }
+}
+
+std::vector<int> Decoder::AddSentences(ComputeContext& ctx, const float* encoder_output,
+                                       const std::vector<int>& lengths, int max_length) {
   const int d = model_.config().d_model;
-  const int64_t rows = static_cast<int64_t>(lengths.size()) * max_length;
-  source_lengths_ = lengths;
-  source_max_length_ = max_length;
+  const int count = static_cast<int>(lengths.size());
+  int g;
+  if (free_groups_.empty()) {
+    g = static_cast<int>(groups_.size());
+    groups_.emplace_back();
+  } else {
+    g = free_groups_.back();
+    free_groups_.pop_back();
+  }
+  SourceGroup& group = groups_[g];
+  group.max_length = max_length;
+  group.live = count;
   const auto& layers = model_.decoder_layers();
-  memory_key_values_.resize(layers.size());
+  group.key_values.resize(layers.size());
+  const int64_t rows = static_cast<int64_t>(count) * max_length;
   for (size_t l = 0; l < layers.size(); ++l) {
     layers[l].cross_key_value.Forward(ctx, encoder_output, rows,
-                                      memory_key_values_[l].Reserve(rows * 2 * d));
+                                      group.key_values[l].Reserve(rows * 2 * d));
   }
-  cache_.Clear();
+
+  std::vector<int> ids(count);
+  for (int i = 0; i < count; ++i) {
+    if (free_sentences_.empty()) {
+      ids[i] = static_cast<int>(sentences_.size());
+      sentences_.emplace_back();
+    } else {
+      ids[i] = free_sentences_.back();
+      free_sentences_.pop_back();
+    }
+    sentences_[ids[i]] = {g, i, lengths[i]};
+  }
+  return ids;
+}
+
+void Decoder::RemoveSentence(int sentence) {
+  Sentence& s = sentences_[sentence];
+  assert(s.group >= 0);
+  if (--groups_[s.group].live == 0) free_groups_.push_back(s.group);
+  s.group = -1;
+  free_sentences_.push_back(sentence);
 }
 
 void Decoder::Step(ComputeContext& ctx, const std::vector<int>& ids,
                    const std::vector<int>& row_sentence, FloatBuffer& logits) {
   const ModelConfig& config = model_.config();
   const int rows = static_cast<int>(ids.size());
+  assert(rows == cache_.rows());
   const int d = config.d_model;
-  const int step = cache_.steps();
-  cache_.AppendStep(rows);
+  const int64_t step = cache_.steps();
+  cache_.AppendStep();
+
+  // Each row's position, and how far back the oldest row reads the cache.
+  positions_.resize(rows);
+  int64_t oldest = step;
+  int max_positions = 0;
+  for (int r = 0; r < rows; ++r) {
+    oldest = std::min(oldest, cache_.Birth(r));
+    positions_[r] = static_cast<int>(step - cache_.Birth(r));
+    max_positions =
+        std::max({max_positions, positions_[r] + 1, sentences_[row_sentence[r]].length});
+  }
 
   float* x = x_.Reserve(static_cast<size_t>(rows) * d);
-  positions_.assign(rows, step);
   model_.target_embeddings().Forward(ids.data(), positions_.data(), rows, x);
 
   float* qkv = qkv_.Reserve(static_cast<size_t>(rows) * 3 * d);
@@ -45,13 +98,13 @@ void Decoder::Step(ComputeContext& ctx, const std::vector<int>& ids,
   float* context = context_.Reserve(static_cast<size_t>(rows) * d);
   float* ffn = ffn_.Reserve(static_cast<size_t>(rows) * config.decoder_ffn_dim);
 
-  // Self-attention reads positions 0..step of each row's lineage; cross-attention reads the
+  // Self-attention reads the positions of each row's lineage; cross-attention reads the
   // positions of the row's source sentence. Both go through per-row pointer tables.
-  const int self_positions = step + 1;
-  const int max_positions = std::max(self_positions, source_max_length_);
   keys_.resize(static_cast<size_t>(rows) * max_positions);
   values_.resize(keys_.size());
   lengths_.resize(rows);
+  std::vector<float*> step_keys(step + 1 - oldest);
+  std::vector<float*> step_values(step_keys.size());
 
   const auto& layers = model_.decoder_layers();
   for (size_t l = 0; l < layers.size(); ++l) {
@@ -59,8 +112,12 @@ void Decoder::Step(ComputeContext& ctx, const std::vector<int>& ids,
     const int layer_index = static_cast<int>(l);
 
     layer.self_qkv.Forward(ctx, x, rows, qkv);
-    float* new_keys = cache_.Keys(layer_index, step);
-    float* new_values = cache_.Values(layer_index, step);
+    for (int64_t s = oldest; s <= step; ++s) {
+      step_keys[s - oldest] = cache_.Keys(layer_index, s);
+      step_values[s - oldest] = cache_.Values(layer_index, s);
+    }
+    float* new_keys = step_keys.back();
+    float* new_values = step_values.back();
     for (int r = 0; r < rows; ++r) {
       std::memcpy(new_keys + static_cast<size_t>(r) * d, qkv + static_cast<size_t>(r) * 3 * d + d,
                   d * sizeof(float));
@@ -69,13 +126,14 @@ void Decoder::Step(ComputeContext& ctx, const std::vector<int>& ids,
     }
     for (int r = 0; r < rows; ++r) {
       const int* lineage = cache_.Lineage(r);
+      const int64_t first = cache_.Birth(r) - oldest;
       const float** k = keys_.data() + static_cast<size_t>(r) * max_positions;
       const float** v = values_.data() + static_cast<size_t>(r) * max_positions;
-      for (int s = 0; s < self_positions; ++s) {
-        k[s] = cache_.Keys(layer_index, s) + static_cast<size_t>(lineage[s]) * d;
-        v[s] = cache_.Values(layer_index, s) + static_cast<size_t>(lineage[s]) * d;
+      for (int a = 0; a <= positions_[r]; ++a) {
+        k[a] = step_keys[first + a] + static_cast<size_t>(lineage[a]) * d;
+        v[a] = step_values[first + a] + static_cast<size_t>(lineage[a]) * d;
       }
-      lengths_[r] = self_positions;
+      lengths_[r] = positions_[r] + 1;
     }
     OneQueryAttention({qkv, 3 * d, keys_.data(), values_.data(), lengths_.data(), max_positions,
                        rows, heads_, head_dim_, context});
@@ -83,17 +141,18 @@ void Decoder::Step(ComputeContext& ctx, const std::vector<int>& ids,
     layer.self_attention_norm.Forward(ctx, x, rows);
 
     layer.cross_query.Forward(ctx, x, rows, query);
-    const float* memory = memory_key_values_[l].data();
     for (int r = 0; r < rows; ++r) {
-      const int sentence = row_sentence[r];
-      const float* first = memory + static_cast<size_t>(sentence) * source_max_length_ * 2 * d;
+      const Sentence& sentence = sentences_[row_sentence[r]];
+      const SourceGroup& group = groups_[sentence.group];
+      const float* first = group.key_values[l].data() +
+                           static_cast<size_t>(sentence.index) * group.max_length * 2 * d;
       const float** k = keys_.data() + static_cast<size_t>(r) * max_positions;
       const float** v = values_.data() + static_cast<size_t>(r) * max_positions;
-      for (int s = 0; s < source_lengths_[sentence]; ++s) {
+      for (int s = 0; s < sentence.length; ++s) {
         k[s] = first + static_cast<size_t>(s) * 2 * d;
         v[s] = k[s] + d;
       }
-      lengths_[r] = source_lengths_[sentence];
+      lengths_[r] = sentence.length;
     }
     OneQueryAttention({query, d, keys_.data(), values_.data(), lengths_.data(), max_positions, rows,
                        heads_, head_dim_, context});

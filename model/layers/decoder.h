@@ -1,6 +1,9 @@
 // The decoder stack, run one step at a time over the active rows (hypotheses) of a batch:
 // self-attention over the KV cache, cross-attention over the encoder output, feed-forward, then
 // the output projection to logits.
+//
+// Sentences and rows may join between steps (continuous batching): each row has its own position,
+// and each sentence its own encoder keys and values, freed when the sentence is removed.
 #ifndef MTSERVE_MODEL_LAYERS_DECODER_H_
 #define MTSERVE_MODEL_LAYERS_DECODER_H_
 
@@ -17,29 +20,54 @@ class Decoder {
  public:
   explicit Decoder(const Model& model);
 
-  // Starts a batch: computes every layer's cross-attention keys and values from the encoder
-  // output ([batch * max_length, d_model], see Encoder::Forward) once, for all beams, and clears
-  // the self-attention cache.
-  void Start(ComputeContext& ctx, const float* encoder_output, const std::vector<int>& lengths,
-             int max_length);
+  // Forgets every sentence and row, keeping the memory for later.
+  void Reset();
 
-  // One step for `ids.size()` rows: row r feeds token ids[r] and belongs to sentence
-  // row_sentence[r] (an index into Start's batch). Writes logits [rows, vocab_size].
+  // Adds sentences from their encoder output ([count * max_length, d_model], see
+  // Encoder::Forward): computes every layer's cross-attention keys and values once, for all the
+  // rows (beams) the sentences will have. Returns their ids, for Step's `row_sentence` and
+  // RemoveSentence.
+  std::vector<int> AddSentences(ComputeContext& ctx, const float* encoder_output,
+                                const std::vector<int>& lengths, int max_length);
+
+  // Frees a sentence's keys and values; no row may belong to it any more.
+  void RemoveSentence(int sentence);
+
+  // Appends `count` rows after the current ones, each at its first position in the next Step.
+  void AddRows(int count) { cache_.AddRows(count); }
+
+  // One step for every row: row r feeds token ids[r] and belongs to sentence row_sentence[r].
+  // Writes logits [rows, vocab_size].
   void Step(ComputeContext& ctx, const std::vector<int>& ids, const std::vector<int>& row_sentence,
             FloatBuffer& logits);
 
   // The next step's row i continues this step's row parents[i] (see KvCache::Reorder).
   void Reorder(const std::vector<int>& parents) { cache_.Reorder(parents); }
 
-  int step() const { return cache_.steps(); }
+  int rows() const { return cache_.rows(); }
+  // Tokens row `row` has fed so far: the position of its next token.
+  int Position(int row) const { return static_cast<int>(cache_.steps() - cache_.Birth(row)); }
 
  private:
+  // Sentences added together share one buffer of keys and values per layer.
+  struct SourceGroup {
+    std::vector<FloatBuffer> key_values;  // Per layer: [count * max_length, 2 * d_model].
+    int max_length = 0;
+    int live = 0;  // Sentences not yet removed.
+  };
+  struct Sentence {
+    int group = -1;
+    int index = 0;  // In its group.
+    int length = 0;
+  };
+
   const Model& model_;
   int heads_;
   int head_dim_;
-  std::vector<int> source_lengths_;
-  int source_max_length_ = 0;
-  std::vector<FloatBuffer> memory_key_values_;  // Per layer: [batch * max_length, 2 * d_model].
+  std::vector<SourceGroup> groups_;
+  std::vector<int> free_groups_;
+  std::vector<Sentence> sentences_;
+  std::vector<int> free_sentences_;
   KvCache cache_;
 
   FloatBuffer x_;
