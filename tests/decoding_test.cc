@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -224,6 +225,57 @@ TEST_F(DecodingTest, TwoThreadBatchMatchesSingle) {
   for (const NamedOptions& search : AllSearches()) {
     SCOPED_TRACE(search.name);
     ExpectBatchMatchesSingle(search.options, 8, 2);
+  }
+}
+
+// Continuous decoding: inputs that join a running decode at later steps, a few at a time, while
+// others finish, get what they get alone, and ids of finished inputs are reused safely.
+TEST_F(DecodingTest, InputsJoiningARunningDecodeMatchSingle) {
+  const std::vector<std::string> texts = FirstTexts(std::size(kLines));
+  const Tokenizer& tokenizer = model()->tokenizer();
+  for (const NamedOptions& search : AllSearches()) {
+    SCOPED_TRACE(search.name);
+    Translator translator(model(), kThreads);
+    std::vector<Hypotheses> single;
+    for (const std::string& text : texts) {
+      ASSERT_OK_AND_ASSIGN(std::vector<Hypotheses> alone,
+                           translator.TranslateIds({tokenizer.EncodeSource(text)}, search.options));
+      single.push_back(std::move(alone[0]));
+    }
+
+    ASSERT_TRUE(translator.StartDecoding(search.options).ok());
+    std::map<int, size_t> text_of;  // By input id, while decoding.
+    std::vector<std::optional<Hypotheses>> joined(texts.size());
+    std::vector<FinishedSentence> finished;
+    size_t next = 0;
+    for (int step = 0; next < texts.size() || translator.decoding_inputs() > 0; ++step) {
+      // Every third step, one to three inputs join.
+      if (step % 3 == 0 && next < texts.size()) {
+        std::vector<std::vector<int>> sources;
+        const size_t first = next;
+        for (int k = 0; k <= step % 2 + (step % 5 == 0) && next < texts.size(); ++k) {
+          sources.push_back(tokenizer.EncodeSource(texts[next++]));
+        }
+        ASSERT_OK_AND_ASSIGN(const std::vector<int> ids, translator.AddInputs(sources));
+        ASSERT_EQ(ids.size(), sources.size());
+        for (size_t k = 0; k < ids.size(); ++k) {
+          ASSERT_TRUE(text_of.emplace(ids[k], first + k).second) << "id " << ids[k] << " in use";
+        }
+      }
+      finished.clear();
+      translator.DecodeStep(finished);
+      for (FinishedSentence& f : finished) {
+        ASSERT_TRUE(text_of.count(f.sentence)) << "unknown id " << f.sentence;
+        joined[text_of[f.sentence]] = std::move(f.hypotheses);
+        text_of.erase(f.sentence);
+      }
+      ASSERT_EQ(translator.decoding_inputs(), static_cast<int>(text_of.size()));
+    }
+    for (size_t i = 0; i < texts.size(); ++i) {
+      SCOPED_TRACE(absl::StrCat("line ", kLines[i], ": ", texts[i]));
+      ASSERT_TRUE(joined[i].has_value());
+      ExpectSameHypotheses(*joined[i], single[i]);
+    }
   }
 }
 
