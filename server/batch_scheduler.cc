@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 
@@ -36,8 +37,7 @@ absl::Status StopReason(const TranslationTask& task, absl::Time now, absl::strin
   // ends later by the request's transit time (longer on a loaded machine). A cancellation close to
   // the deadline is therefore the deadline's, not the caller's choice.
   constexpr absl::Duration kDeadlineTransitSlack = absl::Milliseconds(500);
-  if (now >= task.deadline ||
-      (cancelled && absl::Now() >= task.deadline - kDeadlineTransitSlack)) {
+  if (now >= task.deadline || (cancelled && absl::Now() >= task.deadline - kDeadlineTransitSlack)) {
     return absl::DeadlineExceededError(absl::StrCat("the deadline passed ", when));
   }
   if (cancelled) return absl::CancelledError(absl::StrCat("the request was cancelled ", when));
@@ -176,7 +176,9 @@ std::vector<TranslationTask> BatchScheduler::NextBatch(std::vector<DroppedTask>&
     if (!dropped.empty()) return {};  // Answer those first, without holding the lock.
     if (queues_.empty()) {
       if (stopping_) return {};
+      ++idle_workers_;
       work_available_.Wait(&mutex_);
+      --idle_workers_;
       continue;
     }
     // The queue whose oldest text has waited longest goes first, if it is ready.
@@ -201,8 +203,56 @@ std::vector<TranslationTask> BatchScheduler::NextBatch(std::vector<DroppedTask>&
       wake = std::min(wake, queue.front().enqueued + options_.max_queue_delay);
       for (const TranslationTask& task : queue) wake = std::min(wake, task.deadline);
     }
+    ++idle_workers_;
     work_available_.WaitWithDeadline(&mutex_, wake);
+    --idle_workers_;
   }
+}
+
+std::vector<TranslationTask> BatchScheduler::TakeJoiners(const std::string& key, int decoding,
+                                                         int longest, int finished,
+                                                         std::vector<DroppedTask>& dropped) {
+  absl::MutexLock lock(&mutex_);
+  running_ -= finished;
+  RemoveDeadTasks(absl::Now(), dropped);
+  auto it = queues_.find(key);
+  if (it == queues_.end()) return {};
+  // Texts of other options that are ready and have no idle worker to start them wait for this
+  // decode to end: it stops growing.
+  if (idle_workers_ == 0) {
+    const absl::Time now = absl::Now();
+    for (const auto& [other_key, queue] : queues_) {
+      if (other_key != key && IsReady(queue, now)) return {};
+    }
+  }
+  Queue& queue = it->second;
+  const int room = BatchLimit() - decoding;
+  std::vector<TranslationTask> joiners;
+  size_t kept = 0;
+  for (size_t i = 0; i < queue.size(); ++i) {
+    const int length = std::max(longest, SourceLength(queue[i]));
+    const int texts = decoding + static_cast<int>(joiners.size()) + 1;
+    if (static_cast<int>(joiners.size()) < room &&
+        static_cast<int64_t>(length) * texts <= options_.max_batch_tokens) {
+      longest = length;
+      joiners.push_back(std::move(queue[i]));
+    } else if (kept++ != i) {
+      queue[kept - 1] = std::move(queue[i]);
+    }
+  }
+  queue.erase(queue.begin() + kept, queue.end());
+  if (queue.empty()) queues_.erase(it);
+  queued_ -= static_cast<int>(joiners.size());
+  running_ += static_cast<int>(joiners.size());
+  return joiners;
+}
+
+void BatchScheduler::AnswerDropped(std::vector<DroppedTask>& dropped) {
+  for (auto& [task, status] : dropped) {
+    if (metrics_ != nullptr) metrics_->QueuedTexts(task.model_name).Decrement();
+    task.done(std::move(status));
+  }
+  dropped.clear();
 }
 
 void BatchScheduler::WorkerLoop() {
@@ -210,14 +260,11 @@ void BatchScheduler::WorkerLoop() {
   std::vector<std::unique_ptr<Translator>> translators(models_.size());
   std::vector<DroppedTask> dropped;
   while (true) {
-    dropped.clear();
     std::vector<TranslationTask> batch = NextBatch(dropped);
-    for (auto& [task, status] : dropped) {
-      if (metrics_ != nullptr) metrics_->QueuedTexts(task.model_name).Decrement();
-      task.done(std::move(status));
-    }
+    const bool answered = !dropped.empty();
+    AnswerDropped(dropped);
     if (batch.empty()) {
-      if (!dropped.empty()) continue;
+      if (answered) continue;
       return;  // Stopped and drained.
     }
     std::unique_ptr<Translator>& translator = translators[batch.front().model];
@@ -225,64 +272,101 @@ void BatchScheduler::WorkerLoop() {
       translator =
           std::make_unique<Translator>(models_[batch.front().model], options_.threads_per_worker);
     }
-    RunBatch(*translator, batch);
-    absl::MutexLock lock(&mutex_);
-    running_ -= static_cast<int>(batch.size());
+    RunDecode(*translator, std::move(batch));
   }
 }
 
-void BatchScheduler::RunBatch(Translator& translator, std::vector<TranslationTask>& batch) {
-  const std::string& model_name = batch.front().model_name;
-  const absl::Time start = absl::Now();
-  std::vector<std::vector<int>> sources;
-  int longest = 0;
-  for (TranslationTask& task : batch) {
-    if (metrics_ != nullptr) {
-      metrics_->QueuedTexts(model_name).Decrement();
-      metrics_->RecordQueueWait(model_name, absl::ToDoubleSeconds(start - task.enqueued));
-    }
-    longest = std::max(longest, SourceLength(task));
-    sources.push_back(std::move(task.source_ids));
-  }
-  const int batch_size = static_cast<int>(batch.size());
-  if (metrics_ != nullptr) metrics_->RecordBatch(model_name, batch_size, batch_size * longest);
-
-  // Polled once per decoding step for each text still decoding. The clock is read about once
-  // per step.
-  int64_t polls = 0;
-  absl::Time now = start;
-  std::vector<absl::Status> stop_reasons(batch.size());
-  auto stopped = [&](int i) {
-    if (polls++ % batch_size == 0) now = absl::Now();
-    stop_reasons[i] = StopReason(batch[i], now, "during translation");
-    return !stop_reasons[i].ok();
-  };
-  absl::StatusOr<std::vector<std::vector<Hypothesis>>> results =
-      translator.TranslateIds(sources, batch.front().options, stopped);
-
+void BatchScheduler::RunDecode(Translator& translator, std::vector<TranslationTask> batch) {
+  const std::string key = BatchKey(batch.front());
+  const std::string model_name = batch.front().model_name;
+  const int eos_id = translator.model().config().eos_token_id;
   const Tokenizer& tokenizer = translator.model().tokenizer();
-  int input_tokens = 0;
-  int generated_tokens = 0;
-  for (int i = 0; i < batch_size; ++i) {
-    TranslationTask& task = batch[i];
-    if (!results.ok()) {
-      task.done(results.status());
-      continue;
+
+  // The texts being decoded, by the Translator's input id, and why each had to stop.
+  std::vector<std::optional<TranslationTask>> decoding;
+  std::vector<absl::Status> stop_reasons;
+  int decoding_count = 0;
+  absl::Time now = absl::Now();  // Read once per step.
+  auto stopped = [&](int id) {
+    stop_reasons[id] = StopReason(*decoding[id], now, "during translation");
+    return !stop_reasons[id].ok();
+  };
+  absl::Status started = translator.StartDecoding(batch.front().options, stopped);
+
+  // Adds `tasks` to the decode, or answers them with why they cannot be.
+  auto admit = [&](std::vector<TranslationTask>& tasks) {
+    const absl::Time start = absl::Now();
+    std::vector<std::vector<int>> sources;
+    for (TranslationTask& task : tasks) {
+      if (metrics_ != nullptr) {
+        metrics_->QueuedTexts(model_name).Decrement();
+        metrics_->RecordQueueWait(model_name, absl::ToDoubleSeconds(start - task.enqueued));
+      }
+      sources.push_back(task.source_ids);
     }
-    std::vector<Hypothesis>& hypotheses = (*results)[i];
-    if (hypotheses.empty()) {  // Left the batch: see `stopped`.
-      task.done(std::move(stop_reasons[i]));
-      continue;
+    absl::StatusOr<std::vector<int>> ids = started.ok() ? translator.AddInputs(sources) : started;
+    if (!ids.ok()) {
+      for (TranslationTask& task : tasks) task.done(ids.status());
+      absl::MutexLock lock(&mutex_);
+      running_ -= static_cast<int>(tasks.size());
+      return;
     }
-    TranslationResult result;
-    result.source_tokens = static_cast<int>(sources[i].size());
-    for (Hypothesis& h : hypotheses) h.text = tokenizer.DecodeTarget(h.ids);
-    input_tokens += result.source_tokens;
-    generated_tokens += TargetTokens(hypotheses.front(), translator.model().config().eos_token_id);
-    result.hypotheses = std::move(hypotheses);
-    task.done(std::move(result));
+    for (size_t i = 0; i < tasks.size(); ++i) {
+      const int id = (*ids)[i];
+      if (static_cast<size_t>(id) >= decoding.size()) {
+        decoding.resize(id + 1);
+        stop_reasons.resize(id + 1);
+      }
+      decoding[id] = std::move(tasks[i]);
+    }
+    decoding_count += static_cast<int>(tasks.size());
+    if (metrics_ != nullptr) {
+      int longest = 0;
+      for (const auto& task : decoding) {
+        if (task.has_value()) longest = std::max(longest, SourceLength(*task));
+      }
+      metrics_->RecordBatch(model_name, decoding_count, decoding_count * longest);
+    }
+  };
+  admit(batch);
+
+  std::vector<FinishedSentence> finished;
+  std::vector<DroppedTask> dropped;
+  while (decoding_count > 0) {
+    now = absl::Now();
+    finished.clear();
+    translator.DecodeStep(finished);
+    int input_tokens = 0;
+    int generated_tokens = 0;
+    for (FinishedSentence& f : finished) {
+      TranslationTask task = std::move(*decoding[f.sentence]);
+      decoding[f.sentence].reset();
+      --decoding_count;
+      if (f.hypotheses.empty()) {  // Left the decode: see `stopped`.
+        task.done(std::move(stop_reasons[f.sentence]));
+        continue;
+      }
+      TranslationResult result;
+      result.source_tokens = SourceLength(task);
+      for (Hypothesis& h : f.hypotheses) h.text = tokenizer.DecodeTarget(h.ids);
+      input_tokens += result.source_tokens;
+      generated_tokens += TargetTokens(f.hypotheses.front(), eos_id);
+      result.hypotheses = std::move(f.hypotheses);
+      task.done(std::move(result));
+    }
+    if (metrics_ != nullptr && input_tokens > 0) {
+      metrics_->AddTokens(model_name, input_tokens, generated_tokens);
+    }
+
+    int longest = 0;
+    for (const auto& task : decoding) {
+      if (task.has_value()) longest = std::max(longest, SourceLength(*task));
+    }
+    std::vector<TranslationTask> joiners =
+        TakeJoiners(key, decoding_count, longest, static_cast<int>(finished.size()), dropped);
+    AnswerDropped(dropped);
+    if (!joiners.empty()) admit(joiners);
   }
-  if (metrics_ != nullptr) metrics_->AddTokens(model_name, input_tokens, generated_tokens);
 }
 
 }  // namespace mtserve

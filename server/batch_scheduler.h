@@ -1,20 +1,25 @@
 // Dynamic batching: texts from concurrent requests wait in one bounded queue and worker threads
-// merge them into engine batches.
+// decode them together, continuously: new texts join a worker's running decode between steps and
+// each text leaves it as soon as it is finished.
 //
 // The whole contract:
 // - Submit() admits all of a request's texts or none: when the queue cannot take them it returns
 //   RESOURCE_EXHAUSTED at once and nothing is queued.
-// - Only texts with the same model and decoding options share a batch. A batch starts with the
-//   oldest queued text and adds those of the closest source lengths (less padding), up to
-//   max_batch_size texts and max_batch_tokens padded source tokens, and up to a fair share of the
-//   texts queued or running (their count / workers): concurrent load is spread over all workers
-//   instead of one worker taking everything while the others idle.
-// - A batch runs when it is full or when its oldest text has waited max_queue_delay.
+// - Only texts with the same model and decoding options are decoded together. An idle worker
+//   starts a decode with the oldest queued text and those of the closest source lengths, when they
+//   fill a batch or when the oldest has waited max_queue_delay. While it decodes, queued texts of
+//   the same options join it between steps, oldest first, without waiting.
+// - A decode holds at most max_batch_size texts and max_batch_tokens (texts x longest source), and
+//   no more than a fair share of the texts queued or decoding (their count / workers): concurrent
+//   load is spread over all workers instead of one worker taking everything while others idle.
+// - A decode stops taking new texts while texts of other options are ready and no worker is idle,
+//   so every queue is served.
 // - A text whose deadline passes or whose request is cancelled while queued is answered
-//   (DEADLINE_EXCEEDED / CANCELLED) without being computed; during decoding it leaves its batch
-//   within one step and the rest of the batch goes on.
-// - Each text's `done` runs exactly once, on a worker thread (or in Stop()), with exactly what
-//   offline decoding of that text gives: the engine's results do not depend on the batch.
+//   (DEADLINE_EXCEEDED / CANCELLED) without being computed; during decoding it leaves within one
+//   step and the others go on.
+// - Each text's `done` runs exactly once, on a worker thread (or in Stop()), as soon as the text is
+//   finished, with exactly what offline decoding of that text gives: the engine's results do not
+//   depend on what else is being decoded.
 #ifndef MTSERVE_SERVER_BATCH_SCHEDULER_H_
 #define MTSERVE_SERVER_BATCH_SCHEDULER_H_
 
@@ -91,18 +96,24 @@ class BatchScheduler {
   };
 
   void WorkerLoop();
-  // Takes the next batch to run, waiting as the batching rules say; empty once stopped and
-  // drained. Tasks that expired or were cancelled while queued are moved to `dropped`.
+  // Takes the texts to start a decode with, waiting as the batching rules say; empty once stopped
+  // and drained. Tasks that expired or were cancelled while queued are moved to `dropped`.
   std::vector<TranslationTask> NextBatch(std::vector<DroppedTask>& dropped);
+  // Takes the queued texts that may join a running decode of `key` holding `decoding` texts whose
+  // longest source has `longest` tokens, after accounting for `finished` texts that left it.
+  std::vector<TranslationTask> TakeJoiners(const std::string& key, int decoding, int longest,
+                                           int finished, std::vector<DroppedTask>& dropped);
   // Moves out of the queue every task that must not run any more.
   void RemoveDeadTasks(absl::Time now, std::vector<DroppedTask>& dropped)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
-  // The most texts the next batch may take: max_batch_size, but no more than a fair share of the
-  // texts in the system, so that no worker idles while another holds them all.
+  // The most texts a decode may hold: max_batch_size, but no more than a fair share of the texts
+  // in the system, so that no worker idles while another holds them all.
   int BatchLimit() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   bool IsReady(const Queue& queue, absl::Time now) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   std::vector<TranslationTask> TakeBatch(Queue& queue) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
-  void RunBatch(Translator& translator, std::vector<TranslationTask>& batch);
+  // Decodes `batch` and every text that joins it until none is left.
+  void RunDecode(Translator& translator, std::vector<TranslationTask> batch);
+  void AnswerDropped(std::vector<DroppedTask>& dropped);
 
   const std::vector<std::shared_ptr<const Model>> models_;
   const BatchingOptions options_;
@@ -113,7 +124,8 @@ class BatchScheduler {
   // Queues by batch key (model and decoding options): only texts of one key share a batch.
   std::map<std::string, Queue> queues_ ABSL_GUARDED_BY(mutex_);
   int queued_ ABSL_GUARDED_BY(mutex_) = 0;
-  int running_ ABSL_GUARDED_BY(mutex_) = 0;  // Texts in batches being translated.
+  int running_ ABSL_GUARDED_BY(mutex_) = 0;  // Texts being decoded.
+  int idle_workers_ ABSL_GUARDED_BY(mutex_) = 0;
   bool stopping_ ABSL_GUARDED_BY(mutex_) = false;
 
   std::vector<std::thread> workers_;

@@ -108,11 +108,13 @@ Metrics::Metrics()
                       .Register(*registry_)),
       batch_sentences_(prometheus::BuildHistogram()
                            .Name("mtserve_batch_size_sentences")
-                           .Help("Texts per engine batch.")
+                           .Help("Texts decoding together, observed when a decode starts and "
+                                 "whenever texts join it.")
                            .Register(*registry_)),
       batch_tokens_(prometheus::BuildHistogram()
                         .Name("mtserve_batch_size_tokens")
-                        .Help("Padded source tokens per engine batch (texts x longest text).")
+                        .Help("Texts x longest source text of a decode, observed as "
+                              "mtserve_batch_size_sentences.")
                         .Register(*registry_)),
       input_tokens_(prometheus::BuildCounter()
                         .Name("mtserve_input_tokens_total")

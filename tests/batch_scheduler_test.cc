@@ -3,9 +3,12 @@
 #include "server/batch_scheduler.h"
 
 #include <atomic>
+#include <chrono>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -187,7 +190,49 @@ TEST_F(BatchSchedulerTest, TokenBudgetAndBatchSizeBoundBatches) {
   EXPECT_EQ(Sample(scrape, "mtserve_batch_size_sentences_bucket{model=\"m\",le=\"4\"}"), Batches());
   // ... so there are at least as many batches as the limits require.
   EXPECT_GE(Batches(), std::max(24 / 4, (total_tokens + 63) / 64));
-  EXPECT_EQ(BatchedSentences(), 24);
+  // Each text was admitted once.
+  EXPECT_EQ(Sample(scrape, "mtserve_queue_wait_seconds_count{model=\"m\"}"), 24);
+}
+
+// Continuous batching: with one worker busy on a long text, a new text joins its decode at once,
+// and is answered as soon as it is finished, long before the long one.
+TEST_F(BatchSchedulerTest, TextsJoinARunningDecodeAndLeaveWhenFinished) {
+  BatchingOptions options;
+  options.workers = 1;
+  auto scheduler = Scheduler(options);
+  Results results;
+  // 0-based line 748 never ends under greedy search: 255 steps, each polling `cancelled` once.
+  std::ifstream in(std::string(MTSERVE_TEST_DATA_DIR) + "/multi30k/test_2016_flickr.en");
+  std::string looping;
+  for (int line = 0; line <= 748; ++line) std::getline(in, looping);
+  std::atomic<int> long_polls = 0;
+  std::vector<TranslationTask> long_request;
+  long_request.push_back(Task(looping, Beam(1), results.Slot(0)));
+  long_request.back().cancelled = [&long_polls] {
+    ++long_polls;
+    return false;
+  };
+  ASSERT_TRUE(scheduler->Submit(std::move(long_request)).ok());
+  while (long_polls < 4) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+
+  std::atomic<int> long_polls_when_short_done = -1;
+  std::vector<TranslationTask> short_request;
+  auto short_slot = results.Slot(1);
+  short_request.push_back(Task(texts()[0], Beam(1), [&](absl::StatusOr<TranslationResult> r) {
+    long_polls_when_short_done = long_polls.load();
+    short_slot(std::move(r));
+  }));
+  ASSERT_TRUE(scheduler->Submit(std::move(short_request)).ok());
+  const auto done = results.Wait(2);
+  ExpectSameResult(done.at(0), Offline(looping, Beam(1)));
+  ExpectSameResult(done.at(1), Offline(texts()[0], Beam(1)));
+  EXPECT_EQ(done.at(0)->hypotheses[0].ids.size(), 255u);
+  // The short text (about 15 steps) finished while the long one was still decoding.
+  EXPECT_GT(long_polls_when_short_done, 0);
+  EXPECT_LT(long_polls_when_short_done, 100);
+  // One decode: started with the long text, joined by the short one (then 2 texts).
+  EXPECT_EQ(Batches(), 2);
+  EXPECT_EQ(BatchedSentences(), 1 + 2);
 }
 
 TEST_F(BatchSchedulerTest, FullQueueRejectsWholeRequests) {
