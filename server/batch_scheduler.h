@@ -47,8 +47,8 @@ namespace mtserve {
 struct BatchingOptions {
   int workers = 1;              // Threads that run batches, each with its own Translator.
   int threads_per_worker = 1;   // Compute (OpenMP) threads of each worker.
-  int max_batch_size = 32;      // Texts per engine batch.
-  int max_batch_tokens = 8192;  // Texts x longest source text, per batch.
+  int max_batch_size = 32;      // Texts a worker decodes together.
+  int max_batch_tokens = 8192;  // Texts x longest source text, decoded together.
   absl::Duration max_queue_delay = absl::Microseconds(500);
   int max_queued_texts = 1024;
 };

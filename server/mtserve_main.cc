@@ -37,15 +37,16 @@ ABSL_FLAG(std::string, listen, "127.0.0.1:50051", "gRPC address, HOST:PORT (0.0.
 ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464",
           "Prometheus /metrics address, HOST:PORT; empty: no metrics endpoint");
 ABSL_FLAG(int, workers, 0,
-          "Worker threads, each translating one batch at a time; 0: the CPUs this process may use "
+          "Worker threads, each running one decode that texts join and leave between steps; 0: the CPUs this process may use "
           "(affinity mask and cgroup CPU quota: a container's CPU limit counts) divided by "
           "--threads_per_worker");
 ABSL_FLAG(int, threads_per_worker, 1, "Compute threads of each worker");
-ABSL_FLAG(int, max_batch_size, 32, "Texts per engine batch");
+ABSL_FLAG(int, max_batch_size, 32, "Texts a worker decodes together at most");
 ABSL_FLAG(int, max_batch_tokens, 8192,
-          "Padded source tokens per engine batch (texts x longest text)");
+          "Texts x longest source text a worker decodes together at most");
 ABSL_FLAG(absl::Duration, max_queue_delay, absl::Microseconds(500),
-          "How long a text may wait for others to share its batch, e.g. 500us, 2ms");
+          "How long an idle worker lets a text wait for others to start a decode with, e.g. "
+          "500us, 2ms (a running decode takes new texts at its next step, without waiting)");
 ABSL_FLAG(int, max_queued_texts, 1024,
           "Texts waiting in the queue at most; requests beyond get RESOURCE_EXHAUSTED");
 ABSL_FLAG(int, max_texts_per_request, 256, "Texts in one Translate request at most");
