@@ -62,8 +62,10 @@ class BatchSchedulerTest : public testing::Test {
     model_ = new std::shared_ptr<const Model>(*model);
     std::ifstream in(std::string(MTSERVE_TEST_DATA_DIR) + "/multi30k/test_2016_flickr.en");
     texts_ = new std::vector<std::string>();
-    for (std::string line; std::getline(in, line) && texts_->size() < 24;) {
-      texts_->push_back(line);
+    int number = 0;
+    for (std::string line; std::getline(in, line); ++number) {
+      if (texts_->size() < 24) texts_->push_back(line);
+      if (number == 748) looping_ = new std::string(line);
     }
   }
 
@@ -74,6 +76,8 @@ class BatchSchedulerTest : public testing::Test {
   }
 
   static const std::vector<std::string>& texts() { return *texts_; }
+  // 0-based line 748 of the file, which never ends under greedy search: 255 steps.
+  static const std::string& looping() { return *looping_; }
 
   TranslationTask Task(const std::string& text, const DecodingOptions& options,
                        std::function<void(absl::StatusOr<TranslationResult>)> done) {
@@ -107,11 +111,13 @@ class BatchSchedulerTest : public testing::Test {
 
   static std::shared_ptr<const Model>* model_;
   static std::vector<std::string>* texts_;
+  static std::string* looping_;
   std::unique_ptr<Metrics> metrics_;
 };
 
 std::shared_ptr<const Model>* BatchSchedulerTest::model_ = nullptr;
 std::vector<std::string>* BatchSchedulerTest::texts_ = nullptr;
+std::string* BatchSchedulerTest::looping_ = nullptr;
 
 DecodingOptions Beam(int beam) {
   DecodingOptions options;
@@ -201,10 +207,8 @@ TEST_F(BatchSchedulerTest, TextsJoinARunningDecodeAndLeaveWhenFinished) {
   options.workers = 1;
   auto scheduler = Scheduler(options);
   Results results;
-  // 0-based line 748 never ends under greedy search: 255 steps, each polling `cancelled` once.
-  std::ifstream in(std::string(MTSERVE_TEST_DATA_DIR) + "/multi30k/test_2016_flickr.en");
-  std::string looping;
-  for (int line = 0; line <= 748; ++line) std::getline(in, looping);
+  // The long text polls `cancelled` once per step.
+  const std::string& looping = BatchSchedulerTest::looping();
   std::atomic<int> long_polls = 0;
   std::vector<TranslationTask> long_request;
   long_request.push_back(Task(looping, Beam(1), results.Slot(0)));
@@ -313,11 +317,9 @@ TEST_F(BatchSchedulerTest, CancelledDuringDecodingStopsWithinAStepAndLeavesItsBa
   options.max_queue_delay = absl::Hours(1);  // The four texts run as one batch.
   auto scheduler = Scheduler(options);
   Results results;
-  // 0-based line 748 of the file never ends under greedy search (255 steps). Its caller goes
-  // away at the 20th poll: while queued it is polled once, then once per decoding step.
-  std::ifstream in(std::string(MTSERVE_TEST_DATA_DIR) + "/multi30k/test_2016_flickr.en");
-  std::string looping;
-  for (int line = 0; line <= 748; ++line) std::getline(in, looping);
+  // The long text's caller goes away at the 20th poll: while queued it is polled once, then once
+  // per decoding step.
+  const std::string& looping = BatchSchedulerTest::looping();
   int polls = 0;
   std::vector<TranslationTask> tasks;
   TranslationTask long_task = Task(looping, Beam(1), results.Slot(0));
