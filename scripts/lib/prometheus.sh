@@ -3,7 +3,8 @@
 #   start_prometheus CONFIG DIR
 # starts Debian's prometheus with CONFIG on a free loopback port, its data and log in DIR, waits
 # until it is ready, and sets prometheus_pid and prometheus (its base URL). On failure it prints
-# the log and returns 1. Callers stop it themselves (kill -TERM "$prometheus_pid"; wait ...).
+# the log and returns 1. Callers stop it themselves (kill -TERM "$prometheus_pid"; wait ...), or
+# call init_scratch_and_cleanup first.
 
 # A free loopback port (another process may take it before the caller binds: callers retry).
 free_port() {
@@ -39,4 +40,25 @@ start_prometheus() {
     echo "prometheus exited" >&2
     return 1
   done
+}
+
+# Makes a temporary directory, $tmp, and arranges that when the script exits (INT, TERM and HUP
+# make it exit) the Prometheus and mtserve it started, if any ($prometheus_pid, $server_pid), get
+# SIGTERM and are waited for, and $tmp is removed.
+init_scratch_and_cleanup() {
+  tmp=$(mktemp -d)
+  server_pid=
+  prometheus_pid=
+  trap stop_and_clean_up EXIT
+  trap 'exit 1' INT TERM HUP
+}
+
+stop_and_clean_up() {
+  local pid
+  for pid in "$prometheus_pid" "$server_pid"; do
+    [[ -z $pid ]] && continue
+    kill -TERM "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
+  rm -rf "$tmp"
 }

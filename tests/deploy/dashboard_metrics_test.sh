@@ -37,20 +37,7 @@ for arg in "$@"; do
   esac
 done
 
-tmp=$(mktemp -d)
-server_pid=
-prometheus_pid=
-stop() {  # stop PID: SIGTERM, then wait for it.
-  kill -TERM "$1" 2>/dev/null || true
-  wait "$1" 2>/dev/null || true
-}
-cleanup() {
-  [[ -z $prometheus_pid ]] || stop "$prometheus_pid"
-  [[ -z $server_pid ]] || stop "$server_pid"
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
+init_scratch_and_cleanup
 
 passed=0
 pass() {
