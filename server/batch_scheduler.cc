@@ -219,13 +219,13 @@ std::vector<TranslationTask> BatchScheduler::TakeJoiners(const std::string& key,
                                                          std::vector<DroppedTask>& dropped) {
   absl::MutexLock lock(&mutex_);
   running_ -= finished;
-  RemoveDeadTasks(absl::Now(), dropped);
+  const absl::Time now = absl::Now();
+  RemoveDeadTasks(now, dropped);
   auto it = queues_.find(key);
   if (it == queues_.end()) return {};
   // Texts of other options that are ready and have no idle worker to start them wait for this
   // decode to end: it stops growing.
   if (idle_workers_ == 0) {
-    const absl::Time now = absl::Now();
     for (const auto& [other_key, queue] : queues_) {
       if (other_key != key && IsReady(queue, now)) return {};
     }
@@ -235,10 +235,9 @@ std::vector<TranslationTask> BatchScheduler::TakeJoiners(const std::string& key,
   // Each join runs the encoder once, at a cost nearly independent of how many texts it holds:
   // a decode still at least half full lets a few texts gather to join together, for a step or
   // two at most.
-  const int at_least =
-      decoding * 2 >= BatchLimit() && absl::Now() < queue.front().enqueued + kJoinWait
-          ? std::min(room, kJoinTogether)
-          : 1;
+  const int at_least = decoding * 2 >= BatchLimit() && now < queue.front().enqueued + kJoinWait
+                           ? std::min(room, kJoinTogether)
+                           : 1;
   if (room <= 0 || static_cast<int>(queue.size()) < at_least) return {};
   std::vector<TranslationTask> joiners;
   size_t kept = 0;
@@ -305,6 +304,13 @@ void BatchScheduler::RunDecode(Translator& translator, std::vector<TranslationTa
     return !stop_reasons[id].ok();
   };
   absl::Status started = translator.StartDecoding(batch.front().options, stopped);
+  auto longest_source = [&] {
+    int longest = 0;
+    for (const auto& task : decoding) {
+      if (task.has_value()) longest = std::max(longest, SourceLength(*task));
+    }
+    return longest;
+  };
 
   // Adds `tasks` to the decode, or answers them with why they cannot be.
   auto admit = [&](std::vector<TranslationTask>& tasks) {
@@ -334,11 +340,7 @@ void BatchScheduler::RunDecode(Translator& translator, std::vector<TranslationTa
     }
     decoding_count += static_cast<int>(tasks.size());
     if (metrics_ != nullptr) {
-      int longest = 0;
-      for (const auto& task : decoding) {
-        if (task.has_value()) longest = std::max(longest, SourceLength(*task));
-      }
-      metrics_->RecordBatch(model_name, decoding_count, decoding_count * longest);
+      metrics_->RecordBatch(model_name, decoding_count, decoding_count * longest_source());
     }
   };
   admit(batch);
@@ -371,12 +373,8 @@ void BatchScheduler::RunDecode(Translator& translator, std::vector<TranslationTa
       metrics_->AddTokens(model_name, input_tokens, generated_tokens);
     }
 
-    int longest = 0;
-    for (const auto& task : decoding) {
-      if (task.has_value()) longest = std::max(longest, SourceLength(*task));
-    }
-    std::vector<TranslationTask> joiners =
-        TakeJoiners(key, decoding_count, longest, static_cast<int>(finished.size()), dropped);
+    std::vector<TranslationTask> joiners = TakeJoiners(key, decoding_count, longest_source(),
+                                                       static_cast<int>(finished.size()), dropped);
     AnswerDropped(dropped);
     if (!joiners.empty()) admit(joiners);
   }

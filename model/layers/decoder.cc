@@ -103,8 +103,8 @@ void Decoder::Step(ComputeContext& ctx, const std::vector<int>& ids,
   keys_.resize(static_cast<size_t>(rows) * max_positions);
   values_.resize(keys_.size());
   lengths_.resize(rows);
-  std::vector<float*> step_keys(step + 1 - oldest);
-  std::vector<float*> step_values(step_keys.size());
+  step_keys_.resize(step + 1 - oldest);
+  step_values_.resize(step_keys_.size());
 
   const auto& layers = model_.decoder_layers();
   for (size_t l = 0; l < layers.size(); ++l) {
@@ -113,11 +113,11 @@ void Decoder::Step(ComputeContext& ctx, const std::vector<int>& ids,
 
     layer.self_qkv.Forward(ctx, x, rows, qkv);
     for (int64_t s = oldest; s <= step; ++s) {
-      step_keys[s - oldest] = cache_.Keys(layer_index, s);
-      step_values[s - oldest] = cache_.Values(layer_index, s);
+      step_keys_[s - oldest] = cache_.Keys(layer_index, s);
+      step_values_[s - oldest] = cache_.Values(layer_index, s);
     }
-    float* new_keys = step_keys.back();
-    float* new_values = step_values.back();
+    float* new_keys = step_keys_.back();
+    float* new_values = step_values_.back();
     for (int r = 0; r < rows; ++r) {
       std::memcpy(new_keys + static_cast<size_t>(r) * d, qkv + static_cast<size_t>(r) * 3 * d + d,
                   d * sizeof(float));
@@ -130,8 +130,8 @@ void Decoder::Step(ComputeContext& ctx, const std::vector<int>& ids,
       const float** k = keys_.data() + static_cast<size_t>(r) * max_positions;
       const float** v = values_.data() + static_cast<size_t>(r) * max_positions;
       for (int a = 0; a <= positions_[r]; ++a) {
-        k[a] = step_keys[first + a] + static_cast<size_t>(lineage[a]) * d;
-        v[a] = step_values[first + a] + static_cast<size_t>(lineage[a]) * d;
+        k[a] = step_keys_[first + a] + static_cast<size_t>(lineage[a]) * d;
+        v[a] = step_values_[first + a] + static_cast<size_t>(lineage[a]) * d;
       }
       lengths_[r] = positions_[r] + 1;
     }

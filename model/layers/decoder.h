@@ -44,10 +44,6 @@ class Decoder {
   // The next step's row i continues this step's row parents[i] (see KvCache::Reorder).
   void Reorder(const std::vector<int>& parents) { cache_.Reorder(parents); }
 
-  int rows() const { return cache_.rows(); }
-  // Tokens row `row` has fed so far: the position of its next token.
-  int Position(int row) const { return static_cast<int>(cache_.steps() - cache_.Birth(row)); }
-
  private:
   // Sentences added together share one buffer of keys and values per layer.
   struct SourceGroup {
@@ -79,6 +75,8 @@ class Decoder {
   std::vector<int> lengths_;
   std::vector<const float*> keys_;
   std::vector<const float*> values_;
+  std::vector<float*> step_keys_;  // Of one layer, per step the oldest row reads onwards.
+  std::vector<float*> step_values_;
 };
 
 }  // namespace mtserve
