@@ -14,14 +14,20 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "absl/types/span.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "model/model.h"
 #include "model/translator.h"
 #include "server/metrics.h"
+#include "tests/test_lib/test_util.h"
 
 namespace mtserve {
 namespace {
+
+using ::mtserve::testing::ReadLines;
+using ::mtserve::testing::TestDataDir;
+using ::mtserve::testing::TestModel;
 
 // Collects the results of submitted tasks.
 class Results {
@@ -54,49 +60,42 @@ double Sample(const std::string& scrape, const std::string& name) {
   return std::stod(scrape.substr(at + name.size() + 2));
 }
 
-class BatchSchedulerTest : public testing::Test {
+class BatchSchedulerTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    auto model = Model::Load(MTSERVE_DEFAULT_MODEL_DIR);
-    ASSERT_TRUE(model.ok()) << model.status();
-    model_ = new std::shared_ptr<const Model>(*model);
-    std::ifstream in(std::string(MTSERVE_TEST_DATA_DIR) + "/multi30k/test_2016_flickr.en");
-    texts_ = new std::vector<std::string>();
-    int number = 0;
-    for (std::string line; std::getline(in, line); ++number) {
-      if (texts_->size() < 24) texts_->push_back(line);
-      if (number == 748) looping_ = new std::string(line);
-    }
-  }
-
   void SetUp() override {
+    ASSERT_TRUE(TestModel().ok()) << TestModel().status();
+    model_ = *TestModel();
+    static const auto* const lines =
+        new std::vector<std::string>(ReadLines(TestDataDir() + "/multi30k/test_2016_flickr.en"));
+    ASSERT_EQ(lines->size(), 1000u);
+    lines_ = lines;
     auto metrics = Metrics::Create("");
     ASSERT_TRUE(metrics.ok());
     metrics_ = std::move(*metrics);
   }
 
-  static const std::vector<std::string>& texts() { return *texts_; }
+  absl::Span<const std::string> texts() const { return absl::MakeConstSpan(lines_->data(), 24); }
   // 0-based line 748 of the file, which never ends under greedy search: 255 steps.
-  static const std::string& looping() { return *looping_; }
+  const std::string& looping() const { return (*lines_)[748]; }
 
   TranslationTask Task(const std::string& text, const DecodingOptions& options,
                        std::function<void(absl::StatusOr<TranslationResult>)> done) {
     TranslationTask task;
     task.model_name = "m";
-    task.source_ids = (*model_)->tokenizer().EncodeSource(text);
+    task.source_ids = model_->tokenizer().EncodeSource(text);
     task.options = options;
     task.done = std::move(done);
     return task;
   }
 
   std::unique_ptr<BatchScheduler> Scheduler(const BatchingOptions& options) {
-    return std::make_unique<BatchScheduler>(std::vector<std::shared_ptr<const Model>>{*model_},
+    return std::make_unique<BatchScheduler>(std::vector<std::shared_ptr<const Model>>{model_},
                                             options, metrics_.get());
   }
 
   // What offline translation gives for `text` alone.
-  static TranslationResult Offline(const std::string& text, const DecodingOptions& options) {
-    Translator translator(*model_, 1);
+  TranslationResult Offline(const std::string& text, const DecodingOptions& options) {
+    Translator translator(model_, 1);
     auto results = translator.Translate({text}, options);
     EXPECT_TRUE(results.ok()) << results.status();
     return (*results)[0];
@@ -109,15 +108,10 @@ class BatchSchedulerTest : public testing::Test {
     return Sample(metrics_->Scrape(), "mtserve_batch_size_sentences_sum{model=\"m\"}");
   }
 
-  static std::shared_ptr<const Model>* model_;
-  static std::vector<std::string>* texts_;
-  static std::string* looping_;
+  std::shared_ptr<const Model> model_;
+  const std::vector<std::string>* lines_ = nullptr;
   std::unique_ptr<Metrics> metrics_;
 };
-
-std::shared_ptr<const Model>* BatchSchedulerTest::model_ = nullptr;
-std::vector<std::string>* BatchSchedulerTest::texts_ = nullptr;
-std::string* BatchSchedulerTest::looping_ = nullptr;
 
 DecodingOptions Beam(int beam) {
   DecodingOptions options;
@@ -258,7 +252,7 @@ TEST_F(BatchSchedulerTest, FullQueueRejectsWholeRequests) {
   for (int i = 2; i < 4; ++i) another_two.push_back(Task(texts()[i], Beam(1), results.Slot(i)));
   const absl::Status full = scheduler->Submit(std::move(another_two));
   EXPECT_EQ(full.code(), absl::StatusCode::kResourceExhausted);
-  EXPECT_THAT(std::string(full.message()), testing::HasSubstr("max_queued_texts"));
+  EXPECT_THAT(std::string(full.message()), ::testing::HasSubstr("max_queued_texts"));
   EXPECT_EQ(scheduler->queued_texts(), 2);
 
   scheduler->Stop();  // Runs what is queued.
@@ -334,7 +328,7 @@ TEST_F(BatchSchedulerTest, CancelledDuringDecodingStopsWithinAStepAndLeavesItsBa
   // Generated tokens count only the three finished texts.
   double generated = 0;
   for (int i = 1; i < 4; ++i) {
-    generated += TargetTokens(done.at(i)->hypotheses[0], (*model_)->config().eos_token_id);
+    generated += TargetTokens(done.at(i)->hypotheses[0], model_->config().eos_token_id);
   }
   EXPECT_EQ(Sample(metrics_->Scrape(), "mtserve_generated_tokens_total{model=\"m\"}"), generated);
 }

@@ -12,45 +12,36 @@
 #include "model/translator.h"
 #include "nlohmann/json.hpp"
 #include "tests/bleu.h"
+#include "tests/test_lib/test_util.h"
 
 namespace mtserve {
 namespace {
 
 constexpr double kLogProbTolerance = 1e-3;  // The reference README's bound for a fp32 engine.
 
-std::vector<nlohmann::json> ReadJsonLines(const std::string& path) {
-  std::ifstream in(path);
-  std::vector<nlohmann::json> lines;
-  for (std::string line; std::getline(in, line);) lines.push_back(nlohmann::json::parse(line));
-  return lines;
-}
+using ::mtserve::testing::ReadJsonLines;
+using ::mtserve::testing::TestDataDir;
+using ::mtserve::testing::TestModel;
 
 class GoldenTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    auto model = Model::Load(MTSERVE_DEFAULT_MODEL_DIR);
-    ASSERT_TRUE(model.ok()) << model.status();
-    model_ = new std::shared_ptr<const Model>(*model);
-    greedy_ = new std::vector<nlohmann::json>(ReadJsonLines(
-        std::string(MTSERVE_TEST_DATA_DIR) + "/golden/greedy.test_2016_flickr.jsonl"));
+  void SetUp() override {
+    ASSERT_TRUE(TestModel().ok()) << TestModel().status();
+    model_ = *TestModel();
+    static const auto* const greedy = new std::vector<nlohmann::json>(
+        ReadJsonLines(TestDataDir() + "/golden/greedy.test_2016_flickr.jsonl"));
+    greedy_ = greedy;
     ASSERT_EQ(greedy_->size(), 1000u);
   }
-  static void TearDownTestSuite() {
-    delete model_;
-    delete greedy_;
-  }
 
-  static std::shared_ptr<const Model>* model_;
-  static std::vector<nlohmann::json>* greedy_;
+  std::shared_ptr<const Model> model_;
+  const std::vector<nlohmann::json>* greedy_ = nullptr;
 };
-
-std::shared_ptr<const Model>* GoldenTest::model_ = nullptr;
-std::vector<nlohmann::json>* GoldenTest::greedy_ = nullptr;
 
 // Every line of test_2016_flickr, decoded in batches of 32 as a user would: same ids, same text,
 // log-probabilities within tolerance (including the two lines that run to max_length).
 TEST_F(GoldenTest, GreedyMatchesReferenceOnAllOfTest2016) {
-  Translator translator(*model_, 1);  // ctest runs two tests at once on two cores.
+  Translator translator(model_, 1);  // ctest runs two tests at once on two cores.
   const size_t batch_size = 32;
   int max_length_lines = 0;
   for (size_t first = 0; first < greedy_->size(); first += batch_size) {
@@ -84,9 +75,9 @@ TEST_F(GoldenTest, GreedyMatchesReferenceOnAllOfTest2016) {
 
 TEST_F(GoldenTest, TeacherForcedScoresMatchReference) {
   const auto forced =
-      ReadJsonLines(std::string(MTSERVE_TEST_DATA_DIR) + "/golden/forced.val.jsonl");
+      ReadJsonLines(TestDataDir() + "/golden/forced.val.jsonl");
   ASSERT_EQ(forced.size(), 300u);
-  Translator translator(*model_, 1);  // ctest runs two tests at once on two cores.
+  Translator translator(model_, 1);  // ctest runs two tests at once on two cores.
   std::vector<std::vector<int>> sources, targets;
   for (const auto& line : forced) {
     sources.push_back(line["src_ids"].get<std::vector<int>>());
@@ -106,7 +97,7 @@ TEST_F(GoldenTest, TeacherForcedScoresMatchReference) {
 // Beam search is approximate, so the reference bounds it rather than fixing it: a correct beam
 // search finds a hypothesis at least about as good (normalised score) on nearly every line.
 TEST_F(GoldenTest, BeamSearchIsAtLeastAsGoodAsReferenceOnNearlyEveryLine) {
-  Translator translator(*model_, 1);  // ctest runs two tests at once on two cores.
+  Translator translator(model_, 1);  // ctest runs two tests at once on two cores.
   DecodingOptions options;
   options.beam_size = 4;
   const size_t batch_size = 32;
@@ -135,7 +126,7 @@ TEST_F(GoldenTest, BeamSearchIsAtLeastAsGoodAsReferenceOnNearlyEveryLine) {
   // And its BLEU is at least greedy search's. The scorer is checked first: on the reference's
   // greedy output it must give the BLEU the reference reports (scores.md: 31.91).
   std::vector<std::string> references;
-  std::ifstream in(std::string(MTSERVE_TEST_DATA_DIR) + "/multi30k/test_2016_flickr.de");
+  std::ifstream in(TestDataDir() + "/multi30k/test_2016_flickr.de");
   for (std::string line; std::getline(in, line);) references.push_back(line);
   ASSERT_EQ(references.size(), beam_texts.size());
   const double greedy_bleu = CorpusBleu(reference_greedy_texts, references);

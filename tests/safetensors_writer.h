@@ -14,6 +14,7 @@
 
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "tests/test_lib/test_util.h"
 
 namespace mtserve::testing {
 
@@ -89,14 +90,6 @@ inline float ReferenceHalf(uint16_t bits) {
     value = std::ldexp(1.0 + mantissa / 1024.0, exponent - 15);
   }
   return static_cast<float>(sign ? -value : value);
-}
-
-// A fresh empty directory under the test temp dir.
-inline std::string FreshTempDir(const std::string& name) {
-  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / name;
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir.string();
 }
 
 }  // namespace mtserve::testing

@@ -16,6 +16,7 @@
 #include "model/model_config.h"
 #include "model/vocab.h"
 #include "nlohmann/json.hpp"
+#include "tests/test_lib/test_util.h"
 
 namespace mtserve {
 namespace {
@@ -24,6 +25,8 @@ namespace fs = std::filesystem;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::mtserve::testing::ReadJsonLines;
+using ::mtserve::testing::TempDir;
 
 const std::string kDataDir = MTSERVE_TEST_DATA_DIR;
 const std::string kDefaultModelDir = MTSERVE_DEFAULT_MODEL_DIR;
@@ -45,17 +48,6 @@ ModelConfig OpusMtConfig(const std::string& model) {
   return ModelConfig();
 }
 
-std::vector<nlohmann::json> ReadJsonLines(const std::string& path) {
-  std::ifstream in(path);
-  EXPECT_TRUE(in) << path;
-  std::vector<nlohmann::json> lines;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (!line.empty()) lines.push_back(nlohmann::json::parse(line));
-  }
-  return lines;
-}
-
 std::unique_ptr<Tokenizer> LoadOrDie(const std::string& dir, const ModelConfig& config) {
   absl::StatusOr<std::unique_ptr<Tokenizer>> tokenizer = Tokenizer::Load(dir, config);
   if (!tokenizer.ok()) {
@@ -65,29 +57,6 @@ std::unique_ptr<Tokenizer> LoadOrDie(const std::string& dir, const ModelConfig& 
   return std::move(tokenizer).value();
 }
 
-// A fresh directory under the test's temp dir, removed at the end of the test.
-class TempDir {
- public:
-  TempDir() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = fs::path(::testing::TempDir()) /
-            (std::string("mtserve_") + info->test_suite_name() + "_" + info->name());
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-  std::string File(const std::string& name) const { return (path_ / name).string(); }
-  void Write(const std::string& name, const std::string& contents) const {
-    std::ofstream(path_ / name, std::ios::binary) << contents;
-  }
-
- private:
-  fs::path path_;
-};
 
 // ---------------------------------------------------------------------------------------------
 // Vocab
@@ -167,7 +136,7 @@ TEST(TokenizerTest, MatchesHuggingFaceOnOpusMtGolden) {
     const nlohmann::json& line = lines[i];
     const std::string model = line.at("model");
     const std::string text = line.at("text");
-    SCOPED_TRACE(testing::Message()
+    SCOPED_TRACE(::testing::Message()
                  << "line " << i << " model " << model << " text '" << text << "'");
     std::unique_ptr<Tokenizer>& tokenizer = tokenizers[model];
     if (tokenizer == nullptr) tokenizer = LoadOrDie(OpusMtDir(model), OpusMtConfig(model));
@@ -251,7 +220,7 @@ TEST(TokenizerTest, EmbeddedModelMatchesGreedyGolden) {
   ASSERT_EQ(lines.size(), 1000u);
   for (size_t i = 0; i < lines.size(); ++i) {
     const nlohmann::json& line = lines[i];
-    SCOPED_TRACE(testing::Message() << "line " << i);
+    SCOPED_TRACE(::testing::Message() << "line " << i);
     EXPECT_EQ(tokenizer->EncodeSource(line.at("src").get<std::string>()),
               line.at("src_ids").get<std::vector<int>>());
     EXPECT_EQ(tokenizer->DecodeTarget(line.at("greedy_ids").get<std::vector<int>>()),
@@ -265,7 +234,7 @@ TEST(TokenizerTest, EmbeddedModelMatchesForcedGolden) {
   const std::vector<nlohmann::json> lines = ReadJsonLines(kDataDir + "/golden/forced.val.jsonl");
   ASSERT_EQ(lines.size(), 300u);
   for (size_t i = 0; i < lines.size(); ++i) {
-    SCOPED_TRACE(testing::Message() << "line " << i);
+    SCOPED_TRACE(::testing::Message() << "line " << i);
     EXPECT_EQ(tokenizer->EncodeTarget(lines[i].at("tgt").get<std::string>()),
               lines[i].at("tgt_ids").get<std::vector<int>>());
     EXPECT_EQ(tokenizer->EncodeSource(lines[i].at("src").get<std::string>()),

@@ -1,0 +1,68 @@
+// Helpers shared by the engine's and the server's unit tests: where the test data and the model
+// are, reading data files, temporary directories, and the model loaded once per process.
+#ifndef MTSERVE_TESTS_TEST_LIB_TEST_UTIL_H_
+#define MTSERVE_TESTS_TEST_LIB_TEST_UTIL_H_
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "gtest/gtest.h"
+#include "model/model.h"
+#include "model/status_macros.h"
+#include "nlohmann/json.hpp"
+
+// `lhs = value of expr`, or fails the test (ASSERT) with its status.
+#define ASSERT_OK_AND_ASSIGN(lhs, expr) \
+  ASSERT_OK_AND_ASSIGN_IMPL_(MT_STATUS_CONCAT_(assert_statusor_, __LINE__), lhs, expr)
+#define ASSERT_OK_AND_ASSIGN_IMPL_(statusor, lhs, expr) \
+  auto statusor = (expr);                               \
+  ASSERT_TRUE(statusor.ok()) << statusor.status();      \
+  lhs = std::move(statusor).value()
+
+namespace mtserve::testing {
+
+// tests/data in the source tree.
+std::string TestDataDir();
+// The model the tests translate with: $MTSERVE_TEST_MODEL_DIR if set (tests/scripts/
+// broken_model_test.py points it at a broken model), else the embedded one.
+std::string TestModelDir();
+
+// That model, loaded on the first call and kept for the process.
+//
+// Call it from SetUp() or a test, and ASSERT that it is OK there: never ASSERT in
+// SetUpTestSuite(). A fatal failure there makes googletest skip the suite's tests, and ctest
+// counts a test whose output says "[  SKIPPED ]" as not run rather than failed, so a model that
+// cannot load would leave the suite green.
+const absl::StatusOr<std::shared_ptr<const Model>>& TestModel();
+
+// The lines of a text file (fails the test if it cannot be read).
+std::vector<std::string> ReadLines(const std::string& path);
+// The non-empty lines of a JSON-lines file, parsed.
+std::vector<nlohmann::json> ReadJsonLines(const std::string& path);
+
+// A fresh empty directory `name` under the test temp dir.
+std::string FreshTempDir(const std::string& name);
+
+// A fresh directory named after the running test (and the process: ctest runs tests in
+// parallel), removed when it goes out of scope.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  const std::filesystem::path& path() const { return path_; }
+  std::string File(const std::string& name) const { return (path_ / name).string(); }
+  void Write(const std::string& name, const std::string& contents) const;
+
+ private:
+  std::filesystem::path path_;
+};
+
+}  // namespace mtserve::testing
+
+#endif  // MTSERVE_TESTS_TEST_LIB_TEST_UTIL_H_
