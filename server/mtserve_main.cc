@@ -55,6 +55,9 @@ ABSL_FLAG(int, max_input_tokens, 512,
 ABSL_FLAG(int, max_output_tokens, 512,
           "Generated tokens per hypothesis at most (the model's positions also limit)");
 ABSL_FLAG(int, max_beam_size, 16, "beam_size at most");
+ABSL_FLAG(int, max_sampling_topk, 1000,
+          "sampling_topk at most (the model's vocabulary also limits it); finding the k best "
+          "tokens takes a share of each decoding step that grows with k");
 ABSL_FLAG(int, max_message_bytes, 4 << 20, "Size of a gRPC request message at most");
 ABSL_FLAG(absl::Duration, max_connection_age, absl::ZeroDuration(),
           "Close client connections after this long (gracefully), so that clients balancing "
@@ -122,6 +125,7 @@ int Run(int argc, char** argv) {
   limits.max_input_tokens = absl::GetFlag(FLAGS_max_input_tokens);
   limits.max_output_tokens = absl::GetFlag(FLAGS_max_output_tokens);
   limits.max_beam_size = absl::GetFlag(FLAGS_max_beam_size);
+  limits.max_sampling_topk = absl::GetFlag(FLAGS_max_sampling_topk);
   for (auto [name, value] : {std::pair{"workers", batching.workers},
                              {"threads_per_worker", batching.threads_per_worker},
                              {"max_batch_size", batching.max_batch_size},
@@ -131,6 +135,7 @@ int Run(int argc, char** argv) {
                              {"max_input_tokens", limits.max_input_tokens},
                              {"max_output_tokens", limits.max_output_tokens},
                              {"max_beam_size", limits.max_beam_size},
+                             {"max_sampling_topk", limits.max_sampling_topk},
                              {"max_message_bytes", absl::GetFlag(FLAGS_max_message_bytes)}}) {
     if (value < 1) {
       return Fail(absl::InvalidArgumentError(absl::StrCat("--", name, " must be at least 1")));

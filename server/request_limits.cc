@@ -34,6 +34,10 @@ absl::StatusOr<DecodingOptions> ToDecodingOptions(const v1::DecodingOptions& pro
     return OverLimit("options.beam_size", proto.beam_size(), limits.max_beam_size,
                      "the server's --max_beam_size");
   }
+  if (proto.beam_size() > static_cast<uint32_t>(config.vocab_size)) {
+    return OverLimit("options.beam_size", proto.beam_size(), config.vocab_size,
+                     "the model's vocabulary size");
+  }
   options.num_hypotheses =
       proto.num_hypotheses() == 0 ? 1 : static_cast<int>(proto.num_hypotheses());
   if (proto.num_hypotheses() > static_cast<uint32_t>(options.beam_size)) {
@@ -42,6 +46,10 @@ absl::StatusOr<DecodingOptions> ToDecodingOptions(const v1::DecodingOptions& pro
   }
   if (proto.has_length_penalty()) options.length_penalty = proto.length_penalty();
   options.sampling_topk = proto.sampling_topk() == 0 ? 1 : static_cast<int>(proto.sampling_topk());
+  if (proto.sampling_topk() > static_cast<uint32_t>(limits.max_sampling_topk)) {
+    return OverLimit("options.sampling_topk", proto.sampling_topk(), limits.max_sampling_topk,
+                     "the server's --max_sampling_topk");
+  }
   if (proto.sampling_topk() > static_cast<uint32_t>(config.vocab_size)) {
     return OverLimit("options.sampling_topk", proto.sampling_topk(), config.vocab_size,
                      "the model's vocabulary size");

@@ -386,6 +386,48 @@ TEST_F(DecodingTest, NBestIsSortedDistinctAndLengthNormalised) {
   }
 }
 
+// A beam's 2 x beam_size candidates per row outnumber a small vocabulary's tokens (here 6, pad
+// never generated: 5). Beam search must use only the candidates there are: reading past them
+// would take stale or zeroed slots for tokens (a free </s> with log-probability 0).
+TEST(SmallVocabularyTest, BeamSearchUsesOnlyRealCandidates) {
+  ::mtserve::testing::TempDir dir;
+  ASSERT_TRUE(::mtserve::testing::WriteTinyModel(
+                  dir.path().string(), {"</s>", "<unk>", "\u2581a", ".", "\u2581A", "<pad>"})
+                  .ok());
+  ASSERT_OK_AND_ASSIGN(const std::shared_ptr<const Model> model,
+                       Model::Load(dir.path().string()));
+  Translator translator(model, kThreads);
+  const std::vector<std::string> texts = {"a A .", "A a a a .", "a"};
+  ASSERT_OK_AND_ASSIGN(const std::vector<TranslationResult> results,
+                       translator.Translate(texts, Beam(4, 4)));
+  std::vector<std::vector<int>> sources, targets;
+  std::vector<const Hypothesis*> hypotheses;
+  for (size_t i = 0; i < texts.size(); ++i) {
+    ASSERT_EQ(results[i].hypotheses.size(), 4u);
+    std::set<std::vector<int>> distinct;
+    for (const Hypothesis& h : results[i].hypotheses) {
+      distinct.insert(h.ids);
+      sources.push_back(model->tokenizer().EncodeSource(texts[i]));
+      targets.push_back(h.ids);
+      hypotheses.push_back(&h);
+    }
+    EXPECT_EQ(distinct.size(), 4u) << "duplicate hypotheses for " << texts[i];
+  }
+  ASSERT_OK_AND_ASSIGN(const std::vector<std::vector<float>> scores,
+                       translator.Score(sources, targets));
+  for (size_t j = 0; j < hypotheses.size(); ++j) {
+    ASSERT_EQ(scores[j].size(), hypotheses[j]->token_log_probs.size());
+    for (size_t t = 0; t < scores[j].size(); ++t) {
+      EXPECT_NEAR(scores[j][t], hypotheses[j]->token_log_probs[t], kTolerance)
+          << "hypothesis " << j << " token " << t;
+    }
+  }
+  // A beam wider than the vocabulary is refused, naming the field.
+  const auto too_wide = translator.Translate({"a"}, Beam(7, 1));
+  EXPECT_EQ(too_wide.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(too_wide.status().message(), HasSubstr("beam_size"));
+}
+
 // 4. Reported log-probabilities are what the model assigns the generated tokens.
 
 TEST_F(DecodingTest, ScoresMatchTeacherForcing) {
@@ -708,6 +750,7 @@ TEST_F(DecodingTest, InvalidOptionsNameTheField) {
   const std::vector<Case> cases = {
       {"beam_size", [](DecodingOptions& o) { o.beam_size = 0; }},
       {"beam_size", [](DecodingOptions& o) { o.beam_size = -3; }},
+      {"beam_size", [=](DecodingOptions& o) { o.beam_size = vocab + 1, o.num_hypotheses = 1; }},
       {"num_hypotheses", [](DecodingOptions& o) { o.beam_size = 2, o.num_hypotheses = 3; }},
       {"num_hypotheses", [](DecodingOptions& o) { o.num_hypotheses = 0; }},
       {"sampling_topk", [=](DecodingOptions& o) { o.sampling_topk = vocab + 1; }},

@@ -661,7 +661,7 @@ void CheckTopK(const std::vector<float>& row, int k) {
 TEST(TopKTest, MatchesPartialSortOnRandomRows) {
   std::mt19937 rng(12);
   for (int n : {1, 2, 5, 15, 16, 17, 31, 33, 100, 1000, 4099}) {
-    for (int k : {1, 2, 4, 8, 16, 17, 50}) {
+    for (int k : {1, 2, 4, 8, 16, 17, 50, 64, 65, 200, 999, 4099}) {
       CheckTopK(RandomVector(rng, n, -10.f, 10.f), k);
       // An ascending row: every chunk beats the current k-th best, the worst case for skipping.
       std::vector<float> ascending(n);
@@ -677,13 +677,14 @@ TEST(TopKTest, TiesGoToTheLowerIndex) {
   std::mt19937 rng(13);
   std::uniform_int_distribution<int> small(0, 4);
   for (int n : {3, 16, 17, 40, 257, 1000}) {
-    for (int k : {1, 2, 5, 16, 33}) {
+    for (int k : {1, 2, 5, 16, 33, 64, 65, 150, 999}) {
       std::vector<float> row(n);
       for (float& x : row) x = static_cast<float>(small(rng));
       CheckTopK(row, k);
     }
   }
   CheckTopK(std::vector<float>(37, 1.5f), 5);
+  CheckTopK(std::vector<float>(500, 1.5f), 100);
 }
 
 TEST(TopKTest, KLargerThanN) {
@@ -696,7 +697,7 @@ TEST(TopKTest, MinusInfinityEntries) {
   std::mt19937 rng(15);
   std::bernoulli_distribution banned(0.7);
   for (int n : {5, 17, 64, 333}) {
-    for (int k : {1, 4, 8, 40}) {
+    for (int k : {1, 4, 8, 40, 100, 300}) {
       std::vector<float> row = RandomVector(rng, n);
       for (float& x : row) {
         if (banned(rng)) x = -kInf;

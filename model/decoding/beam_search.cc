@@ -98,8 +98,9 @@ class BeamSearch : public Search {
     const int vocab = params_.vocab_size;
     const int beam_size = params_.options.beam_size;
     const float length_penalty = params_.options.length_penalty;
-    // Twice the beam: even if every best candidate ends the sentence, a full beam continues.
-    const int per_row = 2 * beam_size;
+    // Twice the beam: even if every best candidate ends the sentence, a full beam continues
+    // (a vocabulary smaller than that has fewer candidates to give).
+    const int per_row = std::min(2 * beam_size, vocab);
 
     decoder.Step(ctx, ids_, row_sentence_, log_probs_);
     lengths_.resize(rows);

@@ -15,8 +15,9 @@ int EffectiveMaxLength(const DecodingOptions& options, const ModelConfig& config
 
 absl::Status ValidateDecodingOptions(const DecodingOptions& options, const ModelConfig& config) {
   auto invalid = [](auto&&... parts) { return absl::InvalidArgumentError(absl::StrCat(parts...)); };
-  if (options.beam_size < 1) {
-    return invalid("beam_size must be at least 1, got ", options.beam_size);
+  if (options.beam_size < 1 || options.beam_size > config.vocab_size) {
+    return invalid("beam_size must be between 1 and the vocabulary size (", config.vocab_size,
+                   "), got ", options.beam_size);
   }
   if (options.num_hypotheses < 1 || options.num_hypotheses > options.beam_size) {
     return invalid("num_hypotheses must be between 1 and beam_size (", options.beam_size, "), got ",

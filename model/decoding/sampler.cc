@@ -13,8 +13,11 @@ std::mt19937_64 Sampler::MakeGenerator(const std::optional<uint64_t>& seed) {
 }
 
 int Sampler::Sample(const float* log_probs, int vocab_size, std::mt19937_64* generator) const {
-  std::vector<int> ids(topk_);
-  std::vector<float> values(topk_);
+  // Per thread, not per call: with large k these are sizeable, and rows are sampled in parallel.
+  thread_local std::vector<int> ids;
+  thread_local std::vector<float> values;
+  ids.resize(topk_);
+  values.resize(topk_);
   TopK(log_probs, vocab_size, topk_, ids.data(), values.data());
   if (topk_ == 1) return ids[0];
   // Weights relative to the best candidate, so the exponentials cannot overflow.

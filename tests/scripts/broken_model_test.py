@@ -7,7 +7,7 @@ passed" with the engine broken. This runs each test binary that loads the model 
 MTSERVE_TEST_MODEL_DIR pointing at a directory holding no model, and checks that every test it
 runs fails and none is skipped.
 
-Usage: broken_model_test.py TEST_BINARY...
+Usage: broken_model_test.py TEST_BINARY:GTEST_FILTER...  (the suites that use the test model)
 """
 import os
 import re
@@ -16,11 +16,13 @@ import sys
 import tempfile
 
 
-def check(binary, model_dir):
+def check(binary_and_filter, model_dir):
+    binary, gtest_filter = binary_and_filter.rsplit(":", 1)
     env = dict(os.environ, MTSERVE_TEST_MODEL_DIR=model_dir)
-    run = subprocess.run([binary], env=env, capture_output=True, text=True, timeout=600)
+    run = subprocess.run([binary, f"--gtest_filter={gtest_filter}"], env=env,
+                         capture_output=True, text=True, timeout=600)
     output = run.stdout + run.stderr
-    name = os.path.basename(binary)
+    name = f"{os.path.basename(binary)} {gtest_filter}"
     ran = re.search(r"^\[==========\] (\d+) tests? from .* ran\.", output, re.M)
     failed = len(re.findall(r"^\[  FAILED  \] \S+\.\S+ \(", output, re.M))
     problems = []

@@ -340,10 +340,17 @@ struct LimitFlags {
   static std::vector<std::string> Get() {
     return {"--workers=1",           "--max_texts_per_request=4",
             "--max_input_tokens=16", "--max_output_tokens=40",
-            "--max_beam_size=4",     "--max_message_bytes=65536"};
+            "--max_beam_size=4",     "--max_message_bytes=65536",
+            "--max_sampling_topk=50"};
   }
 };
 using LimitsTest = ServerSuite<LimitFlags>;
+
+// A sampling limit above the vocabulary, so that the model's own limit shows.
+struct WideSamplingFlags {
+  static std::vector<std::string> Get() { return {"--workers=1", "--max_sampling_topk=100000"}; }
+};
+using WideSamplingTest = ServerSuite<WideSamplingFlags>;
 
 // A queue of 2 texts that never runs a batch on its own: texts wait for max_queue_delay (1 h)
 // unless the batch is full (2 texts). So a text sent alone stays queued until a second arrives.
@@ -622,7 +629,23 @@ TEST_F(LimitsTest, NumHypothesesOverBeamSize) {
   EXPECT_THAT(status.error_message(), HasSubstr("options.num_hypotheses is 2; the limit is 1"));
 }
 
-TEST_F(LimitsTest, SamplingTopkOverVocabulary) {
+// Finding the k best tokens costs each step time that grows with k: the server bounds it.
+TEST_F(LimitsTest, SamplingTopkOverMaxSamplingTopk) {
+  v1::DecodingOptions options = Sampling(51, 1.0f, 7);
+  options.set_max_length(8);
+  const grpc::Status status = TranslateError(*stub_, Request({"A dog runs."}, options));
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << Describe(status);
+  EXPECT_THAT(status.error_message(),
+              HasSubstr("options.sampling_topk is 51; the limit is 50 (the server's "
+                        "--max_sampling_topk)"));
+  options.set_sampling_topk(50);
+  v1::TranslateResponse response;
+  const grpc::Status ok = Translate(*stub_, Request({"A dog runs."}, options), &response);
+  ASSERT_TRUE(ok.ok()) << Describe(ok);
+  EXPECT_EQ(response.translations(0).hypotheses_size(), 1);
+}
+
+TEST_F(WideSamplingTest, SamplingTopkOverVocabulary) {
   v1::DecodingOptions options = Sampling(kVocabSize + 1, 1.0f, 7);
   options.set_max_length(8);
   const grpc::Status status = TranslateError(*stub_, Request({"A dog runs."}, options));

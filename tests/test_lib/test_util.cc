@@ -7,6 +7,8 @@
 #include <system_error>
 
 #include "absl/strings/str_cat.h"
+#include "model/model_config.h"
+#include "model/tools/random_checkpoint.h"
 
 namespace mtserve::testing {
 
@@ -21,6 +23,33 @@ const absl::StatusOr<std::shared_ptr<const Model>>& TestModel() {
   static const auto* const model =
       new absl::StatusOr<std::shared_ptr<const Model>>(Model::Load(TestModelDir()));
   return *model;
+}
+
+absl::Status WriteTinyModel(const std::string& dir, const std::vector<std::string>& pieces) {
+  const int vocab = static_cast<int>(pieces.size());
+  const int pad = vocab - 1;
+  const nlohmann::json config = {{"model_type", "marian"},       {"d_model", 16},
+                                 {"encoder_layers", 1},          {"decoder_layers", 1},
+                                 {"encoder_attention_heads", 2}, {"decoder_attention_heads", 2},
+                                 {"encoder_ffn_dim", 32},        {"decoder_ffn_dim", 32},
+                                 {"vocab_size", vocab},          {"max_position_embeddings", 64},
+                                 {"scale_embedding", true},      {"eos_token_id", 0},
+                                 {"pad_token_id", pad},          {"decoder_start_token_id", pad},
+                                 {"bad_words_ids", {{pad}}},     {"max_length", 20}};
+  nlohmann::json vocab_json = nlohmann::json::object();
+  for (int id = 0; id < vocab; ++id) vocab_json[pieces[id]] = id;
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/config.json") << config.dump(2);
+  std::ofstream(dir + "/vocab.json") << vocab_json.dump(2);
+  for (const char* spm : {"source.spm", "target.spm"}) {
+    std::filesystem::copy_file(std::string(MTSERVE_DEFAULT_MODEL_DIR) + "/" + spm, dir + "/" + spm,
+                               std::filesystem::copy_options::overwrite_existing);
+  }
+  MT_ASSIGN_OR_RETURN(const ModelConfig model_config, LoadModelConfig(dir));
+  RandomCheckpointOptions options;
+  options.seed = 1;
+  options.init_std = 1.0;  // Large weights: a peaked distribution, not a uniform one.
+  return WriteRandomSafetensors(model_config, options, dir + "/model.safetensors");
 }
 
 std::vector<std::string> ReadLines(const std::string& path) {
@@ -48,8 +77,8 @@ std::string FreshTempDir(const std::string& name) {
 
 TempDir::TempDir() {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  path_ = FreshTempDir(absl::StrCat("mtserve_", info->test_suite_name(), "_", info->name(), "_",
-                                    getpid()));
+  path_ = FreshTempDir(
+      absl::StrCat("mtserve_", info->test_suite_name(), "_", info->name(), "_", getpid()));
 }
 
 TempDir::~TempDir() {

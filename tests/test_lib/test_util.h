@@ -38,6 +38,12 @@ std::string TestModelDir();
 // cannot load would leave the suite green.
 const absl::StatusOr<std::shared_ptr<const Model>>& TestModel();
 
+// Writes to `dir` a tiny random-weight model (1+1 layers, d_model 16, 2 heads) with the embedded
+// model's SentencePiece files and the vocabulary `pieces` (piece i has id i; "</s>" must be first
+// and "<pad>" last, and "<unk>" among them). For decoding edge cases a real model cannot reach,
+// such as a vocabulary smaller than a beam's candidates.
+absl::Status WriteTinyModel(const std::string& dir, const std::vector<std::string>& pieces);
+
 // The lines of a text file (fails the test if it cannot be read).
 std::vector<std::string> ReadLines(const std::string& path);
 // The non-empty lines of a JSON-lines file, parsed.
