@@ -66,6 +66,11 @@ absl::StatusOr<std::vector<int>> Translator::AddInputs(
   return sentences;
 }
 
+void Translator::EndDecoding() {
+  search_.reset();
+  decoder_.Reset();
+}
+
 void Translator::DecodeStep(std::vector<FinishedSentence>& finished) {
   if (search_ != nullptr) search_->Step(ctx_, decoder_, finished);
 }
@@ -78,7 +83,7 @@ absl::StatusOr<std::vector<std::vector<Hypothesis>>> Translator::TranslateIds(
   if (cancelled) sentence_cancelled = [&](int sentence) { return cancelled(index_of[sentence]); };
   MT_RETURN_IF_ERROR(StartDecoding(options, std::move(sentence_cancelled)));
   // The search's `cancelled` refers to this frame: it must not outlive it.
-  absl::Cleanup end_decoding = [this] { search_.reset(); };
+  absl::Cleanup end_decoding = [this] { EndDecoding(); };
   MT_ASSIGN_OR_RETURN(const std::vector<int> sentences, AddInputs(sources));
   for (size_t i = 0; i < sentences.size(); ++i) {
     if (static_cast<size_t>(sentences[i]) >= index_of.size()) index_of.resize(sentences[i] + 1);

@@ -72,6 +72,9 @@ class Translator {
   void DecodeStep(std::vector<FinishedSentence>& finished);
   // Inputs still decoding.
   int decoding_inputs() const { return search_ == nullptr ? 0 : search_->sentences(); }
+  // Ends the decode, dropping its inputs and its `cancelled` function (which may refer to the
+  // caller's frame: call this before that ends).
+  void EndDecoding();
 
  private:
   // Validates, pads and encodes `sources`, then adds them to the decoder; returns their ids.

@@ -7,6 +7,7 @@
 #include <limits>
 #include <optional>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 
 namespace mtserve {
@@ -304,6 +305,8 @@ void BatchScheduler::RunDecode(Translator& translator, std::vector<TranslationTa
     return !stop_reasons[id].ok();
   };
   absl::Status started = translator.StartDecoding(batch.front().options, stopped);
+  // `stopped` refers to this frame: the decode must not outlive it.
+  absl::Cleanup end_decoding = [&translator] { translator.EndDecoding(); };
   auto longest_source = [&] {
     int longest = 0;
     for (const auto& task : decoding) {
@@ -324,21 +327,38 @@ void BatchScheduler::RunDecode(Translator& translator, std::vector<TranslationTa
       sources.push_back(task.source_ids);
     }
     absl::StatusOr<std::vector<int>> ids = started.ok() ? translator.AddInputs(sources) : started;
-    if (!ids.ok()) {
-      for (TranslationTask& task : tasks) task.done(ids.status());
-      absl::MutexLock lock(&mutex_);
-      running_ -= static_cast<int>(tasks.size());
-      return;
+    // The engine refuses a group for the first input it cannot take: added one by one, only the
+    // texts at fault fail (the others may be other callers').
+    std::vector<absl::StatusOr<int>> added;
+    if (ids.ok()) {
+      added.assign(ids->begin(), ids->end());
+    } else {
+      for (size_t i = 0; i < tasks.size(); ++i) {
+        absl::StatusOr<std::vector<int>> id =
+            started.ok() && tasks.size() > 1 ? translator.AddInputs({sources[i]}) : ids.status();
+        added.push_back(id.ok() ? absl::StatusOr<int>(id->front()) : id.status());
+      }
     }
+    int refused = 0;
     for (size_t i = 0; i < tasks.size(); ++i) {
-      const int id = (*ids)[i];
+      if (!added[i].ok()) {
+        tasks[i].done(added[i].status());
+        ++refused;
+        continue;
+      }
+      const int id = *added[i];
       if (static_cast<size_t>(id) >= decoding.size()) {
         decoding.resize(id + 1);
         stop_reasons.resize(id + 1);
       }
       decoding[id] = std::move(tasks[i]);
+      ++decoding_count;
     }
-    decoding_count += static_cast<int>(tasks.size());
+    if (refused > 0) {
+      absl::MutexLock lock(&mutex_);
+      running_ -= refused;
+    }
+    if (refused == static_cast<int>(tasks.size())) return;
     if (metrics_ != nullptr) {
       metrics_->RecordBatch(model_name, decoding_count, decoding_count * longest_source());
     }

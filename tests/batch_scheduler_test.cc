@@ -233,6 +233,56 @@ TEST_F(BatchSchedulerTest, TextsJoinARunningDecodeAndLeaveWhenFinished) {
   EXPECT_EQ(BatchedSentences(), 1 + 2);
 }
 
+// A text the engine refuses (here a token id outside the vocabulary, which the server's checks
+// never let through but a fault could) fails alone: the texts decoded with it, from other callers,
+// get their translations, whether they start a decode together or join a running one.
+TEST_F(BatchSchedulerTest, ATextTheEngineRefusesFailsAlone) {
+  BatchingOptions options;
+  options.workers = 1;
+  options.max_batch_size = 4;
+  options.max_queue_delay = absl::Hours(1);  // The first decode starts when 4 texts are queued.
+  auto scheduler = Scheduler(options);
+  Results results;
+  auto bad_task = [&](int slot) {
+    TranslationTask task = Task(texts()[0], Beam(1), results.Slot(slot));
+    task.source_ids.front() = model_->config().vocab_size + 5;
+    return task;
+  };
+  std::vector<TranslationTask> batch;
+  for (int i = 0; i < 4; ++i) {
+    batch.push_back(i == 2 ? bad_task(i) : Task(texts()[i], Beam(1), results.Slot(i)));
+  }
+  ASSERT_TRUE(scheduler->Submit(std::move(batch)).ok());
+  auto done = results.Wait(4);
+  for (int i : {0, 1, 3}) ExpectSameResult(done.at(i), Offline(texts()[i], Beam(1)));
+  EXPECT_EQ(done.at(2).status().code(), absl::StatusCode::kInvalidArgument) << done.at(2).status();
+
+  // Three texts, the middle one bad, joining a decode that runs the long text.
+  std::atomic<int> long_polls = 0;
+  std::vector<TranslationTask> long_request;
+  long_request.push_back(Task(looping(), Beam(1), results.Slot(10)));
+  long_request.back().cancelled = [&long_polls] {
+    ++long_polls;
+    return false;
+  };
+  std::vector<TranslationTask> fill;  // The long text runs once 4 texts are queued.
+  for (int i = 11; i < 14; ++i) fill.push_back(Task(texts()[i], Beam(1), results.Slot(i)));
+  ASSERT_TRUE(scheduler->Submit(std::move(long_request)).ok());
+  ASSERT_TRUE(scheduler->Submit(std::move(fill)).ok());
+  while (long_polls < 4) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  std::vector<TranslationTask> joiners;
+  joiners.push_back(Task(texts()[4], Beam(1), results.Slot(20)));
+  joiners.push_back(bad_task(21));
+  joiners.push_back(Task(texts()[5], Beam(1), results.Slot(22)));
+  ASSERT_TRUE(scheduler->Submit(std::move(joiners)).ok());
+  done = results.Wait(4 + 4 + 3);
+  ExpectSameResult(done.at(10), Offline(looping(), Beam(1)));
+  ExpectSameResult(done.at(20), Offline(texts()[4], Beam(1)));
+  ExpectSameResult(done.at(22), Offline(texts()[5], Beam(1)));
+  EXPECT_EQ(done.at(21).status().code(), absl::StatusCode::kInvalidArgument)
+      << done.at(21).status();
+}
+
 TEST_F(BatchSchedulerTest, FullQueueRejectsWholeRequests) {
   BatchingOptions options;
   options.max_queued_texts = 3;

@@ -828,6 +828,21 @@ TEST_F(DecodingTest, InvalidSourcesAreRejected) {
 
 // 11. Cancellation: each input is polled once per decoding step and leaves the batch alone.
 
+// A server's `cancelled` refers to its own state: once the decode ends, the engine keeps no copy.
+TEST_F(DecodingTest, EndDecodingDropsTheCancelledFunction) {
+  Translator translator(model(), kThreads);
+  auto state = std::make_shared<int>(0);
+  ASSERT_TRUE(translator.StartDecoding(Greedy(), [state](int) { return false; }).ok());
+  ASSERT_OK_AND_ASSIGN(const std::vector<int> ids,
+                       translator.AddInputs({model()->tokenizer().EncodeSource(texts()[0])}));
+  std::vector<FinishedSentence> finished;
+  while (translator.decoding_inputs() > 0) translator.DecodeStep(finished);
+  EXPECT_EQ(finished.size(), 1u);
+  EXPECT_GT(state.use_count(), 1);  // Held while the decode is open.
+  translator.EndDecoding();
+  EXPECT_EQ(state.use_count(), 1);
+}
+
 TEST_F(DecodingTest, CancelledBeforeTheFirstStep) {
   Translator translator(model(), kThreads);
   const std::vector<std::string> inputs = FirstTexts(6);
