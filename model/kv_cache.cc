@@ -99,6 +99,12 @@ void KvCache::RecycleBlocks() {
 
 namespace mtserve {
 
+size_t KvCache::memory_bytes() const {
+  return storage_floats() * sizeof(float) +
+         (lineage_.capacity() + scratch_.capacity()) * sizeof(int) +
+         (birth_.capacity() + birth_scratch_.capacity()) * sizeof(int64_t);
+}
+
 size_t KvCache::storage_floats() const {
   size_t floats = 0;
   for (const Chunk& chunk : chunks_) floats += chunk.storage.capacity();

@@ -57,6 +57,8 @@ class KvCache {
 
   // Floats of storage held, in use or pooled: bounded by the live rows and their ages.
   size_t storage_floats() const;
+  // Everything held: storage and lineage.
+  size_t memory_bytes() const;
 
   // The next step's row i continues the current step's row parents[i]. Rows absent from
   // `parents` (finished sentences, pruned beams) are dropped; a row may have several children.

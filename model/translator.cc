@@ -66,6 +66,11 @@ absl::StatusOr<std::vector<int>> Translator::AddInputs(
   return sentences;
 }
 
+size_t Translator::decoding_bytes() const {
+  return decoder_.memory_bytes() + encoder_output_.bytes() +
+         (search_ == nullptr ? 0 : search_->memory_bytes());
+}
+
 void Translator::EndDecoding() {
   search_.reset();
   decoder_.Reset();

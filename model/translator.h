@@ -72,6 +72,10 @@ class Translator {
   void DecodeStep(std::vector<FinishedSentence>& finished);
   // Inputs still decoding.
   int decoding_inputs() const { return search_ == nullptr ? 0 : search_->sentences(); }
+  // Bytes the decode holds now (see decode_memory.h for what is counted), and the most the
+  // encoder held while the last inputs joined.
+  size_t decoding_bytes() const;
+  size_t encoding_peak_bytes() const { return encoder_.peak_bytes(); }
   // Ends the decode, dropping its inputs and its `cancelled` function (which may refer to the
   // caller's frame: call this before that ends).
   void EndDecoding();

@@ -9,6 +9,7 @@
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
+#include "model/decode_memory.h"
 
 namespace mtserve {
 namespace {
@@ -33,6 +34,11 @@ constexpr int kJoinTogether = 4;
 constexpr absl::Duration kJoinWait = absl::Milliseconds(5);
 
 int SourceLength(const TranslationTask& task) { return static_cast<int>(task.source_ids.size()); }
+
+DecodeMemory MemoryOf(const std::vector<std::shared_ptr<const Model>>& models,
+                      const TranslationTask& task) {
+  return DecodeMemory(models[task.model]->config(), task.options);
+}
 
 // Why `task` must stop (its caller went away, or its deadline passed), or OK. Polls `cancelled`
 // once.
@@ -116,6 +122,14 @@ void BatchScheduler::RemoveDeadTasks(absl::Time now, std::vector<DroppedTask>& d
   }
 }
 
+bool BatchScheduler::Fits(const TranslationTask& any, int texts, int longest, int joining,
+                          int joining_longest) const {
+  if (static_cast<int64_t>(longest) * texts > options_.max_batch_tokens) return false;
+  return options_.worker_memory_bytes <= 0 ||
+         MemoryOf(models_, any).Admitting(texts, longest, joining, joining_longest) <=
+             options_.worker_memory_bytes;
+}
+
 int BatchScheduler::BatchLimit() const {
   const int in_system = queued_ + running_;
   const int fair_share = (in_system + options_.workers - 1) / options_.workers;
@@ -127,10 +141,11 @@ bool BatchScheduler::IsReady(const Queue& queue, absl::Time now) const {
   // Under load (other batches running) a queue holding its fair share is as full as it gets.
   if (running_ > 0 && static_cast<int>(queue.size()) >= BatchLimit()) return true;
   if (now >= queue.front().enqueued + options_.max_queue_delay) return true;
+  // A queue holding more than one decode can take is as full as a batch gets.
   int longest = 0;
   for (const TranslationTask& task : queue) longest = std::max(longest, SourceLength(task));
-  return static_cast<int64_t>(longest) * static_cast<int64_t>(queue.size()) >=
-         options_.max_batch_tokens;
+  const int texts = static_cast<int>(queue.size());
+  return !Fits(queue.front(), texts, longest, texts, longest);
 }
 
 std::vector<TranslationTask> BatchScheduler::TakeBatch(Queue& queue) {
@@ -148,11 +163,10 @@ std::vector<TranslationTask> BatchScheduler::TakeBatch(Queue& queue) {
   for (size_t i : order) {
     if (static_cast<int>(chosen.size()) == limit) break;
     const int length = std::max(longest, SourceLength(queue[i]));
-    // The first text always runs, even alone over the token budget.
-    if (!chosen.empty() && static_cast<int64_t>(length) * static_cast<int64_t>(chosen.size() + 1) >
-                               options_.max_batch_tokens) {
-      continue;
-    }
+    const int texts = static_cast<int>(chosen.size()) + 1;
+    // The first text always runs, even alone over the budgets (CheckDecodeMemory keeps texts
+    // that could not fit a worker's memory alone out).
+    if (!chosen.empty() && !Fits(queue[i], texts, length, texts, length)) continue;
     longest = length;
     chosen.push_back(i);
   }
@@ -241,13 +255,16 @@ std::vector<TranslationTask> BatchScheduler::TakeJoiners(const std::string& key,
                            : 1;
   if (room <= 0 || static_cast<int>(queue.size()) < at_least) return {};
   std::vector<TranslationTask> joiners;
+  int joiners_longest = 0;
   size_t kept = 0;
   for (size_t i = 0; i < queue.size(); ++i) {
     const int length = std::max(longest, SourceLength(queue[i]));
-    const int texts = decoding + static_cast<int>(joiners.size()) + 1;
+    const int joining = static_cast<int>(joiners.size()) + 1;
+    const int joining_longest = std::max(joiners_longest, SourceLength(queue[i]));
     if (static_cast<int>(joiners.size()) < room &&
-        static_cast<int64_t>(length) * texts <= options_.max_batch_tokens) {
+        Fits(queue[i], decoding + joining, length, joining, joining_longest)) {
       longest = length;
+      joiners_longest = joining_longest;
       joiners.push_back(std::move(queue[i]));
     } else if (kept++ != i) {
       queue[kept - 1] = std::move(queue[i]);

@@ -12,6 +12,10 @@
 // - A decode holds at most max_batch_size texts and max_batch_tokens (texts x longest source), and
 //   no more than a fair share of the texts queued or decoding (their count / workers): concurrent
 //   load is spread over all workers instead of one worker taking everything while others idle.
+// - A decode never holds texts whose memory bound (decode_memory.h: every beam decoded to
+//   max_length, plus encoding those that join) exceeds worker_memory_bytes: whatever the texts
+//   turn out to need, a worker stays within its budget. Texts wait for room; one that could not
+//   fit even alone must not be submitted (request_limits.h's CheckDecodeMemory refuses it).
 // - A decode stops taking new texts while texts of other options are ready and no worker is idle,
 //   so every queue is served.
 // - A text whose deadline passes or whose request is cancelled while queued is answered
@@ -51,6 +55,7 @@ struct BatchingOptions {
   int max_batch_tokens = 8192;  // Texts x longest source text, decoded together.
   absl::Duration max_queue_delay = absl::Microseconds(500);
   int max_queued_texts = 1024;
+  int64_t worker_memory_bytes = 0;  // What one decode may hold at most (0: no limit).
 };
 
 // One text to translate.
@@ -110,6 +115,10 @@ class BatchScheduler {
   // in the system, so that no worker idles while another holds them all.
   int BatchLimit() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   bool IsReady(const Queue& queue, absl::Time now) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Whether a decode of `texts` texts whose longest source has `longest` tokens, `joining` of them
+  // (the longest of which has `joining_longest`) being encoded now, fits the batching limits.
+  bool Fits(const TranslationTask& any, int texts, int longest, int joining,
+            int joining_longest) const;
   std::vector<TranslationTask> TakeBatch(Queue& queue) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Decodes `batch` and every text that joins it until none is left.
   void RunDecode(Translator& translator, std::vector<TranslationTask> batch);

@@ -23,6 +23,7 @@
 #include "grpcpp/server.h"
 #include "grpcpp/server_builder.h"
 #include "server/batch_scheduler.h"
+#include "server/byte_size.h"
 #include "server/cpu_count.h"
 #include "server/env_flags.h"
 #include "server/metrics.h"
@@ -37,7 +38,8 @@ ABSL_FLAG(std::string, listen, "127.0.0.1:50051", "gRPC address, HOST:PORT (0.0.
 ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464",
           "Prometheus /metrics address, HOST:PORT; empty: no metrics endpoint");
 ABSL_FLAG(int, workers, 0,
-          "Worker threads, each running one decode that texts join and leave between steps; 0: the CPUs this process may use "
+          "Worker threads, each running one decode that texts join and leave between steps; 0: the "
+          "CPUs this process may use "
           "(affinity mask and cgroup CPU quota: a container's CPU limit counts) divided by "
           "--threads_per_worker");
 ABSL_FLAG(int, threads_per_worker, 1, "Compute threads of each worker");
@@ -58,6 +60,10 @@ ABSL_FLAG(int, max_beam_size, 16, "beam_size at most");
 ABSL_FLAG(int, max_sampling_topk, 1000,
           "sampling_topk at most (the model's vocabulary also limits it); finding the k best "
           "tokens takes a share of each decoding step that grows with k");
+ABSL_FLAG(mtserve::ByteSize, worker_memory, mtserve::ByteSize{1LL << 30},
+          "What one worker's decode may hold at most (KiB, MiB, GiB; 0: no limit): texts wait "
+          "for room, and a text that could not fit even alone (every beam decoded to "
+          "max_length) is refused; a container needs about workers x this plus the models");
 ABSL_FLAG(int, max_message_bytes, 4 << 20, "Size of a gRPC request message at most");
 ABSL_FLAG(absl::Duration, max_connection_age, absl::ZeroDuration(),
           "Close client connections after this long (gracefully), so that clients balancing "
@@ -120,12 +126,14 @@ int Run(int argc, char** argv) {
   batching.max_batch_tokens = absl::GetFlag(FLAGS_max_batch_tokens);
   batching.max_queue_delay = absl::GetFlag(FLAGS_max_queue_delay);
   batching.max_queued_texts = absl::GetFlag(FLAGS_max_queued_texts);
+  batching.worker_memory_bytes = absl::GetFlag(FLAGS_worker_memory).bytes;
   RequestLimits limits;
   limits.max_texts_per_request = absl::GetFlag(FLAGS_max_texts_per_request);
   limits.max_input_tokens = absl::GetFlag(FLAGS_max_input_tokens);
   limits.max_output_tokens = absl::GetFlag(FLAGS_max_output_tokens);
   limits.max_beam_size = absl::GetFlag(FLAGS_max_beam_size);
   limits.max_sampling_topk = absl::GetFlag(FLAGS_max_sampling_topk);
+  limits.worker_memory_bytes = batching.worker_memory_bytes;
   for (auto [name, value] : {std::pair{"workers", batching.workers},
                              {"threads_per_worker", batching.threads_per_worker},
                              {"max_batch_size", batching.max_batch_size},

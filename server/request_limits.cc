@@ -4,7 +4,9 @@
 #include <cstdint>
 
 #include "absl/strings/str_cat.h"
+#include "model/decode_memory.h"
 #include "model/status_macros.h"
+#include "server/byte_size.h"
 
 namespace mtserve {
 namespace {
@@ -92,6 +94,20 @@ absl::StatusOr<std::vector<int>> EncodeText(absl::string_view text, absl::string
                      max_tokens, " (the server's --max_input_tokens and the model's positions)"));
   }
   return ids;
+}
+
+absl::Status CheckDecodeMemory(int source_tokens, const DecodingOptions& options,
+                               const Model& model, const RequestLimits& limits,
+                               absl::string_view field) {
+  if (limits.worker_memory_bytes <= 0) return absl::OkStatus();
+  const DecodeMemory memory(model.config(), options);
+  const int64_t needed = memory.Admitting(1, source_tokens, 1, source_tokens);
+  if (needed <= limits.worker_memory_bytes) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      field, " (", source_tokens, " tokens) can need up to ", FormatBytes(needed),
+      " to decode with options.beam_size ", memory.beam_size(), " and options.max_length ",
+      memory.max_length(), "; the limit is ", FormatBytes(limits.worker_memory_bytes),
+      " (the server's --worker_memory); a smaller max_length or beam_size fits"));
 }
 
 bool IsValidUtf8(absl::string_view text) {

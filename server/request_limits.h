@@ -22,6 +22,8 @@ struct RequestLimits {
   // Sampling draws from the k best tokens, and finding them costs a share of each step that grows
   // with k (about 0.6 ms per text and step at k = 1,000 on a 58k vocabulary).
   int max_sampling_topk = 1000;
+  // What one worker's decode may hold (0: no limit), as the scheduler's BatchingOptions says.
+  int64_t worker_memory_bytes = 0;
 };
 
 // The most source tokens a text may have with `model` (the limit or the model's positions).
@@ -38,6 +40,12 @@ absl::StatusOr<DecodingOptions> ToDecodingOptions(const v1::DecodingOptions& pro
 // UTF-8 or has more tokens than allowed. An empty text has no ids.
 absl::StatusOr<std::vector<int>> EncodeText(absl::string_view text, absl::string_view field,
                                             const Model& model, const RequestLimits& limits);
+
+// An InvalidArgument naming `field` when decoding a text of `source_tokens` tokens with `options`
+// could need more memory than a worker may hold even alone (see model/decode_memory.h).
+absl::Status CheckDecodeMemory(int source_tokens, const DecodingOptions& options,
+                               const Model& model, const RequestLimits& limits,
+                               absl::string_view field);
 
 // Whether `text` is well-formed UTF-8 (no overlong forms, surrogates or code points > U+10FFFF).
 bool IsValidUtf8(absl::string_view text);

@@ -104,6 +104,8 @@ absl::StatusOr<std::vector<TranslationTask>> TranslationService::MakeTasks(
     const std::string name = texts.size() == 1 ? field : absl::StrCat(field, "[", i, "]");
     MT_ASSIGN_OR_RETURN(std::vector<int> ids, EncodeText(*texts[i], name, *served.model, limits_));
     if (ids.empty()) continue;
+    MT_RETURN_IF_ERROR(
+        CheckDecodeMemory(static_cast<int>(ids.size()), decoding, *served.model, limits_, name));
     TranslationTask& task = tasks.emplace_back();
     task.model = model_index;
     task.model_name = served.name;

@@ -17,6 +17,7 @@
 #include "absl/types/span.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "model/decode_memory.h"
 #include "model/model.h"
 #include "model/translator.h"
 #include "server/metrics.h"
@@ -281,6 +282,45 @@ TEST_F(BatchSchedulerTest, ATextTheEngineRefusesFailsAlone) {
   ExpectSameResult(done.at(22), Offline(texts()[5], Beam(1)));
   EXPECT_EQ(done.at(21).status().code(), absl::StatusCode::kInvalidArgument)
       << done.at(21).status();
+}
+
+// With a memory budget that holds 4 of these texts (decode_memory.h's bound, beam 4), no decode
+// ever holds more than 4, while the same 8 texts without a budget start as one decode of 8; the
+// results are the offline ones either way.
+TEST_F(BatchSchedulerTest, MemoryBudgetBoundsTheTextsADecodeHolds) {
+  DecodingOptions beam = Beam(4);
+  beam.max_length = 60;
+  int longest = 0;
+  for (int i = 0; i < 8; ++i) {
+    longest = std::max(longest, static_cast<int>(model_->tokenizer().EncodeSource(texts()[i]).size()));
+  }
+  const DecodeMemory memory(model_->config(), beam);
+  for (const bool budget : {false, true}) {
+    SCOPED_TRACE(budget ? "budget for 4 texts" : "no budget");
+    SetUp();  // Fresh metrics.
+    BatchingOptions options;
+    options.workers = 1;
+    options.max_queue_delay = absl::Hours(1);  // The first decode starts with all 8 queued.
+    options.max_batch_size = 8;
+    options.worker_memory_bytes = budget ? memory.Admitting(4, longest, 4, longest) : 0;
+    auto scheduler = Scheduler(options);
+    Results results;
+    std::vector<TranslationTask> tasks;
+    for (int i = 0; i < 8; ++i) tasks.push_back(Task(texts()[i], beam, results.Slot(i)));
+    ASSERT_TRUE(scheduler->Submit(std::move(tasks)).ok());
+    const auto done = results.Wait(8);
+    for (int i = 0; i < 8; ++i) ExpectSameResult(done.at(i), Offline(texts()[i], beam));
+    const std::string scrape = metrics_->Scrape();
+    const double decodes = Sample(scrape, "mtserve_batch_size_sentences_count{model=\"m\"}");
+    const double at_most_4 =
+        Sample(scrape, "mtserve_batch_size_sentences_bucket{model=\"m\",le=\"4\"}");
+    ASSERT_GT(decodes, 0);
+    if (budget) {
+      EXPECT_EQ(at_most_4, decodes) << "a decode held more than 4 texts";
+    } else {
+      EXPECT_LT(at_most_4, decodes);
+    }
+  }
 }
 
 TEST_F(BatchSchedulerTest, FullQueueRejectsWholeRequests) {

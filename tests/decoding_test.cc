@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "model/decode_memory.h"
 #include "model/decoding/decoding_options.h"
 #include "model/decoding/hypothesis.h"
 #include "model/decoding/search.h"
@@ -426,6 +427,70 @@ TEST(SmallVocabularyTest, BeamSearchUsesOnlyRealCandidates) {
   const auto too_wide = translator.Translate({"a"}, Beam(7, 1));
   EXPECT_EQ(too_wide.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(too_wide.status().message(), HasSubstr("beam_size"));
+}
+
+// DecodeMemory bounds what a decode holds at every step, for the searches and lengths a server
+// admits (every hypothesis forced to max_length, the worst case), with texts joining on the way;
+// and it is not so loose that a budget would turn away work that fits.
+TEST_F(DecodingTest, DecodeMemoryBoundsWhatADecodeHolds) {
+  struct Case {
+    std::string name;
+    DecodingOptions options;
+    int first_texts;
+    int joining_texts;
+    int repeat;  // Each source is the text this many times over.
+  };
+  auto forced = [](DecodingOptions options, int length) {
+    options.min_length = options.max_length = length;
+    return options;
+  };
+  const std::vector<Case> cases = {
+      {"greedy", forced(Greedy(), 120), 6, 3, 1},
+      {"beam 4", forced(Beam(4, 2), 80), 4, 4, 1},
+      {"beam 16, long sources", forced(Beam(16, 16), 40), 2, 1, 12},
+      {"sampling", forced(Sampling(50, 1.0f, 3), 60), 3, 5, 3},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const DecodeMemory bound(config(), c.options);
+    Translator translator(model(), kThreads);
+    ASSERT_TRUE(translator.StartDecoding(c.options).ok());
+    auto source = [&](int i) {
+      std::string text = texts()[i];
+      for (int r = 1; r < c.repeat; ++r) absl::StrAppend(&text, " ", texts()[i]);
+      return model()->tokenizer().EncodeSource(text);
+    };
+    int texts_in = 0;
+    int longest = 0;
+    size_t largest = 0;
+    auto add = [&](int first, int count) {
+      std::vector<std::vector<int>> sources;
+      int group_longest = 0;
+      for (int i = first; i < first + count; ++i) {
+        sources.push_back(source(i));
+        group_longest = std::max(group_longest, static_cast<int>(sources.back().size()));
+      }
+      ASSERT_TRUE(translator.AddInputs(sources).ok());
+      texts_in += count;
+      longest = std::max(longest, group_longest);
+      EXPECT_LE(translator.encoding_peak_bytes(), bound.Encoding(count, group_longest));
+    };
+    add(0, c.first_texts);
+    std::vector<FinishedSentence> finished;
+    for (int step = 0; translator.decoding_inputs() > 0; ++step) {
+      if (step == 10) add(c.first_texts, c.joining_texts);
+      translator.DecodeStep(finished);
+      const size_t held = translator.decoding_bytes();
+      largest = std::max(largest, held);
+      ASSERT_LE(held, bound.Decoding(texts_in, longest)) << "step " << step;
+    }
+    translator.EndDecoding();
+    EXPECT_EQ(finished.size(), static_cast<size_t>(c.first_texts + c.joining_texts));
+    // At its largest, the decode holds a fair share of its bound (about half: the bound allows the
+    // cache's chunk pool twice what live steps need).
+    EXPECT_GE(largest * 3, static_cast<size_t>(bound.Decoding(texts_in, longest)))
+        << largest << " bytes held at most, bound " << bound.Decoding(texts_in, longest);
+  }
 }
 
 // 4. Reported log-probabilities are what the model assigns the generated tokens.

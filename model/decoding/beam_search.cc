@@ -41,6 +41,7 @@ class FinishedHypotheses {
   bool full() const { return static_cast<int>(hypotheses_.size()) >= beam_size_; }
   float worst_score() const { return hypotheses_.back().score; }
   std::vector<Hypothesis>& hypotheses() { return hypotheses_; }
+  const std::vector<Hypothesis>& hypotheses() const { return hypotheses_; }
 
  private:
   int beam_size_;
@@ -77,6 +78,22 @@ class BeamSearch : public Search {
   }
 
   int sentences() const override { return sentences_; }
+
+  size_t memory_bytes() const override {
+    size_t bytes = log_probs_.bytes() + candidates_.capacity() * sizeof(Candidate);
+    for (const std::vector<Beam>* beams : {&beams_, &next_beams_}) {
+      for (const Beam& beam : *beams) {
+        bytes +=
+            beam.ids.capacity() * sizeof(int) + beam.token_log_probs.capacity() * sizeof(float);
+      }
+    }
+    for (const FinishedHypotheses& finished : finished_) {
+      for (const Hypothesis& h : finished.hypotheses()) {
+        bytes += h.ids.capacity() * sizeof(int) + h.token_log_probs.capacity() * sizeof(float);
+      }
+    }
+    return bytes;
+  }
 
   void Step(ComputeContext& ctx, Decoder& decoder,
             std::vector<FinishedSentence>& finished) override {

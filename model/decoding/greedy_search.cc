@@ -30,6 +30,14 @@ class GreedySearch : public Search {
 
   int sentences() const override { return static_cast<int>(ids_.size()); }
 
+  size_t memory_bytes() const override {
+    size_t bytes = log_probs_.bytes();
+    for (const Hypothesis& h : hypotheses_) {
+      bytes += h.ids.capacity() * sizeof(int) + h.token_log_probs.capacity() * sizeof(float);
+    }
+    return bytes;
+  }
+
   void Step(ComputeContext& ctx, Decoder& decoder,
             std::vector<FinishedSentence>& finished) override {
     if (params_.cancelled) {

@@ -59,6 +59,9 @@ class Search {
   // Sentences still decoding.
   virtual int sentences() const = 0;
 
+  // Bytes held: log-probabilities, hypotheses.
+  virtual size_t memory_bytes() const = 0;
+
   // One step for every sentence. Appends those that finish, or were cancelled, to `finished` and
   // removes them from `decoder`.
   virtual void Step(ComputeContext& ctx, Decoder& decoder,

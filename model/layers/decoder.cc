@@ -62,6 +62,18 @@ std::vector<int> Decoder::AddSentences(ComputeContext& ctx, const float* encoder
   return ids;
 }
 
+size_t Decoder::memory_bytes() const {
+  size_t bytes = cache_.memory_bytes() + x_.bytes() + qkv_.bytes() + query_.bytes() +
+                 context_.bytes() + ffn_.bytes();
+  for (const SourceGroup& group : groups_) {
+    for (const FloatBuffer& buffer : group.key_values) bytes += buffer.bytes();
+  }
+  bytes +=
+      (keys_.capacity() + values_.capacity() + step_keys_.capacity() + step_values_.capacity()) *
+      sizeof(void*);
+  return bytes;
+}
+
 void Decoder::RemoveSentence(int sentence) {
   Sentence& s = sentences_[sentence];
   assert(s.group >= 0);

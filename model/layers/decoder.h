@@ -44,6 +44,9 @@ class Decoder {
   // The next step's row i continues this step's row parents[i] (see KvCache::Reorder).
   void Reorder(const std::vector<int>& parents) { cache_.Reorder(parents); }
 
+  // Bytes held: caches, keys and values, step buffers.
+  size_t memory_bytes() const;
+
  private:
   // Sentences added together share one buffer of keys and values per layer.
   struct SourceGroup {

@@ -98,6 +98,9 @@ void Encoder::Forward(ComputeContext& ctx, const std::vector<int>& ids,
     layer.ffn_norm.Forward(ctx, x, tokens);
   }
   spread(x, d);
+  peak_bytes_ = out.bytes() + qkv_.bytes() + scores_.bytes() + context_.bytes() + ffn_.bytes() +
+                mask_.bytes() + (packed_ids.capacity() + positions_.capacity()) * sizeof(int) +
+                ids.capacity() * sizeof(int);
   // Give the scratch back: the decoder, which runs next and for longer, needs memory too, and
   // a worker's peak is then the larger of the two phases rather than their sum. Allocating it
   // again costs far less than encoding a batch.
@@ -105,6 +108,7 @@ void Encoder::Forward(ComputeContext& ctx, const std::vector<int>& ids,
   scores_.Release();
   context_.Release();
   ffn_.Release();
+  mask_.Release();
 }
 
 }  // namespace mtserve

@@ -20,6 +20,9 @@ class Encoder {
   void Forward(ComputeContext& ctx, const std::vector<int>& ids, const std::vector<int>& lengths,
                int max_length, FloatBuffer& out);
 
+  // The most bytes of scratch the last Forward held at once.
+  size_t peak_bytes() const { return peak_bytes_; }
+
  private:
   const Model& model_;
   FloatBuffer qkv_;
@@ -29,6 +32,7 @@ class Encoder {
   FloatBuffer mask_;
   std::vector<int> positions_;
   std::vector<int64_t> packed_first_row_;
+  size_t peak_bytes_ = 0;
 };
 
 }  // namespace mtserve

@@ -34,6 +34,7 @@ class FloatBuffer {
   float* data() { return data_.get(); }
   const float* data() const { return data_.get(); }
   size_t capacity() const { return capacity_; }
+  size_t bytes() const { return capacity_ * sizeof(float); }
 
  private:
   static constexpr size_t kAlignment = 64;

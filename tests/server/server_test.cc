@@ -346,6 +346,12 @@ struct LimitFlags {
 };
 using LimitsTest = ServerSuite<LimitFlags>;
 
+// A small memory budget per worker.
+struct MemoryFlags {
+  static std::vector<std::string> Get() { return {"--workers=1", "--worker_memory=16MiB"}; }
+};
+using MemoryBudgetTest = ServerSuite<MemoryFlags>;
+
 // A sampling limit above the vocabulary, so that the model's own limit shows.
 struct WideSamplingFlags {
   static std::vector<std::string> Get() { return {"--workers=1", "--max_sampling_topk=100000"}; }
@@ -643,6 +649,22 @@ TEST_F(LimitsTest, SamplingTopkOverMaxSamplingTopk) {
   const grpc::Status ok = Translate(*stub_, Request({"A dog runs."}, options), &response);
   ASSERT_TRUE(ok.ok()) << Describe(ok);
   EXPECT_EQ(response.translations(0).hypotheses_size(), 1);
+}
+
+// A text whose decode could outgrow a worker's memory budget (every beam decoded to max_length)
+// is refused at once, naming it and the flag; with a smaller beam it translates.
+TEST_F(MemoryBudgetTest, TextThatCannotFitTheBudgetIsRefused) {
+  v1::DecodingOptions options = Beam(16, 1);
+  options.set_max_length(200);
+  const grpc::Status status = TranslateError(*stub_, Request({"", "A dog runs."}, options));
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << Describe(status);
+  EXPECT_THAT(status.error_message(), HasSubstr("texts[1] (5 tokens) can need up to"));
+  EXPECT_THAT(status.error_message(), HasSubstr("the limit is 16 MiB (the server's --worker_memory)"));
+  v1::TranslateResponse response;
+  const grpc::Status ok =
+      Translate(*stub_, Request({"", "A dog runs."}, Beam(2, 1)), &response);
+  ASSERT_TRUE(ok.ok()) << Describe(ok);
+  EXPECT_EQ(response.translations(1).hypotheses_size(), 1);
 }
 
 TEST_F(WideSamplingTest, SamplingTopkOverVocabulary) {

@@ -1,0 +1,58 @@
+// Upper bounds of the memory a Translator holds while decoding, from the model's shape and the
+// decoding options alone: what a server needs to admit work without letting one worker's decode
+// grow past a budget, whatever the texts turn out to need.
+//
+// Counted: every beam's self-attention keys and values for max_length steps (and the pooling
+// slack of the cache's chunks), cross-attention keys and values, the per-row activations of a
+// decoder step (the vocabulary's logits included), hypotheses, and the encoder's scratch while
+// texts join. Not counted: the weights (shared by all workers), oneDNN's primitives and their
+// scratchpad (bounded by the shapes a worker sees, not by the texts), and the allocator's own
+// overhead.
+#ifndef MTSERVE_MODEL_DECODE_MEMORY_H_
+#define MTSERVE_MODEL_DECODE_MEMORY_H_
+
+#include <cstdint>
+
+#include "model/decoding/decoding_options.h"
+#include "model/model_config.h"
+
+namespace mtserve {
+
+class DecodeMemory {
+ public:
+  DecodeMemory(const ModelConfig& config, const DecodingOptions& options);
+
+  // Bytes a decode of `texts` texts, the longest of which has `longest` source tokens, holds at
+  // most at any step.
+  int64_t Decoding(int64_t texts, int64_t longest) const;
+  // Bytes encoding `texts` texts padded to `longest` tokens needs on top, while they join.
+  int64_t Encoding(int64_t texts, int64_t longest) const;
+  // Both: what admitting `joining` texts (padded to `joining_longest`) to a decode that then
+  // holds `texts` texts whose longest has `longest` tokens can reach.
+  int64_t Admitting(int64_t texts, int64_t longest, int64_t joining,
+                    int64_t joining_longest) const {
+    return Decoding(texts, longest) + Encoding(joining, joining_longest);
+  }
+
+  // The decoder's key and value bytes per generated token and beam (what the self-attention cache
+  // grows by at each step).
+  int64_t cache_bytes_per_token() const { return cache_bytes_per_token_; }
+  int max_length() const { return max_length_; }
+  int beam_size() const { return beam_size_; }
+
+ private:
+  int64_t d_model_;
+  int64_t heads_;
+  int64_t encoder_ffn_dim_;
+  int64_t cross_bytes_per_token_;
+  int64_t cache_bytes_per_token_;
+  int64_t row_bytes_;  // Per beam, besides its cache: activations, pointer tables, ...
+  int64_t row_bytes_per_source_token_;
+  int64_t text_bytes_;  // Per text, besides its beams: finished hypotheses.
+  int max_length_;
+  int beam_size_;
+};
+
+}  // namespace mtserve
+
+#endif  // MTSERVE_MODEL_DECODE_MEMORY_H_
