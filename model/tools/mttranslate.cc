@@ -1,6 +1,6 @@
 // mttranslate: translates stdin to stdout offline, one sentence a line, with any MarianMT model.
 //
-//   mttranslate [--model=DIR] [--beam_size=4] [--batch_size=32] [--threads=2] < in.txt > out.txt
+//   mttranslate [--model=DIR] [--beam_size=1] [--batch_size=32] [--threads=2] < in.txt > out.txt
 //
 // Lines are sorted by length and cut into batches (less padding), translated by --workers worker
 // threads that share one copy of the model, and written back in input order. --benchmark adds
@@ -94,8 +94,18 @@ int Run() {
   const auto start = std::chrono::steady_clock::now();
   const Tokenizer& tokenizer = (*model)->tokenizer();
   std::vector<std::vector<int>> sources(lines.size());
+  const int max_tokens = (*model)->config().max_position_embeddings;
   for (size_t i = 0; i < lines.size(); ++i) {
-    if (!lines[i].empty()) sources[i] = tokenizer.EncodeSource(lines[i]);
+    if (lines[i].empty()) continue;
+    sources[i] = tokenizer.EncodeSource(lines[i]);
+    // Checked before any work, so that the message names the line (not its place in a batch).
+    if (sources[i].size() > static_cast<size_t>(max_tokens)) {
+      std::cerr << absl::StrFormat(
+          "mttranslate: line %zu has %zu tokens (</s> included); the model accepts at most %d "
+          "(max_position_embeddings)\n",
+          i + 1, sources[i].size(), max_tokens);
+      return 1;
+    }
   }
   // Non-empty lines by decreasing length: batches of similar lengths waste little on padding.
   std::vector<size_t> order;
