@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "model/checkpoint.h"
+#include "model/model_weights.h"
 #include "model/status_macros.h"
 
 namespace mtserve {
@@ -54,9 +55,13 @@ class WeightReader {
 
 }  // namespace
 
+Model::~Model() = default;
+
 absl::StatusOr<std::shared_ptr<const Model>> Model::Load(const std::string& dir) {
   std::shared_ptr<Model> model(new Model());
   model->dir_ = dir;
+  model->weights_ = std::make_unique<ModelWeights>();
+  ModelWeights& weights = *model->weights_;
   MT_ASSIGN_OR_RETURN(model->config_, LoadModelConfig(dir));
   const ModelConfig& config = model->config_;
   MT_ASSIGN_OR_RETURN(model->tokenizer_, Tokenizer::Load(dir, config));
@@ -68,24 +73,24 @@ absl::StatusOr<std::shared_ptr<const Model>> Model::Load(const std::string& dir)
     MT_ASSIGN_OR_RETURN(std::vector<float> weight,
                         reader.Read(checkpoint->output_projection_name()));
     MT_ASSIGN_OR_RETURN(std::vector<float> bias, checkpoint->ReadFinalLogitsBias());
-    model->output_projection_ = Linear(weight, bias, d, config.vocab_size);
+    weights.output_projection = Linear(weight, bias, d, config.vocab_size);
   }
   // Embeddings tied to the output projection (every OPUS-MT checkpoint) read their rows from it.
   const float embedding_scale = config.scale_embedding ? std::sqrt(static_cast<float>(d)) : 1.f;
   auto embeddings = [&](const std::string& name) -> absl::StatusOr<std::shared_ptr<Embeddings>> {
     if (name == checkpoint->output_projection_name()) {
-      return std::make_shared<Embeddings>(&model->output_projection_, embedding_scale,
+      return std::make_shared<Embeddings>(&weights.output_projection, embedding_scale,
                                           config.max_position_embeddings);
     }
     MT_ASSIGN_OR_RETURN(std::vector<float> table, reader.Read(name));
     return std::make_shared<Embeddings>(table, config.vocab_size, d, embedding_scale,
                                         config.max_position_embeddings);
   };
-  MT_ASSIGN_OR_RETURN(model->source_embeddings_, embeddings(checkpoint->encoder_embedding_name()));
+  MT_ASSIGN_OR_RETURN(weights.source_embeddings, embeddings(checkpoint->encoder_embedding_name()));
   if (checkpoint->decoder_embedding_name() == checkpoint->encoder_embedding_name()) {
-    model->target_embeddings_ = model->source_embeddings_;
+    weights.target_embeddings = weights.source_embeddings;
   } else {
-    MT_ASSIGN_OR_RETURN(model->target_embeddings_,
+    MT_ASSIGN_OR_RETURN(weights.target_embeddings,
                         embeddings(checkpoint->decoder_embedding_name()));
   }
 
@@ -93,7 +98,7 @@ absl::StatusOr<std::shared_ptr<const Model>> Model::Load(const std::string& dir)
       1.f / std::sqrt(static_cast<float>(d / config.encoder_attention_heads));
   for (int i = 0; i < config.encoder_layers; ++i) {
     const std::string p = absl::StrCat("model.encoder.layers.", i, ".");
-    EncoderLayerWeights& layer = model->encoder_layers_.emplace_back();
+    EncoderLayerWeights& layer = weights.encoder_layers.emplace_back();
     MT_ASSIGN_OR_RETURN(layer.qkv,
                         reader.Projections(p + "self_attn.", {"q_proj", "k_proj", "v_proj"},
                                            encoder_query_scale, d));
@@ -107,7 +112,7 @@ absl::StatusOr<std::shared_ptr<const Model>> Model::Load(const std::string& dir)
       1.f / std::sqrt(static_cast<float>(d / config.decoder_attention_heads));
   for (int i = 0; i < config.decoder_layers; ++i) {
     const std::string p = absl::StrCat("model.decoder.layers.", i, ".");
-    DecoderLayerWeights& layer = model->decoder_layers_.emplace_back();
+    DecoderLayerWeights& layer = weights.decoder_layers.emplace_back();
     MT_ASSIGN_OR_RETURN(layer.self_qkv,
                         reader.Projections(p + "self_attn.", {"q_proj", "k_proj", "v_proj"},
                                            decoder_query_scale, d));
@@ -123,6 +128,7 @@ absl::StatusOr<std::shared_ptr<const Model>> Model::Load(const std::string& dir)
     MT_ASSIGN_OR_RETURN(layer.fc2, reader.Dense(p + "fc2", config.decoder_ffn_dim));
     MT_ASSIGN_OR_RETURN(layer.ffn_norm, reader.Norm(p + "final_layer_norm"));
   }
+  weights.activation = ActivationEpilogue(config.activation);
   return std::shared_ptr<const Model>(std::move(model));
 }
 

@@ -2,17 +2,45 @@
 
 #include <algorithm>
 
-#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "model/decoding/search.h"
+#include "model/layers/decoder.h"
+#include "model/layers/encoder.h"
+#include "model/ops/compute_context.h"
 #include "model/status_macros.h"
 
 namespace mtserve {
 
-Translator::Translator(std::shared_ptr<const Model> model, int num_threads)
-    : model_(std::move(model)), ctx_(num_threads), encoder_(*model_), decoder_(*model_) {}
+// What a translator computes with, and the decode in progress.
+class Translator::Impl {
+ public:
+  Impl(std::shared_ptr<const Model> model, int num_threads)
+      : model_(std::move(model)), ctx_(num_threads), encoder_(*model_), decoder_(*model_) {}
 
-absl::StatusOr<std::vector<int>> Translator::Encode(const std::vector<std::vector<int>>& sources) {
+  // Validates, pads and encodes `sources`, then adds them to the decoder; returns their ids.
+  absl::StatusOr<std::vector<int>> Encode(const std::vector<std::vector<int>>& sources);
+  absl::Status CheckNoSession() const {
+    if (search_ == nullptr) return absl::OkStatus();
+    return absl::FailedPreconditionError("a DecodeSession of this Translator is still open");
+  }
+
+  std::shared_ptr<const Model> model_;
+  ComputeContext ctx_;
+  Encoder encoder_;
+  Decoder decoder_;
+  FloatBuffer encoder_output_;
+  std::unique_ptr<Search> search_;  // While a session is open.
+};
+
+Translator::Translator(std::shared_ptr<const Model> model, int num_threads)
+    : impl_(std::make_unique<Impl>(std::move(model), num_threads)) {}
+
+Translator::~Translator() = default;
+
+const Model& Translator::model() const { return *impl_->model_; }
+
+absl::StatusOr<std::vector<int>> Translator::Impl::Encode(
+    const std::vector<std::vector<int>>& sources) {
   const ModelConfig& config = model_->config();
   std::vector<int> lengths;
   int max_length = 0;
@@ -45,40 +73,45 @@ absl::StatusOr<std::vector<int>> Translator::Encode(const std::vector<std::vecto
   return sentences;
 }
 
-absl::Status Translator::StartDecoding(const DecodingOptions& options, CancelledFn cancelled) {
-  const ModelConfig& config = model_->config();
-  search_.reset();
+absl::StatusOr<std::unique_ptr<DecodeSession>> Translator::StartDecoding(
+    const DecodingOptions& options, CancelledFn cancelled) {
+  Impl& impl = *impl_;
+  MT_RETURN_IF_ERROR(impl.CheckNoSession());
+  const ModelConfig& config = impl.model_->config();
   MT_RETURN_IF_ERROR(ValidateDecodingOptions(options, config));
-  ctx_.BindToCallingThread();
-  decoder_.Reset();
+  impl.ctx_.BindToCallingThread();
+  impl.decoder_.Reset();
   SearchParams params = MakeSearchParams(config, options);
   params.cancelled = std::move(cancelled);
-  search_ = Search::Create(std::move(params));
-  return absl::OkStatus();
+  impl.search_ = Search::Create(std::move(params));
+  return std::unique_ptr<DecodeSession>(new DecodeSession(impl_.get()));
 }
 
-absl::StatusOr<std::vector<int>> Translator::AddInputs(
+DecodeSession::~DecodeSession() {
+  translator_->search_.reset();
+  translator_->decoder_.Reset();
+}
+
+absl::StatusOr<std::vector<int>> DecodeSession::AddInputs(
     const std::vector<std::vector<int>>& sources) {
-  if (search_ == nullptr) return absl::FailedPreconditionError("AddInputs before StartDecoding");
   if (sources.empty()) return std::vector<int>();
-  MT_ASSIGN_OR_RETURN(std::vector<int> sentences, Encode(sources));
-  for (int sentence : sentences) search_->Add(decoder_, sentence);
+  MT_ASSIGN_OR_RETURN(std::vector<int> sentences, translator_->Encode(sources));
+  for (int sentence : sentences) translator_->search_->Add(translator_->decoder_, sentence);
   return sentences;
 }
 
-size_t Translator::decoding_bytes() const {
-  return decoder_.memory_bytes() + encoder_output_.bytes() +
-         (search_ == nullptr ? 0 : search_->memory_bytes());
+void DecodeSession::Step(std::vector<FinishedSentence>& finished) {
+  translator_->search_->Step(translator_->ctx_, translator_->decoder_, finished);
 }
 
-void Translator::EndDecoding() {
-  search_.reset();
-  decoder_.Reset();
+int DecodeSession::inputs() const { return translator_->search_->sentences(); }
+
+size_t DecodeSession::memory_bytes() const {
+  return translator_->decoder_.memory_bytes() + translator_->encoder_output_.bytes() +
+         translator_->search_->memory_bytes();
 }
 
-void Translator::DecodeStep(std::vector<FinishedSentence>& finished) {
-  if (search_ != nullptr) search_->Step(ctx_, decoder_, finished);
-}
+size_t DecodeSession::encoding_peak_bytes() const { return translator_->encoder_.peak_bytes(); }
 
 absl::StatusOr<std::vector<std::vector<Hypothesis>>> Translator::TranslateIds(
     const std::vector<std::vector<int>>& sources, const DecodingOptions& options,
@@ -86,19 +119,18 @@ absl::StatusOr<std::vector<std::vector<Hypothesis>>> Translator::TranslateIds(
   std::vector<int> index_of;  // By sentence id.
   CancelledFn sentence_cancelled;
   if (cancelled) sentence_cancelled = [&](int sentence) { return cancelled(index_of[sentence]); };
-  MT_RETURN_IF_ERROR(StartDecoding(options, std::move(sentence_cancelled)));
-  // The search's `cancelled` refers to this frame: it must not outlive it.
-  absl::Cleanup end_decoding = [this] { EndDecoding(); };
-  MT_ASSIGN_OR_RETURN(const std::vector<int> sentences, AddInputs(sources));
+  MT_ASSIGN_OR_RETURN(const std::unique_ptr<DecodeSession> session,
+                      StartDecoding(options, std::move(sentence_cancelled)));
+  MT_ASSIGN_OR_RETURN(const std::vector<int> sentences, session->AddInputs(sources));
   for (size_t i = 0; i < sentences.size(); ++i) {
     if (static_cast<size_t>(sentences[i]) >= index_of.size()) index_of.resize(sentences[i] + 1);
     index_of[sentences[i]] = static_cast<int>(i);
   }
   std::vector<std::vector<Hypothesis>> results(sources.size());
   std::vector<FinishedSentence> finished;
-  while (decoding_inputs() > 0) {
+  while (session->inputs() > 0) {
     finished.clear();
-    DecodeStep(finished);
+    session->Step(finished);
     for (FinishedSentence& f : finished) results[index_of[f.sentence]] = std::move(f.hypotheses);
   }
   return results;
@@ -107,7 +139,7 @@ absl::StatusOr<std::vector<std::vector<Hypothesis>>> Translator::TranslateIds(
 absl::StatusOr<std::vector<TranslationResult>> Translator::Translate(
     const std::vector<std::string>& texts, const DecodingOptions& options,
     const CancelledFn& cancelled) {
-  const Tokenizer& tokenizer = model_->tokenizer();
+  const Tokenizer& tokenizer = model().tokenizer();
   std::vector<TranslationResult> results(texts.size());
   std::vector<std::vector<int>> sources;
   std::vector<size_t> positions;  // Where each non-empty text's result goes.
@@ -134,7 +166,9 @@ absl::StatusOr<std::vector<TranslationResult>> Translator::Translate(
 
 absl::StatusOr<std::vector<std::vector<float>>> Translator::Score(
     const std::vector<std::vector<int>>& sources, const std::vector<std::vector<int>>& targets) {
-  const ModelConfig& config = model_->config();
+  Impl& impl = *impl_;
+  MT_RETURN_IF_ERROR(impl.CheckNoSession());
+  const ModelConfig& config = impl.model_->config();
   if (sources.size() != targets.size()) {
     return absl::InvalidArgumentError("Score needs one target per source");
   }
@@ -154,10 +188,9 @@ absl::StatusOr<std::vector<std::vector<float>>> Translator::Score(
       }
     }
   }
-  search_.reset();
-  ctx_.BindToCallingThread();
-  decoder_.Reset();
-  MT_ASSIGN_OR_RETURN(const std::vector<int> sentences, Encode(sources));
+  impl.ctx_.BindToCallingThread();
+  impl.decoder_.Reset();
+  MT_ASSIGN_OR_RETURN(const std::vector<int> sentences, impl.Encode(sources));
   const LogitsProcessor processor{config.never_generated_ids, config.eos_token_id, 0};
 
   // Row i feeds the start token, then the target tokens one by one; rows leave when their
@@ -171,13 +204,14 @@ absl::StatusOr<std::vector<std::vector<float>>> Translator::Score(
     row_sentence.push_back(sentences[i]);
     ids.push_back(config.decoder_start_token_id);
   }
-  decoder_.AddRows(static_cast<int>(ids.size()));
+  impl.decoder_.AddRows(static_cast<int>(ids.size()));
   FloatBuffer log_probs;
   std::vector<int> kept;
   for (int step = 0; !ids.empty(); ++step) {
     const int rows = static_cast<int>(ids.size());
-    decoder_.Step(ctx_, ids, row_sentence, log_probs);
-    processor.Apply(ctx_, log_probs.data(), rows, config.vocab_size, std::vector<int>(rows, step));
+    impl.decoder_.Step(impl.ctx_, ids, row_sentence, log_probs);
+    processor.Apply(impl.ctx_, log_probs.data(), rows, config.vocab_size,
+                    std::vector<int>(rows, step));
     kept.clear();
     for (int r = 0; r < rows; ++r) {
       const std::vector<int>& target = targets[row_input[r]];
@@ -192,8 +226,9 @@ absl::StatusOr<std::vector<std::vector<float>>> Translator::Score(
     KeepRows(ids, kept);
     KeepRows(row_input, kept);
     KeepRows(row_sentence, kept);
-    decoder_.Reorder(kept);
+    impl.decoder_.Reorder(kept);
   }
+  impl.decoder_.Reset();
   return scores;
 }
 

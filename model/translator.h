@@ -7,6 +7,7 @@
 #ifndef MTSERVE_MODEL_TRANSLATOR_H_
 #define MTSERVE_MODEL_TRANSLATOR_H_
 
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <string>
@@ -15,11 +16,7 @@
 #include "absl/status/statusor.h"
 #include "model/decoding/decoding_options.h"
 #include "model/decoding/hypothesis.h"
-#include "model/decoding/search.h"
-#include "model/layers/decoder.h"
-#include "model/layers/encoder.h"
 #include "model/model.h"
-#include "model/ops/compute_context.h"
 
 namespace mtserve {
 
@@ -28,16 +25,21 @@ struct TranslationResult {
   int source_tokens = 0;               // Including </s>.
 };
 
+class DecodeSession;
+
 class Translator {
  public:
   // `num_threads`: the OpenMP threads this translator computes with.
   Translator(std::shared_ptr<const Model> model, int num_threads);
+  ~Translator();
+  Translator(const Translator&) = delete;
+  Translator& operator=(const Translator&) = delete;
 
-  const Model& model() const { return *model_; }
+  const Model& model() const;
 
-  // Called with an input's index once per decoding step while that input is being decoded; when
-  // it returns true the input leaves the batch at once and its result has no hypotheses, while
-  // the other inputs go on undisturbed.
+  // Called with an input's id once per decoding step while that input is being decoded; when it
+  // returns true the input leaves the batch at once and its result has no hypotheses, while the
+  // other inputs go on undisturbed.
   using CancelledFn = std::function<bool(int index)>;
 
   // Tokenises, translates and detokenises. An empty text gives one empty hypothesis without
@@ -56,40 +58,49 @@ class Translator {
   absl::StatusOr<std::vector<std::vector<float>>> Score(
       const std::vector<std::vector<int>>& sources, const std::vector<std::vector<int>>& targets);
 
-  // Continuous decoding, for servers: inputs join a running decode between steps and leave as
-  // soon as they finish, so the decoder always works on as many inputs as are waiting. Every
-  // input still gets exactly the result TranslateIds gives it.
-  //
-  // Starts a decode with `options` (validated), dropping any decode in progress. `cancelled` is
-  // polled as in TranslateIds, with the ids AddInputs returns.
-  absl::Status StartDecoding(const DecodingOptions& options, CancelledFn cancelled = nullptr);
+  // Continuous decoding, for servers: starts a decode with `options` (validated) that inputs
+  // join and leave between steps (see DecodeSession). `cancelled` is polled with the ids
+  // DecodeSession::AddInputs returns. One session at a time: it computes with this translator,
+  // which must outlive it, and no other call may run while it is open (FailedPrecondition).
+  absl::StatusOr<std::unique_ptr<DecodeSession>> StartDecoding(const DecodingOptions& options,
+                                                               CancelledFn cancelled = nullptr);
+
+ private:
+  friend class DecodeSession;
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// A running decode. Inputs join between steps and leave as soon as they finish, so the decoder
+// always works on as many inputs as are waiting; every input still gets the result TranslateIds
+// gives it (the same tokens; log-probabilities equal within rounding). Destroying the session
+// ends the decode: its inputs and its `cancelled` function are gone with it, so the function may
+// safely refer to the caller's state that the session does not outlive.
+class DecodeSession {
+ public:
+  ~DecodeSession();
+  DecodeSession(const DecodeSession&) = delete;
+  DecodeSession& operator=(const DecodeSession&) = delete;
+
   // Encodes `sources` (each ending with </s>) and adds them to the decode from the next step on.
   // Returns their ids, which FinishedSentence::sentence and `cancelled` use; an id is reused once
-  // its input has finished.
+  // its input has finished. An invalid source fails the call and adds none.
   absl::StatusOr<std::vector<int>> AddInputs(const std::vector<std::vector<int>>& sources);
   // One decoding step for every input. Appends the inputs that finished (hypotheses with ids but
   // no text) or were cancelled (no hypotheses) to `finished`.
-  void DecodeStep(std::vector<FinishedSentence>& finished);
+  void Step(std::vector<FinishedSentence>& finished);
   // Inputs still decoding.
-  int decoding_inputs() const { return search_ == nullptr ? 0 : search_->sentences(); }
-  // Bytes the decode holds now (see decode_memory.h for what is counted), and the most the
-  // encoder held while the last inputs joined.
-  size_t decoding_bytes() const;
-  size_t encoding_peak_bytes() const { return encoder_.peak_bytes(); }
-  // Ends the decode, dropping its inputs and its `cancelled` function (which may refer to the
-  // caller's frame: call this before that ends).
-  void EndDecoding();
+  int inputs() const;
+
+  // Bytes the decode holds now (see decode_memory.h for what is counted, and its bound from the
+  // model's shape and the options alone), and the most the encoder held while inputs last joined.
+  size_t memory_bytes() const;
+  size_t encoding_peak_bytes() const;
 
  private:
-  // Validates, pads and encodes `sources`, then adds them to the decoder; returns their ids.
-  absl::StatusOr<std::vector<int>> Encode(const std::vector<std::vector<int>>& sources);
-
-  std::shared_ptr<const Model> model_;
-  ComputeContext ctx_;
-  Encoder encoder_;
-  Decoder decoder_;
-  FloatBuffer encoder_output_;
-  std::unique_ptr<Search> search_;
+  friend class Translator;
+  explicit DecodeSession(Translator::Impl* translator) : translator_(translator) {}
+  Translator::Impl* const translator_;
 };
 
 }  // namespace mtserve

@@ -7,7 +7,6 @@
 #include <limits>
 #include <optional>
 
-#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "model/decode_memory.h"
 
@@ -321,9 +320,9 @@ void BatchScheduler::RunDecode(Translator& translator, std::vector<TranslationTa
     stop_reasons[id] = StopReason(*decoding[id], now, "during translation");
     return !stop_reasons[id].ok();
   };
-  absl::Status started = translator.StartDecoding(batch.front().options, stopped);
-  // `stopped` refers to this frame: the decode must not outlive it.
-  absl::Cleanup end_decoding = [&translator] { translator.EndDecoding(); };
+  // `stopped` refers to this frame, and so does the session, which ends with it.
+  absl::StatusOr<std::unique_ptr<DecodeSession>> session =
+      translator.StartDecoding(batch.front().options, stopped);
   auto longest_source = [&] {
     int longest = 0;
     for (const auto& task : decoding) {
@@ -343,7 +342,8 @@ void BatchScheduler::RunDecode(Translator& translator, std::vector<TranslationTa
       }
       sources.push_back(task.source_ids);
     }
-    absl::StatusOr<std::vector<int>> ids = started.ok() ? translator.AddInputs(sources) : started;
+    absl::StatusOr<std::vector<int>> ids =
+        session.ok() ? (*session)->AddInputs(sources) : session.status();
     // The engine refuses a group for the first input it cannot take: added one by one, only the
     // texts at fault fail (the others may be other callers').
     std::vector<absl::StatusOr<int>> added;
@@ -352,7 +352,7 @@ void BatchScheduler::RunDecode(Translator& translator, std::vector<TranslationTa
     } else {
       for (size_t i = 0; i < tasks.size(); ++i) {
         absl::StatusOr<std::vector<int>> id =
-            started.ok() && tasks.size() > 1 ? translator.AddInputs({sources[i]}) : ids.status();
+            session.ok() && tasks.size() > 1 ? (*session)->AddInputs({sources[i]}) : ids.status();
         added.push_back(id.ok() ? absl::StatusOr<int>(id->front()) : id.status());
       }
     }
@@ -387,7 +387,7 @@ void BatchScheduler::RunDecode(Translator& translator, std::vector<TranslationTa
   while (decoding_count > 0) {
     now = absl::Now();
     finished.clear();
-    translator.DecodeStep(finished);
+    (*session)->Step(finished);
     int input_tokens = 0;
     int generated_tokens = 0;
     for (FinishedSentence& f : finished) {

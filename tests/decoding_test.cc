@@ -226,12 +226,13 @@ TEST_F(DecodingTest, InputsJoiningARunningDecodeMatchSingle) {
       single.push_back(std::move(alone[0]));
     }
 
-    ASSERT_TRUE(translator.StartDecoding(search.options).ok());
+    ASSERT_OK_AND_ASSIGN(const std::unique_ptr<DecodeSession> session,
+                         translator.StartDecoding(search.options));
     std::map<int, size_t> text_of;  // By input id, while decoding.
     std::vector<std::optional<Hypotheses>> joined(texts.size());
     std::vector<FinishedSentence> finished;
     size_t next = 0;
-    for (int step = 0; next < texts.size() || translator.decoding_inputs() > 0; ++step) {
+    for (int step = 0; next < texts.size() || session->inputs() > 0; ++step) {
       // Every third step, one to three inputs join.
       if (step % 3 == 0 && next < texts.size()) {
         std::vector<std::vector<int>> sources;
@@ -239,20 +240,20 @@ TEST_F(DecodingTest, InputsJoiningARunningDecodeMatchSingle) {
         for (int k = 0; k <= step % 2 + (step % 5 == 0) && next < texts.size(); ++k) {
           sources.push_back(tokenizer.EncodeSource(texts[next++]));
         }
-        ASSERT_OK_AND_ASSIGN(const std::vector<int> ids, translator.AddInputs(sources));
+        ASSERT_OK_AND_ASSIGN(const std::vector<int> ids, session->AddInputs(sources));
         ASSERT_EQ(ids.size(), sources.size());
         for (size_t k = 0; k < ids.size(); ++k) {
           ASSERT_TRUE(text_of.emplace(ids[k], first + k).second) << "id " << ids[k] << " in use";
         }
       }
       finished.clear();
-      translator.DecodeStep(finished);
+      session->Step(finished);
       for (FinishedSentence& f : finished) {
         ASSERT_TRUE(text_of.count(f.sentence)) << "unknown id " << f.sentence;
         joined[text_of[f.sentence]] = std::move(f.hypotheses);
         text_of.erase(f.sentence);
       }
-      ASSERT_EQ(translator.decoding_inputs(), static_cast<int>(text_of.size()));
+      ASSERT_EQ(session->inputs(), static_cast<int>(text_of.size()));
     }
     for (size_t i = 0; i < texts.size(); ++i) {
       SCOPED_TRACE(absl::StrCat("line ", kLines[i], ": ", texts[i]));
@@ -395,8 +396,7 @@ TEST(SmallVocabularyTest, BeamSearchUsesOnlyRealCandidates) {
   ASSERT_TRUE(::mtserve::testing::WriteTinyModel(
                   dir.path().string(), {"</s>", "<unk>", "\u2581a", ".", "\u2581A", "<pad>"})
                   .ok());
-  ASSERT_OK_AND_ASSIGN(const std::shared_ptr<const Model> model,
-                       Model::Load(dir.path().string()));
+  ASSERT_OK_AND_ASSIGN(const std::shared_ptr<const Model> model, Model::Load(dir.path().string()));
   Translator translator(model, kThreads);
   const std::vector<std::string> texts = {"a A .", "A a a a .", "a"};
   ASSERT_OK_AND_ASSIGN(const std::vector<TranslationResult> results,
@@ -454,7 +454,8 @@ TEST_F(DecodingTest, DecodeMemoryBoundsWhatADecodeHolds) {
     SCOPED_TRACE(c.name);
     const DecodeMemory bound(config(), c.options);
     Translator translator(model(), kThreads);
-    ASSERT_TRUE(translator.StartDecoding(c.options).ok());
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<DecodeSession> session,
+                         translator.StartDecoding(c.options));
     auto source = [&](int i) {
       std::string text = texts()[i];
       for (int r = 1; r < c.repeat; ++r) absl::StrAppend(&text, " ", texts()[i]);
@@ -470,21 +471,21 @@ TEST_F(DecodingTest, DecodeMemoryBoundsWhatADecodeHolds) {
         sources.push_back(source(i));
         group_longest = std::max(group_longest, static_cast<int>(sources.back().size()));
       }
-      ASSERT_TRUE(translator.AddInputs(sources).ok());
+      ASSERT_TRUE(session->AddInputs(sources).ok());
       texts_in += count;
       longest = std::max(longest, group_longest);
-      EXPECT_LE(translator.encoding_peak_bytes(), bound.Encoding(count, group_longest));
+      EXPECT_LE(session->encoding_peak_bytes(), bound.Encoding(count, group_longest));
     };
     add(0, c.first_texts);
     std::vector<FinishedSentence> finished;
-    for (int step = 0; translator.decoding_inputs() > 0; ++step) {
+    for (int step = 0; session->inputs() > 0; ++step) {
       if (step == 10) add(c.first_texts, c.joining_texts);
-      translator.DecodeStep(finished);
-      const size_t held = translator.decoding_bytes();
+      session->Step(finished);
+      const size_t held = session->memory_bytes();
       largest = std::max(largest, held);
       ASSERT_LE(held, bound.Decoding(texts_in, longest)) << "step " << step;
     }
-    translator.EndDecoding();
+    session.reset();
     EXPECT_EQ(finished.size(), static_cast<size_t>(c.first_texts + c.joining_texts));
     // At its largest, the decode holds a fair share of its bound (about half: the bound allows the
     // cache's chunk pool twice what live steps need).
@@ -894,18 +895,25 @@ TEST_F(DecodingTest, InvalidSourcesAreRejected) {
 // 11. Cancellation: each input is polled once per decoding step and leaves the batch alone.
 
 // A server's `cancelled` refers to its own state: once the decode ends, the engine keeps no copy.
-TEST_F(DecodingTest, EndDecodingDropsTheCancelledFunction) {
+TEST_F(DecodingTest, EndingASessionDropsItsCancelledFunction) {
   Translator translator(model(), kThreads);
   auto state = std::make_shared<int>(0);
-  ASSERT_TRUE(translator.StartDecoding(Greedy(), [state](int) { return false; }).ok());
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<DecodeSession> session,
+                       translator.StartDecoding(Greedy(), [state](int) { return false; }));
   ASSERT_OK_AND_ASSIGN(const std::vector<int> ids,
-                       translator.AddInputs({model()->tokenizer().EncodeSource(texts()[0])}));
+                       session->AddInputs({model()->tokenizer().EncodeSource(texts()[0])}));
   std::vector<FinishedSentence> finished;
-  while (translator.decoding_inputs() > 0) translator.DecodeStep(finished);
+  while (session->inputs() > 0) session->Step(finished);
   EXPECT_EQ(finished.size(), 1u);
   EXPECT_GT(state.use_count(), 1);  // Held while the decode is open.
-  translator.EndDecoding();
+  // One session at a time: the translator's other entry points wait for it to end.
+  EXPECT_EQ(translator.StartDecoding(Greedy()).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(translator.Translate({texts()[0]}, Greedy()).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  session.reset();
   EXPECT_EQ(state.use_count(), 1);
+  EXPECT_TRUE(translator.Translate({texts()[0]}, Greedy()).ok());
 }
 
 TEST_F(DecodingTest, CancelledBeforeTheFirstStep) {

@@ -16,6 +16,13 @@ struct Hypothesis {
   std::string text;                    // Detokenised ids (filled by the Translator).
 };
 
+// A sentence that left a decode: its hypotheses, best first (num_hypotheses of them), or none
+// when it was cancelled.
+struct FinishedSentence {
+  int sentence = 0;
+  std::vector<Hypothesis> hypotheses;
+};
+
 // The tokens of a translation as benchmarks and the server count them: without the final </s>.
 inline int TargetTokens(const Hypothesis& hypothesis, int eos_id) {
   const int size = static_cast<int>(hypothesis.ids.size());

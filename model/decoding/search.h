@@ -34,13 +34,6 @@ struct SearchParams {
 // The parameters for decoding inputs of `config`'s model with `options`.
 SearchParams MakeSearchParams(const ModelConfig& config, const DecodingOptions& options);
 
-// A sentence that left the search: its hypotheses, best first (num_hypotheses of them), or none
-// when it was cancelled.
-struct FinishedSentence {
-  int sentence = 0;
-  std::vector<Hypothesis> hypotheses;
-};
-
 class Search {
  public:
   // Greedy search (beam_size 1): the best token at every step, or with sampling_topk > 1 a token

@@ -40,7 +40,7 @@ std::vector<int> Decoder::AddSentences(ComputeContext& ctx, const float* encoder
   SourceGroup& group = groups_[g];
   group.max_length = max_length;
   group.live = count;
-  const auto& layers = model_.decoder_layers();
+  const auto& layers = model_.weights().decoder_layers;
   group.key_values.resize(layers.size());
   const int64_t rows = static_cast<int64_t>(count) * max_length;
   for (size_t l = 0; l < layers.size(); ++l) {
@@ -103,7 +103,7 @@ void Decoder::Step(ComputeContext& ctx, const std::vector<int>& ids,
   }
 
   float* x = x_.Reserve(static_cast<size_t>(rows) * d);
-  model_.target_embeddings().Forward(ids.data(), positions_.data(), rows, x);
+  model_.weights().target_embeddings->Forward(ids.data(), positions_.data(), rows, x);
 
   float* qkv = qkv_.Reserve(static_cast<size_t>(rows) * 3 * d);
   float* query = query_.Reserve(static_cast<size_t>(rows) * d);
@@ -118,7 +118,7 @@ void Decoder::Step(ComputeContext& ctx, const std::vector<int>& ids,
   step_keys_.resize(step + 1 - oldest);
   step_values_.resize(step_keys_.size());
 
-  const auto& layers = model_.decoder_layers();
+  const auto& layers = model_.weights().decoder_layers;
   for (size_t l = 0; l < layers.size(); ++l) {
     const DecoderLayerWeights& layer = layers[l];
     const int layer_index = static_cast<int>(l);
@@ -171,12 +171,12 @@ void Decoder::Step(ComputeContext& ctx, const std::vector<int>& ids,
     layer.cross_out_proj.Forward(ctx, context, rows, x, Epilogue::kAddToOutput);
     layer.cross_attention_norm.Forward(ctx, x, rows);
 
-    layer.fc1.Forward(ctx, x, rows, ffn, model_.activation());
+    layer.fc1.Forward(ctx, x, rows, ffn, model_.weights().activation);
     layer.fc2.Forward(ctx, ffn, rows, x, Epilogue::kAddToOutput);
     layer.ffn_norm.Forward(ctx, x, rows);
   }
-  model_.output_projection().Forward(ctx, x, rows,
-                                     logits.Reserve(static_cast<size_t>(rows) * config.vocab_size));
+  model_.weights().output_projection.Forward(
+      ctx, x, rows, logits.Reserve(static_cast<size_t>(rows) * config.vocab_size));
 }
 
 }  // namespace mtserve

@@ -11,6 +11,7 @@
 
 #include "model/kv_cache.h"
 #include "model/model.h"
+#include "model/model_weights.h"
 #include "model/ops/aligned_buffer.h"
 #include "model/ops/compute_context.h"
 

@@ -37,8 +37,8 @@ void Encoder::Forward(ComputeContext& ctx, const std::vector<int>& ids,
   }
   // x lives in `out`: packed in its first `tokens` rows, spread to the padded layout at the end.
   float* x = out.Reserve(rows * d);
-  model_.source_embeddings().Forward(packed_ids.data(), positions_.data(), static_cast<int>(tokens),
-                                     x);
+  model_.weights().source_embeddings->Forward(packed_ids.data(), positions_.data(),
+                                              static_cast<int>(tokens), x);
   // In-place moves between the packed and the padded layout of a [rows, width] buffer: padded
   // row b * s + j is packed row first_row[b] + j, never before it, so spreading runs from the
   // last sentence back and packing from the first on, and no sentence overwrites one not yet
@@ -81,7 +81,7 @@ void Encoder::Forward(ComputeContext& ctx, const std::vector<int>& ids,
   const StridedView key_mask{mask, {batch, 1, 1, s}, {s, s, s, 1}};
   const StridedView heads_out{context, {batch, heads, s, head_dim}, {s * d, head_dim, d, 1}};
 
-  for (const EncoderLayerWeights& layer : model_.encoder_layers()) {
+  for (const EncoderLayerWeights& layer : model_.weights().encoder_layers) {
     layer.qkv.Forward(ctx, x, tokens, qkv);
     spread(qkv, qkv_row);
     BatchedMatMul(ctx, queries, keys_t, probs, &key_mask);
@@ -92,7 +92,7 @@ void Encoder::Forward(ComputeContext& ctx, const std::vector<int>& ids,
     layer.attention_norm.Forward(ctx, x, tokens);
     for (int64_t first = 0; first < tokens; first += Linear::kMaxRows) {
       const int64_t block = std::min(Linear::kMaxRows, tokens - first);
-      layer.fc1.Forward(ctx, x + first * d, block, ffn, model_.activation());
+      layer.fc1.Forward(ctx, x + first * d, block, ffn, model_.weights().activation);
       layer.fc2.Forward(ctx, ffn, block, x + first * d, Epilogue::kAddToOutput);
     }
     layer.ffn_norm.Forward(ctx, x, tokens);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "model/model.h"
+#include "model/model_weights.h"
 #include "model/ops/aligned_buffer.h"
 #include "model/ops/compute_context.h"
 
