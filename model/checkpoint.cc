@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
+#include "model/excerpt.h"
 #include "model/status_macros.h"
 
 namespace mtserve {
@@ -28,7 +29,8 @@ constexpr absl::string_view kLmHeadName = "lm_head.weight";
 constexpr absl::string_view kFinalLogitsBiasName = "final_logits_bias";
 
 std::string ShapeString(const std::vector<int64_t>& shape) {
-  return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
+  // A file can give a tensor any number of dimensions.
+  return Excerpt(absl::StrCat("[", absl::StrJoin(shape, ", "), "]"), 80);
 }
 
 bool IsFloating(DType dtype) {
@@ -79,6 +81,20 @@ absl::StatusOr<std::string> ResolveEmbedding(const SafetensorsFile& file, absl::
   return absl::InvalidArgumentError(absl::StrCat(file.path(), ": missing the ", role,
                                                  " embedding: expected a tensor named '",
                                                  absl::StrJoin(names, "', '"), "'"));
+}
+
+// The index of the first NaN or infinity in x[0..n), or n. One pass of exponent tests that
+// vectorises, then a search only when there is one.
+size_t FirstNonFinite(const float* x, size_t n) {
+  const uint32_t* bits = reinterpret_cast<const uint32_t*>(x);
+  constexpr uint32_t kExponent = 0x7F800000;  // All ones: infinity or NaN.
+  uint32_t any = 0;
+  for (size_t i = 0; i < n; ++i) any |= (bits[i] & kExponent) == kExponent;
+  if (any == 0) return n;
+  for (size_t i = 0; i < n; ++i) {
+    if ((bits[i] & kExponent) == kExponent) return i;
+  }
+  return n;
 }
 
 }  // namespace
@@ -160,6 +176,13 @@ absl::StatusOr<std::vector<float>> Checkpoint::Read(absl::string_view name) cons
   }
   std::vector<float> values(static_cast<size_t>(tensor->NumElements()));
   MT_RETURN_IF_ERROR(file_->ReadAsFloat(*tensor, values.data()));
+  // A NaN or infinite weight makes every output NaN: translations would come out empty, with no
+  // error. Checked once, here, as each tensor is read.
+  if (const size_t bad = FirstNonFinite(values.data(), values.size()); bad < values.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(file_->path(), ": tensor '", name, "' holds ",
+                                                   values[bad], " at index ", bad,
+                                                   " (weights must be finite)"));
+  }
   return values;
 }
 

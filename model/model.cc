@@ -58,6 +58,18 @@ class WeightReader {
 Model::~Model() = default;
 
 absl::StatusOr<std::shared_ptr<const Model>> Model::Load(const std::string& dir) {
+  // What a checkpoint asks for is bounded (model_config.cc) and checked against the file, but the
+  // machine may still not have the memory: that is an error for the caller, not an abort.
+  try {
+    return LoadFrom(dir);
+  } catch (const std::bad_alloc&) {
+    return absl::ResourceExhaustedError(absl::StrCat(dir, ": not enough memory to load the model"));
+  } catch (const std::length_error&) {
+    return absl::ResourceExhaustedError(absl::StrCat(dir, ": not enough memory to load the model"));
+  }
+}
+
+absl::StatusOr<std::shared_ptr<const Model>> Model::LoadFrom(const std::string& dir) {
   std::shared_ptr<Model> model(new Model());
   model->dir_ = dir;
   model->weights_ = std::make_unique<ModelWeights>();

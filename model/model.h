@@ -33,6 +33,7 @@ class Model {
 
  private:
   Model() = default;
+  static absl::StatusOr<std::shared_ptr<const Model>> LoadFrom(const std::string& dir);
   std::string dir_;
   ModelConfig config_;
   std::unique_ptr<Tokenizer> tokenizer_;

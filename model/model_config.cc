@@ -1,21 +1,17 @@
 #include "model/model_config.h"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <limits>
 #include <optional>
-#include <sstream>
 #include <string>
-#include <system_error>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "model/excerpt.h"
+#include "model/json_file.h"
 #include "model/status_macros.h"
 #include "nlohmann/json.hpp"
 
@@ -30,30 +26,16 @@ std::string JoinPath(const std::string& dir, absl::string_view file) {
   return absl::StrCat(dir, "/", file);
 }
 
-bool FileExists(const std::string& path) {
-  std::error_code ec;
-  return std::filesystem::exists(path, ec);
-}
+// config.json and its siblings are a few kilobytes; this leaves room for any real one.
+constexpr size_t kMaxConfigBytes = 16 << 20;
 
 // Reads and parses a JSON file whose top level must be an object.
 absl::StatusOr<Json> ReadJsonObject(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    const int err = errno;
-    if (err == ENOENT) return absl::NotFoundError(absl::StrCat(path, ": file not found"));
-    return absl::InvalidArgumentError(absl::StrCat(path, ": cannot open: ", std::strerror(err)));
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return absl::InvalidArgumentError(absl::StrCat(path, ": read error"));
-  Json json;
-  try {
-    json = Json::parse(text.str());
-  } catch (const Json::parse_error& e) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": invalid JSON: ", e.what()));
-  }
+  MT_ASSIGN_OR_RETURN(const std::string text, ReadRegularFile(path, kMaxConfigBytes));
+  MT_ASSIGN_OR_RETURN(Json json, ParseJson(text, path));
   if (!json.is_object()) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": top level is not a JSON object"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": top level is ", DescribeJson(json), ", not a JSON object"));
   }
   return json;
 }
@@ -96,7 +78,7 @@ class JsonFields {
     const Json* value = Get(key);
     if (value == nullptr) return std::nullopt;
     if (!value->is_boolean())
-      return Error(key, absl::StrCat("must be a boolean, got ", Dump(*value)));
+      return Error(key, absl::StrCat("must be a boolean, got ", DescribeJson(*value)));
     return value->get<bool>();
   }
 
@@ -106,14 +88,14 @@ class JsonFields {
     const Json* value = Get(key);
     if (value == nullptr) return nullptr;
     if (!value->is_string()) {
-      return Error(key, absl::StrCat("must be a string, got ", Dump(*value)));
+      return Error(key, absl::StrCat("must be a string, got ", DescribeJson(*value)));
     }
     return &value->get_ref<const std::string&>();
   }
 
   absl::StatusOr<int> ToInt(absl::string_view key, const Json& value) const {
     if (!value.is_number_integer()) {
-      return Error(key, absl::StrCat("must be an integer, got ", Dump(value)));
+      return Error(key, absl::StrCat("must be an integer, got ", DescribeJson(value)));
     }
     if (value.is_number_unsigned()) {
       const auto v = value.get<uint64_t>();
@@ -127,13 +109,6 @@ class JsonFields {
       return Error(key, absl::StrCat("is out of range: ", v));
     }
     return static_cast<int>(v);
-  }
-
-  static std::string Dump(const Json& value) {
-    std::string text = value.dump();
-    constexpr size_t kMaxLength = 60;
-    if (text.size() > kMaxLength) text = absl::StrCat(text.substr(0, kMaxLength), "...");
-    return text;
   }
 
  private:
@@ -172,7 +147,7 @@ absl::StatusOr<Activation> ParseActivation(const JsonFields& fields) {
   if (*name == "swish" || *name == "silu") return Activation::kSwish;
   if (*name == "relu") return Activation::kRelu;
   if (*name == "gelu") return Activation::kGelu;
-  return fields.Error(kKey, absl::StrCat("is \"", *name,
+  return fields.Error(kKey, absl::StrCat("is \"", Excerpt(*name),
                                          "\", which is not supported (expected swish, silu, "
                                          "relu or gelu)"));
 }
@@ -186,13 +161,13 @@ absl::StatusOr<std::optional<std::vector<int>>> ParseBadWordsIds(const JsonField
   if (value == nullptr) return std::nullopt;
   if (!value->is_array()) {
     return fields.Error(
-        kKey, absl::StrCat("must be a list of lists of token ids, got ", JsonFields::Dump(*value)));
+        kKey, absl::StrCat("must be a list of lists of token ids, got ", DescribeJson(*value)));
   }
   std::vector<int> single_tokens;
   for (const Json& sequence : *value) {
     if (!sequence.is_array()) {
       return fields.Error(kKey, absl::StrCat("must be a list of lists of token ids, has element ",
-                                             JsonFields::Dump(sequence)));
+                                             DescribeJson(sequence)));
     }
     for (const Json& id_json : sequence) {
       MT_ASSIGN_OR_RETURN(int id, fields.ToInt(kKey, id_json));
@@ -243,8 +218,8 @@ absl::Status ParseConfigJson(const JsonFields& fields, ModelConfig& config,
                              std::optional<std::vector<int>>& bad_words) {
   MT_ASSIGN_OR_RETURN(const std::string* model_type, fields.OptionalString("model_type"));
   if (model_type != nullptr && *model_type != "marian") {
-    return fields.Error("model_type",
-                        absl::StrCat("is \"", *model_type, "\", only \"marian\" is supported"));
+    return fields.Error("model_type", absl::StrCat("is \"", Excerpt(*model_type),
+                                                   "\", only \"marian\" is supported"));
   }
   MT_RETURN_IF_ERROR(RejectFlag(fields, "normalize_before", true, "pre-norm layers"));
   MT_RETURN_IF_ERROR(RejectFlag(fields, "normalize_embedding", true, "embedding layer norm"));
@@ -255,21 +230,39 @@ absl::Status ParseConfigJson(const JsonFields& fields, ModelConfig& config,
   struct SizeField {
     absl::string_view key;
     int* value;
+    int max = std::numeric_limits<int>::max();
   };
+  // Sizes are bounded before anything is allocated from them (sinusoidal positions, for one, are
+  // computed from max_position_embeddings at load). The bounds are far above every public
+  // Marian and OPUS-MT checkpoint (the largest, "transformer-big" and tc-big models, have
+  // d_model 1024, 6 to 12 layers of 16 heads, feed-forward 4096, vocabularies up to about 250k
+  // and 1,024 positions), and low enough that a config alone cannot make a load allocate more
+  // than a few hundred megabytes before the weights are checked.
   const SizeField sizes[] = {
-      {"d_model", &config.d_model},
-      {"encoder_layers", &config.encoder_layers},
-      {"decoder_layers", &config.decoder_layers},
-      {"encoder_attention_heads", &config.encoder_attention_heads},
-      {"decoder_attention_heads", &config.decoder_attention_heads},
-      {"encoder_ffn_dim", &config.encoder_ffn_dim},
-      {"decoder_ffn_dim", &config.decoder_ffn_dim},
-      {"vocab_size", &config.vocab_size},
-      {"max_position_embeddings", &config.max_position_embeddings},
+      {"d_model", &config.d_model, 8192},
+      {"encoder_layers", &config.encoder_layers, 64},
+      {"decoder_layers", &config.decoder_layers, 64},
+      {"encoder_attention_heads", &config.encoder_attention_heads, 256},
+      {"decoder_attention_heads", &config.decoder_attention_heads, 256},
+      {"encoder_ffn_dim", &config.encoder_ffn_dim, 65536},
+      {"decoder_ffn_dim", &config.decoder_ffn_dim, 65536},
+      {"vocab_size", &config.vocab_size, 1 << 20},
+      {"max_position_embeddings", &config.max_position_embeddings, 8192},
   };
   for (const SizeField& size : sizes) {
     MT_ASSIGN_OR_RETURN(*size.value, fields.RequiredInt(size.key));
     MT_RETURN_IF_ERROR(CheckPositive(fields, size.key, *size.value));
+    if (*size.value > size.max) {
+      return fields.Error(size.key, absl::StrCat("is ", *size.value, "; the limit is ", size.max));
+    }
+  }
+  // The sinusoidal position table is max_position_embeddings x d_model floats.
+  constexpr int64_t kMaxPositionTableFloats = int64_t{64} << 20;  // 256 MiB.
+  if (int64_t{config.max_position_embeddings} * config.d_model > kMaxPositionTableFloats) {
+    return fields.Error("max_position_embeddings",
+                        absl::StrCat("is ", config.max_position_embeddings, ", which with d_model ",
+                                     config.d_model, " makes a position table over the limit of ",
+                                     kMaxPositionTableFloats, " values"));
   }
   const SizeField heads_fields[] = {
       {"encoder_attention_heads", &config.encoder_attention_heads},
@@ -309,7 +302,7 @@ absl::StatusOr<ModelConfig> LoadModelConfig(const std::string& dir) {
       ParseConfigJson(JsonFields(config_path, config_json), config, decoder_start, bad_words));
 
   const std::string generation_path = JoinPath(dir, "generation_config.json");
-  if (FileExists(generation_path)) {
+  if (PathExists(generation_path)) {
     MT_ASSIGN_OR_RETURN(const Json generation_json, ReadJsonObject(generation_path));
     MT_RETURN_IF_ERROR(ApplyGenerationFields(JsonFields(generation_path, generation_json), config,
                                              decoder_start, bad_words));
@@ -325,7 +318,7 @@ absl::StatusOr<ModelConfig> LoadModelConfig(const std::string& dir) {
   never.erase(std::unique(never.begin(), never.end()), never.end());
 
   const std::string tokenizer_path = JoinPath(dir, "tokenizer_config.json");
-  if (FileExists(tokenizer_path)) {
+  if (PathExists(tokenizer_path)) {
     MT_ASSIGN_OR_RETURN(const Json tokenizer_json, ReadJsonObject(tokenizer_path));
     const JsonFields fields(tokenizer_path, tokenizer_json);
     MT_ASSIGN_OR_RETURN(const std::string* source, fields.OptionalString("source_lang"));
@@ -354,6 +347,5 @@ std::string ArchitectureSummary(const ModelConfig& c) {
                       " heads, ffn ", c.encoder_ffn_dim, ", ", ActivationName(c.activation),
                       ", vocab ", c.vocab_size);
 }
-
 
 }  // namespace mtserve

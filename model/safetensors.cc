@@ -18,7 +18,9 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "model/excerpt.h"
 #include "model/float16.h"
+#include "model/json_file.h"
 #include "model/status_macros.h"
 #include "nlohmann/json.hpp"
 
@@ -54,13 +56,6 @@ std::optional<DType> ParseDType(absl::string_view name) {
     if (name == entry.name) return entry.dtype;
   }
   return std::nullopt;
-}
-
-std::string Truncated(const Json& value) {
-  std::string text = value.dump();
-  constexpr size_t kMaxLength = 60;
-  if (text.size() > kMaxLength) text = absl::StrCat(text.substr(0, kMaxLength), "...");
-  return text;
 }
 
 // A non-negative JSON integer, or nullopt.
@@ -132,10 +127,10 @@ void ReleasePages(const uint8_t* begin, size_t size) {
 absl::StatusOr<TensorInfo> ParseEntry(const std::string& path, const std::string& name,
                                       const Json& entry, const uint8_t* data, uint64_t data_size) {
   auto error = [&](absl::string_view what) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": tensor '", name, "': ", what));
+    return absl::InvalidArgumentError(absl::StrCat(path, ": tensor '", Excerpt(name), "': ", what));
   };
   if (!entry.is_object()) {
-    return error(absl::StrCat("header entry is not an object: ", Truncated(entry)));
+    return error(absl::StrCat("header entry is not an object: ", DescribeJson(entry)));
   }
 
   TensorInfo info;
@@ -144,24 +139,24 @@ absl::StatusOr<TensorInfo> ParseEntry(const std::string& path, const std::string
   auto dtype_it = entry.find("dtype");
   if (dtype_it == entry.end()) return error("missing \"dtype\"");
   if (!dtype_it->is_string())
-    return error(absl::StrCat("dtype is not a string: ", Truncated(*dtype_it)));
+    return error(absl::StrCat("dtype is not a string: ", DescribeJson(*dtype_it)));
   const std::string dtype_name = dtype_it->get<std::string>();
   const std::optional<DType> dtype = ParseDType(dtype_name);
-  if (!dtype.has_value()) return error(absl::StrCat("unknown dtype '", dtype_name, "'"));
+  if (!dtype.has_value()) return error(absl::StrCat("unknown dtype '", Excerpt(dtype_name), "'"));
   info.dtype = *dtype;
 
   auto shape_it = entry.find("shape");
   if (shape_it == entry.end()) return error("missing \"shape\"");
   if (!shape_it->is_array())
-    return error(absl::StrCat("shape is not an array: ", Truncated(*shape_it)));
+    return error(absl::StrCat("shape is not an array: ", DescribeJson(*shape_it)));
   uint64_t num_elements = 1;
   bool overflow = false;
   bool has_zero_dim = false;
   for (const Json& dim_json : *shape_it) {
     const std::optional<uint64_t> dim = AsUnsigned(dim_json);
     if (!dim.has_value() || *dim > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-      return error(
-          absl::StrCat("shape ", Truncated(*shape_it), " is not a list of non-negative integers"));
+      return error(absl::StrCat("shape ", DescribeJson(*shape_it),
+                                " is not a list of non-negative integers"));
     }
     info.shape.push_back(static_cast<int64_t>(*dim));
     // A zero dimension makes the tensor empty whatever the other dimensions are.
@@ -174,7 +169,7 @@ absl::StatusOr<TensorInfo> ParseEntry(const std::string& path, const std::string
   if (has_zero_dim) {
     expected_bytes = 0;
   } else if (overflow) {
-    return error(absl::StrCat("shape ", Truncated(*shape_it), " is too large"));
+    return error(absl::StrCat("shape ", DescribeJson(*shape_it), " is too large"));
   }
 
   auto offsets_it = entry.find("data_offsets");
@@ -186,7 +181,7 @@ absl::StatusOr<TensorInfo> ParseEntry(const std::string& path, const std::string
     end = AsUnsigned(offsets[1]);
   }
   if (!begin.has_value() || !end.has_value()) {
-    return error(absl::StrCat("data_offsets ", Truncated(offsets),
+    return error(absl::StrCat("data_offsets ", DescribeJson(offsets),
                               " is not a pair of non-negative integers"));
   }
   if (*begin > *end) {
@@ -198,7 +193,7 @@ absl::StatusOr<TensorInfo> ParseEntry(const std::string& path, const std::string
   }
   if (*end - *begin != expected_bytes) {
     return error(absl::StrCat("data_offsets [", *begin, ", ", *end, "] hold ", *end - *begin,
-                              " bytes, but shape ", Truncated(*shape_it), " of ", dtype_name,
+                              " bytes, but shape ", DescribeJson(*shape_it), " of ", dtype_name,
                               " needs ", expected_bytes));
   }
   info.data = data + *begin;
@@ -241,7 +236,8 @@ int64_t TensorInfo::NumElements() const {
 }
 
 absl::StatusOr<std::unique_ptr<SafetensorsFile>> SafetensorsFile::Open(const std::string& path) {
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, forever.
+  const int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
     const int err = errno;
     if (err == ENOENT) return absl::NotFoundError(absl::StrCat(path, ": file not found"));
@@ -285,15 +281,19 @@ absl::StatusOr<std::unique_ptr<SafetensorsFile>> SafetensorsFile::Open(const std
                                                    " goes past the end of the ", file_size,
                                                    "-byte file"));
   }
-  const char* header_begin = reinterpret_cast<const char*>(bytes + 8);
-  Json header;
-  try {
-    header = Json::parse(header_begin, header_begin + header_size);
-  } catch (const Json::parse_error& e) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": header is not valid JSON: ", e.what()));
+  // The format's own limit (safetensors refuses larger headers).
+  constexpr uint64_t kMaxHeaderBytes = 100'000'000;
+  if (header_size > kMaxHeaderBytes) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": header length ", header_size,
+                                                   " is over the format's limit of ",
+                                                   kMaxHeaderBytes, " bytes"));
   }
+  const char* header_begin = reinterpret_cast<const char*>(bytes + 8);
+  MT_ASSIGN_OR_RETURN(const Json header, ParseJson(absl::string_view(header_begin, header_size),
+                                                   absl::StrCat(path, " (header)")));
   if (!header.is_object()) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": header is not a JSON object"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": header is ", DescribeJson(header), ", not a JSON object"));
   }
 
   const uint8_t* data = bytes + 8 + header_size;
@@ -319,11 +319,11 @@ absl::StatusOr<std::unique_ptr<SafetensorsFile>> SafetensorsFile::Open(const std
   const TensorInfo* furthest = nullptr;
   for (const TensorInfo* tensor : by_offset) {
     if (furthest != nullptr && tensor->data < furthest->data + furthest->num_bytes) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(path, ": tensor '", tensor->name, "' (data_offsets [", tensor->data - data,
-                       ", ", tensor->data - data + tensor->num_bytes, "]) overlaps tensor '",
-                       furthest->name, "' (data_offsets [", furthest->data - data, ", ",
-                       furthest->data - data + furthest->num_bytes, "])"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          path, ": tensor '", Excerpt(tensor->name), "' (data_offsets [", tensor->data - data, ", ",
+          tensor->data - data + tensor->num_bytes, "]) overlaps tensor '", Excerpt(furthest->name),
+          "' (data_offsets [", furthest->data - data, ", ",
+          furthest->data - data + furthest->num_bytes, "])"));
     }
     if (furthest == nullptr ||
         tensor->data + tensor->num_bytes > furthest->data + furthest->num_bytes) {
@@ -366,6 +366,7 @@ absl::Status SafetensorsFile::ReadAsFloat(const TensorInfo& tensor, float* dst) 
                                                      "' has dtype ", DTypeName(tensor.dtype),
                                                      ", which cannot be read as float"));
   }
+
   ReleasePages(tensor.data, tensor.num_bytes);
   return absl::OkStatus();
 }

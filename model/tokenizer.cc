@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/synchronization/mutex.h"
+#include "model/excerpt.h"
 #include "model/sentencepiece_module.h"
 #include "model/status_macros.h"
 
@@ -61,9 +62,14 @@ absl::StatusOr<LoadSentencePieceFn> SentencePieceLoader() {
 
 // Loads one SentencePiece model; the error names the file, whatever libsentencepiece reports.
 absl::StatusOr<std::unique_ptr<SentencePieceModel>> LoadSpm(const std::string& path) {
+  // libsentencepiece opens the file itself, and would wait forever on a FIFO.
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) {
+  const std::filesystem::file_status status = std::filesystem::status(path, ec);
+  if (!std::filesystem::exists(status)) {
     return absl::NotFoundError(absl::StrCat(path, ": SentencePiece model not found"));
+  }
+  if (!std::filesystem::is_regular_file(status)) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": not a regular file"));
   }
   MT_ASSIGN_OR_RETURN(const LoadSentencePieceFn load, SentencePieceLoader());
   std::string error;
@@ -121,8 +127,15 @@ absl::StatusOr<std::unique_ptr<Tokenizer>> Tokenizer::Load(const std::string& di
     return absl::InvalidArgumentError(absl::StrCat(vocab_path, ": has no '<unk>' piece"));
   }
   tokenizer->unk_id_ = *unk;
-  // eos is appended to every encoding, so an id outside the vocabulary would reach the embedding
-  // lookup; catch a config that does not belong to this vocabulary here.
+  // Every id the tokenizer can produce indexes the embedding table (vocab_size rows): one past it
+  // would fail the requests that use that piece, and the texts batched with them.
+  if (tokenizer->vocab_.size() > config.vocab_size) {
+    const int id = tokenizer->vocab_.size() - 1;
+    return absl::InvalidArgumentError(absl::StrCat(
+        vocab_path, ": piece '", Excerpt(tokenizer->vocab_.Piece(id)), "' has id ", id,
+        ", outside the model's vocabulary (config.json vocab_size ", config.vocab_size, ")"));
+  }
+  // eos is appended to every encoding; catch a config that does not belong to this vocabulary.
   if (config.eos_token_id < 0 || config.eos_token_id >= tokenizer->vocab_.size()) {
     return absl::InvalidArgumentError(
         absl::StrCat(vocab_path, ": the config's eos_token_id ", config.eos_token_id,

@@ -2,35 +2,27 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "model/excerpt.h"
+#include "model/json_file.h"
+#include "model/status_macros.h"
 #include "nlohmann/json.hpp"
 
 namespace mtserve {
 
 absl::StatusOr<Vocab> Vocab::Load(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open vocabulary file"));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad()) return absl::DataLossError(absl::StrCat(path, ": read error"));
-
-  // Parse without exceptions so that a malformed file becomes a Status rather than a throw across
-  // the module boundary.
-  nlohmann::json json = nlohmann::json::parse(buffer.str(), /*cb=*/nullptr,
-                                              /*allow_exceptions=*/false);
-  if (json.is_discarded()) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": not valid JSON"));
-  }
+  // The largest OPUS-MT vocabularies (about 250k pieces) take a few megabytes.
+  constexpr size_t kMaxBytes = 256 << 20;
+  MT_ASSIGN_OR_RETURN(const std::string text, ReadRegularFile(path, kMaxBytes));
+  MT_ASSIGN_OR_RETURN(const nlohmann::json json, ParseJson(text, path));
   if (!json.is_object()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        path, ": expected a JSON object mapping pieces to ids, got ", json.type_name()));
+        path, ": expected a JSON object mapping pieces to ids, got ", DescribeJson(json)));
   }
 
   // Ids index a table, so a stray huge id would allocate gigabytes; real vocabularies stay far
@@ -46,14 +38,14 @@ absl::StatusOr<Vocab> Vocab::Load(const std::string& path) {
     // Floats such as 3.0 are rejected too: HF writes ids as integers, so anything else means the
     // file is not a vocabulary.
     if (!value.is_number_integer()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(path, ": id of piece '", piece, "' is not an integer: ", value.dump()));
+      return absl::InvalidArgumentError(absl::StrCat(path, ": id of piece '", Excerpt(piece),
+                                                     "' is not an integer: ", DescribeJson(value)));
     }
     const bool in_range = value.is_number_unsigned()
                               ? value.get<uint64_t>() < kMaxId
                               : (value.get<int64_t>() >= 0 && value.get<int64_t>() < kMaxId);
     if (!in_range) {
-      return absl::InvalidArgumentError(absl::StrCat(path, ": id of piece '", piece,
+      return absl::InvalidArgumentError(absl::StrCat(path, ": id of piece '", Excerpt(piece),
                                                      "' is negative or too large: ", value.dump()));
     }
     const int id = value.get<int>();
@@ -69,7 +61,8 @@ absl::StatusOr<Vocab> Vocab::Load(const std::string& path) {
   for (const auto& [piece, id] : entries) {
     if (seen[id]) {
       return absl::InvalidArgumentError(absl::StrCat(path, ": id ", id, " is used by both '",
-                                                     vocab.pieces_[id], "' and '", *piece, "'"));
+                                                     Excerpt(vocab.pieces_[id]), "' and '",
+                                                     Excerpt(*piece), "'"));
     }
     seen[id] = true;
     vocab.pieces_[id] = *piece;

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -303,5 +304,32 @@ TEST_F(CheckpointTest, ReadRejectsUnknownName) {
               AllOf(HasSubstr(path_), HasSubstr("'model.encoder.layers.1.fc1.weight'")));
 }
 
+// A NaN or infinite weight made every translation empty, answered OK.
+TEST_F(CheckpointTest, ReadRejectsNonFiniteWeights) {
+  for (const float bad :
+       {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+        -std::numeric_limits<float>::infinity()}) {
+    SCOPED_TRACE(bad);
+    SetUp();
+    const std::string name = "model.decoder.layers.0.fc2.bias";
+    TestTensor* tensor = FindTensor(tensors_, name);
+    ASSERT_NE(tensor, nullptr);
+    std::vector<float> values(tensor->bytes.size() / 4, 0.5f);
+    values[3] = bad;
+    tensor->bytes = F32Bytes(values);
+    auto checkpoint = Open();
+    ASSERT_TRUE(checkpoint.ok()) << checkpoint.status();
+    auto read = (*checkpoint)->Read(name);
+    ASSERT_FALSE(read.ok());
+    EXPECT_THAT(read.status().message(),
+                AllOf(HasSubstr(path_), HasSubstr("'" + name + "'"), HasSubstr("at index 3"),
+                      HasSubstr("weights must be finite")));
+    values[3] = std::numeric_limits<float>::max();  // Large but finite is a weight.
+    tensor->bytes = F32Bytes(values);
+    checkpoint = Open();
+    ASSERT_TRUE(checkpoint.ok());
+    EXPECT_TRUE((*checkpoint)->Read(name).ok());
+  }
+}
 }  // namespace
 }  // namespace mtserve

@@ -1,5 +1,8 @@
 #include "model/model_config.h"
 
+#include <sys/stat.h>
+
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -299,5 +302,106 @@ TEST_F(ModelConfigTest, RejectsWrongJsonTypes) {
   ExpectError("tokenizer_config.json", {"target_lang"});
 }
 
+// Nesting of any depth is refused before a value is built or printed: at 100,000 levels,
+// printing the offending value into the message overflowed the stack.
+TEST_F(ModelConfigTest, RejectsDeeplyNestedJsonInEveryFile) {
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  for (const std::string file :
+       {"config.json", "generation_config.json", "tokenizer_config.json"}) {
+    SCOPED_TRACE(file);
+    const std::string text = "{\"d_model\": " + deep + "}";
+    if (file == "config.json") {
+      WriteBytes(dir_ + "/config.json", text);
+      auto config = LoadModelConfig(dir_);
+      ASSERT_FALSE(config.ok());
+      EXPECT_THAT(config.status().message(), HasSubstr("nested deeper than 64 levels"));
+    } else {
+      WriteBytes(dir_ + "/" + file, text);
+      ExpectError(file, {"nested deeper than 64 levels"});
+      std::filesystem::remove(dir_ + "/" + file);
+    }
+  }
+  // 64 levels are fine (then refused for what the value is, briefly).
+  config_["d_model"] = nlohmann::json::parse(std::string(63, '[') + std::string(63, ']'));
+  ExpectError("config.json", {"'d_model' must be an integer, got an array of 1 element"});
+}
+
+// A value of any size is described, never printed whole.
+TEST_F(ModelConfigTest, LongValuesAreDescribedNotPrinted) {
+  config_["d_model"] = std::string(1 << 20, 'x');
+  config_["activation_function"] = "swish";
+  auto config = Load();
+  ASSERT_FALSE(config.ok());
+  EXPECT_THAT(config.status().message(), HasSubstr("must be an integer, got the string \"xxx"));
+  EXPECT_LT(config.status().message().size(), 400u) << config.status().message().substr(0, 400);
+  SetUp();
+  config_["activation_function"] = std::string(1 << 20, 'y');
+  config = Load();
+  ASSERT_FALSE(config.ok());
+  EXPECT_LT(config.status().message().size(), 400u);
+  config_["activation_function"] = nlohmann::json::array();
+  for (int i = 0; i < 100000; ++i) config_["activation_function"].push_back(i);
+  config = Load();
+  ASSERT_FALSE(config.ok());
+  EXPECT_THAT(config.status().message(), HasSubstr("an array of 100000 elements"));
+  EXPECT_LT(config.status().message().size(), 400u);
+}
+
+// Every size-like value is bounded before anything is allocated from it (2147483647 positions
+// aborted the load with std::bad_alloc; 1,000,000 held a gigabyte).
+TEST_F(ModelConfigTest, SizesAreBounded) {
+  const std::vector<std::pair<std::string, int>> too_large = {
+      {"d_model", 8193 * 4},
+      {"encoder_layers", 65},
+      {"decoder_layers", 1000},
+      {"encoder_attention_heads", 512},
+      {"decoder_attention_heads", 512},
+      {"encoder_ffn_dim", 65537},
+      {"decoder_ffn_dim", 1 << 30},
+      {"vocab_size", (1 << 20) + 1},
+      {"max_position_embeddings", 2147483647},
+      {"max_position_embeddings", 1000000},
+  };
+  for (const auto& [key, value] : too_large) {
+    SCOPED_TRACE(key);
+    SetUp();
+    config_[key] = value;
+    ExpectError("config.json", {"'" + key + "' is " + std::to_string(value), "the limit is"});
+  }
+  // Positions and width together: the position table is their product.
+  SetUp();
+  config_["d_model"] = 8192;
+  config_["encoder_attention_heads"] = config_["decoder_attention_heads"] = 8;
+  config_["max_position_embeddings"] = 8192;
+  EXPECT_TRUE(Load().ok());
+  config_["d_model"] = 8192;
+  config_["max_position_embeddings"] = 8192;
+  config_["encoder_ffn_dim"] = 16;
+  EXPECT_TRUE(Load().ok());
+}
+
+// A FIFO (or a directory) where a file should be is refused at once: reading a FIFO waits for a
+// writer, so the load hung forever.
+TEST_F(ModelConfigTest, NonRegularFilesAreRefused) {
+  for (const std::string file :
+       {"config.json", "generation_config.json", "tokenizer_config.json"}) {
+    SCOPED_TRACE(file);
+    SetUp();
+    Write("config.json", config_);
+    const std::string path = dir_ + "/" + file;
+    std::filesystem::remove(path);
+    ASSERT_EQ(mkfifo(path.c_str(), 0600), 0);
+    auto config = LoadModelConfig(dir_);
+    ASSERT_FALSE(config.ok());
+    EXPECT_EQ(config.status().code(), absl::StatusCode::kInvalidArgument) << config.status();
+    EXPECT_THAT(config.status().message(), HasSubstr(path + ": not a regular file"));
+    std::filesystem::remove(path);
+    std::filesystem::create_directory(path);
+    config = LoadModelConfig(dir_);
+    ASSERT_FALSE(config.ok());
+    EXPECT_THAT(config.status().message(), HasSubstr(path + ": not a regular file"));
+    std::filesystem::remove(path);
+  }
+}
 }  // namespace
 }  // namespace mtserve

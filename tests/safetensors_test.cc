@@ -1,5 +1,7 @@
 #include "model/safetensors.h"
 
+#include <sys/stat.h>
+
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -289,5 +291,28 @@ TEST_F(SafetensorsTest, ReadAsFloatRejectsNonFloatDtype) {
               AllOf(HasSubstr(path_), HasSubstr("'position_ids'"), HasSubstr("I64")));
 }
 
+TEST_F(SafetensorsTest, RejectsDeeplyNestedHeader) {
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  ExpectOpenError(FileBytes("{\"a\": " + deep + "}", ""), {"nested deeper than 64 levels"});
+}
+
+TEST_F(SafetensorsTest, LongNamesAndValuesAreCutInMessages) {
+  const std::string long_name(1 << 20, 'n');
+  WriteBytes(path_, FileBytes("{\"" + long_name + "\": {\"dtype\": \"" + std::string(1 << 20, 'd') +
+                                  "\", \"shape\": [1], "
+                                  "\"data_offsets\": [0, 4]}}",
+                              "abcd"));
+  auto file = SafetensorsFile::Open(path_);
+  ASSERT_FALSE(file.ok());
+  EXPECT_THAT(file.status().message(), HasSubstr("unknown dtype"));
+  EXPECT_LT(file.status().message().size(), 500u);
+}
+
+TEST_F(SafetensorsTest, RejectsFifo) {
+  ASSERT_EQ(mkfifo(path_.c_str(), 0600), 0);
+  auto file = SafetensorsFile::Open(path_);
+  ASSERT_FALSE(file.ok());
+  EXPECT_THAT(file.status().message(), HasSubstr(path_ + ": not a regular file"));
+}
 }  // namespace
 }  // namespace mtserve

@@ -2,6 +2,8 @@
 // tokenizer directories.
 #include "model/tokenizer.h"
 
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -22,11 +24,11 @@ namespace mtserve {
 namespace {
 
 namespace fs = std::filesystem;
+using ::mtserve::testing::ReadJsonLines;
+using ::mtserve::testing::TempDir;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
-using ::mtserve::testing::ReadJsonLines;
-using ::mtserve::testing::TempDir;
 
 const std::string kDataDir = MTSERVE_TEST_DATA_DIR;
 const std::string kDefaultModelDir = MTSERVE_DEFAULT_MODEL_DIR;
@@ -36,6 +38,7 @@ ModelConfig Config(int eos, int pad) {
   ModelConfig config;
   config.eos_token_id = eos;
   config.pad_token_id = pad;
+  config.vocab_size = pad + 1;  // Pad is the last id in every vocabulary here.
   return config;
 }
 
@@ -56,7 +59,6 @@ std::unique_ptr<Tokenizer> LoadOrDie(const std::string& dir, const ModelConfig& 
   }
   return std::move(tokenizer).value();
 }
-
 
 // ---------------------------------------------------------------------------------------------
 // Vocab
@@ -341,5 +343,51 @@ TEST(TokenizerTest, LoadFailsEosOutsideVocab) {
   EXPECT_THAT(status.message(), HasSubstr("eos_token_id"));
 }
 
+TEST(TokenizerTest, LoadFailsVocabNestedTooDeep) {
+  TempDir dir;
+  CopyEnMg(dir);
+  dir.Write("vocab.json", "{\"a\": " + std::string(100000, '[') + std::string(100000, ']') + "}");
+  const absl::Status status = LoadStatus(dir);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  EXPECT_THAT(status.message(), HasSubstr("nested deeper than 64 levels"));
+}
+
+TEST(TokenizerTest, LoadFailsVocabWithLongPiecesBriefly) {
+  TempDir dir;
+  CopyEnMg(dir);
+  const std::string piece(1 << 20, 'p');
+  dir.Write("vocab.json", "{\"" + piece + "\": \"" + std::string(1 << 20, 'v') + "\"}");
+  const absl::Status status = LoadStatus(dir);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  EXPECT_THAT(status.message(), HasSubstr("is not an integer"));
+  EXPECT_LT(status.message().size(), 500u);
+}
+
+// Every id indexes the embedding table: one past vocab_size broke every request that used the
+// piece, and the texts batched with them.
+TEST(TokenizerTest, LoadFailsIdAtOrAboveVocabSize) {
+  TempDir dir;
+  CopyEnMg(dir);
+  dir.Write("vocab.json", R"({"</s>": 0, "<unk>": 1, "▁A": 54688, "<pad>": 54687})");
+  const absl::Status status = LoadStatus(dir);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  EXPECT_THAT(status.message(),
+              HasSubstr("piece '▁A' has id 54688, outside the model's vocabulary (config.json "
+                        "vocab_size 54688)"));
+}
+
+TEST(TokenizerTest, LoadFailsOnFifos) {
+  for (const char* name : {"source.spm", "target.spm", "vocab.json"}) {
+    SCOPED_TRACE(name);
+    TempDir dir;
+    CopyEnMg(dir);
+    const std::string path = dir.File(name);
+    fs::remove(path);
+    ASSERT_EQ(mkfifo(path.c_str(), 0600), 0);
+    const absl::Status status = LoadStatus(dir);
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+    EXPECT_THAT(status.message(), HasSubstr(path + ": not a regular file"));
+  }
+}
 }  // namespace
 }  // namespace mtserve

@@ -1,0 +1,46 @@
+// Model::Load as a whole: what a machine without enough memory gets.
+#include <sys/resource.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "model/model.h"
+#include "tests/test_lib/test_util.h"
+
+namespace mtserve {
+namespace {
+
+// The process's address space now, in bytes (VmSize).
+long long AddressSpaceBytes() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmSize:", 0) == 0) return std::stoll(line.substr(7)) * 1024;
+  }
+  return -1;
+}
+
+// Loads the model with only a few megabytes of address space to spare (room for the checkpoint's
+// 17 MB mapping, not for its float copies), and exits 0 if Load said it ran out of memory.
+[[noreturn]] void LoadWithLittleMemory() {
+  const long long now = AddressSpaceBytes();
+  if (now < 0) std::_Exit(3);
+  rlimit limit;
+  limit.rlim_cur = limit.rlim_max = static_cast<rlim_t>(now + (24 << 20));
+  if (setrlimit(RLIMIT_AS, &limit) != 0) std::_Exit(4);
+  const auto model = Model::Load(testing::TestModelDir());
+  std::fprintf(stderr, "status: %s\n", model.status().ToString().c_str());
+  std::_Exit(model.status().code() == absl::StatusCode::kResourceExhausted ? 0 : 1);
+}
+
+// An allocation that fails part way through a load is an error, not an abort with an uncaught
+// std::bad_alloc.
+TEST(ModelLoadTest, AllocationFailureIsAnErrorNotAnAbort) {
+  EXPECT_EXIT(LoadWithLittleMemory(), ::testing::ExitedWithCode(0),
+              "RESOURCE_EXHAUSTED: .*not enough memory to load the model");
+}
+
+}  // namespace
+}  // namespace mtserve
