@@ -28,6 +28,7 @@
 #include "server/env_flags.h"
 #include "server/metrics.h"
 #include "server/model_specs.h"
+#include "server/shutdown_signals.h"
 #include "server/translation_service.h"
 
 ABSL_FLAG(std::vector<std::string>, model, {},
@@ -83,13 +84,13 @@ int Fail(const absl::Status& status) {
 }
 
 int Run(int argc, char** argv) {
-  // Signals are taken by sigwait() below: blocked before any thread starts, so every thread
-  // inherits the mask and none is interrupted.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  // Before any other thread starts (they inherit its signal mask). While models load there is
+  // nothing to drain, and a load can take minutes (or wait on a slow disk): stop at once.
+  ShutdownSignals signals([](int signal) {
+    std::fprintf(stderr, "mtserve: %s while loading models; exiting\n", strsignal(signal));
+    std::fflush(stderr);
+    std::_Exit(128 + signal);
+  });
 
   absl::SetProgramUsageMessage(
       "Serves machine translation over gRPC (mtserve.v1.Translator).\n"
@@ -203,6 +204,7 @@ int Run(int argc, char** argv) {
     models.push_back({spec.name, *model});
     engine_models.push_back(*model);
   }
+  signals.Serving();  // Signals drain from now on.
   BatchScheduler scheduler(engine_models, batching, metrics->get());
   service.StartServing(std::move(models), &scheduler);
   health->SetServingStatus(true);
@@ -210,8 +212,7 @@ int Run(int argc, char** argv) {
   std::fprintf(stderr, "mtserve: serving (%d workers x %d threads)\n", batching.workers,
                batching.threads_per_worker);
 
-  int signal_number = 0;
-  sigwait(&signals, &signal_number);
+  const int signal_number = signals.WaitForShutdown();
   std::fprintf(stderr, "mtserve: %s: draining\n", strsignal(signal_number));
   health->SetServingStatus(false);
   service.StartDraining();

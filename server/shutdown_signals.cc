@@ -1,0 +1,65 @@
+#include "server/shutdown_signals.h"
+
+#include <signal.h>
+
+#include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+
+namespace mtserve {
+
+struct ShutdownSignals::State {
+  explicit State(std::function<void(int)> while_loading)
+      : while_loading(std::move(while_loading)) {}
+  const std::function<void(int)> while_loading;
+  absl::Mutex mutex;
+  bool serving ABSL_GUARDED_BY(mutex) = false;
+  int received ABSL_GUARDED_BY(mutex) = 0;
+};
+
+namespace {
+
+sigset_t ShutdownSet() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  return set;
+}
+
+}  // namespace
+
+ShutdownSignals::ShutdownSignals(std::function<void(int signal)> while_loading)
+    : state_(std::make_shared<State>(std::move(while_loading))) {
+  const sigset_t set = ShutdownSet();
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  std::thread([state = state_] {
+    const sigset_t set = ShutdownSet();
+    while (true) {
+      int signal = 0;
+      if (sigwait(&set, &signal) != 0) continue;
+      bool serving;
+      {
+        absl::MutexLock lock(&state->mutex);
+        serving = state->serving;
+        if (serving && state->received == 0) state->received = signal;
+      }
+      if (!serving) state->while_loading(signal);
+    }
+  }).detach();
+}
+
+void ShutdownSignals::Serving() {
+  absl::MutexLock lock(&state_->mutex);
+  state_->serving = true;
+}
+
+int ShutdownSignals::WaitForShutdown() {
+  absl::MutexLock lock(&state_->mutex);
+  state_->mutex.Await(absl::Condition(
+      +[](int* received) { return *received != 0; }, &state_->received));
+  return state_->received;
+}
+
+}  // namespace mtserve
