@@ -89,7 +89,7 @@ def check(name, command, stdin, file, needle):
 
 
 def main():
-    bin_dir, model_dir = sys.argv[1], sys.argv[2]
+    bin_dir, model_dir = sys.argv[1], os.path.abspath(sys.argv[2])
     results = []
     with tempfile.TemporaryDirectory(prefix="mtserve_broken_") as tmp:
         for case in CASES:
