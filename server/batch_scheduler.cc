@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "model/decode_memory.h"
+#include "server/stop_reason.h"
 
 namespace mtserve {
 namespace {
@@ -43,16 +44,9 @@ DecodeMemory MemoryOf(const std::vector<std::shared_ptr<const Model>>& models,
 // once.
 absl::Status StopReason(const TranslationTask& task, absl::Time now, absl::string_view when) {
   const bool cancelled = task.cancelled && task.cancelled();
-  // A client whose deadline passes cancels the call, and that cancellation can arrive before the
-  // server's own copy of the deadline passes: the server's starts when the request arrives, so it
-  // ends later by the request's transit time (longer on a loaded machine). A cancellation close to
-  // the deadline is therefore the deadline's, not the caller's choice.
-  constexpr absl::Duration kDeadlineTransitSlack = absl::Milliseconds(500);
-  if (now >= task.deadline || (cancelled && absl::Now() >= task.deadline - kDeadlineTransitSlack)) {
-    return absl::DeadlineExceededError(absl::StrCat("the deadline passed ", when));
-  }
-  if (cancelled) return absl::CancelledError(absl::StrCat("the request was cancelled ", when));
-  return absl::OkStatus();
+  // The clock is read again: `now` may be a step old, and a cancellation is judged by when it is
+  // seen.
+  return ::mtserve::StopReason(cancelled, task.deadline, cancelled ? absl::Now() : now, when);
 }
 
 }  // namespace

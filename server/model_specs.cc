@@ -51,6 +51,14 @@ absl::StatusOr<std::vector<ModelSpec>> ParseModelSpecs(const std::vector<std::st
       return absl::InvalidArgumentError(
           absl::StrCat("--model=", value, ": expected NAME=DIR or DIR"));
     }
+    // The metrics label requests that chose no model (an unknown name, a bad message) with
+    // model="none": a model of that name would be counted with them.
+    if (spec.name == "none") {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--model=", value,
+                       ": the name \"none\" is reserved (the metrics' model label of "
+                       "requests that named no served model); name the model NAME=DIR"));
+    }
     if (!names.insert(spec.name).second) {
       return absl::InvalidArgumentError(
           absl::StrCat("--model: the name \"", spec.name, "\" is given twice"));

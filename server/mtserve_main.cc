@@ -29,6 +29,7 @@
 #include "server/metrics.h"
 #include "server/model_specs.h"
 #include "server/shutdown_signals.h"
+#include "server/translation_core.h"
 #include "server/translation_service.h"
 
 ABSL_FLAG(std::vector<std::string>, model, {},
@@ -52,7 +53,10 @@ ABSL_FLAG(absl::Duration, max_queue_delay, absl::Microseconds(500),
           "500us, 2ms (a running decode takes new texts at its next step, without waiting)");
 ABSL_FLAG(int, max_queued_texts, 1024,
           "Texts waiting in the queue at most; requests beyond get RESOURCE_EXHAUSTED");
-ABSL_FLAG(int, max_texts_per_request, 256, "Texts in one Translate request at most");
+ABSL_FLAG(int, max_texts_per_request, 256,
+          "Texts in one Translate request at most (no more than --max_queued_texts)");
+ABSL_FLAG(mtserve::ByteSize, max_text_bytes, mtserve::ByteSize{1 << 20},
+          "Bytes of one text at most (KiB, MiB), checked before anything else is done with it");
 ABSL_FLAG(int, max_input_tokens, 512,
           "Source tokens per text at most (</s> included; the model's positions also limit)");
 ABSL_FLAG(int, max_output_tokens, 512,
@@ -135,6 +139,7 @@ int Run(int argc, char** argv) {
   limits.max_beam_size = absl::GetFlag(FLAGS_max_beam_size);
   limits.max_sampling_topk = absl::GetFlag(FLAGS_max_sampling_topk);
   limits.worker_memory_bytes = batching.worker_memory_bytes;
+  limits.max_text_bytes = absl::GetFlag(FLAGS_max_text_bytes).bytes;
   for (auto [name, value] : {std::pair{"workers", batching.workers},
                              {"threads_per_worker", batching.threads_per_worker},
                              {"max_batch_size", batching.max_batch_size},
@@ -150,12 +155,23 @@ int Run(int argc, char** argv) {
       return Fail(absl::InvalidArgumentError(absl::StrCat("--", name, " must be at least 1")));
     }
   }
+  if (limits.max_text_bytes < 1) {
+    return Fail(absl::InvalidArgumentError("--max_text_bytes must be at least 1"));
+  }
+  // A request is queued whole or not at all: one larger than the queue could never be.
+  if (limits.max_texts_per_request > batching.max_queued_texts) {
+    return Fail(absl::InvalidArgumentError(
+        absl::StrCat("--max_texts_per_request (", limits.max_texts_per_request,
+                     ") must not exceed --max_queued_texts (", batching.max_queued_texts,
+                     "): a request of that many texts could never be queued")));
+  }
 
   absl::StatusOr<std::unique_ptr<Metrics>> metrics =
       Metrics::Create(absl::GetFlag(FLAGS_metrics_listen));
   if (!metrics.ok()) return Fail(metrics.status());
 
-  TranslationService service(limits, metrics->get());
+  TranslationCore core(limits, batching.max_queued_texts, metrics->get());
+  TranslationService service(&core);
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
@@ -182,9 +198,12 @@ int Run(int argc, char** argv) {
   health->SetServingStatus(false);  // Until the models are loaded.
   health->SetServingStatus(kServiceName, false);
   // The ports chosen are printed for tools and tests that ask for port 0.
-  std::fprintf(stderr, "mtserve: listening on %s (port %d), metrics on %s (port %d)\n",
-               absl::GetFlag(FLAGS_listen).c_str(), port,
-               absl::GetFlag(FLAGS_metrics_listen).c_str(), (*metrics)->port());
+  const std::string metrics_where =
+      (*metrics)->port() == 0 ? std::string("metrics off")
+                              : absl::StrCat("metrics on ", absl::GetFlag(FLAGS_metrics_listen),
+                                             " (port ", (*metrics)->port(), ")");
+  std::fprintf(stderr, "mtserve: listening on %s (port %d), %s\n",
+               absl::GetFlag(FLAGS_listen).c_str(), port, metrics_where.c_str());
 
   std::vector<ServedModel> models;
   std::vector<std::shared_ptr<const Model>> engine_models;
@@ -206,7 +225,7 @@ int Run(int argc, char** argv) {
   }
   signals.Serving();  // Signals drain from now on.
   BatchScheduler scheduler(engine_models, batching, metrics->get());
-  service.StartServing(std::move(models), &scheduler);
+  core.StartServing(std::move(models), &scheduler);
   health->SetServingStatus(true);
   health->SetServingStatus(kServiceName, true);
   std::fprintf(stderr, "mtserve: serving (%d workers x %d threads)\n", batching.workers,
@@ -215,7 +234,9 @@ int Run(int argc, char** argv) {
   const int signal_number = signals.WaitForShutdown();
   std::fprintf(stderr, "mtserve: %s: draining\n", strsignal(signal_number));
   health->SetServingStatus(false);
-  service.StartDraining();
+  core.StartDraining();  // New requests: UNAVAILABLE.
+  service
+      .StartDraining();  // New streams: UNAVAILABLE; open ones end once their texts are answered.
   const absl::Time deadline = absl::Now() + absl::GetFlag(FLAGS_shutdown_grace);
   if (!service.WaitUntilIdle(deadline)) {
     std::fprintf(stderr, "mtserve: grace period over; cancelling what is left\n");

@@ -27,52 +27,51 @@ int MaxOutputTokens(const Model& model, const RequestLimits& limits) {
   return std::min(limits.max_output_tokens, model.config().max_position_embeddings);
 }
 
-absl::StatusOr<DecodingOptions> ToDecodingOptions(const v1::DecodingOptions& proto,
-                                                  const Model& model, const RequestLimits& limits) {
+absl::StatusOr<DecodingOptions> ToDecodingOptions(const RequestedOptions& proto, const Model& model,
+                                                  const RequestLimits& limits) {
   const ModelConfig& config = model.config();
   DecodingOptions options;
-  options.beam_size = proto.beam_size() == 0 ? 1 : static_cast<int>(proto.beam_size());
-  if (proto.beam_size() > static_cast<uint32_t>(limits.max_beam_size)) {
-    return OverLimit("options.beam_size", proto.beam_size(), limits.max_beam_size,
+  options.beam_size = proto.beam_size == 0 ? 1 : static_cast<int>(proto.beam_size);
+  if (proto.beam_size > static_cast<uint32_t>(limits.max_beam_size)) {
+    return OverLimit("options.beam_size", proto.beam_size, limits.max_beam_size,
                      "the server's --max_beam_size");
   }
-  if (proto.beam_size() > static_cast<uint32_t>(config.vocab_size)) {
-    return OverLimit("options.beam_size", proto.beam_size(), config.vocab_size,
+  if (proto.beam_size > static_cast<uint32_t>(config.vocab_size)) {
+    return OverLimit("options.beam_size", proto.beam_size, config.vocab_size,
                      "the model's vocabulary size");
   }
-  options.num_hypotheses =
-      proto.num_hypotheses() == 0 ? 1 : static_cast<int>(proto.num_hypotheses());
-  if (proto.num_hypotheses() > static_cast<uint32_t>(options.beam_size)) {
-    return OverLimit("options.num_hypotheses", proto.num_hypotheses(), options.beam_size,
+  options.num_hypotheses = proto.num_hypotheses == 0 ? 1 : static_cast<int>(proto.num_hypotheses);
+  if (proto.num_hypotheses > static_cast<uint32_t>(options.beam_size)) {
+    return OverLimit("options.num_hypotheses", proto.num_hypotheses, options.beam_size,
                      "options.beam_size");
   }
-  if (proto.has_length_penalty()) options.length_penalty = proto.length_penalty();
-  options.sampling_topk = proto.sampling_topk() == 0 ? 1 : static_cast<int>(proto.sampling_topk());
-  if (proto.sampling_topk() > static_cast<uint32_t>(limits.max_sampling_topk)) {
-    return OverLimit("options.sampling_topk", proto.sampling_topk(), limits.max_sampling_topk,
+  if (proto.length_penalty.has_value()) options.length_penalty = *proto.length_penalty;
+  options.sampling_topk = proto.sampling_topk == 0 ? 1 : static_cast<int>(proto.sampling_topk);
+  if (proto.sampling_topk > static_cast<uint32_t>(limits.max_sampling_topk)) {
+    return OverLimit("options.sampling_topk", proto.sampling_topk, limits.max_sampling_topk,
                      "the server's --max_sampling_topk");
   }
-  if (proto.sampling_topk() > static_cast<uint32_t>(config.vocab_size)) {
-    return OverLimit("options.sampling_topk", proto.sampling_topk(), config.vocab_size,
+  if (proto.sampling_topk > static_cast<uint32_t>(config.vocab_size)) {
+    return OverLimit("options.sampling_topk", proto.sampling_topk, config.vocab_size,
                      "the model's vocabulary size");
   }
-  if (proto.has_sampling_temperature()) {
-    options.sampling_temperature = proto.sampling_temperature();
+  if (proto.sampling_temperature.has_value()) {
+    options.sampling_temperature = *proto.sampling_temperature;
   }
-  if (proto.has_seed()) options.seed = proto.seed();
+  options.seed = proto.seed;
   const int max_output = MaxOutputTokens(model, limits);
-  if (proto.max_length() > static_cast<uint32_t>(max_output)) {
-    return OverLimit("options.max_length", proto.max_length(), max_output,
+  if (proto.max_length > static_cast<uint32_t>(max_output)) {
+    return OverLimit("options.max_length", proto.max_length, max_output,
                      "the server's --max_output_tokens and the model's positions");
   }
-  options.max_length = proto.max_length() > 0
-                           ? static_cast<int>(proto.max_length())
+  options.max_length = proto.max_length > 0
+                           ? static_cast<int>(proto.max_length)
                            : std::min(EffectiveMaxLength(options, config), max_output);
-  if (proto.min_length() > static_cast<uint32_t>(options.max_length)) {
-    return OverLimit("options.min_length", proto.min_length(), options.max_length,
+  if (proto.min_length > static_cast<uint32_t>(options.max_length)) {
+    return OverLimit("options.min_length", proto.min_length, options.max_length,
                      "options.max_length");
   }
-  options.min_length = static_cast<int>(proto.min_length());
+  options.min_length = static_cast<int>(proto.min_length);
   absl::Status valid = ValidateDecodingOptions(options, config);
   if (!valid.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("options: ", valid.message()));
@@ -82,17 +81,38 @@ absl::StatusOr<DecodingOptions> ToDecodingOptions(const v1::DecodingOptions& pro
 
 absl::StatusOr<std::vector<int>> EncodeText(absl::string_view text, absl::string_view field,
                                             const Model& model, const RequestLimits& limits) {
+  if (static_cast<int64_t>(text.size()) > limits.max_text_bytes) {
+    return absl::InvalidArgumentError(absl::StrCat(field, " has ", text.size(),
+                                                   " bytes; the limit is ", limits.max_text_bytes,
+                                                   " (the server's --max_text_bytes)"));
+  }
   if (!IsValidUtf8(text)) {
     return absl::InvalidArgumentError(absl::StrCat(field, " is not valid UTF-8"));
   }
   if (text.empty()) return std::vector<int>();
   const int max_tokens = MaxInputTokens(model, limits);
-  std::vector<int> ids = model.tokenizer().EncodeSource(std::string(text));
-  if (ids.size() > static_cast<size_t>(max_tokens)) {
+  auto too_many = [&](absl::string_view count) {
     return absl::InvalidArgumentError(
-        absl::StrCat(field, " has ", ids.size(), " tokens (</s> included); the limit is ",
-                     max_tokens, " (the server's --max_input_tokens and the model's positions)"));
+        absl::StrCat(field, " has ", count, " tokens (</s> included); the limit is ", max_tokens,
+                     " (the server's --max_input_tokens and the model's positions)"));
+  };
+  // A text many times longer than any that fits is judged by a prefix, cut at a space: its
+  // tokens are at least the prefix's, less one for a word the cut split.
+  constexpr size_t kPrefixBytesPerToken = 16;
+  const size_t prefix_bytes = kPrefixBytesPerToken * static_cast<size_t>(max_tokens);
+  if (text.size() > 2 * prefix_bytes) {
+    const size_t space = text.rfind(' ', prefix_bytes);
+    const absl::string_view prefix =
+        text.substr(0, space == absl::string_view::npos ? prefix_bytes : space);
+    if (IsValidUtf8(prefix)) {
+      const size_t prefix_tokens = model.tokenizer().EncodeSource(prefix).size();
+      if (prefix_tokens > static_cast<size_t>(max_tokens) + 1) {
+        return too_many(absl::StrCat("more than ", prefix_tokens - 1));
+      }
+    }
   }
+  std::vector<int> ids = model.tokenizer().EncodeSource(text);
+  if (ids.size() > static_cast<size_t>(max_tokens)) return too_many(absl::StrCat(ids.size()));
   return ids;
 }
 

@@ -1,8 +1,11 @@
 // What a request may ask for, and the checks that turn a request's fields into engine inputs.
 // Every violation is an InvalidArgument naming the field and the limit; nothing is truncated.
+// Transport-neutral: front ends map their messages to these types.
 #ifndef MTSERVE_SERVER_REQUEST_LIMITS_H_
 #define MTSERVE_SERVER_REQUEST_LIMITS_H_
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,12 +13,13 @@
 #include "absl/strings/string_view.h"
 #include "model/decoding/decoding_options.h"
 #include "model/model.h"
-#include "mtserve/v1/translation.pb.h"
 
 namespace mtserve {
 
 struct RequestLimits {
   int max_texts_per_request = 256;
+  // Bytes of one text: checked before anything else is done with it.
+  int64_t max_text_bytes = 1 << 20;
   int max_input_tokens = 512;   // Source tokens per text, </s> included (also the model's own).
   int max_output_tokens = 512;  // Generated tokens per hypothesis (also the model's own).
   int max_beam_size = 16;
@@ -31,13 +35,29 @@ int MaxInputTokens(const Model& model, const RequestLimits& limits);
 // The most tokens a hypothesis may have with `model`.
 int MaxOutputTokens(const Model& model, const RequestLimits& limits);
 
-// The engine's options for `proto` (unset fields take their documented defaults), or an
-// InvalidArgument naming the first field out of bounds.
-absl::StatusOr<DecodingOptions> ToDecodingOptions(const v1::DecodingOptions& proto,
+// Decoding options as a caller sent them (the API's DecodingOptions): 0 or unset means the
+// documented default.
+struct RequestedOptions {
+  uint32_t beam_size = 0;
+  uint32_t num_hypotheses = 0;
+  std::optional<float> length_penalty;
+  uint32_t sampling_topk = 0;
+  std::optional<float> sampling_temperature;
+  std::optional<uint64_t> seed;
+  uint32_t max_length = 0;
+  uint32_t min_length = 0;
+  bool return_scores = false;
+};
+
+// The engine's options for `requested` (unset fields take their documented defaults), or an
+// InvalidArgument naming the first field out of bounds (as options.FIELD).
+absl::StatusOr<DecodingOptions> ToDecodingOptions(const RequestedOptions& requested,
                                                   const Model& model, const RequestLimits& limits);
 
-// The source ids of `text` (`field` names it in errors): an InvalidArgument if it is not valid
-// UTF-8 or has more tokens than allowed. An empty text has no ids.
+// The source ids of `text` (`field` names it in errors): an InvalidArgument if it has more bytes
+// than allowed (checked first), is not valid UTF-8 or has more tokens than allowed (a text far
+// over the token limit is refused from a prefix, without tokenising the rest). An empty text has
+// no ids.
 absl::StatusOr<std::vector<int>> EncodeText(absl::string_view text, absl::string_view field,
                                             const Model& model, const RequestLimits& limits);
 

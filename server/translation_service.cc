@@ -1,18 +1,17 @@
 #include "server/translation_service.h"
 
 #include <deque>
+#include <memory>
+#include <optional>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
-#include "model/status_macros.h"
+#include "grpcpp/support/proto_buffer_reader.h"
+#include "grpcpp/support/proto_buffer_writer.h"
 
 namespace mtserve {
 namespace {
-
-// The model label of requests that failed before a model was chosen (keeps label values bounded
-// whatever names clients send).
-constexpr char kNoModel[] = "none";
 
 // A stream keeps at most this many texts between reading them and writing their answers; it
 // reads no more until answers are written (backpressure on clients that do not read).
@@ -24,19 +23,32 @@ absl::Time DeadlineOf(const grpc::CallbackServerContext& context) {
   return absl::FromChrono(deadline);
 }
 
-// An empty text's translation: num_hypotheses empty hypotheses, like any other text's.
-void AddEmptyHypotheses(const v1::DecodingOptions& options, v1::Translation& translation) {
-  for (uint32_t i = 0; i < std::max(1u, options.num_hypotheses()); ++i) {
-    translation.add_hypotheses();
-  }
+// `message` from the bytes of a request. proto3 parsing also refuses a `string` field that is
+// not UTF-8 (the stream's `id`, the `model`).
+bool Parse(const grpc::ByteBuffer& bytes, google::protobuf::Message& message) {
+  grpc::ByteBuffer copy(bytes);  // The reader consumes its buffer.
+  grpc::ProtoBufferReader reader(&copy);
+  return message.ParseFromZeroCopyStream(&reader);
 }
 
-std::string CodeName(const absl::Status& status) { return absl::StatusCodeToString(status.code()); }
+void Serialize(const google::protobuf::Message& message, grpc::ByteBuffer& bytes) {
+  grpc::ProtoBufferWriter writer(&bytes, grpc::kProtoBufferWriterMaxBufferLength,
+                                 static_cast<int>(message.ByteSizeLong()));
+  message.SerializeToZeroCopyStream(&writer);
+}
 
-}  // namespace
-
-grpc::Status ToGrpcStatus(const absl::Status& status) {
-  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
+RequestedOptions ToRequested(const v1::DecodingOptions& proto) {
+  RequestedOptions options;
+  options.beam_size = proto.beam_size();
+  options.num_hypotheses = proto.num_hypotheses();
+  if (proto.has_length_penalty()) options.length_penalty = proto.length_penalty();
+  options.sampling_topk = proto.sampling_topk();
+  if (proto.has_sampling_temperature()) options.sampling_temperature = proto.sampling_temperature();
+  if (proto.has_seed()) options.seed = proto.seed();
+  options.max_length = proto.max_length();
+  options.min_length = proto.min_length();
+  options.return_scores = proto.return_scores();
+  return options;
 }
 
 void FillTranslation(const TranslationResult& result, bool with_scores, int eos_id,
@@ -53,219 +65,128 @@ void FillTranslation(const TranslationResult& result, bool with_scores, int eos_
   }
 }
 
-TranslationService::TranslationService(const RequestLimits& limits, Metrics* metrics)
-    : limits_(limits), metrics_(metrics) {}
-
-void TranslationService::StartServing(std::vector<ServedModel> models, BatchScheduler* scheduler) {
-  absl::MutexLock lock(&mutex_);
-  models_ = std::move(models);
-  scheduler_ = scheduler;
-}
-
-void TranslationService::StartDraining() {
-  absl::MutexLock lock(&mutex_);
-  draining_ = true;
-}
-
-bool TranslationService::WaitUntilIdle(absl::Time deadline) {
-  absl::MutexLock lock(&mutex_);
-  auto idle = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_) { return in_flight_ == 0; };
-  return mutex_.AwaitWithDeadline(absl::Condition(&idle), deadline);
-}
-
-absl::StatusOr<int> TranslationService::FindModel(const std::string& name) const {
-  absl::ReaderMutexLock lock(&mutex_);
-  if (draining_) return absl::UnavailableError("the server is shutting down");
-  if (scheduler_ == nullptr) return absl::UnavailableError("the server is loading its models");
-  if (name.empty()) return 0;
-  for (size_t i = 0; i < models_.size(); ++i) {
-    if (models_[i].name == name) return static_cast<int>(i);
+// The eos id of the served model `name`, for counting target tokens.
+int EosId(const TranslationCore& core, const std::string& name) {
+  for (const ServedModel& served : core.models()) {
+    if (served.name == name) return served.model->config().eos_token_id;
   }
-  std::string served;
-  for (const ServedModel& m : models_) absl::StrAppend(&served, served.empty() ? "" : ", ", m.name);
-  return absl::NotFoundError(
-      absl::StrCat("model \"", name, "\" is not served; this server has: ", served));
+  return -1;
 }
 
-const ServedModel& TranslationService::model(int index) const {
-  absl::ReaderMutexLock lock(&mutex_);
-  return models_[index];
+absl::Status NotAMessage(absl::string_view what) {
+  return absl::InvalidArgumentError(
+      absl::StrCat(what, " is not a valid ",
+                   "message: its bytes do not parse (wrong message type "
+                   "or a string field that is not UTF-8)"));
 }
 
-absl::StatusOr<std::vector<TranslationTask>> TranslationService::MakeTasks(
-    int model_index, const v1::DecodingOptions& options,
-    const std::vector<const std::string*>& texts, const std::string& field,
-    std::vector<int>& positions) const {
-  const ServedModel& served = model(model_index);
-  MT_ASSIGN_OR_RETURN(const DecodingOptions decoding,
-                      ToDecodingOptions(options, *served.model, limits_));
-  std::vector<TranslationTask> tasks;
-  for (size_t i = 0; i < texts.size(); ++i) {
-    const std::string name = texts.size() == 1 ? field : absl::StrCat(field, "[", i, "]");
-    MT_ASSIGN_OR_RETURN(std::vector<int> ids, EncodeText(*texts[i], name, *served.model, limits_));
-    if (ids.empty()) continue;
-    MT_RETURN_IF_ERROR(
-        CheckDecodeMemory(static_cast<int>(ids.size()), decoding, *served.model, limits_, name));
-    TranslationTask& task = tasks.emplace_back();
-    task.model = model_index;
-    task.model_name = served.name;
-    task.source_ids = std::move(ids);
-    task.options = decoding;
-    positions.push_back(static_cast<int>(i));
-  }
-  return tasks;
+}  // namespace
+
+grpc::Status ToGrpcStatus(const absl::Status& status) {
+  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
 }
 
-absl::Status TranslationService::Submit(std::vector<TranslationTask> tasks) {
-  BatchScheduler* scheduler;
-  {
-    absl::ReaderMutexLock lock(&mutex_);
-    scheduler = scheduler_;
-  }
-  return scheduler->Submit(std::move(tasks));
-}
+TranslationService::TranslationService(TranslationCore* core) : core_(core) {}
 
 void TranslationService::CallStarted() {
   absl::MutexLock lock(&mutex_);
-  ++in_flight_;
+  ++calls_;
 }
 
 void TranslationService::CallEnded() {
   absl::MutexLock lock(&mutex_);
-  --in_flight_;
+  --calls_;
 }
 
-void TranslationService::TrackInFlight(const std::string& model, int change) {
-  if (metrics_ != nullptr) metrics_->InFlightRequests(model).Increment(change);
+bool TranslationService::WaitUntilIdle(absl::Time deadline) {
+  absl::MutexLock lock(&mutex_);
+  auto idle = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_) { return calls_ == 0; };
+  return mutex_.AwaitWithDeadline(absl::Condition(&idle), deadline);
 }
 
-void TranslationService::Record(const std::string& model, const std::string& method,
-                                const absl::Status& status, absl::Time start) {
-  if (metrics_ == nullptr) return;
-  metrics_->RecordRequest(model, method, CodeName(status),
-                          absl::ToDoubleSeconds(absl::Now() - start));
-}
-
-// Translate: one reactor per call; the last text to finish answers.
+// Translate: one reactor per call; the core answers once every text is done.
 class TranslateReactor : public grpc::ServerUnaryReactor {
  public:
   TranslateReactor(TranslationService* service, grpc::CallbackServerContext* context,
-                   const v1::TranslateRequest* request, v1::TranslateResponse* response)
-      : service_(service), request_(request), response_(response) {
+                   const grpc::ByteBuffer* request, grpc::ByteBuffer* response)
+      : service_(service), response_(response) {
     service_->CallStarted();
-    absl::StatusOr<bool> queued = Begin(DeadlineOf(*context));
-    if (!queued.ok()) {
-      Answer(queued.status());
-    } else if (!*queued) {
-      Answer(absl::OkStatus());  // Only empty texts: nothing to compute.
+    v1::TranslateRequest message;
+    if (!Parse(*request, message)) {
+      const absl::Status status = NotAMessage("the request (mtserve.v1.TranslateRequest)");
+      service_->core_->RecordRefused("Translate", status);
+      Finish(ToGrpcStatus(status));
+      return;
     }
+    TranslationCore::Request core_request;
+    core_request.model = message.model();
+    core_request.texts.assign(std::make_move_iterator(message.mutable_texts()->begin()),
+                              std::make_move_iterator(message.mutable_texts()->end()));
+    core_request.options = ToRequested(message.options());
+    core_request.deadline = DeadlineOf(*context);
+    core_request.method = "Translate";
+    // Nothing below may touch members: the core may answer, and the call end, at once.
+    service_->core_->Translate(std::move(core_request), call_,
+                               [this, with_scores = message.options().return_scores()](
+                                   absl::StatusOr<TranslationCore::Reply> reply) {
+                                 Answer(std::move(reply), with_scores);
+                               });
   }
 
-  void OnCancel() override { cancelled_->store(true); }
+  void OnCancel() override { call_->Cancel(); }
   void OnDone() override {
     service_->CallEnded();
     delete this;
   }
 
  private:
-  // Validates and queues the texts, whose results come to TextDone(); false if there was
-  // nothing to queue.
-  absl::StatusOr<bool> Begin(absl::Time deadline) {
-    MT_ASSIGN_OR_RETURN(const int model_index, service_->FindModel(request_->model()));
-    const ServedModel& served = service_->model(model_index);
-    model_name_ = served.name;
-    response_->set_model(served.name);
-    service_->TrackInFlight(model_name_, +1);
-    const int texts = request_->texts_size();
-    if (texts > service_->limits_.max_texts_per_request) {
-      return absl::InvalidArgumentError(absl::StrCat("texts has ", texts, " entries; the limit is ",
-                                                     service_->limits_.max_texts_per_request,
-                                                     " (the server's --max_texts_per_request)"));
+  void Answer(absl::StatusOr<TranslationCore::Reply> reply, bool with_scores) {
+    if (!reply.ok()) {
+      Finish(ToGrpcStatus(reply.status()));
+      return;
     }
-    with_scores_ = request_->options().return_scores();
-    eos_id_ = served.model->config().eos_token_id;
-    std::vector<const std::string*> inputs;
-    for (const std::string& text : request_->texts()) inputs.push_back(&text);
-    std::vector<int> positions;
-    MT_ASSIGN_OR_RETURN(
-        std::vector<TranslationTask> tasks,
-        service_->MakeTasks(model_index, request_->options(), inputs, "texts", positions));
-    for (int i = 0; i < texts; ++i) {
-      v1::Translation* translation = response_->add_translations();
-      if (request_->texts(i).empty()) AddEmptyHypotheses(request_->options(), *translation);
+    v1::TranslateResponse response;
+    response.set_model(reply->model);
+    const int eos_id = EosId(*service_->core_, reply->model);
+    for (const TranslationResult& result : reply->translations) {
+      FillTranslation(result, with_scores, eos_id, *response.add_translations());
     }
-    if (tasks.empty()) return false;
-    pending_ = static_cast<int>(tasks.size());
-    for (size_t t = 0; t < tasks.size(); ++t) {
-      tasks[t].deadline = deadline;
-      tasks[t].cancelled = [cancelled = cancelled_] { return cancelled->load(); };
-      tasks[t].done = [this, position = positions[t]](absl::StatusOr<TranslationResult> result) {
-        TextDone(position, std::move(result));
-      };
-    }
-    MT_RETURN_IF_ERROR(service_->Submit(std::move(tasks)));
-    return true;
-  }
-
-  // Runs on a worker thread.
-  void TextDone(int position, absl::StatusOr<TranslationResult> result) {
-    absl::Status finished;
-    {
-      absl::MutexLock lock(&mutex_);
-      if (result.ok()) {
-        FillTranslation(*result, with_scores_, eos_id_, *response_->mutable_translations(position));
-      } else if (status_.ok()) {
-        status_ = result.status();
-        cancelled_->store(true);  // The call fails anyway: the other texts need not run.
-      }
-      if (--pending_ > 0) return;
-      finished = status_;
-    }
-    Answer(finished);
-  }
-
-  void Answer(const absl::Status& status) {
-    if (!status.ok()) response_->Clear();
-    service_->Record(model_name_, "Translate", status, start_);
-    if (model_name_ != kNoModel) service_->TrackInFlight(model_name_, -1);
-    Finish(ToGrpcStatus(status));
+    Serialize(response, *response_);
+    Finish(grpc::Status::OK);
   }
 
   TranslationService* const service_;
-  const v1::TranslateRequest* const request_;
-  v1::TranslateResponse* const response_;
-  const absl::Time start_ = absl::Now();
-  std::string model_name_ = kNoModel;
-  bool with_scores_ = false;
-  int eos_id_ = 0;
-  const std::shared_ptr<std::atomic<bool>> cancelled_ = std::make_shared<std::atomic<bool>>(false);
-
-  absl::Mutex mutex_;
-  int pending_ ABSL_GUARDED_BY(mutex_) = 0;
-  absl::Status status_ ABSL_GUARDED_BY(mutex_);
+  grpc::ByteBuffer* const response_;
+  const std::shared_ptr<TranslationCore::Call> call_ = std::make_shared<TranslationCore::Call>();
 };
 
 grpc::ServerUnaryReactor* TranslationService::Translate(grpc::CallbackServerContext* context,
-                                                        const v1::TranslateRequest* request,
-                                                        v1::TranslateResponse* response) {
+                                                        const grpc::ByteBuffer* request,
+                                                        grpc::ByteBuffer* response) {
   return new TranslateReactor(this, context, request, response);
 }
 
-// TranslateStream: reads texts one at a time, queues each as it arrives and writes each answer
-// as soon as it is ready; one write is outstanding at a time, the rest wait in order of
-// completion.
-class TranslateStreamReactor
-    : public grpc::ServerBidiReactor<v1::TranslateStreamRequest, v1::TranslateStreamResponse> {
+// TranslateStream: reads texts one at a time, hands each to the core as it arrives and writes
+// each answer as soon as it is ready; one write is outstanding at a time, the rest wait in order
+// of completion. The stream ends OK once the client has closed its side and every text read is
+// answered; INVALID_ARGUMENT once the texts read before a message that does not parse are
+// answered; UNAVAILABLE once draining and the texts read are answered.
+class TranslateStreamReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
  public:
   TranslateStreamReactor(TranslationService* service, grpc::CallbackServerContext* context)
       : service_(service), deadline_(DeadlineOf(*context)) {
     service_->CallStarted();
+    if (!service_->StreamStarted(this)) {
+      Finish(ToGrpcStatus(absl::UnavailableError("the server is shutting down")));
+      return;
+    }
+    registered_ = true;
     absl::MutexLock lock(&mutex_);
     ReadNextLocked();
   }
 
   void OnReadDone(bool ok) override {
-    v1::TranslateStreamRequest request;
+    v1::TranslateStreamRequest message;
     {
       absl::MutexLock lock(&mutex_);
       reading_ = false;
@@ -274,11 +195,18 @@ class TranslateStreamReactor
         MaybeFinishLocked();
         return;
       }
+      ++messages_;
+      if (!Parse(read_, message)) {
+        // The texts already read are still answered; nothing after this one is read.
+        failed_ = NotAMessage(absl::StrCat("message ", messages_,
+                                           " of the stream (mtserve.v1.TranslateStreamRequest)"));
+        service_->core_->RecordRefused("TranslateStream", failed_);
+        MaybeFinishLocked();
+        return;
+      }
       ++unanswered_;
-      // Moved out first: a worker answering another text may start the next read into request_.
-      request = std::move(request_);
     }
-    HandleText(request);
+    HandleText(std::move(message));
     absl::MutexLock lock(&mutex_);
     ReadNextLocked();
     MaybeFinishLocked();
@@ -288,81 +216,69 @@ class TranslateStreamReactor
     absl::MutexLock lock(&mutex_);
     writes_.pop_front();
     writing_ = false;
-    if (!ok) cancelled_->store(true);
+    if (!ok) call_->Cancel();
     WriteNextLocked();
     ReadNextLocked();
     MaybeFinishLocked();
   }
 
   void OnCancel() override {
-    cancelled_->store(true);
+    call_->Cancel();
     absl::MutexLock lock(&mutex_);
     MaybeFinishLocked();
   }
 
   void OnDone() override {
+    if (registered_) service_->StreamEnded(this);
     service_->CallEnded();
     delete this;
   }
 
+  // Reads no more texts; ends once those read are answered. When that is now, returns the status
+  // to finish with, and the caller must call Finish with it (outside its own locks: gRPC may end
+  // the call at once); nothing else will.
+  std::optional<absl::Status> Drain() {
+    absl::MutexLock lock(&mutex_);
+    draining_ = true;
+    std::optional<absl::Status> status = FinishStatusLocked();
+    if (status.has_value()) finished_ = true;
+    return status;
+  }
+
  private:
-  // Queues one text; its answer (or error) is written when ready.
-  void HandleText(const v1::TranslateStreamRequest& request) {
-    const absl::Time start = absl::Now();
-    v1::TranslateStreamResponse answer;
-    answer.set_id(request.id());
-    absl::Status status = [&]() -> absl::Status {
-      MT_ASSIGN_OR_RETURN(const int model_index, service_->FindModel(request.model()));
-      const std::string& name = service_->model(model_index).name;
-      answer.set_model(name);
-      std::vector<int> positions;
-      MT_ASSIGN_OR_RETURN(std::vector<TranslationTask> tasks,
-                          service_->MakeTasks(model_index, request.options(), {&request.text()},
-                                              "text", positions));
-      if (tasks.empty()) {
-        AddEmptyHypotheses(request.options(), *answer.mutable_translation());
-        return absl::OkStatus();
-      }
-      service_->TrackInFlight(name, +1);
-      TranslationTask& task = tasks.front();
-      task.deadline = deadline_;
-      task.cancelled = [cancelled = cancelled_] { return cancelled->load(); };
-      task.done = [this, answer, start, with_scores = request.options().return_scores(),
-                   eos_id = service_->model(model_index).model->config().eos_token_id,
-                   model = name](absl::StatusOr<TranslationResult> result) mutable {
-        if (result.ok()) {
-          FillTranslation(*result, with_scores, eos_id, *answer.mutable_translation());
-        } else {
-          answer.mutable_error()->set_code(static_cast<int>(result.status().code()));
-          answer.mutable_error()->set_message(std::string(result.status().message()));
-        }
-        RecordText(model, result.status(), start);
-        service_->TrackInFlight(model, -1);
-        Write(std::move(answer));
-      };
-      absl::Status submitted = service_->Submit(std::move(tasks));
-      if (!submitted.ok()) service_->TrackInFlight(name, -1);
-      return submitted;
-    }();
-    if (status.ok() && !answer.has_translation()) return;  // Queued.
-    if (!status.ok()) {
-      answer.mutable_error()->set_code(static_cast<int>(status.code()));
-      answer.mutable_error()->set_message(std::string(status.message()));
-    }
-    RecordText(answer.model().empty() ? kNoModel : answer.model(), status, start);
-    Write(std::move(answer));
+  // Hands one text to the core; its answer (or error) is written when ready.
+  void HandleText(v1::TranslateStreamRequest message) {
+    TranslationCore::Request request;
+    request.model = message.model();
+    request.texts.push_back(std::move(*message.mutable_text()));
+    request.options = ToRequested(message.options());
+    request.deadline = deadline_;
+    request.texts_field = "text";
+    request.method = "TranslateStream";
+    service_->core_->Translate(
+        std::move(request), call_,
+        [this, id = std::move(*message.mutable_id()),
+         with_scores =
+             message.options().return_scores()](absl::StatusOr<TranslationCore::Reply> reply) {
+          v1::TranslateStreamResponse answer;
+          answer.set_id(id);
+          if (reply.ok()) {
+            answer.set_model(reply->model);
+            FillTranslation(reply->translations.front(), with_scores,
+                            EosId(*service_->core_, reply->model), *answer.mutable_translation());
+          } else {
+            answer.mutable_error()->set_code(static_cast<int>(reply.status().code()));
+            answer.mutable_error()->set_message(std::string(reply.status().message()));
+          }
+          Write(answer);
+        });
   }
 
-  // The metrics count streamed texts one by one, like unary calls.
-  void RecordText(const std::string& model, const absl::Status& status, absl::Time start) {
-    service_->Record(model, "TranslateStream", status, start);
-  }
-
-  // Answers one text read earlier (from a worker thread, or from HandleText).
-  void Write(v1::TranslateStreamResponse answer) {
+  // Answers one text read earlier (from a core or worker thread, or from HandleText).
+  void Write(const v1::TranslateStreamResponse& answer) {
     absl::MutexLock lock(&mutex_);
     --unanswered_;
-    if (!cancelled_->load()) writes_.push_back(std::move(answer));  // Else nobody reads it.
+    if (!call_->cancelled()) Serialize(answer, writes_.emplace_back());  // Else nobody reads it.
     WriteNextLocked();
     ReadNextLocked();
     MaybeFinishLocked();
@@ -374,63 +290,106 @@ class TranslateStreamReactor
     StartWrite(&writes_.front());
   }
 
-  // Reads the next text unless one is being read, the client is done, or too many texts are
+  // Reads the next text unless one is being read, reading has ended, or too many texts are
   // between reading and writing (backpressure on clients that send without reading).
   void ReadNextLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_) {
-    if (reading_ || reads_done_ || finished_ || cancelled_->load()) return;
-    if (unanswered_ + static_cast<int>(writes_.size()) >= kMaxStreamTextsInFlight) return;
-    reading_ = true;
-    StartRead(&request_);
-  }
-
-  // Ends the call once every text read has been answered and written and the client is done
-  // sending; when cancelled, as soon as no text is still being translated (their callbacks
-  // point at this reactor) and no write is in progress.
-  void MaybeFinishLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_) {
-    if (finished_ || writing_) return;
-    if (cancelled_->load()) {
-      if (unanswered_ > 0) return;
-      final_status_ = absl::CancelledError("the stream was cancelled");
-    } else if (!reads_done_ || unanswered_ > 0 || !writes_.empty()) {
+    if (reading_ || reads_done_ || draining_ || !failed_.ok() || finished_ || call_->cancelled()) {
       return;
     }
+    if (unanswered_ + static_cast<int>(writes_.size()) >= kMaxStreamTextsInFlight) return;
+    reading_ = true;
+    StartRead(&read_);
+  }
+
+  // How the call ends, if it is time: once every text read has been answered and written and no
+  // more will be read; when cancelled, as soon as no text is still being translated (their
+  // callbacks point at this reactor) and no write is in progress.
+  std::optional<absl::Status> FinishStatusLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_) {
+    if (finished_ || writing_) return std::nullopt;
+    if (call_->cancelled()) {
+      if (unanswered_ > 0) return std::nullopt;
+      return absl::CancelledError("the stream was cancelled");
+    }
+    if (unanswered_ > 0 || !writes_.empty()) return std::nullopt;
+    if (!failed_.ok()) return failed_;
+    if (draining_) {
+      return absl::UnavailableError(
+          "the server is shutting down: every text it read was answered; send the others "
+          "again, to another server");
+    }
+    if (!reads_done_) return std::nullopt;
+    return absl::OkStatus();
+  }
+
+  void MaybeFinishLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_) {
+    const std::optional<absl::Status> status = FinishStatusLocked();
+    if (!status.has_value()) return;
     finished_ = true;
-    Finish(ToGrpcStatus(final_status_));
+    Finish(ToGrpcStatus(*status));
   }
 
   TranslationService* const service_;
   const absl::Time deadline_;
-  const absl::Time start_ = absl::Now();
-  const std::shared_ptr<std::atomic<bool>> cancelled_ = std::make_shared<std::atomic<bool>>(false);
-  v1::TranslateStreamRequest request_;
+  const std::shared_ptr<TranslationCore::Call> call_ = std::make_shared<TranslationCore::Call>();
+  bool registered_ = false;
+  grpc::ByteBuffer read_;
 
   absl::Mutex mutex_;
-  std::deque<v1::TranslateStreamResponse> writes_ ABSL_GUARDED_BY(mutex_);  // Front: writing.
-  int unanswered_ ABSL_GUARDED_BY(mutex_) = 0;  // Texts read and not yet answered.
+  std::deque<grpc::ByteBuffer> writes_ ABSL_GUARDED_BY(mutex_);  // Front: being written.
+  int messages_ ABSL_GUARDED_BY(mutex_) = 0;                     // Read so far.
+  int unanswered_ ABSL_GUARDED_BY(mutex_) = 0;                   // Texts read and not yet answered.
   bool reading_ ABSL_GUARDED_BY(mutex_) = false;
   bool writing_ ABSL_GUARDED_BY(mutex_) = false;
   bool reads_done_ ABSL_GUARDED_BY(mutex_) = false;
+  bool draining_ ABSL_GUARDED_BY(mutex_) = false;
   bool finished_ ABSL_GUARDED_BY(mutex_) = false;
-  absl::Status final_status_;
+  absl::Status failed_ ABSL_GUARDED_BY(mutex_);  // A message that did not parse.
 };
 
-grpc::ServerBidiReactor<v1::TranslateStreamRequest, v1::TranslateStreamResponse>*
-TranslationService::TranslateStream(grpc::CallbackServerContext* context) {
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* TranslationService::TranslateStream(
+    grpc::CallbackServerContext* context) {
   return new TranslateStreamReactor(this, context);
+}
+
+bool TranslationService::StreamStarted(TranslateStreamReactor* stream) {
+  absl::MutexLock lock(&mutex_);
+  if (draining_) return false;
+  streams_.insert(stream);
+  return true;
+}
+
+void TranslationService::StreamEnded(TranslateStreamReactor* stream) {
+  absl::MutexLock lock(&mutex_);
+  streams_.erase(stream);
+}
+
+void TranslationService::StartDraining() {
+  std::vector<std::pair<TranslateStreamReactor*, absl::Status>> idle;
+  {
+    // Under the lock: a stream leaves the set (in OnDone) before it is deleted.
+    absl::MutexLock lock(&mutex_);
+    draining_ = true;
+    for (TranslateStreamReactor* stream : streams_) {
+      if (std::optional<absl::Status> status = stream->Drain()) idle.emplace_back(stream, *status);
+    }
+  }
+  // Alive until they finish, which only this does now.
+  for (auto& [stream, status] : idle) stream->Finish(ToGrpcStatus(status));
 }
 
 grpc::ServerUnaryReactor* TranslationService::ListModels(grpc::CallbackServerContext* context,
                                                          const v1::ListModelsRequest* request,
                                                          v1::ListModelsResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  absl::ReaderMutexLock lock(&mutex_);
-  if (scheduler_ == nullptr) {
+  const std::vector<ServedModel> models = core_->models();
+  if (models.empty()) {
     reactor->Finish(
         grpc::Status(grpc::StatusCode::UNAVAILABLE, "the server is loading its models"));
     return reactor;
   }
-  for (size_t i = 0; i < models_.size(); ++i) {
-    const ServedModel& served = models_[i];
+  const RequestLimits& limits = core_->limits();
+  for (size_t i = 0; i < models.size(); ++i) {
+    const ServedModel& served = models[i];
     const ModelConfig& c = served.model->config();
     v1::ModelInfo* info = response->add_models();
     info->set_name(served.name);
@@ -445,8 +404,8 @@ grpc::ServerUnaryReactor* TranslationService::ListModels(grpc::CallbackServerCon
     info->set_ffn_dim(c.encoder_ffn_dim);
     info->set_vocab_size(c.vocab_size);
     info->set_compute_type(served.model->compute_type());
-    info->set_max_input_tokens(MaxInputTokens(*served.model, limits_));
-    info->set_max_output_tokens(MaxOutputTokens(*served.model, limits_));
+    info->set_max_input_tokens(MaxInputTokens(*served.model, limits));
+    info->set_max_output_tokens(MaxOutputTokens(*served.model, limits));
     info->set_path(served.model->dir());
   }
   reactor->Finish(grpc::Status::OK);

@@ -51,5 +51,17 @@ TEST(ModelSpecsTest, Errors) {
   EXPECT_THAT(std::string(twice.status().message()), testing::HasSubstr("\"a\" is given twice"));
 }
 
+// "none" labels the metrics of requests that named no served model: a model of that name would
+// be counted with them (and its in-flight gauge confused with theirs).
+TEST(ModelSpecsTest, NoneIsReserved) {
+  for (const std::vector<std::string>& values :
+       std::vector<std::vector<std::string>>{{"none=/x"}, {"/models/none"}, {"a=/x", "none=/y"}}) {
+    const auto specs = ParseModelSpecs(values, "/d");
+    EXPECT_EQ(specs.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(specs.status().message()),
+                ::testing::HasSubstr("the name \"none\" is reserved"));
+  }
+}
+
 }  // namespace
 }  // namespace mtserve

@@ -210,12 +210,13 @@ class ServerProcess {
                 std::chrono::milliseconds timeout = std::chrono::seconds(60))
       : process_(binary, WithListenFlags(flags)) {
     const std::optional<std::vector<std::string>> m = process_.WaitForStderr(
-        R"(mtserve: listening on \S+ \(port (\d+)\), metrics on \S* \(port (\d+)\))", timeout);
+        R"(mtserve: listening on \S+ \(port (\d+)\), metrics (?:on \S* \(port (\d+)\)|off))",
+        timeout);
     if (!m.has_value()) {
       throw std::runtime_error("mtserve printed no ports; stderr:\n" + process_.StderrText());
     }
     grpc_port_ = std::stoi((*m)[1]);
-    metrics_port_ = std::stoi((*m)[2]);
+    metrics_port_ = (*m)[2].empty() ? 0 : std::stoi((*m)[2]);
   }
 
   // Waits for "mtserve: serving"; false if it does not come (the server failed or hung).

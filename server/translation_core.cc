@@ -1,0 +1,242 @@
+#include "server/translation_core.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "model/excerpt.h"
+#include "model/status_macros.h"
+#include "server/stop_reason.h"
+
+namespace mtserve {
+namespace {
+
+// The model label of requests refused before a model was chosen (keeps label values bounded
+// whatever names clients send).
+constexpr char kNoModel[] = "none";
+
+// Texts are tokenised on these threads: enough that one very long text does not hold up the
+// others, few enough to leave the cores to the decoding workers.
+constexpr int kTokenizerThreads = 2;
+
+std::string FieldName(const TranslationCore::Request& request, size_t index) {
+  return request.texts.size() == 1 ? request.texts_field
+                                   : absl::StrCat(request.texts_field, "[", index, "]");
+}
+
+}  // namespace
+
+// A request between Translate and its answer; shared by the tasks of its texts.
+struct TranslationCore::Pending {
+  Request request;
+  Done done;
+  std::shared_ptr<Call> call;
+  const absl::Time start = absl::Now();
+  int model = -1;          // Index into the served models, once chosen.
+  std::string model_name;  // The metrics' label: the model's name once chosen.
+  bool accepted = false;   // Counted in flight (and its texts as tokenising).
+  DecodingOptions options;
+  int eos_id = 0;
+
+  absl::Mutex mutex;
+  Reply reply ABSL_GUARDED_BY(mutex);
+  int unanswered ABSL_GUARDED_BY(mutex) = 0;
+  absl::Status status ABSL_GUARDED_BY(mutex);
+  bool finished ABSL_GUARDED_BY(mutex) = false;
+};
+
+TranslationCore::TranslationCore(const RequestLimits& limits, int max_queued_texts,
+                                 Metrics* metrics)
+    : limits_(limits),
+      max_queued_texts_(max_queued_texts),
+      metrics_(metrics),
+      pool_(kTokenizerThreads) {}
+
+TranslationCore::~TranslationCore() = default;
+
+void TranslationCore::StartServing(std::vector<ServedModel> models, BatchScheduler* scheduler) {
+  absl::MutexLock lock(&mutex_);
+  models_ = std::move(models);
+  scheduler_ = scheduler;
+}
+
+void TranslationCore::StartDraining() {
+  absl::MutexLock lock(&mutex_);
+  draining_ = true;
+}
+
+bool TranslationCore::WaitUntilIdle(absl::Time deadline) {
+  absl::MutexLock lock(&mutex_);
+  auto idle = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_) { return in_flight_ == 0; };
+  return mutex_.AwaitWithDeadline(absl::Condition(&idle), deadline);
+}
+
+std::vector<ServedModel> TranslationCore::models() const {
+  absl::ReaderMutexLock lock(&mutex_);
+  return scheduler_ == nullptr ? std::vector<ServedModel>() : models_;
+}
+
+absl::StatusOr<int> TranslationCore::FindModel(const std::string& name) const {
+  absl::ReaderMutexLock lock(&mutex_);
+  if (draining_) return absl::UnavailableError("the server is shutting down");
+  if (scheduler_ == nullptr) return absl::UnavailableError("the server is loading its models");
+  if (name.empty()) return 0;
+  for (size_t i = 0; i < models_.size(); ++i) {
+    if (models_[i].name == name) return static_cast<int>(i);
+  }
+  std::string served;
+  for (const ServedModel& m : models_) absl::StrAppend(&served, served.empty() ? "" : ", ", m.name);
+  return absl::NotFoundError(
+      absl::StrCat("model \"", Excerpt(name), "\" is not served; this server has: ", served));
+}
+
+void TranslationCore::RecordRefused(const std::string& method, const absl::Status& status) {
+  if (metrics_ == nullptr) return;
+  metrics_->RecordRequest(kNoModel, method, absl::StatusCodeToString(status.code()), 0);
+}
+
+void TranslationCore::Translate(Request request, std::shared_ptr<Call> call, Done done) {
+  auto pending = std::make_shared<Pending>();
+  pending->request = std::move(request);
+  pending->call = std::move(call);
+  pending->done = std::move(done);
+  pending->model_name = kNoModel;
+  const Request& r = pending->request;
+  // What can be checked at once, cheaply, is: the caller hears of it without waiting.
+  const absl::Status refused = [&]() -> absl::Status {
+    MT_ASSIGN_OR_RETURN(pending->model, FindModel(r.model));
+    const ServedModel served = models()[pending->model];
+    pending->model_name = served.name;
+    pending->eos_id = served.model->config().eos_token_id;
+    const int texts = static_cast<int>(r.texts.size());
+    if (texts > limits_.max_texts_per_request) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(r.texts_field, " has ", texts, " entries; the limit is ",
+                       limits_.max_texts_per_request, " (the server's --max_texts_per_request)"));
+    }
+    MT_ASSIGN_OR_RETURN(pending->options, ToDecodingOptions(r.options, *served.model, limits_));
+    for (size_t i = 0; i < r.texts.size(); ++i) {
+      if (static_cast<int64_t>(r.texts[i].size()) > limits_.max_text_bytes) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(FieldName(r, i), " has ", r.texts[i].size(), " bytes; the limit is ",
+                         limits_.max_text_bytes, " (the server's --max_text_bytes)"));
+      }
+    }
+    absl::MutexLock lock(&mutex_);
+    if (tokenizing_texts_ + texts > max_queued_texts_) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("the translation queue is full (", tokenizing_texts_,
+                       " texts waiting to be tokenised, --max_queued_texts ", max_queued_texts_,
+                       "); retry later"));
+    }
+    tokenizing_texts_ += texts;
+    ++in_flight_;
+    pending->accepted = true;
+    return absl::OkStatus();
+  }();
+  if (!refused.ok()) {
+    Finish(*pending, refused);
+    return;
+  }
+  if (metrics_ != nullptr) metrics_->InFlightRequests(pending->model_name).Increment();
+  pool_.Run([this, pending] { Start(pending); });
+}
+
+void TranslationCore::Start(std::shared_ptr<Pending> pending) {
+  const Request& r = pending->request;
+  const int texts = static_cast<int>(r.texts.size());
+  BatchScheduler* scheduler;
+  ServedModel served;
+  {
+    absl::ReaderMutexLock lock(&mutex_);
+    scheduler = scheduler_;
+    served = models_[pending->model];
+  }
+  Reply reply;
+  reply.model = served.name;
+  reply.translations.resize(texts);
+  std::vector<TranslationTask> tasks;
+  const absl::Status prepared = [&]() -> absl::Status {
+    MT_RETURN_IF_ERROR(StopReason(pending->call->cancelled(), r.deadline, absl::Now(),
+                                  "before translation started"));
+    for (int i = 0; i < texts; ++i) {
+      const std::string field = FieldName(r, i);
+      MT_ASSIGN_OR_RETURN(std::vector<int> ids,
+                          EncodeText(r.texts[i], field, *served.model, limits_));
+      if (ids.empty()) {  // An empty text: num_hypotheses empty hypotheses, like any other.
+        reply.translations[i].hypotheses.resize(pending->options.num_hypotheses);
+        continue;
+      }
+      MT_RETURN_IF_ERROR(CheckDecodeMemory(static_cast<int>(ids.size()), pending->options,
+                                           *served.model, limits_, field));
+      TranslationTask& task = tasks.emplace_back();
+      task.model = pending->model;
+      task.model_name = served.name;
+      task.source_ids = std::move(ids);
+      task.options = pending->options;
+      task.deadline = r.deadline;
+      task.cancelled = [call = pending->call] { return call->cancelled(); };
+      task.done = [this, pending, i](absl::StatusOr<TranslationResult> result) {
+        absl::StatusOr<Reply> answer;
+        {
+          absl::MutexLock lock(&pending->mutex);
+          if (result.ok()) {
+            pending->reply.translations[i] = *std::move(result);
+          } else if (pending->status.ok()) {
+            pending->status = result.status();
+            pending->call->Cancel();  // The request fails anyway: its other texts need not run.
+          }
+          if (--pending->unanswered > 0) return;
+          if (pending->status.ok()) {
+            answer = std::move(pending->reply);
+          } else {
+            answer = pending->status;
+          }
+        }
+        Finish(*pending, std::move(answer));
+      };
+    }
+    return absl::OkStatus();
+  }();
+  {
+    absl::MutexLock lock(&mutex_);
+    tokenizing_texts_ -= texts;
+  }
+  if (!prepared.ok()) {
+    Finish(*pending, prepared);
+    return;
+  }
+  if (tasks.empty()) {
+    Finish(*pending, std::move(reply));
+    return;
+  }
+  {
+    absl::MutexLock lock(&pending->mutex);
+    pending->reply = std::move(reply);
+    pending->unanswered = static_cast<int>(tasks.size());
+  }
+  absl::Status submitted = scheduler->Submit(std::move(tasks));
+  if (!submitted.ok()) Finish(*pending, submitted);  // Nothing was queued: no task will answer.
+}
+
+void TranslationCore::Finish(Pending& pending, absl::StatusOr<Reply> reply) {
+  {
+    absl::MutexLock lock(&pending.mutex);
+    if (pending.finished) return;
+    pending.finished = true;
+  }
+  if (metrics_ != nullptr) {
+    metrics_->RecordRequest(pending.model_name, pending.request.method,
+                            absl::StatusCodeToString(reply.status().code()),
+                            absl::ToDoubleSeconds(absl::Now() - pending.start));
+    if (pending.accepted) metrics_->InFlightRequests(pending.model_name).Decrement();
+  }
+  pending.done(std::move(reply));
+  if (pending.accepted) {
+    absl::MutexLock lock(&mutex_);
+    --in_flight_;
+  }
+}
+
+}  // namespace mtserve

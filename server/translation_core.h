@@ -1,0 +1,120 @@
+// The transport-neutral serving core: what every front end calls (the gRPC service today). It owns
+// the served models, checks requests (request_limits.h: every limit in one place), tokenises them
+// on its own threads, hands their texts to the BatchScheduler, gathers the results, and counts
+// requests in the metrics. A front end maps its messages to a Request, calls Translate, and maps
+// the Reply or the absl::Status (the code is the gRPC one; the message names the field and the
+// limit) back.
+#ifndef MTSERVE_SERVER_TRANSLATION_CORE_H_
+#define MTSERVE_SERVER_TRANSLATION_CORE_H_
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "model/model.h"
+#include "model/translator.h"
+#include "server/batch_scheduler.h"
+#include "server/metrics.h"
+#include "server/request_limits.h"
+#include "server/task_pool.h"
+
+namespace mtserve {
+
+struct ServedModel {
+  std::string name;
+  std::shared_ptr<const Model> model;
+};
+
+class TranslationCore {
+ public:
+  struct Request {
+    std::string model;  // Empty: the default model.
+    std::vector<std::string> texts;
+    RequestedOptions options;
+    absl::Time deadline = absl::InfiniteFuture();
+    // How errors name the texts: `texts_field`[i], or `texts_field` alone for a single text.
+    std::string texts_field = "texts";
+    // The front end's name for the call, for the metrics' method label.
+    std::string method;
+  };
+
+  struct Reply {
+    std::string model;                            // The model that translated.
+    std::vector<TranslationResult> translations;  // One per text, in order.
+  };
+
+  // Runs exactly once per Translate call, on a core or worker thread (or, for a request refused
+  // at once, on the calling thread), with every text's translation or the first error.
+  using Done = std::function<void(absl::StatusOr<Reply>)>;
+
+  // A request in progress, made by the front end (it may cancel before Translate returns).
+  class Call {
+   public:
+    // Stops the request: texts not yet decoding never are, the others leave their decodes at the
+    // next step, and Done gets CANCELLED (or DEADLINE_EXCEEDED close to the deadline).
+    void Cancel() { cancelled_.store(true); }
+    bool cancelled() const { return cancelled_.load(); }
+
+   private:
+    std::atomic<bool> cancelled_ = false;
+  };
+
+  // `max_queued_texts` bounds the texts accepted and not yet handed to the scheduler (whose own
+  // queue has the same bound).
+  TranslationCore(const RequestLimits& limits, int max_queued_texts, Metrics* metrics);
+  ~TranslationCore();
+
+  // Until this is called requests get UNAVAILABLE (models loading). The first model is the
+  // default. `scheduler` was made with the same models, in the same order.
+  void StartServing(std::vector<ServedModel> models, BatchScheduler* scheduler);
+  // New requests get UNAVAILABLE from now on; those in flight go on.
+  void StartDraining();
+  // Waits until no request is in flight or `deadline` passes; true if none is left.
+  bool WaitUntilIdle(absl::Time deadline);
+
+  // Translates `request`; `call` cancels it.
+  void Translate(Request request, std::shared_ptr<Call> call, Done done);
+
+  // Counts a request that a front end refused before it could become a Request (a message that
+  // does not parse, say).
+  void RecordRefused(const std::string& method, const absl::Status& status);
+
+  // The served models (empty while loading), the default first.
+  std::vector<ServedModel> models() const;
+  const RequestLimits& limits() const { return limits_; }
+
+ private:
+  struct Pending;
+
+  // The model index for `name` (empty: the default): NOT_FOUND if not served, UNAVAILABLE while
+  // loading or draining.
+  absl::StatusOr<int> FindModel(const std::string& name) const;
+  // Tokenises and queues the texts of `pending` (on the pool's threads).
+  void Start(std::shared_ptr<Pending> pending);
+  // Answers `pending` once, with `reply` or its error.
+  void Finish(Pending& pending, absl::StatusOr<Reply> reply);
+
+  const RequestLimits limits_;
+  const int max_queued_texts_;
+  Metrics* const metrics_;
+
+  mutable absl::Mutex mutex_;
+  std::vector<ServedModel> models_ ABSL_GUARDED_BY(mutex_);
+  BatchScheduler* scheduler_ ABSL_GUARDED_BY(mutex_) = nullptr;
+  bool draining_ ABSL_GUARDED_BY(mutex_) = false;
+  int in_flight_ ABSL_GUARDED_BY(mutex_) = 0;
+  int tokenizing_texts_ ABSL_GUARDED_BY(mutex_) = 0;  // Accepted, not yet queued.
+
+  // Last: its threads run tasks that use the members above, and stop first.
+  TaskPool pool_;
+};
+
+}  // namespace mtserve
+
+#endif  // MTSERVE_SERVER_TRANSLATION_CORE_H_
