@@ -7,8 +7,10 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "grpcpp/support/proto_buffer_reader.h"
 #include "grpcpp/support/proto_buffer_writer.h"
+#include "server/stop_reason.h"
 
 namespace mtserve {
 namespace {
@@ -111,6 +113,15 @@ class TranslateReactor : public grpc::ServerUnaryReactor {
                    const grpc::ByteBuffer* request, grpc::ByteBuffer* response)
       : service_(service), response_(response) {
     service_->CallStarted();
+    // A call cancelled (or past its deadline) before its message arrived comes without one (an
+    // empty buffer would parse as a valid request of no texts).
+    if (!request->Valid() || context->IsCancelled()) {
+      const absl::Status status =
+          StopReason(true, DeadlineOf(*context), absl::Now(), "before the request arrived");
+      service_->core_->RecordRefused("Translate", status);
+      Finish(ToGrpcStatus(status));
+      return;
+    }
     v1::TranslateRequest message;
     if (!Parse(*request, message)) {
       const absl::Status status = NotAMessage("the request (mtserve.v1.TranslateRequest)");
@@ -195,6 +206,13 @@ class TranslateStreamReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, 
         MaybeFinishLocked();
         return;
       }
+      // A read that was under way when the stream stopped reading (draining, a malformed
+      // message) or was cancelled: its text is not taken, since its answer could come after the
+      // stream has ended.
+      if (finished_ || draining_ || !failed_.ok() || call_->cancelled()) {
+        MaybeFinishLocked();
+        return;
+      }
       ++messages_;
       if (!Parse(read_, message)) {
         // The texts already read are still answered; nothing after this one is read.
@@ -231,6 +249,8 @@ class TranslateStreamReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, 
   void OnDone() override {
     if (registered_) service_->StreamEnded(this);
     service_->CallEnded();
+    // The thread that called Finish may still be leaving mutex_.
+    { absl::MutexLock lock(&mutex_); }
     delete this;
   }
 
@@ -381,6 +401,13 @@ grpc::ServerUnaryReactor* TranslationService::ListModels(grpc::CallbackServerCon
                                                          const v1::ListModelsRequest* request,
                                                          v1::ListModelsResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  {
+    absl::MutexLock lock(&mutex_);
+    if (draining_) {
+      reactor->Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, "the server is shutting down"));
+      return reactor;
+    }
+  }
   const std::vector<ServedModel> models = core_->models();
   if (models.empty()) {
     reactor->Finish(

@@ -1286,7 +1286,14 @@ TEST(LifecycleTest, SigtermDrainsThenExitsZero) {
   grpc::Status status = Translate(*stub, Request({"A dog runs."}, Greedy()), &refused);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE) << Describe(status);
   EXPECT_THAT(status.error_message(), HasSubstr("shutting down"));
-  // A new stream is refused.
+  // So is ListModels, and a new stream.
+  {
+    grpc::ClientContext context;
+    SetTimeout(context, 60s);
+    v1::ListModelsResponse models;
+    status = stub->ListModels(&context, v1::ListModelsRequest(), &models);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE) << Describe(status);
+  }
   {
     grpc::ClientContext context;
     auto late = stub->TranslateStream(&context);
@@ -1465,7 +1472,7 @@ TEST_F(QueueTest, DeadlineWhileQueued) {
                         RequestLabels("Translate", "DEADLINE_EXCEEDED")),
             1)
       << after.text();
-  EXPECT_EQ(after.Since(before, "mtserve_requests_total", {{"code", "OK"}}), 0);
+  EXPECT_EQ(after.Since(before, "mtserve_requests_total", {{"code", "OK"}}), 0) << after.text();
   // A deadline is not a cancellation, even though gRPC also cancels the call when it passes.
   EXPECT_EQ(after.Since(before, "mtserve_requests_total", {{"code", "CANCELLED"}}), 0)
       << after.text();
@@ -1503,7 +1510,7 @@ TEST_F(ServerTest, DeadlineDuringTranslation) {
                         RequestLabels("Translate", "DEADLINE_EXCEEDED")),
             1)
       << after.text();
-  EXPECT_EQ(after.Since(before, "mtserve_requests_total", {{"code", "OK"}}), 0);
+  EXPECT_EQ(after.Since(before, "mtserve_requests_total", {{"code", "OK"}}), 0) << after.text();
   // A deadline is not a cancellation, even though gRPC also cancels the call when it passes.
   EXPECT_EQ(after.Since(before, "mtserve_requests_total", {{"code", "CANCELLED"}}), 0)
       << after.text();
