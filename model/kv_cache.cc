@@ -15,6 +15,14 @@ void KvCache::Clear() {
   rows_ = 0;
   birth_.clear();
   RecycleBlocks();  // All of them: no row reads any.
+  size_t kept = 0;
+  for (size_t i = 0; i < pool_.size(); ++i) {  // Largest first.
+    kept += pool_[i].storage.capacity() * sizeof(float);
+    if (kept > kRetainedBytes) {
+      pool_.resize(i);
+      break;
+    }
+  }
   first_step_ = 0;
 }
 
@@ -92,6 +100,19 @@ void KvCache::RecycleBlocks() {
     chunk.used = 0;
     chunk.last_step = -1;
     chunks_.pop_front();
+  }
+  size_t in_use = 0;
+  for (const Chunk& chunk : chunks_) in_use += chunk.storage.capacity();
+  size_t pooled = 0;
+  for (const Chunk& chunk : pool_) pooled += chunk.storage.capacity();
+  // The smallest go first: the larger ones fit more blocks.
+  std::sort(pool_.begin(), pool_.end(), [](const Chunk& a, const Chunk& b) {
+    return a.storage.capacity() > b.storage.capacity();
+  });
+  // While rows are live, that is; Clear keeps some when none are.
+  while (pooled > in_use && rows_ > 0) {
+    pooled -= pool_.back().storage.capacity();
+    pool_.pop_back();
   }
 }
 

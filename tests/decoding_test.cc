@@ -23,6 +23,7 @@
 #include "model/decoding/decoding_options.h"
 #include "model/decoding/hypothesis.h"
 #include "model/decoding/search.h"
+#include "model/kv_cache.h"
 #include "model/layers/decoder.h"
 #include "model/layers/encoder.h"
 #include "model/model.h"
@@ -491,6 +492,35 @@ TEST_F(DecodingTest, DecodeMemoryBoundsWhatADecodeHolds) {
     // cache's chunk pool twice what live steps need).
     EXPECT_GE(largest * 3, static_cast<size_t>(bound.Decoding(texts_in, longest)))
         << largest << " bytes held at most, bound " << bound.Decoding(texts_in, longest);
+  }
+}
+
+// After a large decode, a worker's next decode does not keep holding the large one's memory (it
+// kept every buffer and cache chunk at their peak, for good): what a small decode holds is within
+// its own bound plus the cache storage kept between decodes.
+TEST_F(DecodingTest, MemoryOfALargeDecodeIsGivenBack) {
+  Translator translator(model(), kThreads);
+  DecodingOptions large = Beam(16, 1);
+  large.min_length = large.max_length = 150;
+  const std::vector<std::string> sources = FirstTexts(8);
+  ASSERT_OK_AND_ASSIGN(const std::vector<TranslationResult> results,
+                       translator.Translate(sources, large));
+  ASSERT_EQ(results.size(), 8u);
+
+  DecodingOptions small = Greedy();
+  small.max_length = 20;
+  const std::vector<int> source = model()->tokenizer().EncodeSource(texts()[0]);
+  const DecodeMemory bound(config(), small);
+  const int64_t allowed =
+      bound.Decoding(1, static_cast<int64_t>(source.size())) + KvCache::kRetainedBytes;
+  // What the large decode needed, at least: its cache alone.
+  EXPECT_GT(int64_t{16} * 8 * 150 * bound.cache_bytes_per_token(), allowed);
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<DecodeSession> session, translator.StartDecoding(small));
+  ASSERT_TRUE(session->AddInputs({source}).ok());
+  std::vector<FinishedSentence> finished;
+  while (session->inputs() > 0) {
+    session->Step(finished);
+    EXPECT_LE(static_cast<int64_t>(session->memory_bytes()), allowed);
   }
 }
 

@@ -291,6 +291,37 @@ TEST(LayerNormTest, NormalisesInPlace) {
   }
 }
 
+// A worker keeps at most kMaxCachedPrimitives primitives, whatever shapes it sees (a server sees
+// ever new ones; keeping them all grew its memory without end), and a shape evicted and seen
+// again is made again and computes as before.
+TEST(ComputeContextTest, PrimitiveCacheIsBoundedAndEvictedShapesStillWork) {
+  std::mt19937 rng(41);
+  ComputeContext ctx(1);
+  ctx.BindToCallingThread();
+  const int dim = 8;
+  const std::vector<float> gamma = RandomVector(rng, dim, 0.5f, 2.f);
+  const std::vector<float> beta = RandomVector(rng, dim);
+  const LayerNorm norm(gamma, beta, 1e-5f);
+  const int64_t shapes = ComputeContext::kMaxCachedPrimitives + 100;
+  std::vector<float> x;
+  for (int64_t rows = 1; rows <= shapes; ++rows) {
+    x = RandomVector(rng, rows * dim);
+    norm.Forward(ctx, x.data(), rows);
+    ASSERT_LE(ctx.num_cached_primitives(), ComputeContext::kMaxCachedPrimitives);
+  }
+  EXPECT_EQ(ctx.primitives_created(), shapes);
+  EXPECT_EQ(ctx.num_cached_primitives(), ComputeContext::kMaxCachedPrimitives);
+  // The most recent shape is still cached; the first was evicted and is made again.
+  x = RandomVector(rng, shapes * dim);
+  norm.Forward(ctx, x.data(), shapes);
+  EXPECT_EQ(ctx.primitives_created(), shapes);
+  x = RandomVector(rng, 3 * dim, -3.f, 5.f);
+  const std::vector<double> expected = NaiveLayerNorm(x, 3, dim, gamma, beta, 1e-5);
+  norm.Forward(ctx, x.data(), 3);
+  EXPECT_EQ(ctx.primitives_created(), shapes + 1);
+  EXPECT_TRUE(AllClose(x.data(), expected));
+}
+
 // A constant row has variance 0: the output is beta exactly where eps keeps the division finite.
 TEST(LayerNormTest, ConstantRowGivesBeta) {
   std::mt19937 rng(5);

@@ -15,14 +15,13 @@ Decoder::Decoder(const Model& model)
       cache_(model.config().decoder_layers, model.config().d_model) {}
 
 void Decoder::Reset() {
+  // The step buffers stay (Fit shrinks them when a step needs far less); the cache keeps a
+  // bounded pool (KvCache::Clear).
   cache_.Clear();
   sentences_.clear();
   free_sentences_.clear();
   free_groups_.clear();
-  for (int g = static_cast<int>(groups_.size()) - 1; g >= 0; --g) {
-    groups_[g].live = 0;
-    free_groups_.push_back(g);
-  }
+  groups_.clear();
 }
 
 std::vector<int> Decoder::AddSentences(ComputeContext& ctx, const float* encoder_output,
@@ -77,7 +76,12 @@ size_t Decoder::memory_bytes() const {
 void Decoder::RemoveSentence(int sentence) {
   Sentence& s = sentences_[sentence];
   assert(s.group >= 0);
-  if (--groups_[s.group].live == 0) free_groups_.push_back(s.group);
+  SourceGroup& group = groups_[s.group];
+  if (--group.live == 0) {
+    // Its size was that of one join; the next group reserves its own.
+    for (FloatBuffer& buffer : group.key_values) buffer.Release();
+    free_groups_.push_back(s.group);
+  }
   s.group = -1;
   free_sentences_.push_back(sentence);
 }
@@ -102,13 +106,13 @@ void Decoder::Step(ComputeContext& ctx, const std::vector<int>& ids,
         std::max({max_positions, positions_[r] + 1, sentences_[row_sentence[r]].length});
   }
 
-  float* x = x_.Reserve(static_cast<size_t>(rows) * d);
+  float* x = x_.Fit(static_cast<size_t>(rows) * d);
   model_.weights().target_embeddings->Forward(ids.data(), positions_.data(), rows, x);
 
-  float* qkv = qkv_.Reserve(static_cast<size_t>(rows) * 3 * d);
-  float* query = query_.Reserve(static_cast<size_t>(rows) * d);
-  float* context = context_.Reserve(static_cast<size_t>(rows) * d);
-  float* ffn = ffn_.Reserve(static_cast<size_t>(rows) * config.decoder_ffn_dim);
+  float* qkv = qkv_.Fit(static_cast<size_t>(rows) * 3 * d);
+  float* query = query_.Fit(static_cast<size_t>(rows) * d);
+  float* context = context_.Fit(static_cast<size_t>(rows) * d);
+  float* ffn = ffn_.Fit(static_cast<size_t>(rows) * config.decoder_ffn_dim);
 
   // Self-attention reads the positions of each row's lineage; cross-attention reads the
   // positions of the row's source sentence. Both go through per-row pointer tables.
@@ -176,7 +180,7 @@ void Decoder::Step(ComputeContext& ctx, const std::vector<int>& ids,
     layer.ffn_norm.Forward(ctx, x, rows);
   }
   model_.weights().output_projection.Forward(
-      ctx, x, rows, logits.Reserve(static_cast<size_t>(rows) * config.vocab_size));
+      ctx, x, rows, logits.Fit(static_cast<size_t>(rows) * config.vocab_size));
 }
 
 }  // namespace mtserve

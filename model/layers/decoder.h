@@ -21,7 +21,7 @@ class Decoder {
  public:
   explicit Decoder(const Model& model);
 
-  // Forgets every sentence and row, keeping the memory for later.
+  // Forgets every sentence and row, and frees their keys and values.
   void Reset();
 
   // Adds sentences from their encoder output ([count * max_length, d_model], see

@@ -26,6 +26,14 @@ class FloatBuffer {
     }
     return data_.get();
   }
+  // Like Reserve, but also gives memory back when the buffer holds far more than `size` needs
+  // (four times, and a megabyte more): for buffers sized anew at each step, so that one large
+  // step does not pin its peak for the life of a worker.
+  float* Fit(size_t size) {
+    constexpr size_t kSlackFloats = (size_t{1} << 20) / sizeof(float);
+    if (capacity_ > 4 * size && capacity_ - size >= kSlackFloats) Release();
+    return Reserve(size);
+  }
   // Frees the memory.
   void Release() {
     data_.reset();

@@ -5,7 +5,12 @@
 namespace mtserve {
 
 const dnnl::engine& CpuEngine() {
-  static const dnnl::engine* engine = new dnnl::engine(dnnl::engine::kind::cpu, 0);
+  static const dnnl::engine* engine = [] {
+    // oneDNN's process-wide cache of primitives (and their JIT code), shared by the workers.
+    // Its default (1,024) would hold on to that many shapes beside each worker's own cache.
+    dnnl::set_primitive_cache_capacity(512);
+    return new dnnl::engine(dnnl::engine::kind::cpu, 0);
+  }();
   return *engine;
 }
 

@@ -1,7 +1,13 @@
 // What one worker thread needs to run ops: the oneDNN engine and stream, its OpenMP thread count,
-// a cache of the primitives it has created, so that no primitive is created twice, and one
+// a cache of the primitives it has created, so that a shape's primitive is made once, and one
 // scratchpad that all of them share (with oneDNN's default, every cached primitive would keep its
 // own scratch memory alive: hundreds of megabytes over a few hundred shapes).
+//
+// Primitives are made for exact shapes, each with JIT-compiled code (tens of kilobytes), and a
+// server sees ever new shapes: a cache that kept them all grew without end under steady load.
+// The cache keeps the kMaxCachedPrimitives most recently used; oneDNN's own process-wide cache
+// (whose capacity CpuEngine() sets) makes a shape evicted here cheap to get back while another
+// worker still uses it.
 //
 // Not thread-safe: each thread that computes owns one ComputeContext (its scratchpad serves one
 // primitive at a time). Weights, and the primitives themselves, may be shared.
@@ -9,6 +15,7 @@
 #define MTSERVE_MODEL_OPS_COMPUTE_CONTEXT_H_
 
 #include <cstdint>
+#include <list>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <unordered_map>
 #include <vector>
@@ -53,9 +60,17 @@ class ComputeContext {
   template <typename MakePd>
   void Execute(const PrimitiveKey& key, MakePd&& make_pd, absl::Span<const Arg> args) {
     auto it = primitives_.find(key);
-    if (it == primitives_.end()) {
+    if (it != primitives_.end()) {
+      recency_.splice(recency_.begin(), recency_, it->second.recency);
+    } else {
+      if (primitives_.size() >= kMaxCachedPrimitives) {
+        primitives_.erase(recency_.back());
+        recency_.pop_back();
+      }
       const auto pd = make_pd();
-      Cached cached{dnnl::primitive(pd), pd.scratchpad_desc(), {}};
+      recency_.push_front(key);
+      Cached cached{dnnl::primitive(pd), pd.scratchpad_desc(), {}, recency_.begin()};
+      ++primitives_created_;
       for (const Arg& arg : args) {
         cached.args.emplace(arg.id, arg.memory != nullptr
                                         ? *arg.memory
@@ -84,16 +99,25 @@ class ComputeContext {
     cached.primitive.execute(stream_, cached.args);
   }
   size_t num_cached_primitives() const { return primitives_.size(); }
+  // Primitives made so far (more than are cached once the cache is full).
+  int64_t primitives_created() const { return primitives_created_; }
+
+  // More than the shapes a worker uses over and over, few enough that
+  // their code stays small.
+  static constexpr size_t kMaxCachedPrimitives = 1024;
 
  private:
   struct Cached {
     dnnl::primitive primitive;
     dnnl::memory::desc scratchpad;
     std::unordered_map<int, dnnl::memory> args;  // Re-pointed at each run.
+    std::list<PrimitiveKey>::iterator recency;
   };
   int num_threads_;
   dnnl::stream stream_;
   absl::flat_hash_map<PrimitiveKey, Cached> primitives_;
+  std::list<PrimitiveKey> recency_;  // Most recently used first.
+  int64_t primitives_created_ = 0;
   FloatBuffer scratchpad_;
 };
 
