@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "model/ops/linear.h"
+#include "model/ops/shape_buckets.h"
 
 namespace mtserve {
 namespace {
@@ -48,22 +49,27 @@ DecodeMemory::DecodeMemory(const ModelConfig& config, const DecodingOptions& opt
 int64_t DecodeMemory::Decoding(int64_t texts, int64_t longest) const {
   const int64_t rows = texts * beam_size_;
   const int64_t cache = rows * max_length_ * cache_bytes_per_token_;
+  // Source keys and values are kept for the batch's padded length (shape_buckets.h).
   return kCacheSlackFactor * cache + kCacheChunkBytes + rows * row_bytes_ +
          rows * longest * row_bytes_per_source_token_ + texts * text_bytes_ +
-         texts * longest * cross_bytes_per_token_;
+         texts * BucketLength(longest) * cross_bytes_per_token_;
 }
 
 int64_t DecodeMemory::Encoding(int64_t texts, int64_t longest) const {
   if (texts == 0) return 0;
-  const int64_t tokens = texts * longest;
+  // The batch is padded to a bucketed length, and row-wise layers run on a bucketed number of
+  // rows (shape_buckets.h).
+  const int64_t length = BucketLength(longest);
+  const int64_t padded_rows = BucketRows(texts * longest);
+  const int64_t rows = std::max(texts * length, padded_rows);
   // The output and residual stream (d), fused query-key-value (3d), attention context (d) and the
-  // key mask per token, the attention probabilities of every head, the feed-forward block of at
-  // most Linear::kMaxRows rows, and the token ids and positions (plus what index vectors kept
-  // from larger batches hold: at most kIndexSlackBytes).
+  // key mask per row, one sentence's attention probabilities (every head), the feed-forward
+  // block of at most Linear::kMaxRows rows, and the token ids and positions (plus what index
+  // vectors kept from larger batches hold: at most kIndexSlackBytes).
   constexpr int64_t kIndexSlackBytes = 64 << 10;
-  return tokens * (5 * d_model_ + 1) * kFloat + texts * heads_ * longest * longest * kFloat +
-         std::min(tokens, Linear::kMaxRows) * encoder_ffn_dim_ * kFloat + tokens * 3 * sizeof(int) +
-         kIndexSlackBytes;
+  return rows * (5 * d_model_ + 1) * kFloat + heads_ * length * length * kFloat +
+         std::min(padded_rows, Linear::kMaxRows) * encoder_ffn_dim_ * kFloat +
+         rows * 3 * sizeof(int) + kIndexSlackBytes;
 }
 
 }  // namespace mtserve

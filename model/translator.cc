@@ -7,6 +7,7 @@
 #include "model/layers/decoder.h"
 #include "model/layers/encoder.h"
 #include "model/ops/compute_context.h"
+#include "model/ops/shape_buckets.h"
 #include "model/status_macros.h"
 
 namespace mtserve {
@@ -61,6 +62,8 @@ absl::StatusOr<std::vector<int>> Translator::Impl::Encode(
     lengths.push_back(length);
     max_length = std::max(max_length, length);
   }
+  // Padded to a bucketed length: the encoder's shapes are then few (shape_buckets.h).
+  max_length = static_cast<int>(BucketLength(max_length));
   std::vector<int> ids(sources.size() * max_length, config.pad_token_id);
   for (size_t b = 0; b < sources.size(); ++b) {
     std::copy(sources[b].begin(), sources[b].end(), ids.begin() + b * max_length);

@@ -43,8 +43,13 @@ std::vector<int> Decoder::AddSentences(ComputeContext& ctx, const float* encoder
   group.key_values.resize(layers.size());
   const int64_t rows = static_cast<int64_t>(count) * max_length;
   for (size_t l = 0; l < layers.size(); ++l) {
-    layers[l].cross_key_value.Forward(ctx, encoder_output, rows,
-                                      group.key_values[l].Reserve(rows * 2 * d));
+    float* key_values = group.key_values[l].Reserve(rows * 2 * d);
+    // One sentence at a time: the shape then depends on the (bucketed) length only, not on how
+    // many sentences joined together (see shape_buckets.h).
+    for (int i = 0; i < count; ++i) {
+      layers[l].cross_key_value.Forward(ctx, encoder_output + int64_t{i} * max_length * d,
+                                        max_length, key_values + int64_t{i} * max_length * 2 * d);
+    }
   }
 
   std::vector<int> ids(count);

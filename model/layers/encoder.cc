@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "model/ops/batched_matmul.h"
+#include "model/ops/shape_buckets.h"
 #include "model/ops/softmax.h"
 
 namespace mtserve {
@@ -27,6 +28,9 @@ void Encoder::Forward(ComputeContext& ctx, const std::vector<int>& ids,
   first_row[0] = 0;
   for (int64_t b = 0; b < batch; ++b) first_row[b + 1] = first_row[b] + lengths[b];
   const int64_t tokens = first_row[batch];
+  // Row-wise layers run on `padded` rows, the real tokens then rows of no meaning (finite: they
+  // start at zero), so that their shapes come from a few buckets (shape_buckets.h).
+  const int64_t padded = BucketRows(tokens);
   std::vector<int> packed_ids(tokens);
   positions_.resize(tokens);
   for (int64_t b = 0; b < batch; ++b) {
@@ -36,9 +40,12 @@ void Encoder::Forward(ComputeContext& ctx, const std::vector<int>& ids,
     }
   }
   // x lives in `out`: packed in its first `tokens` rows, spread to the padded layout at the end.
-  float* x = out.Reserve(rows * d);
+  // The padded layout's rows, or the row-wise layers' padded rows, whichever is more.
+  const int64_t buffer_rows = std::max(rows, padded);
+  float* x = out.Reserve(buffer_rows * d);
   model_.weights().source_embeddings->Forward(packed_ids.data(), positions_.data(),
                                               static_cast<int>(tokens), x);
+  std::fill(x + tokens * d, x + padded * d, 0.f);
   // In-place moves between the packed and the padded layout of a [rows, width] buffer: padded
   // row b * s + j is packed row first_row[b] + j, never before it, so spreading runs from the
   // last sentence back and packing from the first on, and no sentence overwrites one not yet
@@ -64,38 +71,46 @@ void Encoder::Forward(ComputeContext& ctx, const std::vector<int>& ids,
     for (int64_t j = 0; j < s; ++j) mask[b * s + j] = j < lengths[b] ? 0.f : -INFINITY;
   }
 
-  float* qkv = qkv_.Reserve(rows * 3 * d);
-  float* scores = scores_.Reserve(batch * heads * s * s);
-  float* context = context_.Reserve(rows * d);
+  float* qkv = qkv_.Reserve(buffer_rows * 3 * d);
+  // Attention runs one sentence at a time: its shapes then depend on the (bucketed) length only.
+  float* scores = scores_.Reserve(heads * s * s);
+  float* context = context_.Reserve(buffer_rows * d);
   // The feed-forward block runs Linear::kMaxRows rows at a time: its wide hidden layer then needs
   // a small buffer, not one for the whole batch.
-  float* ffn = ffn_.Reserve(std::min(tokens, Linear::kMaxRows) * config.encoder_ffn_dim);
+  float* ffn = ffn_.Reserve(std::min(padded, Linear::kMaxRows) * config.encoder_ffn_dim);
   // Views of [batch, time, heads, head_dim] data as [batch, heads, time, head_dim].
   const int64_t qkv_row = 3 * d;
-  const StridedView queries{qkv, {batch, heads, s, head_dim}, {s * qkv_row, head_dim, qkv_row, 1}};
-  const StridedView keys_t{
-      qkv + d, {batch, heads, head_dim, s}, {s * qkv_row, head_dim, 1, qkv_row}};
-  const StridedView values{
-      qkv + 2 * d, {batch, heads, s, head_dim}, {s * qkv_row, head_dim, qkv_row, 1}};
-  const StridedView probs{scores, {batch, heads, s, s}, {heads * s * s, s * s, s, 1}};
-  const StridedView key_mask{mask, {batch, 1, 1, s}, {s, s, s, 1}};
-  const StridedView heads_out{context, {batch, heads, s, head_dim}, {s * d, head_dim, d, 1}};
+  // Views of sentence b's [time, heads, head_dim] data as [1, heads, time, head_dim].
+  const StridedView probs{scores, {1, heads, s, s}, {heads * s * s, s * s, s, 1}};
+  auto attention = [&](int64_t b) {
+    float* sentence_qkv = qkv + b * s * qkv_row;
+    const StridedView queries{sentence_qkv, {1, heads, s, head_dim},
+                              {s * qkv_row, head_dim, qkv_row, 1}};
+    const StridedView keys_t{sentence_qkv + d, {1, heads, head_dim, s},
+                             {s * qkv_row, head_dim, 1, qkv_row}};
+    const StridedView values{sentence_qkv + 2 * d, {1, heads, s, head_dim},
+                             {s * qkv_row, head_dim, qkv_row, 1}};
+    const StridedView key_mask{mask + b * s, {1, 1, 1, s}, {s, s, s, 1}};
+    const StridedView heads_out{context + b * s * d, {1, heads, s, head_dim},
+                                {s * d, head_dim, d, 1}};
+    BatchedMatMul(ctx, queries, keys_t, probs, &key_mask);
+    Softmax(ctx, scores, heads * s, s);
+    BatchedMatMul(ctx, probs, values, heads_out);
+  };
 
   for (const EncoderLayerWeights& layer : model_.weights().encoder_layers) {
-    layer.qkv.Forward(ctx, x, tokens, qkv);
+    layer.qkv.Forward(ctx, x, padded, qkv);
     spread(qkv, qkv_row);
-    BatchedMatMul(ctx, queries, keys_t, probs, &key_mask);
-    Softmax(ctx, scores, batch * heads * s, s);
-    BatchedMatMul(ctx, probs, values, heads_out);
+    for (int64_t b = 0; b < batch; ++b) attention(b);
     pack(context, d);
-    layer.out_proj.Forward(ctx, context, tokens, x, Epilogue::kAddToOutput);
-    layer.attention_norm.Forward(ctx, x, tokens);
-    for (int64_t first = 0; first < tokens; first += Linear::kMaxRows) {
-      const int64_t block = std::min(Linear::kMaxRows, tokens - first);
+    layer.out_proj.Forward(ctx, context, padded, x, Epilogue::kAddToOutput);
+    layer.attention_norm.Forward(ctx, x, padded);
+    for (int64_t first = 0; first < padded; first += Linear::kMaxRows) {
+      const int64_t block = std::min(Linear::kMaxRows, padded - first);
       layer.fc1.Forward(ctx, x + first * d, block, ffn, model_.weights().activation);
       layer.fc2.Forward(ctx, ffn, block, x + first * d, Epilogue::kAddToOutput);
     }
-    layer.ffn_norm.Forward(ctx, x, tokens);
+    layer.ffn_norm.Forward(ctx, x, padded);
   }
   spread(x, d);
   peak_bytes_ = out.bytes() + qkv_.bytes() + scores_.bytes() + context_.bytes() + ffn_.bytes() +
