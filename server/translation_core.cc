@@ -21,8 +21,8 @@ constexpr char kNoModel[] = "none";
 constexpr int kTokenizerThreads = 2;
 
 std::string FieldName(const TranslationCore::Request& request, size_t index) {
-  return request.texts.size() == 1 ? request.texts_field
-                                   : absl::StrCat(request.texts_field, "[", index, "]");
+  return request.texts_repeated ? absl::StrCat(request.texts_field, "[", index, "]")
+                                : request.texts_field;
 }
 
 }  // namespace

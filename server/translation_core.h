@@ -38,8 +38,10 @@ class TranslationCore {
     std::vector<std::string> texts;
     RequestedOptions options;
     absl::Time deadline = absl::InfiniteFuture();
-    // How errors name the texts: `texts_field`[i], or `texts_field` alone for a single text.
+    // How errors name the texts: `texts_field`[i] for a repeated field, `texts_field` alone for
+    // a front end's single-text field (a stream message's `text`).
     std::string texts_field = "texts";
+    bool texts_repeated = true;
     // The front end's name for the call, for the metrics' method label.
     std::string method;
   };

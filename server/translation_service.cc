@@ -274,6 +274,7 @@ class TranslateStreamReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, 
     request.options = ToRequested(message.options());
     request.deadline = deadline_;
     request.texts_field = "text";
+    request.texts_repeated = false;
     request.method = "TranslateStream";
     service_->core_->Translate(
         std::move(request), call_,

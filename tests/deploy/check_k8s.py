@@ -28,6 +28,7 @@ import yaml
 
 sys.dont_write_bytecode = True  # No __pycache__ in the source tree.
 from deploy_lib import (DEPLOY, Checks, alerts_job, alerts_queue_bound, check_env_names,
+                        check_memory_limit,
                         load_yaml, load_yaml_all, parse_cpu, parse_duration, parse_memory,
                         run_mtserve)
 
@@ -37,9 +38,6 @@ API_VERSIONS = {
     "PodDisruptionBudget": "policy/v1", "HorizontalPodAutoscaler": "autoscaling/v2",
     "ServiceMonitor": "monitoring.coreos.com/v1", "PrometheusRule": "monitoring.coreos.com/v1",
 }
-# Peak RSS measured with the embedded model, 2 workers x 1 thread, under load (beam 4, 4
-# hypotheses, 64 clients x 32 texts, a full queue): about 190 MiB.
-MEASURED_PEAK_RSS = 190 * 2**20
 
 
 def matches(selector, labels):
@@ -162,9 +160,9 @@ def check(checks, options):
                   f"{workers} x {threads}")
     memory_request, memory_limit = (parse_memory(requests.get("memory", 0)),
                                     parse_memory(limits.get("memory", 0)))
-    checks.expect(MEASURED_PEAK_RSS * 1.5 <= memory_request <= memory_limit,
-                  f"memory request {requests.get('memory')} <= limit {limits.get('memory')}, "
-                  f"with >= 50% headroom over the measured peak RSS (190 MiB)")
+    checks.expect(memory_request == memory_limit,
+                  f"memory request {requests.get('memory')} = limit {limits.get('memory')}")
+    check_memory_limit(checks, data, memory_limit, "Deployment")
 
     annotations = template["metadata"].get("annotations", {})
     checks.expect(annotations.get("prometheus.io/scrape") == "true"

@@ -86,6 +86,35 @@ def parse_memory(quantity):
     return float(m.group(1)) * scale
 
 
+# The highest resident memory measured with the embedded model, 2 workers x 1 thread, under
+# steady load (tests/scripts/soak_test.py: 64 clients, beam 4, texts of one to eight sentences):
+# 235 MiB. It already holds the decodes of that load; a container limit of this plus each
+# worker's --worker_memory therefore holds any load the budget admits (README: "Memory").
+MEASURED_STEADY_RSS = 235 * 2**20
+
+
+def parse_byte_size(value):
+    """Bytes of an mtserve byte size flag: "128MiB", "1GiB", "512KiB", "1000"."""
+    m = re.fullmatch(r"(\d+)(KiB|MiB|GiB)?", str(value))
+    if m is None:
+        raise ValueError(f"not a byte size: {value!r}")
+    return int(m.group(1)) * {None: 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30}[m.group(2)]
+
+
+def check_memory_limit(checks, env, limit, where):
+    """The container's memory limit holds the steady load plus every worker's budget."""
+    budget = env.get("MTSERVE_WORKER_MEMORY")
+    checks.expect(budget not in (None, "", "0"), f"{where}: MTSERVE_WORKER_MEMORY is set (> 0)")
+    if budget in (None, "", "0"):
+        return
+    workers = int(env["MTSERVE_WORKERS"])
+    needed = MEASURED_STEADY_RSS + workers * parse_byte_size(budget)
+    checks.expect(limit >= needed,
+                  f"{where}: memory limit holds the measured steady load (235 MiB) plus "
+                  f"{workers} workers x MTSERVE_WORKER_MEMORY {budget}",
+                  f"{where}: memory limit {limit / 2**20:.0f} MiB < {needed / 2**20:.0f} MiB")
+
+
 def mtserve_flags():
     """The flags mtserve defines (server/mtserve_main.cc), each settable as MTSERVE_<FLAG>."""
     with open(os.path.join(ROOT, "server", "mtserve_main.cc")) as f:

@@ -575,7 +575,7 @@ TEST_F(LimitsTest, TextOverMaxInputTokens) {
 
   grpc::Status status = TranslateError(*stub_, Request({over}, Greedy()));
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << Describe(status);
-  EXPECT_THAT(status.error_message(), HasSubstr("texts has 17 tokens"));
+  EXPECT_THAT(status.error_message(), HasSubstr("texts[0] has 17 tokens"));
   EXPECT_THAT(status.error_message(), HasSubstr("the limit is 16"));
   EXPECT_THAT(status.error_message(), HasSubstr("--max_input_tokens"));
 
@@ -1069,7 +1069,7 @@ TEST_F(LimitsTest, LongTextsAreRefusedByBytesThenByTokens) {
   while (words.size() < 30 * 1024) words += "A dog runs on the beach. ";
   status = TranslateError(*stub_, Request({words}, Greedy()));
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << Describe(status);
-  EXPECT_THAT(status.error_message(), HasSubstr("texts has more than"));
+  EXPECT_THAT(status.error_message(), HasSubstr("texts[0] has more than"));
   EXPECT_THAT(status.error_message(), HasSubstr("the limit is 16"));
 }
 
