@@ -27,7 +27,7 @@ RUN set -eux; \
       cmake g++ make pkg-config \
       libdnnl-dev libsentencepiece-dev libabsl-dev nlohmann-json3-dev \
       libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler \
-      prometheus-cpp-dev; \
+      prometheus-cpp-dev libicu-dev; \
     if [ "$RUN_TESTS" = 1 ]; then /tmp/install-deps.sh; fi; \
     rm -rf /var/lib/apt/lists/* /tmp/install-deps.sh
 
@@ -64,7 +64,7 @@ RUN set -eux; \
     apt-get install -y --no-install-recommends \
       libdnnl2 libgomp1 libsentencepiece0 libabsl20220623 \
       libgrpc++1.51 libgrpc29 libprotobuf32 \
-      libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0; \
+      libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0 libicu72; \
     rm -rf /var/lib/apt/lists/*; \
     groupadd --system --gid 10001 mtserve; \
     useradd --system --uid 10001 --gid mtserve --home-dir /nonexistent --no-create-home \

@@ -16,7 +16,8 @@ requests=${REQUESTS:-2000}
 source scripts/lib/mtserve.sh
 log=$(mktemp)
 trap 'kill "$server_pid" 2>/dev/null; wait "$server_pid" 2>/dev/null; rm -f "$log"' EXIT
-start_mtserve "$bin/mtserve" "$log" --metrics_listen=
+# No cache: the runs send the same lines again, and the cache would answer them undecoded.
+start_mtserve "$bin/mtserve" "$log" --metrics_listen= --cache_bytes=0
 port=$grpc_port
 
 printf '%-12s %10s %14s %8s %8s %8s\n' concurrency requests/s target_tok/s p50_ms p90_ms p99_ms

@@ -7,6 +7,7 @@ packages=(
   cmake g++ make pkg-config
   libdnnl-dev
   libsentencepiece-dev
+  libicu-dev
   libabsl-dev
   nlohmann-json3-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler

@@ -132,7 +132,27 @@ Metrics::Metrics()
       in_flight_(prometheus::BuildGauge()
                      .Name("mtserve_in_flight_requests")
                      .Help("RPCs received and not yet answered (a streamed text counts as one).")
-                     .Register(*registry_)) {}
+                     .Register(*registry_)),
+      cache_hits_(prometheus::BuildCounter()
+                      .Name("mtserve_cache_hits_total")
+                      .Help("Sentences answered from the translation cache.")
+                      .Register(*registry_)
+                      .Add({})),
+      cache_misses_(prometheus::BuildCounter()
+                        .Name("mtserve_cache_misses_total")
+                        .Help("Cacheable sentences not in the translation cache.")
+                        .Register(*registry_)
+                        .Add({})),
+      cache_entries_(prometheus::BuildGauge()
+                         .Name("mtserve_cache_entries")
+                         .Help("Sentence translations in the cache.")
+                         .Register(*registry_)
+                         .Add({})),
+      cache_bytes_(prometheus::BuildGauge()
+                       .Name("mtserve_cache_bytes")
+                       .Help("Bytes the translation cache holds (at most --cache_bytes).")
+                       .Register(*registry_)
+                       .Add({})) {}
 
 absl::StatusOr<std::unique_ptr<Metrics>> Metrics::Create(const std::string& listen) {
   std::unique_ptr<Metrics> metrics(new Metrics());
@@ -190,6 +210,13 @@ prometheus::Gauge& Metrics::QueuedTexts(const std::string& model) {
 
 prometheus::Gauge& Metrics::InFlightRequests(const std::string& model) {
   return in_flight_.Add({{"model", model}});
+}
+
+void Metrics::RecordCacheLookup(bool hit) { (hit ? cache_hits_ : cache_misses_).Increment(); }
+
+void Metrics::SetCacheSize(int64_t entries, int64_t bytes) {
+  cache_entries_.Set(static_cast<double>(entries));
+  cache_bytes_.Set(static_cast<double>(bytes));
 }
 
 std::string Metrics::Scrape() const {

@@ -43,6 +43,9 @@ class Metrics {
   void AddTokens(const std::string& model, int input_tokens, int generated_tokens);
   prometheus::Gauge& QueuedTexts(const std::string& model);
   prometheus::Gauge& InFlightRequests(const std::string& model);
+  // The sentence cache (translation_cache.h): lookups, and what it holds now.
+  void RecordCacheLookup(bool hit);
+  void SetCacheSize(int64_t entries, int64_t bytes);
 
   // The text exposition format, as /metrics serves it.
   std::string Scrape() const;
@@ -66,6 +69,10 @@ class Metrics {
   prometheus::Family<prometheus::Counter>& generated_tokens_;
   prometheus::Family<prometheus::Gauge>& queued_texts_;
   prometheus::Family<prometheus::Gauge>& in_flight_;
+  prometheus::Counter& cache_hits_;
+  prometheus::Counter& cache_misses_;
+  prometheus::Gauge& cache_entries_;
+  prometheus::Gauge& cache_bytes_;
 };
 
 }  // namespace mtserve

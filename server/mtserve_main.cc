@@ -58,7 +58,8 @@ ABSL_FLAG(int, max_texts_per_request, 256,
 ABSL_FLAG(mtserve::ByteSize, max_text_bytes, mtserve::ByteSize{1 << 20},
           "Bytes of one text at most (KiB, MiB), checked before anything else is done with it");
 ABSL_FLAG(int, max_input_tokens, 512,
-          "Source tokens per text at most (</s> included; the model's positions also limit)");
+          "Source tokens per sentence at most (</s> included; the model's positions also limit): "
+          "a longer sentence is translated in pieces");
 ABSL_FLAG(int, max_output_tokens, 512,
           "Generated tokens per hypothesis at most (the model's positions also limit)");
 ABSL_FLAG(int, max_beam_size, 16, "beam_size at most");
@@ -69,6 +70,9 @@ ABSL_FLAG(mtserve::ByteSize, worker_memory, mtserve::ByteSize{1LL << 30},
           "What one worker's decode may hold at most (KiB, MiB, GiB; 0: no limit): texts wait "
           "for room, and a text that could not fit even alone (every beam decoded to "
           "max_length) is refused; a container needs about workers x this plus the models");
+ABSL_FLAG(mtserve::ByteSize, cache_bytes, mtserve::ByteSize{32LL << 20},
+          "What the cache of sentence translations may hold (KiB, MiB, GiB; 0: no cache): a "
+          "sentence translated before with the same model and options is answered at once");
 ABSL_FLAG(int, max_message_bytes, 4 << 20, "Size of a gRPC request message at most");
 ABSL_FLAG(absl::Duration, max_connection_age, absl::ZeroDuration(),
           "Close client connections after this long (gracefully), so that clients balancing "
@@ -170,7 +174,8 @@ int Run(int argc, char** argv) {
       Metrics::Create(absl::GetFlag(FLAGS_metrics_listen));
   if (!metrics.ok()) return Fail(metrics.status());
 
-  TranslationCore core(limits, batching.max_queued_texts, metrics->get());
+  TranslationCore core(limits, batching.max_queued_texts, absl::GetFlag(FLAGS_cache_bytes).bytes,
+                       metrics->get());
   TranslationService service(&core);
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -220,7 +225,7 @@ int Run(int argc, char** argv) {
     std::fprintf(stderr, "mtserve: model %s (%s) loaded from %s in %.1f s\n", spec.name.c_str(),
                  ArchitectureSummary(config).c_str(), spec.dir.c_str(),
                  absl::ToDoubleSeconds(absl::Now() - start));
-    models.push_back({spec.name, *model});
+    models.push_back({spec.name, *model, nullptr});
     engine_models.push_back(*model);
   }
   signals.Serving();  // Signals drain from now on.

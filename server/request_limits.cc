@@ -79,41 +79,23 @@ absl::StatusOr<DecodingOptions> ToDecodingOptions(const RequestedOptions& proto,
   return options;
 }
 
-absl::StatusOr<std::vector<int>> EncodeText(absl::string_view text, absl::string_view field,
-                                            const Model& model, const RequestLimits& limits) {
-  if (static_cast<int64_t>(text.size()) > limits.max_text_bytes) {
-    return absl::InvalidArgumentError(absl::StrCat(field, " has ", text.size(),
-                                                   " bytes; the limit is ", limits.max_text_bytes,
-                                                   " (the server's --max_text_bytes)"));
-  }
+absl::Status CheckTextBytes(absl::string_view text, absl::string_view field,
+                            const RequestLimits& limits) {
+  if (static_cast<int64_t>(text.size()) <= limits.max_text_bytes) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(field, " has ", text.size(),
+                                                 " bytes; the limit is ", limits.max_text_bytes,
+                                                 " (the server's --max_text_bytes)"));
+}
+
+absl::StatusOr<std::vector<SourceSentence>> SplitText(absl::string_view text,
+                                                      absl::string_view field,
+                                                      const SentenceSplitter* splitter,
+                                                      const Model& model,
+                                                      const RequestLimits& limits) {
   if (!IsValidUtf8(text)) {
     return absl::InvalidArgumentError(absl::StrCat(field, " is not valid UTF-8"));
   }
-  if (text.empty()) return std::vector<int>();
-  const int max_tokens = MaxInputTokens(model, limits);
-  auto too_many = [&](absl::string_view count) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, " has ", count, " tokens (</s> included); the limit is ", max_tokens,
-                     " (the server's --max_input_tokens and the model's positions)"));
-  };
-  // A text many times longer than any that fits is judged by a prefix, cut at a space: its
-  // tokens are at least the prefix's, less one for a word the cut split.
-  constexpr size_t kPrefixBytesPerToken = 16;
-  const size_t prefix_bytes = kPrefixBytesPerToken * static_cast<size_t>(max_tokens);
-  if (text.size() > 2 * prefix_bytes) {
-    const size_t space = text.rfind(' ', prefix_bytes);
-    const absl::string_view prefix =
-        text.substr(0, space == absl::string_view::npos ? prefix_bytes : space);
-    if (IsValidUtf8(prefix)) {
-      const size_t prefix_tokens = model.tokenizer().EncodeSource(prefix).size();
-      if (prefix_tokens > static_cast<size_t>(max_tokens) + 1) {
-        return too_many(absl::StrCat("more than ", prefix_tokens - 1));
-      }
-    }
-  }
-  std::vector<int> ids = model.tokenizer().EncodeSource(text);
-  if (ids.size() > static_cast<size_t>(max_tokens)) return too_many(absl::StrCat(ids.size()));
-  return ids;
+  return SplitIntoSentences(text, splitter, model.tokenizer(), MaxInputTokens(model, limits));
 }
 
 absl::Status CheckDecodeMemory(int source_tokens, const DecodingOptions& options,

@@ -13,6 +13,7 @@
 #include "absl/strings/string_view.h"
 #include "model/decoding/decoding_options.h"
 #include "model/model.h"
+#include "model/sentences.h"
 
 namespace mtserve {
 
@@ -47,6 +48,8 @@ struct RequestedOptions {
   uint32_t max_length = 0;
   uint32_t min_length = 0;
   bool return_scores = false;
+  // Whether texts are split into sentences (default) or taken as one sentence each.
+  bool split_sentences = true;
 };
 
 // The engine's options for `requested` (unset fields take their documented defaults), or an
@@ -54,12 +57,19 @@ struct RequestedOptions {
 absl::StatusOr<DecodingOptions> ToDecodingOptions(const RequestedOptions& requested,
                                                   const Model& model, const RequestLimits& limits);
 
-// The source ids of `text` (`field` names it in errors): an InvalidArgument if it has more bytes
-// than allowed (checked first), is not valid UTF-8 or has more tokens than allowed (a text far
-// over the token limit is refused from a prefix, without tokenising the rest). An empty text has
-// no ids.
-absl::StatusOr<std::vector<int>> EncodeText(absl::string_view text, absl::string_view field,
-                                            const Model& model, const RequestLimits& limits);
+// An InvalidArgument naming `field` if `text` has more bytes than allowed (checked before any
+// work on it).
+absl::Status CheckTextBytes(absl::string_view text, absl::string_view field,
+                            const RequestLimits& limits);
+
+// The sentences of `text` (`field` names it in errors) as the engine translates them (see
+// model/sentences.h), each within the token limit; with `splitter` null, the text as one. An
+// InvalidArgument if it is not valid UTF-8.
+absl::StatusOr<std::vector<SourceSentence>> SplitText(absl::string_view text,
+                                                      absl::string_view field,
+                                                      const SentenceSplitter* splitter,
+                                                      const Model& model,
+                                                      const RequestLimits& limits);
 
 // An InvalidArgument naming `field` when decoding a text of `source_tokens` tokens with `options`
 // could need more memory than a worker may hold even alone (see model/decode_memory.h).

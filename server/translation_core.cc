@@ -1,6 +1,7 @@
 #include "server/translation_core.h"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -25,6 +26,21 @@ std::string FieldName(const TranslationCore::Request& request, size_t index) {
                                 : request.texts_field;
 }
 
+// How errors name sentence `j` of a text (`field`): the text alone if it is its only sentence.
+std::string SentenceName(absl::string_view field, absl::Span<const SourceSentence> sentences,
+                         size_t j) {
+  if (sentences.size() == 1) return std::string(field);
+  return absl::StrCat(field, " sentence ", j + 1, " of ", sentences.size(), " (bytes ",
+                      sentences[j].range.begin, "-", sentences[j].range.end, ")");
+}
+
+// `status` said of `where`, unless it is the call's own end (cancelled, past its deadline), which
+// is not about any one sentence.
+absl::Status Within(absl::string_view where, const absl::Status& status) {
+  if (absl::IsCancelled(status) || absl::IsDeadlineExceeded(status)) return status;
+  return absl::Status(status.code(), absl::StrCat(where, ": ", status.message()));
+}
+
 }  // namespace
 
 // A request between Translate and its answer; shared by the tasks of its texts.
@@ -39,23 +55,35 @@ struct TranslationCore::Pending {
   DecodingOptions options;
   int eos_id = 0;
 
+  // Per text: its sentences (their ranges; the ids went to the scheduler) and, as they finish,
+  // their translations. Written before the tasks are queued, read when the last one finishes.
+  std::vector<std::vector<SourceSentence>> sentences;
   absl::Mutex mutex;
-  Reply reply ABSL_GUARDED_BY(mutex);
+  std::vector<std::vector<TranslationResult>> results ABSL_GUARDED_BY(mutex);
   int unanswered ABSL_GUARDED_BY(mutex) = 0;
   absl::Status status ABSL_GUARDED_BY(mutex);
   bool finished ABSL_GUARDED_BY(mutex) = false;
 };
 
 TranslationCore::TranslationCore(const RequestLimits& limits, int max_queued_texts,
-                                 Metrics* metrics)
+                                 int64_t cache_bytes, Metrics* metrics)
     : limits_(limits),
       max_queued_texts_(max_queued_texts),
       metrics_(metrics),
+      cache_(cache_bytes),
       pool_(kTokenizerThreads) {}
 
 TranslationCore::~TranslationCore() = default;
 
 void TranslationCore::StartServing(std::vector<ServedModel> models, BatchScheduler* scheduler) {
+  for (ServedModel& served : models) {
+    if (served.splitter != nullptr) continue;
+    absl::StatusOr<std::unique_ptr<SentenceSplitter>> splitter =
+        SentenceSplitter::Create(served.model->config().source_lang);
+    if (!splitter.ok()) splitter = SentenceSplitter::Create("");
+    // Without ICU's root rules (never seen) texts are taken whole rather than not at all.
+    if (splitter.ok()) served.splitter = *std::move(splitter);
+  }
   absl::MutexLock lock(&mutex_);
   models_ = std::move(models);
   scheduler_ = scheduler;
@@ -117,11 +145,7 @@ void TranslationCore::Translate(Request request, std::shared_ptr<Call> call, Don
     }
     MT_ASSIGN_OR_RETURN(pending->options, ToDecodingOptions(r.options, *served.model, limits_));
     for (size_t i = 0; i < r.texts.size(); ++i) {
-      if (static_cast<int64_t>(r.texts[i].size()) > limits_.max_text_bytes) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(FieldName(r, i), " has ", r.texts[i].size(), " bytes; the limit is ",
-                         limits_.max_text_bytes, " (the server's --max_text_bytes)"));
-      }
+      MT_RETURN_IF_ERROR(CheckTextBytes(r.texts[i], FieldName(r, i), limits_));
     }
     absl::MutexLock lock(&mutex_);
     if (tokenizing_texts_ + texts > max_queued_texts_) {
@@ -153,49 +177,71 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
     scheduler = scheduler_;
     served = models_[pending->model];
   }
-  Reply reply;
-  reply.model = served.name;
-  reply.translations.resize(texts);
+  const SentenceSplitter* splitter = r.options.split_sentences ? served.splitter.get() : nullptr;
+  pending->sentences.resize(texts);
   std::vector<TranslationTask> tasks;
+  struct Hit {
+    int text;
+    size_t sentence;
+    TranslationResult result;
+  };
+  std::vector<Hit> hits;
   const absl::Status prepared = [&]() -> absl::Status {
     MT_RETURN_IF_ERROR(StopReason(pending->call->cancelled(), r.deadline, absl::Now(),
                                   "before translation started"));
+    size_t sentences = 0;
     for (int i = 0; i < texts; ++i) {
       const std::string field = FieldName(r, i);
-      MT_ASSIGN_OR_RETURN(std::vector<int> ids,
-                          EncodeText(r.texts[i], field, *served.model, limits_));
-      if (ids.empty()) {  // An empty text: num_hypotheses empty hypotheses, like any other.
-        reply.translations[i].hypotheses.resize(pending->options.num_hypotheses);
-        continue;
+      MT_ASSIGN_OR_RETURN(pending->sentences[i],
+                          SplitText(r.texts[i], field, splitter, *served.model, limits_));
+      sentences += pending->sentences[i].size();
+      if (sentences > static_cast<size_t>(max_queued_texts_)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            r.texts_field, " hold more than ", max_queued_texts_, " sentences up to ", field,
+            "; the limit is ", max_queued_texts_, " (the server's --max_queued_texts)"));
       }
-      MT_RETURN_IF_ERROR(CheckDecodeMemory(static_cast<int>(ids.size()), pending->options,
-                                           *served.model, limits_, field));
-      TranslationTask& task = tasks.emplace_back();
-      task.model = pending->model;
-      task.model_name = served.name;
-      task.source_ids = std::move(ids);
-      task.options = pending->options;
-      task.deadline = r.deadline;
-      task.cancelled = [call = pending->call] { return call->cancelled(); };
-      task.done = [this, pending, i](absl::StatusOr<TranslationResult> result) {
-        absl::StatusOr<Reply> answer;
-        {
-          absl::MutexLock lock(&pending->mutex);
-          if (result.ok()) {
-            pending->reply.translations[i] = *std::move(result);
-          } else if (pending->status.ok()) {
-            pending->status = result.status();
-            pending->call->Cancel();  // The request fails anyway: its other texts need not run.
-          }
-          if (--pending->unanswered > 0) return;
-          if (pending->status.ok()) {
-            answer = std::move(pending->reply);
-          } else {
-            answer = pending->status;
+      for (size_t j = 0; j < pending->sentences[i].size(); ++j) {
+        SourceSentence& sentence = pending->sentences[i][j];
+        const std::string where = SentenceName(field, pending->sentences[i], j);
+        MT_RETURN_IF_ERROR(CheckDecodeMemory(static_cast<int>(sentence.ids.size()),
+                                             pending->options, *served.model, limits_, where));
+        std::optional<std::string> key =
+            TranslationCache::Key(pending->model, pending->options, sentence.ids);
+        if (key.has_value()) {
+          std::optional<TranslationResult> cached = cache_.Lookup(*key);
+          if (metrics_ != nullptr) metrics_->RecordCacheLookup(cached.has_value());
+          if (cached.has_value()) {
+            hits.push_back({i, j, *std::move(cached)});
+            continue;
           }
         }
-        Finish(*pending, std::move(answer));
-      };
+        TranslationTask& task = tasks.emplace_back();
+        task.model = pending->model;
+        task.model_name = served.name;
+        task.source_ids = std::move(sentence.ids);
+        task.options = pending->options;
+        task.deadline = r.deadline;
+        task.cancelled = [call = pending->call] { return call->cancelled(); };
+        task.done = [this, pending, i, j, where,
+                     key = std::move(key)](absl::StatusOr<TranslationResult> result) {
+          if (result.ok() && key.has_value() && !result->hypotheses.empty()) {
+            cache_.Insert(*key, *result);
+            const TranslationCache::Stats stats = cache_.stats();
+            if (metrics_ != nullptr) metrics_->SetCacheSize(stats.entries, stats.bytes);
+          }
+          {
+            absl::MutexLock lock(&pending->mutex);
+            if (result.ok()) {
+              pending->results[i][j] = *std::move(result);
+            } else if (pending->status.ok()) {
+              pending->status = Within(where, result.status());
+              pending->call->Cancel();  // The request fails anyway: its other texts need not run.
+            }
+            if (--pending->unanswered > 0) return;
+          }
+          Answer(*pending);
+        };
+      }
     }
     return absl::OkStatus();
   }();
@@ -207,17 +253,39 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
     Finish(*pending, prepared);
     return;
   }
-  if (tasks.empty()) {
-    Finish(*pending, std::move(reply));
-    return;
-  }
   {
     absl::MutexLock lock(&pending->mutex);
-    pending->reply = std::move(reply);
+    pending->results.resize(texts);
+    for (int i = 0; i < texts; ++i) pending->results[i].resize(pending->sentences[i].size());
+    for (Hit& hit : hits) pending->results[hit.text][hit.sentence] = std::move(hit.result);
     pending->unanswered = static_cast<int>(tasks.size());
+  }
+  if (tasks.empty()) {
+    Answer(*pending);
+    return;
   }
   absl::Status submitted = scheduler->Submit(std::move(tasks));
   if (!submitted.ok()) Finish(*pending, submitted);  // Nothing was queued: no task will answer.
+}
+
+void TranslationCore::Answer(Pending& pending) {
+  absl::StatusOr<Reply> answer;
+  {
+    absl::MutexLock lock(&pending.mutex);
+    if (pending.status.ok()) {
+      Reply reply;
+      reply.model = pending.model_name;
+      for (size_t i = 0; i < pending.sentences.size(); ++i) {
+        reply.translations.push_back(JoinSentences(pending.request.texts[i], pending.sentences[i],
+                                                   std::move(pending.results[i]),
+                                                   pending.options.num_hypotheses));
+      }
+      answer = std::move(reply);
+    } else {
+      answer = pending.status;
+    }
+  }
+  Finish(pending, std::move(answer));
 }
 
 void TranslationCore::Finish(Pending& pending, absl::StatusOr<Reply> reply) {

@@ -18,17 +18,21 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "model/model.h"
+#include "model/text/sentence_splitter.h"
 #include "model/translator.h"
 #include "server/batch_scheduler.h"
 #include "server/metrics.h"
 #include "server/request_limits.h"
 #include "server/task_pool.h"
+#include "server/translation_cache.h"
 
 namespace mtserve {
 
 struct ServedModel {
   std::string name;
   std::shared_ptr<const Model> model;
+  // Its source language's sentence rules; StartServing makes it.
+  std::shared_ptr<const SentenceSplitter> splitter;
 };
 
 class TranslationCore {
@@ -68,12 +72,15 @@ class TranslationCore {
   };
 
   // `max_queued_texts` bounds the texts accepted and not yet handed to the scheduler (whose own
-  // queue has the same bound).
-  TranslationCore(const RequestLimits& limits, int max_queued_texts, Metrics* metrics);
+  // queue has the same bound, in sentences). `cache_bytes` bounds the sentence cache (0: none).
+  TranslationCore(const RequestLimits& limits, int max_queued_texts, int64_t cache_bytes,
+                  Metrics* metrics);
   ~TranslationCore();
 
   // Until this is called requests get UNAVAILABLE (models loading). The first model is the
-  // default. `scheduler` was made with the same models, in the same order.
+  // default. `scheduler` was made with the same models, in the same order. Each model's texts
+  // are split into sentences by the rules of its source language (root rules when it has none
+  // ICU knows).
   void StartServing(std::vector<ServedModel> models, BatchScheduler* scheduler);
   // New requests get UNAVAILABLE from now on; those in flight go on.
   void StartDraining();
@@ -97,14 +104,18 @@ class TranslationCore {
   // The model index for `name` (empty: the default): NOT_FOUND if not served, UNAVAILABLE while
   // loading or draining.
   absl::StatusOr<int> FindModel(const std::string& name) const;
-  // Tokenises and queues the texts of `pending` (on the pool's threads).
+  // Splits, tokenises and queues the texts of `pending`, a task per sentence (on the pool's
+  // threads).
   void Start(std::shared_ptr<Pending> pending);
+  // Answers `pending` from its sentences' results once the last has finished.
+  void Answer(Pending& pending);
   // Answers `pending` once, with `reply` or its error.
   void Finish(Pending& pending, absl::StatusOr<Reply> reply);
 
   const RequestLimits limits_;
   const int max_queued_texts_;
   Metrics* const metrics_;
+  TranslationCache cache_;
 
   mutable absl::Mutex mutex_;
   std::vector<ServedModel> models_ ABSL_GUARDED_BY(mutex_);

@@ -50,15 +50,25 @@ RequestedOptions ToRequested(const v1::DecodingOptions& proto) {
   options.max_length = proto.max_length();
   options.min_length = proto.min_length();
   options.return_scores = proto.return_scores();
+  options.split_sentences = !proto.has_split_sentences() || proto.split_sentences();
   return options;
 }
 
 void FillTranslation(const TranslationResult& result, bool with_scores, int eos_id,
                      v1::Translation& translation) {
   translation.set_source_tokens(result.source_tokens);
+  auto add_ranges = [](absl::Span<const Segment> ranges, auto* out) {
+    for (const Segment& range : ranges) {
+      v1::TextRange* r = out->Add();
+      r->set_begin(static_cast<uint32_t>(range.begin));
+      r->set_end(static_cast<uint32_t>(range.end));
+    }
+  };
+  add_ranges(result.sentences, translation.mutable_sentences());
   for (const Hypothesis& h : result.hypotheses) {
     v1::Hypothesis* out = translation.add_hypotheses();
     out->set_text(h.text);
+    add_ranges(h.sentences, out->mutable_sentences());
     out->set_num_tokens(TargetTokens(h, eos_id));
     if (with_scores) {
       out->set_score(h.score);

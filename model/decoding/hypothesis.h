@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "model/text/segment.h"
+
 namespace mtserve {
 
 struct Hypothesis {
@@ -14,6 +16,9 @@ struct Hypothesis {
   float score = 0;                     // The ranking score: log_prob / length^length_penalty for
                                        // beam search, log_prob otherwise.
   std::string text;                    // Detokenised ids (filled by the Translator).
+  // For a text of several sentences (sentences.h): where each sentence's translation lies in
+  // `text`, in the order of the source sentences.
+  std::vector<Segment> sentences;
 };
 
 // A sentence that left a decode: its hypotheses, best first (num_hypotheses of them), or none
@@ -23,10 +28,12 @@ struct FinishedSentence {
   std::vector<Hypothesis> hypotheses;
 };
 
-// The tokens of a translation as benchmarks and the server count them: without the final </s>.
+// The tokens of a translation as benchmarks and the server count them: without </s> (a text of
+// several sentences has one at the end of each).
 inline int TargetTokens(const Hypothesis& hypothesis, int eos_id) {
-  const int size = static_cast<int>(hypothesis.ids.size());
-  return size > 0 && hypothesis.ids.back() == eos_id ? size - 1 : size;
+  int tokens = 0;
+  for (int id : hypothesis.ids) tokens += id != eos_id;
+  return tokens;
 }
 
 }  // namespace mtserve

@@ -1,10 +1,12 @@
-// mttranslate: translates stdin to stdout offline, one sentence a line, with any MarianMT model.
+// mttranslate: translates stdin to stdout offline, a text a line, with any MarianMT model.
 //
 //   mttranslate [--model=DIR] [--beam_size=1] [--batch_size=32] [--threads=2] < in.txt > out.txt
 //
-// Lines are sorted by length and cut into batches (less padding), translated by --workers worker
-// threads that share one copy of the model, and written back in input order. --benchmark adds
-// throughput, wall time and peak memory on stderr.
+// Each line is split into sentences as the server splits texts (model/sentences.h), so a line
+// translates offline exactly as it does served. The sentences of all lines are sorted by length
+// and cut into batches (less padding), translated by --workers worker threads that share one copy
+// of the model, and joined back into their lines in input order. --benchmark adds throughput,
+// wall time and peak memory on stderr.
 #include <malloc.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -25,6 +27,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "model/model.h"
+#include "model/sentences.h"
 #include "model/translator.h"
 
 ABSL_FLAG(std::string, model, MTSERVE_DEFAULT_MODEL_DIR,
@@ -39,6 +42,12 @@ ABSL_FLAG(int64_t, seed, -1, "Sampling seed: the same seed gives the same output
 ABSL_FLAG(int, max_length, 0, "Maximum generated tokens; 0: the model's generation default.");
 ABSL_FLAG(int, min_length, 0, "Minimum generated tokens before </s> may end a translation.");
 ABSL_FLAG(int, batch_size, 32, "Sentences per batch.");
+ABSL_FLAG(bool, split_sentences, true,
+          "Split each line into sentences (false: each line is one sentence, as the server's "
+          "split_sentences option).");
+ABSL_FLAG(int, max_input_tokens, 512,
+          "Source tokens per sentence (</s> included; the model's positions also bound it): a "
+          "longer sentence is translated in pieces, as by mtserve's flag of the same name.");
 ABSL_FLAG(int, threads, 2, "Compute threads in all.");
 ABSL_FLAG(int, workers, 0,
           "Worker threads, each translating its own batches with threads/workers compute "
@@ -93,29 +102,39 @@ int Run() {
 
   const auto start = std::chrono::steady_clock::now();
   const Tokenizer& tokenizer = (*model)->tokenizer();
-  std::vector<std::vector<int>> sources(lines.size());
-  const int max_tokens = (*model)->config().max_position_embeddings;
-  for (size_t i = 0; i < lines.size(); ++i) {
-    if (lines[i].empty()) continue;
-    sources[i] = tokenizer.EncodeSource(lines[i]);
-    // Checked before any work, so that the message names the line (not its place in a batch).
-    if (sources[i].size() > static_cast<size_t>(max_tokens)) {
-      std::cerr << absl::StrFormat(
-          "mttranslate: line %zu has %zu tokens (</s> included); the model accepts at most %d "
-          "(max_position_embeddings)\n",
-          i + 1, sources[i].size(), max_tokens);
+  const int max_tokens =
+      std::min(absl::GetFlag(FLAGS_max_input_tokens), (*model)->config().max_position_embeddings);
+  if (max_tokens < 2) {
+    std::cerr << "mttranslate: need max_input_tokens >= 2\n";
+    return 2;
+  }
+  std::unique_ptr<SentenceSplitter> splitter;
+  if (absl::GetFlag(FLAGS_split_sentences)) {
+    absl::StatusOr<std::unique_ptr<SentenceSplitter>> made =
+        SentenceSplitter::Create((*model)->config().source_lang);
+    if (!made.ok()) made = SentenceSplitter::Create("");
+    if (!made.ok()) {
+      std::cerr << "mttranslate: " << made.status().message() << "\n";
       return 1;
     }
+    splitter = *std::move(made);
   }
-  // Non-empty lines by decreasing length: batches of similar lengths waste little on padding.
-  std::vector<size_t> order;
+  // Every line's sentences, and where each sentence of all lines is: (line, index in the line).
+  std::vector<std::vector<SourceSentence>> line_sentences(lines.size());
+  std::vector<std::pair<size_t, size_t>> where;
   for (size_t i = 0; i < lines.size(); ++i) {
-    if (!sources[i].empty()) order.push_back(i);
+    line_sentences[i] = SplitIntoSentences(lines[i], splitter.get(), tokenizer, max_tokens);
+    for (size_t j = 0; j < line_sentences[i].size(); ++j) where.emplace_back(i, j);
   }
+  std::vector<const std::vector<int>*> sources;
+  for (const auto& [i, j] : where) sources.push_back(&line_sentences[i][j].ids);
+  // Sentences by decreasing length: batches of similar lengths waste little on padding.
+  std::vector<size_t> order(sources.size());
+  std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return sources[a].size() > sources[b].size(); });
+                   [&](size_t a, size_t b) { return sources[a]->size() > sources[b]->size(); });
 
-  std::vector<std::vector<Hypothesis>> results(lines.size());
+  std::vector<TranslationResult> results(sources.size());
   std::atomic<size_t> next_batch{0};
   std::atomic<size_t> done{0};
   absl::Mutex error_mutex;
@@ -127,7 +146,7 @@ int Run() {
       const size_t first = b * batch_size;
       const size_t last = std::min(order.size(), first + batch_size);
       std::vector<std::vector<int>> batch;
-      for (size_t i = first; i < last; ++i) batch.push_back(sources[order[i]]);
+      for (size_t i = first; i < last; ++i) batch.push_back(*sources[order[i]]);
       absl::StatusOr<std::vector<std::vector<Hypothesis>>> out =
           translator.TranslateIds(batch, options);
       if (!out.ok()) {
@@ -135,7 +154,11 @@ int Run() {
         error = out.status();
         return;
       }
-      for (size_t i = first; i < last; ++i) results[order[i]] = std::move((*out)[i - first]);
+      for (size_t i = first; i < last; ++i) {
+        for (Hypothesis& h : (*out)[i - first]) h.text = tokenizer.DecodeTarget(h.ids);
+        results[order[i]].hypotheses = std::move((*out)[i - first]);
+        results[order[i]].source_tokens = static_cast<int>(sources[order[i]]->size());
+      }
       done += last - first;
     }
   };
@@ -158,15 +181,22 @@ int Run() {
 
   size_t target_tokens = 0;
   std::string out;
+  size_t next = 0;  // The first sentence of line i in `results`.
   for (size_t i = 0; i < lines.size(); ++i) {
-    // An empty line gives empty lines: num_hypotheses of them, like any other line.
-    if (results[i].empty()) results[i].resize(options.num_hypotheses);
-    for (const Hypothesis& h : results[i]) {
+    const size_t count = line_sentences[i].size();
+    std::vector<TranslationResult> line_results(
+        std::make_move_iterator(results.begin() + next),
+        std::make_move_iterator(results.begin() + next + count));
+    next += count;
+    // A line of whitespace only gives it back: num_hypotheses times, like any other line.
+    const TranslationResult line =
+        JoinSentences(lines[i], line_sentences[i], std::move(line_results), options.num_hypotheses);
+    for (const Hypothesis& h : line.hypotheses) {
       if (absl::GetFlag(FLAGS_with_scores)) absl::StrAppendFormat(&out, "%.6f\t", h.score);
-      out += tokenizer.DecodeTarget(h.ids);
+      out += h.text;
       out += '\n';
     }
-    target_tokens += TargetTokens(results[i][0], tokenizer.eos_id());
+    target_tokens += TargetTokens(line.hypotheses[0], tokenizer.eos_id());
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -102,16 +102,20 @@ def parse_byte_size(value):
 
 
 def check_memory_limit(checks, env, limit, where):
-    """The container's memory limit holds the steady load plus every worker's budget."""
+    """The container's memory limit holds the steady load, every worker's budget and the cache."""
     budget = env.get("MTSERVE_WORKER_MEMORY")
+    cache = env.get("MTSERVE_CACHE_BYTES")
+    checks.expect(cache is not None, f"{where}: MTSERVE_CACHE_BYTES is set")
     checks.expect(budget not in (None, "", "0"), f"{where}: MTSERVE_WORKER_MEMORY is set (> 0)")
     if budget in (None, "", "0"):
         return
     workers = int(env["MTSERVE_WORKERS"])
-    needed = MEASURED_STEADY_RSS + workers * parse_byte_size(budget)
+    needed = (MEASURED_STEADY_RSS + workers * parse_byte_size(budget)
+              + parse_byte_size(cache or "0"))
     checks.expect(limit >= needed,
                   f"{where}: memory limit holds the measured steady load (235 MiB) plus "
-                  f"{workers} workers x MTSERVE_WORKER_MEMORY {budget}",
+                  f"{workers} workers x MTSERVE_WORKER_MEMORY {budget} plus MTSERVE_CACHE_BYTES "
+                  f"{cache}",
                   f"{where}: memory limit {limit / 2**20:.0f} MiB < {needed / 2**20:.0f} MiB")
 
 

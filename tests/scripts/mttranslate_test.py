@@ -1,33 +1,58 @@
 #!/usr/bin/env python3
-"""mttranslate as a user runs it: an over-long line is named by its line number.
+"""mttranslate as a user runs it: a line is a text of any number of sentences.
 
-Usage: mttranslate_test.py MTTRANSLATE_BINARY
+- A paragraph of six Multi30k sentences on one line translates as the six lines do one by one,
+  joined by the same spaces (before sentence splitting, five of the six were lost).
+- The layout of a line (indentation, the spaces between sentences, trailing space) is kept.
+- A line far over the model's 512 positions is translated in pieces, not refused.
+- --split_sentences=false takes a line as one sentence, as before.
+
+Usage: mttranslate_test.py MTTRANSLATE_BINARY MULTI30K_TEXT
 """
 import subprocess
 import sys
 
 
-def run(binary, text):
-    return subprocess.run([binary, "--threads=1"], input=text, capture_output=True, text=True,
-                          timeout=300)
+def run(binary, text, *flags):
+    return subprocess.run([binary, "--threads=1", *flags], input=text, capture_output=True,
+                          text=True, timeout=600)
 
 
 def main():
-    binary = sys.argv[1]
+    binary, source = sys.argv[1], sys.argv[2]
+    with open(source, encoding="utf-8") as f:
+        sentences = [line.strip() for line in f][:6]
     results = []
 
-    # Line 3 of 4 is far over the embedded model's 512 positions; the error names line 3 and how
-    # long it is, and nothing is written (the whole input is checked before any work).
-    long_line = " ".join(["A dog runs on the beach."] * 400)
-    run_long = run(binary, "A man.\nA woman.\n" + long_line + "\nA child.\n")
-    ok = (run_long.returncode == 1 and "line 3 has" in run_long.stderr
-          and "at most 512" in run_long.stderr and run_long.stdout == "")
-    results.append(("over-long line named by its number", ok, run_long.stderr))
+    one_by_one = run(binary, "\n".join(sentences) + "\n", "--beam_size=4")
+    paragraph = run(binary, " ".join(sentences) + "\n", "--beam_size=4")
+    expected = " ".join(one_by_one.stdout.splitlines())
+    results.append(("a paragraph translates as its sentences do",
+                    paragraph.returncode == 0 and paragraph.stdout == expected + "\n",
+                    f"got {paragraph.stdout!r}, want {expected!r}; {paragraph.stderr}"))
 
-    # The same lines without it translate, one output line per input line.
-    run_ok = run(binary, "A man.\nA woman.\n\nA child.\n")
-    ok = run_ok.returncode == 0 and len(run_ok.stdout.splitlines()) == 4
-    results.append(("lines around it translate", ok, run_ok.stderr))
+    first, second = one_by_one.stdout.splitlines()[:2]
+    layout = run(binary, f"    {sentences[0]}   {sentences[1]}  \n", "--beam_size=4")
+    want = f"    {first}   {second}  \n"
+    results.append(("the layout of a line is kept", layout.stdout == want,
+                    f"got {layout.stdout!r}, want {want!r}"))
+
+    whole = run(binary, " ".join(sentences) + "\n", "--beam_size=4", "--split_sentences=false")
+    results.append(("--split_sentences=false: one sentence, one translation without the others",
+                    whole.returncode == 0 and whole.stdout != paragraph.stdout
+                    and len(whole.stdout.splitlines()) == 1, whole.stderr))
+
+    # About 800 tokens and no sentence end: over the model's 512 positions, translated in two
+    # pieces; with a limit of 64 tokens, in many more, each giving a translation of its own.
+    long_line = " ".join(["a dog runs on the beach and"] * 100)
+    long_run = run(binary, "A man.\n" + long_line + "\nA child.\n")
+    lines = long_run.stdout.splitlines()
+    short_pieces = run(binary, long_line + "\n", "--max_input_tokens=64")
+    results.append(("a line over the model's positions is translated in pieces",
+                    long_run.returncode == 0 and len(lines) == 3 and lines[1] != ""
+                    and short_pieces.returncode == 0
+                    and len(short_pieces.stdout.split()) > 3 * len(lines[1].split()),
+                    long_run.stderr + short_pieces.stderr))
 
     for name, passed, detail in results:
         print(("ok   " if passed else "FAIL ") + name + ("" if passed else ": " + detail))

@@ -66,7 +66,8 @@ def main():
         log_path = os.path.join(tmp, "mtserve.log")
         log = open(log_path, "w")
         server = subprocess.Popen(
-            [os.path.join(bin_dir, "mtserve"), "--listen=127.0.0.1:0", "--metrics_listen="],
+            [os.path.join(bin_dir, "mtserve"), "--listen=127.0.0.1:0", "--metrics_listen=",
+             "--cache_bytes=0"],  # The texts repeat: with a cache they would not be decoded.
             stderr=log)
         try:
             port = wait_until_serving(server, log_path)

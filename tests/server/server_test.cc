@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "client/translation_client.h"
@@ -548,6 +549,117 @@ TEST_F(ServerTest, ConcurrentClientsGetTheirOwnResults) {
 }
 
 // =============================================================================================
+// 2b. Texts of many sentences: split, translated sentence by sentence, joined in their layout.
+
+// The first `n` test lines (one sentence each).
+std::vector<std::string> TestSentences(size_t n) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < n && i < Golden().size(); ++i) out.push_back(Golden()[i].src);
+  return out;
+}
+
+// The case: six sentences sent as one text came back as one sentence (five were lost).
+// Now the text's translation is its sentences' translations, each exactly as when sent alone,
+// joined by the same spaces; the ranges say where each sentence is on both sides.
+TEST_F(ServerTest, AParagraphTranslatesAsItsSentencesDo) {
+  const std::vector<std::string> sentences = TestSentences(6);
+  v1::TranslateResponse alone, together;
+  grpc::Status status = Translate(*stub_, Request(sentences, WithScores(Beam(4, 2))), &alone);
+  ASSERT_TRUE(status.ok()) << Describe(status);
+  const std::string paragraph = absl::StrJoin(sentences, " ");
+  status = Translate(*stub_, Request({paragraph}, WithScores(Beam(4, 2))), &together);
+  ASSERT_TRUE(status.ok()) << Describe(status);
+  const v1::Translation& t = together.translations(0);
+
+  ASSERT_EQ(t.sentences_size(), 6);
+  size_t offset = 0;
+  uint32_t source_tokens = 0;
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_EQ(t.sentences(i).begin(), offset) << i;
+    EXPECT_EQ(t.sentences(i).end(), offset + sentences[i].size()) << i;
+    offset += sentences[i].size() + 1;
+    source_tokens += alone.translations(i).source_tokens();
+  }
+  EXPECT_EQ(t.source_tokens(), source_tokens);
+  // Hypothesis k joins each sentence's k-th best; scores and tokens add up.
+  ASSERT_EQ(t.hypotheses_size(), 2);
+  for (int k = 0; k < 2; ++k) {
+    std::vector<std::string> texts;
+    float score = 0;
+    uint32_t tokens = 0;
+    int log_probs = 0;
+    for (int i = 0; i < 6; ++i) {
+      const v1::Hypothesis& h = alone.translations(i).hypotheses(k);
+      texts.push_back(h.text());
+      score += h.score();
+      tokens += h.num_tokens();
+      log_probs += h.token_log_probs_size();
+    }
+    const v1::Hypothesis& h = t.hypotheses(k);
+    EXPECT_EQ(h.text(), absl::StrJoin(texts, " ")) << "hypothesis " << k;
+    EXPECT_NEAR(h.score(), score, 1e-3) << "hypothesis " << k;
+    EXPECT_EQ(h.num_tokens(), tokens) << "hypothesis " << k;
+    EXPECT_EQ(h.token_log_probs_size(), log_probs) << "hypothesis " << k;
+    ASSERT_EQ(h.sentences_size(), 6);
+    for (int i = 0; i < 6; ++i) {
+      EXPECT_EQ(h.text().substr(h.sentences(i).begin(),
+                                h.sentences(i).end() - h.sentences(i).begin()),
+                texts[i]);
+    }
+  }
+}
+
+// Indentation, the whitespace between sentences, line breaks, blank lines and trailing space
+// come back byte for byte; a line break ends a sentence even without a full stop.
+TEST_F(ServerTest, LayoutIsKeptExactly) {
+  const std::vector<std::string> s = TestSentences(4);
+  std::string no_stop = s[3];
+  no_stop.pop_back();  // Its final ".".
+  v1::TranslateResponse alone, together;
+  grpc::Status status = Translate(*stub_, Request({s[0], s[1], s[2], no_stop}, Greedy()), &alone);
+  ASSERT_TRUE(status.ok()) << Describe(status);
+  auto best = [&](int i) { return alone.translations(i).hypotheses(0).text(); };
+  const std::string text =
+      absl::StrCat("  ", s[0], "   ", s[1], "\n\n\t", no_stop, "\r\n", s[2], "  \n");
+  status = Translate(*stub_, Request({text, " \n\t "}, Greedy()), &together);
+  ASSERT_TRUE(status.ok()) << Describe(status);
+  EXPECT_EQ(together.translations(0).hypotheses(0).text(),
+            absl::StrCat("  ", best(0), "   ", best(1), "\n\n\t", best(3), "\r\n", best(2),
+                         "  \n"));
+  // Whitespace alone is given back, with no sentences.
+  EXPECT_EQ(together.translations(1).hypotheses(0).text(), " \n\t ");
+  EXPECT_EQ(together.translations(1).sentences_size(), 0);
+}
+
+// split_sentences = false: the caller's text is one sentence, as before splitting existed.
+TEST_F(ServerTest, SplittingCanBeTurnedOff) {
+  const std::vector<std::string> s = TestSentences(2);
+  v1::DecodingOptions whole = Greedy();
+  whole.set_split_sentences(false);
+  v1::TranslateResponse split, unsplit;
+  const std::string text = absl::StrCat(s[0], " ", s[1]);
+  ASSERT_TRUE(Translate(*stub_, Request({text}, Greedy()), &split).ok());
+  ASSERT_TRUE(Translate(*stub_, Request({text}, whole), &unsplit).ok());
+  EXPECT_EQ(split.translations(0).sentences_size(), 2);
+  ASSERT_EQ(unsplit.translations(0).sentences_size(), 1);
+  EXPECT_EQ(unsplit.translations(0).sentences(0).end(), text.size());
+  EXPECT_NE(unsplit.translations(0).hypotheses(0).text(), split.translations(0).hypotheses(0).text());
+}
+
+// A text whose one sentence cannot fit the memory budget fails, naming the sentence.
+TEST_F(MemoryBudgetTest, ASentenceThatCannotFitIsNamed) {
+  // At beam 8 and max_length 100 a sentence of 5 tokens fits 16 MiB, one of 281 does not.
+  v1::DecodingOptions options = Beam(8, 1);
+  options.set_max_length(100);
+  std::string text = "A dog runs. Two dogs run";
+  for (int i = 0; i < 40; ++i) absl::StrAppend(&text, " and a dog runs on the beach");
+  const grpc::Status status = TranslateError(*stub_, Request({text}, options));
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << Describe(status);
+  EXPECT_THAT(status.error_message(), HasSubstr("texts[0] sentence 2 of 2 (bytes 12-"));
+  EXPECT_THAT(status.error_message(), HasSubstr("--worker_memory"));
+}
+
+// =============================================================================================
 // 3. Limits and errors: exact codes, messages naming the field and the limit.
 
 TEST_F(LimitsTest, TooManyTexts) {
@@ -565,24 +677,59 @@ TEST_F(LimitsTest, TooManyTexts) {
   EXPECT_EQ(response.translations_size(), 4);
 }
 
-TEST_F(LimitsTest, TextOverMaxInputTokens) {
+// A sentence over --max_input_tokens is cut into pieces at spaces, each translated alone: the
+// text's translation is theirs joined by the same spaces, and nothing is refused or dropped.
+TEST_F(LimitsTest, SentenceOverMaxInputTokensIsTranslatedInPieces) {
   const std::string at_limit = LineWithTokens(16);
-  const std::string over = LineWithTokens(17);
   v1::TranslateResponse response;
-  const grpc::Status ok = Translate(*stub_, Request({at_limit}, Greedy()), &response);
-  ASSERT_TRUE(ok.ok()) << Describe(ok);
+  grpc::Status status = Translate(*stub_, Request({at_limit}, Greedy()), &response);
+  ASSERT_TRUE(status.ok()) << Describe(status);
   EXPECT_EQ(response.translations(0).source_tokens(), 16u);
+  EXPECT_EQ(response.translations(0).sentences_size(), 1);
 
-  grpc::Status status = TranslateError(*stub_, Request({over}, Greedy()));
-  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << Describe(status);
-  EXPECT_THAT(status.error_message(), HasSubstr("texts[0] has 17 tokens"));
-  EXPECT_THAT(status.error_message(), HasSubstr("the limit is 16"));
-  EXPECT_THAT(status.error_message(), HasSubstr("--max_input_tokens"));
+  const std::string over = LineWithTokens(17);
+  status = Translate(*stub_, Request({over}, Greedy()), &response);
+  ASSERT_TRUE(status.ok()) << Describe(status);
+  const v1::Translation& t = response.translations(0);
+  ASSERT_GE(t.sentences_size(), 2);
+  std::vector<std::string> pieces;
+  size_t end = 0;
+  for (const v1::TextRange& r : t.sentences()) {
+    ASSERT_LE(end, r.begin());
+    ASSERT_LT(r.begin(), r.end());
+    ASSERT_LE(r.end(), over.size());
+    // Only spaces between pieces: every byte of the text is in one.
+    EXPECT_EQ(over.substr(end, r.begin() - end).find_first_not_of(' '), std::string::npos);
+    pieces.push_back(over.substr(r.begin(), r.end() - r.begin()));
+    end = r.end();
+  }
+  EXPECT_EQ(end, over.size());
+  // Each piece, translated alone as one sentence, is within the limit and gives its part.
+  v1::DecodingOptions whole = Greedy();
+  whole.set_split_sentences(false);
+  v1::TranslateResponse alone;
+  status = Translate(*stub_, Request(pieces, whole), &alone);
+  ASSERT_TRUE(status.ok()) << Describe(status);
+  uint32_t source_tokens = 0;
+  const v1::Hypothesis& joined = t.hypotheses(0);
+  ASSERT_EQ(joined.sentences_size(), t.sentences_size());
+  for (int i = 0; i < alone.translations_size(); ++i) {
+    EXPECT_LE(alone.translations(i).source_tokens(), 16u);
+    source_tokens += alone.translations(i).source_tokens();
+    const v1::TextRange& r = joined.sentences(i);
+    EXPECT_EQ(joined.text().substr(r.begin(), r.end() - r.begin()),
+              alone.translations(i).hypotheses(0).text());
+  }
+  EXPECT_EQ(t.source_tokens(), source_tokens);
+}
 
-  // With several texts the message says which one.
-  status = TranslateError(*stub_, Request({at_limit, "", over}, Greedy()));
+// A request's sentences all queue at once: more than the queue holds can never fit.
+TEST_F(QueueTest, MoreSentencesThanTheQueueHoldsIsInvalid) {
+  const grpc::Status status =
+      TranslateError(*stub_, Request({"A dog runs. A cat sleeps. A bird sings."}, Greedy()));
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << Describe(status);
-  EXPECT_THAT(status.error_message(), HasSubstr("texts[2] has 17 tokens"));
+  EXPECT_THAT(status.error_message(), HasSubstr("more than 2 sentences"));
+  EXPECT_THAT(status.error_message(), HasSubstr("--max_queued_texts"));
 }
 
 TEST_F(LimitsTest, MaxLengthOverMaxOutputTokens) {
@@ -759,11 +906,12 @@ TEST_F(LimitsTest, MessageOverMaxMessageBytesIsResourceExhausted) {
   const std::string huge(70000, 'a');  // Over --max_message_bytes=65536.
   const grpc::Status status = TranslateError(*stub_, Request({huge}, Greedy()));
   EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << Describe(status);
-  // Just under the limit, the message is accepted and the text refused for its tokens instead.
+  // Just under the limit, the message is accepted and the text refused instead: one word of
+  // 30,000 letters is cut into more 16-token pieces than the queue holds.
   const std::string big(30000, 'a');
   const grpc::Status tokens = TranslateError(*stub_, Request({big}, Greedy()));
   EXPECT_EQ(tokens.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << Describe(tokens);
-  EXPECT_THAT(tokens.error_message(), HasSubstr("--max_input_tokens"));
+  EXPECT_THAT(tokens.error_message(), HasSubstr("--max_queued_texts"));
   // The server keeps serving.
   v1::TranslateResponse response;
   const grpc::Status ok = Translate(*stub_, Request({"A dog runs."}, Greedy()), &response);
@@ -862,7 +1010,8 @@ TEST_F(LimitsTest, StreamErrorsDoNotEndTheStream) {
   };
   const std::vector<Item> items = {
       {"ok-1", "A dog runs.", "", Greedy(), 0, ""},
-      {"too-long", LineWithTokens(17), "", Greedy(), 3, "text has 17 tokens"},
+      {"too-long", std::string(40000, 'a'), "", Greedy(), 3,
+       "text has 40000 bytes; the limit is 32768"},
       {"ok-2", "Two women are walking.", "", Beam(2, 2), 0, ""},
       {"bad-beam", "A dog runs.", "", Beam(5, 1), 3, "options.beam_size is 5; the limit is 4"},
       {"bad-model", "A dog runs.", "xx", Greedy(), 5, "\"xx\""},
@@ -1056,21 +1205,14 @@ TEST_F(ServerTest, LongModelNameIsNotFoundWithAShortMessage) {
   EXPECT_LT(status.error_message().size(), 300u);
 }
 
-// A text's bytes are checked before it is tokenised; one far over the token limit is refused
-// from a prefix (tokenising 3.9 MB on a gRPC thread took 2 s of CPU to refuse it).
-TEST_F(LimitsTest, LongTextsAreRefusedByBytesThenByTokens) {
+// A text's bytes are checked before it is split or tokenised.
+TEST_F(LimitsTest, LongTextsAreRefusedByBytes) {
   const std::string huge(40 * 1024, 'a');  // Over this suite's 32 KiB --max_text_bytes.
   grpc::Status status = TranslateError(*stub_, Request({"A dog.", huge}, Greedy()));
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << Describe(status);
   EXPECT_THAT(status.error_message(),
               HasSubstr("texts[1] has 40960 bytes; the limit is 32768 (the server's "
                         "--max_text_bytes)"));
-  std::string words;
-  while (words.size() < 30 * 1024) words += "A dog runs on the beach. ";
-  status = TranslateError(*stub_, Request({words}, Greedy()));
-  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << Describe(status);
-  EXPECT_THAT(status.error_message(), HasSubstr("texts[0] has more than"));
-  EXPECT_THAT(status.error_message(), HasSubstr("the limit is 16"));
 }
 
 // The queue: --max_queued_texts=2, a batch runs only when 2 texts of the same options are queued.
@@ -1443,6 +1585,38 @@ TEST_F(QueueTest, GaugesShowQueuedAndInFlight) {
   EXPECT_EQ(after.Since(before, "mtserve_queue_wait_seconds_count"), 2);
 }
 
+// A sentence translated before with the same model and options is answered from the cache, the
+// same as it was translated; sampling without a seed never is.
+TEST_F(ServerTest, RepeatedSentencesComeFromTheCache) {
+  const std::string text = "A purple cow sings on the moon. A dog runs.";
+  const MetricsSnapshot start = Scrape();
+  v1::TranslateResponse first, second;
+  ASSERT_TRUE(Translate(*stub_, Request({text}, WithScores(Beam(2, 2))), &first).ok());
+  const MetricsSnapshot middle = Scrape();
+  EXPECT_EQ(middle.Since(start, "mtserve_cache_misses_total", {}), 2);
+  EXPECT_EQ(middle.Since(start, "mtserve_cache_hits_total", {}), 0);
+  EXPECT_GE(middle.Sum("mtserve_cache_entries"), 2);
+  EXPECT_GT(middle.Sum("mtserve_cache_bytes"), 0);
+  // The second sentence alone, then the text again: all hits, the same translation.
+  v1::TranslateResponse alone;
+  ASSERT_TRUE(Translate(*stub_, Request({"A dog runs."}, WithScores(Beam(2, 2))), &alone).ok());
+  ASSERT_TRUE(Translate(*stub_, Request({text}, WithScores(Beam(2, 2))), &second).ok());
+  const MetricsSnapshot end = Scrape();
+  EXPECT_EQ(end.Since(middle, "mtserve_cache_hits_total", {}), 3);
+  EXPECT_EQ(end.Since(middle, "mtserve_cache_misses_total", {}), 0);
+  ExpectSameTranslation(second.translations(0), first.translations(0), "cached");
+  // Other options are other entries; sampling without a seed is not even looked up.
+  ASSERT_TRUE(Translate(*stub_, Request({"A dog runs."}, Greedy()), &alone).ok());
+  ASSERT_TRUE(Translate(*stub_, Request({"A dog runs."}, Sampling(20, 1.0f, 0)), &alone).ok());
+  v1::DecodingOptions unseeded = Greedy();
+  unseeded.set_sampling_topk(20);
+  ASSERT_TRUE(Translate(*stub_, Request({"A dog runs."}, unseeded), &alone).ok());
+  ASSERT_TRUE(Translate(*stub_, Request({"A dog runs."}, unseeded), &alone).ok());
+  const MetricsSnapshot last = Scrape();
+  EXPECT_EQ(last.Since(end, "mtserve_cache_hits_total", {}), 0);
+  EXPECT_EQ(last.Since(end, "mtserve_cache_misses_total", {}), 2);
+}
+
 // =============================================================================================
 // 6. Deadlines and cancellation.
 
@@ -1613,9 +1787,7 @@ TEST_F(ServerTest, StreamAnswersEqualUnary) {
                                                        : WithScores(Greedy())});
   }
   items.insert(items.begin() + 4, Item{"", WithScores(Beam(2, 2))});
-  std::string too_long;  // Over the default --max_input_tokens (512).
-  for (int i = 0; i < 600; ++i) absl::StrAppend(&too_long, "dog ");
-  items.insert(items.begin() + 7, Item{too_long, Greedy()});
+  items.insert(items.begin() + 7, Item{"A dog \xff\xfe runs.", Greedy()});  // Not UTF-8.
 
   grpc::ClientContext context;
   SetTimeout(context, 120s);
@@ -1641,12 +1813,11 @@ TEST_F(ServerTest, StreamAnswersEqualUnary) {
     SCOPED_TRACE(id);
     ASSERT_EQ(answers.count(id), 1u);
     const v1::TranslateStreamResponse& a = answers[id];
-    if (i == 7) {  // The over-limit text.
+    if (i == 7) {  // The text that is not UTF-8.
       ASSERT_TRUE(a.has_error());
       EXPECT_FALSE(a.has_translation());
       EXPECT_EQ(a.error().code(), 3);
-      EXPECT_THAT(a.error().message(), HasSubstr("text has"));
-      EXPECT_THAT(a.error().message(), HasSubstr("the limit is 512"));
+      EXPECT_THAT(a.error().message(), HasSubstr("text is not valid UTF-8"));
       continue;
     }
     EXPECT_FALSE(a.has_error()) << a.error().message();
@@ -1666,8 +1837,8 @@ TEST_F(ServerTest, StreamAnswersEqualUnary) {
     ASSERT_TRUE(u.ok()) << Describe(u);
     ExpectSameTranslation(a.translation(), unary.translations(0), "stream vs unary");
   }
-  // The unary call refuses the over-limit text with the same code.
-  const grpc::Status refused = TranslateError(*stub_, Request({too_long}, Greedy()));
+  // The unary call refuses the text that is not UTF-8 with the same code.
+  const grpc::Status refused = TranslateError(*stub_, Request({items[7].text}, Greedy()));
   EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
 }
 

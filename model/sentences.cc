@@ -1,0 +1,92 @@
+#include "model/sentences.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "model/text/cut_to_token_limit.h"
+
+namespace mtserve {
+namespace {
+
+bool IsSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+// `text` less its leading and trailing ASCII whitespace, as a range.
+Segment Trimmed(absl::string_view text) {
+  size_t begin = 0, end = text.size();
+  while (begin < end && IsSpace(text[begin])) ++begin;
+  while (end > begin && IsSpace(text[end - 1])) --end;
+  return {begin, end};
+}
+
+void AppendPieces(absl::string_view text, Segment sentence, const Tokenizer& tokenizer,
+                  int max_tokens, std::vector<SourceSentence>& out) {
+  auto count = [&](absl::string_view piece) {
+    return static_cast<int>(tokenizer.EncodeSource(piece).size());
+  };
+  for (const Segment& piece : CutToTokenLimit(text, sentence, max_tokens, count)) {
+    out.push_back(
+        {piece, tokenizer.EncodeSource(text.substr(piece.begin, piece.end - piece.begin))});
+  }
+}
+
+}  // namespace
+
+std::vector<SourceSentence> SplitIntoSentences(absl::string_view text,
+                                               const SentenceSplitter* splitter,
+                                               const Tokenizer& tokenizer, int max_tokens) {
+  std::vector<Segment> ranges;
+  if (splitter != nullptr) {
+    ranges = splitter->Split(text);
+  } else if (const Segment whole = Trimmed(text); whole.begin < whole.end) {
+    ranges.push_back(whole);
+  }
+  std::vector<SourceSentence> sentences;
+  for (const Segment& range : ranges) {
+    std::vector<int> ids =
+        tokenizer.EncodeSource(text.substr(range.begin, range.end - range.begin));
+    if (ids.size() <= static_cast<size_t>(max_tokens)) {
+      sentences.push_back({range, std::move(ids)});
+    } else {
+      AppendPieces(text, range, tokenizer, max_tokens, sentences);
+    }
+  }
+  return sentences;
+}
+
+TranslationResult JoinSentences(absl::string_view text, absl::Span<const SourceSentence> sentences,
+                                std::vector<TranslationResult> results, int num_hypotheses) {
+  TranslationResult joined;
+  for (const TranslationResult& r : results) joined.source_tokens += r.source_tokens;
+  for (const SourceSentence& s : sentences) joined.sentences.push_back(s.range);
+  if (sentences.size() == 1 && sentences[0].range.begin == 0 &&
+      sentences[0].range.end == text.size()) {
+    joined.hypotheses = std::move(results[0].hypotheses);
+    for (Hypothesis& h : joined.hypotheses) h.sentences = {{0, h.text.size()}};
+    return joined;
+  }
+  joined.hypotheses.resize(num_hypotheses);
+  for (int h = 0; h < num_hypotheses; ++h) {
+    Hypothesis& out = joined.hypotheses[h];
+    size_t copied = 0;  // Bytes of `text` up to which the layout has been copied.
+    for (size_t i = 0; i < sentences.size(); ++i) {
+      const Hypothesis& part = results[i].hypotheses[h];
+      absl::StrAppend(&out.text, text.substr(copied, sentences[i].range.begin - copied));
+      out.sentences.push_back({out.text.size(), out.text.size() + part.text.size()});
+      out.text += part.text;
+      copied = sentences[i].range.end;
+      out.ids.insert(out.ids.end(), part.ids.begin(), part.ids.end());
+      out.token_log_probs.insert(out.token_log_probs.end(), part.token_log_probs.begin(),
+                                 part.token_log_probs.end());
+      out.log_prob += part.log_prob;
+      out.score += part.score;
+    }
+    absl::StrAppend(&out.text, text.substr(copied));
+  }
+  return joined;
+}
+
+}  // namespace mtserve

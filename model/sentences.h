@@ -1,0 +1,44 @@
+// A text as the engine translates it: its sentences (text/sentence_splitter.h), each cut to the
+// token limit (text/cut_to_token_limit.h) and tokenised; and the text's translation joined back
+// from theirs in the text's own layout (text/segment.h). The server and mttranslate both use it,
+// so a text translates the same offline and served.
+#ifndef MTSERVE_MODEL_SENTENCES_H_
+#define MTSERVE_MODEL_SENTENCES_H_
+
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "model/text/segment.h"
+#include "model/text/sentence_splitter.h"
+#include "model/tokenizer.h"
+#include "model/translator.h"
+
+namespace mtserve {
+
+// One unit of translation: a sentence, or a piece of one over the token limit.
+struct SourceSentence {
+  Segment range;         // Its bytes in the text.
+  std::vector<int> ids;  // Tokenised, </s> included; at most the limit.
+};
+
+// The sentences of UTF-8 `text` in order, each within `max_tokens` (>= 2): with `splitter`, its
+// sentences; without (callers who segment their texts themselves), the text as one sentence.
+// Whitespace around and between them is not translated (JoinSentences puts it back). A text of
+// whitespace only has none.
+std::vector<SourceSentence> SplitIntoSentences(absl::string_view text,
+                                               const SentenceSplitter* splitter,
+                                               const Tokenizer& tokenizer, int max_tokens);
+
+// The translation of `text` from its sentences' (`results[i]` for `sentences[i]`, each with
+// `num_hypotheses` hypotheses): hypothesis h joins each sentence's h-th best in the text's layout,
+// with every byte between the sentences kept; its ids and token log-probabilities are the
+// sentences' in order (each sentence's </s> included), its log_prob and score their sums, and its
+// `sentences` where each one's translation lies in its text. A text of one sentence and no
+// surrounding whitespace gets that sentence's result unchanged.
+TranslationResult JoinSentences(absl::string_view text, absl::Span<const SourceSentence> sentences,
+                                std::vector<TranslationResult> results, int num_hypotheses);
+
+}  // namespace mtserve
+
+#endif  // MTSERVE_MODEL_SENTENCES_H_

@@ -1,0 +1,135 @@
+// Texts as the engine translates them (model/sentences.h): split into sentences, cut to the token
+// limit, and joined back in their layout. Expected values are written from the text's meaning.
+#include "model/sentences.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "model/translator.h"
+#include "tests/test_lib/test_util.h"
+
+namespace mtserve {
+namespace {
+
+using ::testing::ElementsAre;
+
+std::vector<std::string> Texts(absl::string_view text, const std::vector<SourceSentence>& s) {
+  std::vector<std::string> out;
+  for (const SourceSentence& x : s) {
+    out.emplace_back(text.substr(x.range.begin, x.range.end - x.range.begin));
+  }
+  return out;
+}
+
+class SentencesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_OK_AND_ASSIGN(model_, testing::TestModel());
+    ASSERT_OK_AND_ASSIGN(splitter_, SentenceSplitter::Create("en"));
+  }
+  const Tokenizer& tokenizer() const { return model_->tokenizer(); }
+
+  std::shared_ptr<const Model> model_;
+  std::unique_ptr<SentenceSplitter> splitter_;
+};
+
+TEST_F(SentencesTest, SplitsAndTokenisesEachSentence) {
+  const std::string text = "  A dog runs.  Two cats sleep!\n\nIs it raining?  ";
+  const std::vector<SourceSentence> s = SplitIntoSentences(text, splitter_.get(), tokenizer(), 512);
+  EXPECT_THAT(Texts(text, s), ElementsAre("A dog runs.", "Two cats sleep!", "Is it raining?"));
+  for (const SourceSentence& x : s) {
+    EXPECT_EQ(x.ids,
+              tokenizer().EncodeSource(text.substr(x.range.begin, x.range.end - x.range.begin)));
+  }
+}
+
+TEST_F(SentencesTest, WithoutASplitterTheTrimmedTextIsOneSentence) {
+  const std::string text = " A dog runs. Two cats sleep. ";
+  const std::vector<SourceSentence> s = SplitIntoSentences(text, nullptr, tokenizer(), 512);
+  EXPECT_THAT(Texts(text, s), ElementsAre("A dog runs. Two cats sleep."));
+  EXPECT_TRUE(SplitIntoSentences(" \n\t", nullptr, tokenizer(), 512).empty());
+  EXPECT_TRUE(SplitIntoSentences("", splitter_.get(), tokenizer(), 512).empty());
+}
+
+// A sentence over the limit comes back in pieces within it that cover every word.
+TEST_F(SentencesTest, ALongSentenceIsCutIntoPiecesWithinTheLimit) {
+  std::string text;
+  for (int i = 0; i < 60; ++i)
+    absl::StrAppend(&text, i == 0 ? "" : " ", "a dog runs on the beach and");
+  const int limit = 40;
+  const std::vector<SourceSentence> s =
+      SplitIntoSentences(text, splitter_.get(), tokenizer(), limit);
+  ASSERT_GT(s.size(), 1u);
+  std::string words;
+  size_t previous_end = 0;
+  for (const SourceSentence& x : s) {
+    EXPECT_LE(x.ids.size(), static_cast<size_t>(limit));
+    // Only a space between pieces: they are cut between words.
+    EXPECT_EQ(text.substr(previous_end, x.range.begin - previous_end),
+              previous_end == 0 ? "" : " ");
+    previous_end = x.range.end;
+  }
+  EXPECT_EQ(previous_end, text.size());
+}
+
+TranslationResult Result(std::vector<std::string> texts, std::vector<float> scores,
+                         int source_tokens) {
+  TranslationResult r;
+  r.source_tokens = source_tokens;
+  for (size_t i = 0; i < texts.size(); ++i) {
+    Hypothesis h;
+    h.text = texts[i];
+    h.ids = {static_cast<int>(10 + i), 0};
+    h.token_log_probs = {-0.5f, -0.25f};
+    h.log_prob = -0.75f;
+    h.score = scores[i];
+    r.hypotheses.push_back(h);
+  }
+  return r;
+}
+
+TEST(JoinSentencesTest, HypothesisKJoinsEachSentencesKthBestInTheLayout) {
+  const std::string text = "  One.   Two.\n\tThree.  ";
+  std::vector<SourceSentence> s(3);
+  s[0].range = {2, 6};
+  s[1].range = {9, 13};
+  s[2].range = {15, 21};
+  std::vector<TranslationResult> results = {Result({"Eins.", "Ein."}, {-1, -2}, 3),
+                                            Result({"Zwei.", "Zwo."}, {-3, -4}, 4),
+                                            Result({"Drei.", "Dreie."}, {-5, -6}, 5)};
+  const TranslationResult joined = JoinSentences(text, s, results, 2);
+  EXPECT_EQ(joined.source_tokens, 12);
+  EXPECT_THAT(joined.sentences, ElementsAre(Segment{2, 6}, Segment{9, 13}, Segment{15, 21}));
+  ASSERT_EQ(joined.hypotheses.size(), 2u);
+  EXPECT_EQ(joined.hypotheses[0].text, "  Eins.   Zwei.\n\tDrei.  ");
+  EXPECT_EQ(joined.hypotheses[1].text, "  Ein.   Zwo.\n\tDreie.  ");
+  EXPECT_FLOAT_EQ(joined.hypotheses[0].score, -9);
+  EXPECT_FLOAT_EQ(joined.hypotheses[1].score, -12);
+  EXPECT_FLOAT_EQ(joined.hypotheses[0].log_prob, -2.25f);
+  EXPECT_EQ(joined.hypotheses[0].ids.size(), 6u);
+  EXPECT_EQ(joined.hypotheses[0].token_log_probs.size(), 6u);
+  EXPECT_EQ(TargetTokens(joined.hypotheses[0], /*eos_id=*/0), 3);
+  EXPECT_THAT(joined.hypotheses[0].sentences,
+              ElementsAre(Segment{2, 7}, Segment{10, 15}, Segment{17, 22}));
+}
+
+TEST(JoinSentencesTest, OneWholeSentenceIsItsResultAndWhitespaceComesBack) {
+  const std::string text = "One.";
+  std::vector<SourceSentence> s(1);
+  s[0].range = {0, 4};
+  const TranslationResult joined = JoinSentences(text, s, {Result({"Eins."}, {-1}, 3)}, 1);
+  EXPECT_EQ(joined.hypotheses[0].text, "Eins.");
+  EXPECT_FLOAT_EQ(joined.hypotheses[0].score, -1);
+  EXPECT_EQ(joined.source_tokens, 3);
+
+  const TranslationResult blank = JoinSentences(" \n ", {}, {}, 2);
+  ASSERT_EQ(blank.hypotheses.size(), 2u);
+  EXPECT_EQ(blank.hypotheses[1].text, " \n ");
+  EXPECT_TRUE(blank.sentences.empty());
+}
+
+}  // namespace
+}  // namespace mtserve

@@ -1,0 +1,90 @@
+// The sentence cache (server/translation_cache.h): keys, the byte bound, LRU order, statistics.
+#include "server/translation_cache.h"
+
+#include <gtest/gtest.h>
+
+namespace mtserve {
+namespace {
+
+TranslationResult Result(const std::string& text) {
+  TranslationResult r;
+  r.source_tokens = 4;
+  Hypothesis h;
+  h.text = text;
+  h.ids = {5, 6, 0};
+  h.token_log_probs = {-1, -2, -3};
+  h.score = -6;
+  r.hypotheses.push_back(h);
+  return r;
+}
+
+TEST(TranslationCacheTest, KeysDifferByModelOptionsAndSource) {
+  DecodingOptions greedy;
+  DecodingOptions beam;
+  beam.beam_size = 4;
+  const std::vector<int> ids = {1, 2, 0};
+  const std::string key = *TranslationCache::Key(0, greedy, ids);
+  EXPECT_EQ(*TranslationCache::Key(0, greedy, ids), key);
+  EXPECT_NE(*TranslationCache::Key(1, greedy, ids), key);
+  EXPECT_NE(*TranslationCache::Key(0, beam, ids), key);
+  EXPECT_NE(*TranslationCache::Key(0, greedy, {1, 3, 0}), key);
+  DecodingOptions longer = greedy;
+  longer.max_length = 20;
+  EXPECT_NE(*TranslationCache::Key(0, longer, ids), key);
+}
+
+TEST(TranslationCacheTest, SamplingIsCachedOnlyWithASeed) {
+  DecodingOptions sampling;
+  sampling.sampling_topk = 10;
+  EXPECT_FALSE(TranslationCache::Key(0, sampling, {1, 0}).has_value());
+  sampling.seed = 7;
+  const std::optional<std::string> seven = TranslationCache::Key(0, sampling, {1, 0});
+  ASSERT_TRUE(seven.has_value());
+  sampling.seed = 8;
+  EXPECT_NE(*TranslationCache::Key(0, sampling, {1, 0}), *seven);
+}
+
+TEST(TranslationCacheTest, HitsGiveBackWhatWasInsertedAndAreCounted) {
+  TranslationCache cache(1 << 20);
+  EXPECT_FALSE(cache.Lookup("a").has_value());
+  cache.Insert("a", Result("Hund"));
+  const std::optional<TranslationResult> hit = cache.Lookup("a");
+  ASSERT_TRUE(hit.has_value());
+  EXPECT_EQ(hit->hypotheses[0].text, "Hund");
+  EXPECT_EQ(hit->hypotheses[0].ids, (std::vector<int>{5, 6, 0}));
+  EXPECT_FLOAT_EQ(hit->hypotheses[0].score, -6);
+  const TranslationCache::Stats stats = cache.stats();
+  EXPECT_EQ(stats.hits, 1);
+  EXPECT_EQ(stats.misses, 1);
+  EXPECT_EQ(stats.entries, 1);
+  EXPECT_GT(stats.bytes, 0);
+}
+
+// Entries beyond the bound push out the least recently used; a lookup makes an entry recent.
+TEST(TranslationCacheTest, StaysWithinItsBytesDroppingTheLeastRecentlyUsed) {
+  TranslationCache probe(1 << 20);
+  probe.Insert("k0", Result("x"));
+  const int64_t entry = probe.stats().bytes;
+  TranslationCache cache(3 * entry + entry / 2);  // Room for three entries.
+  cache.Insert("k0", Result("x"));
+  cache.Insert("k1", Result("x"));
+  cache.Insert("k2", Result("x"));
+  ASSERT_TRUE(cache.Lookup("k0").has_value());  // k1 is now the least recently used.
+  cache.Insert("k3", Result("x"));
+  EXPECT_EQ(cache.stats().entries, 3);
+  EXPECT_LE(cache.stats().bytes, 3 * entry + entry / 2);
+  EXPECT_TRUE(cache.Lookup("k0").has_value());
+  EXPECT_FALSE(cache.Lookup("k1").has_value());
+  EXPECT_TRUE(cache.Lookup("k2").has_value());
+  EXPECT_TRUE(cache.Lookup("k3").has_value());
+}
+
+TEST(TranslationCacheTest, ZeroBytesCachesNothing) {
+  TranslationCache cache(0);
+  cache.Insert("a", Result("Hund"));
+  EXPECT_FALSE(cache.Lookup("a").has_value());
+  EXPECT_EQ(cache.stats().entries, 0);
+}
+
+}  // namespace
+}  // namespace mtserve
