@@ -26,6 +26,7 @@ void MergeInto(PhaseResult& into, PhaseResult&& from) {
   const LoadReport& b = from.report;
   a.requests += b.requests;
   a.failed_requests += b.failed_requests;
+  a.texts += b.texts;
   a.sentences += b.sentences;
   a.target_tokens += b.target_tokens;
   a.source_tokens += b.source_tokens;
@@ -68,7 +69,8 @@ PhaseResult RunPhase(const TranslationClient& client, const LoadOptions& options
       }
       result.report.latencies.push_back(latency);
       for (const v1::Translation& translation : response->translations()) {
-        ++result.report.sentences;
+        ++result.report.texts;
+        result.report.sentences += translation.sentences_size();
         result.report.source_tokens += translation.source_tokens();
         if (translation.hypotheses_size() > 0) {
           result.report.target_tokens += translation.hypotheses(0).num_tokens();
@@ -143,10 +145,12 @@ std::string FormatLoadReport(const LoadReport& report) {
   line("requests", absl::StrCat(report.requests));
   line("failed_requests", absl::StrCat(report.failed_requests));
   line("duration_s", absl::StrFormat("%.3f", seconds));
+  line("texts", absl::StrCat(report.texts));
   line("sentences", absl::StrCat(report.sentences));
   line("target_tokens", absl::StrCat(report.target_tokens));
   line("source_tokens", absl::StrCat(report.source_tokens));
   line("requests_per_s", rate(succeeded));
+  line("texts_per_s", rate(report.texts));
   line("sentences_per_s", rate(report.sentences));
   line("target_tokens_per_s", rate(report.target_tokens));
   line("source_tokens_per_s", rate(report.source_tokens));

@@ -48,7 +48,8 @@ struct LoadReport {
   // Summed over the succeeded requests: texts; the best hypothesis's generated tokens (Hypothesis
   // num_tokens: the final </s> not counted, as mttranslate --benchmark counts them); source
   // tokens (</s> included).
-  int64_t sentences = 0;
+  int64_t texts = 0;
+  int64_t sentences = 0;  // The texts' sentences, as the server split them.
   int64_t target_tokens = 0;
   int64_t source_tokens = 0;
   // Of the succeeded requests, ascending.

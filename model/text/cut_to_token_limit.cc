@@ -1,77 +1,190 @@
 #include "model/text/cut_to_token_limit.h"
 
-#include <algorithm>
+#include <unicode/uchar.h>
+#include <unicode/utf8.h>
 
-#include "absl/strings/ascii.h"
+#include <algorithm>
+#include <cstdint>
+#include <iterator>
+#include <optional>
 
 namespace mtserve {
 namespace {
 
-// Bytes of a sentence looked at for one piece: no piece within the limit is longer than this
-// many bytes a token, and tokenising all of a sentence of megabytes for every probe would cost
-// megabytes a probe.
-constexpr size_t kWindowBytesPerToken = 64;
+struct CodePoint {
+  UChar32 c;
+  size_t length;
+};
 
-bool IsContinuationByte(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
-bool IsSpace(char c) { return absl::ascii_isspace(static_cast<unsigned char>(c)); }
-bool IsSentencePunctuation(char c) {
-  return c == '.' || c == ',' || c == ';' || c == ':' || c == '!' || c == '?' || c == ')';
+// The code point at byte `pos` of `text`; an ill-formed sequence (its maximal subpart) reads as
+// U+FFFD, so cuts never split a valid character and always progress.
+CodePoint DecodeAt(absl::string_view text, size_t pos) {
+  const int32_t window = static_cast<int32_t>(std::min<size_t>(text.size() - pos, 4));
+  int32_t length = 0;
+  UChar32 c;
+  U8_NEXT_OR_FFFD(reinterpret_cast<const uint8_t*>(text.data() + pos), length, window, c);
+  return {c, static_cast<size_t>(length)};
+}
+
+bool IsSpace(UChar32 c) { return u_isUWhiteSpace(c); }
+
+// Cut points (byte offsets where a piece may end) in increasing order, produced on demand, so
+// that a search near the start of a long list never computes its far end.
+class Cuts {
+ public:
+  virtual ~Cuts() = default;
+  // Whether there is an i-th cut point (computing it if needed).
+  virtual bool Has(size_t i) = 0;
+  // The i-th cut point; Has(i) was true.
+  virtual size_t At(size_t i) const = 0;
+};
+
+// The cut points of a precomputed list from `first` on.
+class ListCuts : public Cuts {
+ public:
+  ListCuts(const std::vector<size_t>& cuts, size_t first) : cuts_(cuts), first_(first) {}
+  bool Has(size_t i) override { return first_ + i < cuts_.size(); }
+  size_t At(size_t i) const override { return cuts_[first_ + i]; }
+
+ private:
+  const std::vector<size_t>& cuts_;
+  size_t first_;
+};
+
+// Every character boundary strictly between `begin` and `end`.
+class CharCuts : public Cuts {
+ public:
+  CharCuts(absl::string_view text, size_t begin, size_t end)
+      : text_(text), next_(begin), end_(end) {}
+  bool Has(size_t i) override {
+    while (cuts_.size() <= i && next_ < end_) {
+      next_ += DecodeAt(text_, next_).length;
+      if (next_ < end_) cuts_.push_back(next_);
+    }
+    return i < cuts_.size();
+  }
+  size_t At(size_t i) const override { return cuts_[i]; }
+
+ private:
+  absl::string_view text_;
+  size_t next_;
+  size_t end_;
+  std::vector<size_t> cuts_;
+};
+
+// The index of the last cut for which `fits` holds, assuming it holds for a prefix of the cuts
+// only; nullopt when it holds for none. Exponential search, then binary search between the last
+// fitting and the first failing probe: O(log k) calls for an answer at index k, and no probe far
+// beyond it (so the strings tokenised stay about as long as the piece).
+template <typename Fits>
+std::optional<size_t> LastFitting(Cuts& cuts, const Fits& fits) {
+  if (!cuts.Has(0) || !fits(cuts.At(0))) return std::nullopt;
+  size_t good = 0;
+  std::optional<size_t> bad;  // The first index known not to fit, or (nullopt) to be past the end.
+  for (size_t step = 1;; step *= 2) {
+    const size_t probe = good + step;
+    if (!cuts.Has(probe)) break;
+    if (!fits(cuts.At(probe))) {
+      bad = probe;
+      break;
+    }
+    good = probe;
+  }
+  if (!bad.has_value()) {
+    // Past the end: the search continues up to the last cut.
+    size_t last = good;
+    while (cuts.Has(last + 1)) ++last;
+    bad = last + 1;
+  }
+  while (*bad - good > 1) {
+    const size_t mid = good + (*bad - good) / 2;
+    if (fits(cuts.At(mid))) {
+      good = mid;
+    } else {
+      bad = mid;
+    }
+  }
+  return good;
 }
 
 }  // namespace
 
 std::vector<Segment> CutToTokenLimit(absl::string_view text, Segment sentence, int max_tokens,
                                      const std::function<int(absl::string_view)>& count_tokens) {
-  auto fits = [&](size_t begin, size_t end) {
-    return count_tokens(text.substr(begin, end - begin)) <= max_tokens;
+  // A range outside the text is clamped rather than read out of bounds.
+  const size_t sentence_end = std::min(sentence.end, text.size());
+  const size_t sentence_begin = std::min(sentence.begin, sentence_end);
+  auto tokens = [&](size_t begin, size_t end) {
+    return count_tokens(text.substr(begin, end - begin));
   };
+  if (tokens(sentence_begin, sentence_end) <= max_tokens) {
+    return {Segment{sentence_begin, sentence_end}};
+  }
+
+  // One pass over the sentence: where it starts and ends without whitespace, and where a piece
+  // may end at whitespace (the end of each word) or after punctuation followed by whitespace
+  // (a clause: the best place to cut, since it loses the least context for the translation).
+  size_t begin = sentence_end;
+  size_t end = sentence_begin;
+  std::vector<size_t> space_cuts;
+  std::vector<size_t> punct_cuts;
+  bool after_word = false;
+  bool after_punct = false;
+  for (size_t pos = sentence_begin; pos < sentence_end;) {
+    const CodePoint cp = DecodeAt(text, pos);
+    if (IsSpace(cp.c)) {
+      if (after_word) {
+        space_cuts.push_back(pos);
+        if (after_punct) punct_cuts.push_back(pos);
+      }
+      after_word = false;
+    } else {
+      begin = std::min(begin, pos);
+      end = pos + cp.length;
+      after_word = true;
+      after_punct = u_ispunct(cp.c);
+    }
+    pos += cp.length;
+  }
+  // Trailing whitespace is no cut: the last piece ends at `end`.
+  while (!space_cuts.empty() && space_cuts.back() >= end) space_cuts.pop_back();
+  while (!punct_cuts.empty() && punct_cuts.back() >= end) punct_cuts.pop_back();
+
   std::vector<Segment> pieces;
-  size_t start = sentence.begin;
-  while (start < sentence.end) {
-    const size_t window = std::min(sentence.end, start + kWindowBytesPerToken * max_tokens);
-    if (window == sentence.end && fits(start, sentence.end)) {
-      pieces.push_back({start, sentence.end});
+  size_t pos = begin;
+  while (pos < end) {
+    if (tokens(pos, end) <= max_tokens) {
+      pieces.push_back({pos, end});
       break;
     }
-    // The longest prefix that fits, found by bisection over character boundaries (a longer
-    // prefix never has fewer tokens, up to the tokenizer merging across the cut).
-    size_t low = start, high = window;  // Prefix [start, low) fits; [start, high) may not.
-    while (high - low > 1) {
-      size_t middle = low + (high - low) / 2;
-      while (middle > low && IsContinuationByte(text[middle])) --middle;
-      if (middle == low) break;
-      if (fits(start, middle)) {
-        low = middle;
+    auto fits = [&](size_t cut) { return tokens(pos, cut) <= max_tokens; };
+    size_t cut;
+    const size_t first_space =
+        std::upper_bound(space_cuts.begin(), space_cuts.end(), pos) - space_cuts.begin();
+    ListCuts at_space(space_cuts, first_space);
+    if (std::optional<size_t> i = LastFitting(at_space, fits)) {
+      cut = at_space.At(*i);
+      // Every punctuation cut is also a space cut, so those up to `cut` fit too and the last of
+      // them needs no further tokenisation; one in this piece is preferred over a later space.
+      auto punct = std::upper_bound(punct_cuts.begin(), punct_cuts.end(), cut);
+      if (punct != punct_cuts.begin() && *std::prev(punct) > pos) cut = *std::prev(punct);
+    } else {
+      // Even the first word is over the limit: cut it at a character boundary.
+      const size_t word_end = first_space < space_cuts.size() ? space_cuts[first_space] : end;
+      CharCuts in_word(text, pos, word_end);
+      if (std::optional<size_t> j = LastFitting(in_word, fits)) {
+        cut = in_word.At(*j);
       } else {
-        high = middle;
+        cut = pos + DecodeAt(text, pos).length;  // A single character over the limit: progress.
       }
     }
-    if (low == start) {  // Not even one character more fits: take one anyway, never loop.
-      low = start + 1;
-      while (low < sentence.end && IsContinuationByte(text[low])) ++low;
+    pieces.push_back({pos, cut});
+    pos = cut;
+    while (pos < end) {
+      const CodePoint cp = DecodeAt(text, pos);
+      if (!IsSpace(cp.c)) break;
+      pos += cp.length;
     }
-    // Where to cut in [start, low]: after punctuation and before a space in the second half,
-    // else before the last space, else at `low`.
-    size_t cut = low;
-    size_t last_space = 0;
-    for (size_t i = low; i > start; --i) {
-      if (i < sentence.end && IsSpace(text[i]) && !IsSpace(text[i - 1])) {
-        if (IsSentencePunctuation(text[i - 1]) && i - start >= (low - start) / 2) {
-          cut = i;
-          last_space = 0;
-          break;
-        }
-        if (last_space == 0) last_space = i;
-      }
-    }
-    if (last_space != 0 && cut == low) cut = last_space;
-    // Token counts are not quite monotonic in the prefix: keep the guarantee.
-    if (cut != low && !fits(start, cut)) cut = low;
-    size_t end = cut;
-    while (end > start && IsSpace(text[end - 1])) --end;
-    pieces.push_back({start, end});
-    start = cut;
-    while (start < sentence.end && IsSpace(text[start])) ++start;
   }
   return pieces;
 }

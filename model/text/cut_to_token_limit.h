@@ -1,5 +1,5 @@
-// Cuts a sentence that has more tokens than a model accepts into pieces that fit, so that
-// nothing is ever refused for its length or dropped.
+// Cuts a sentence longer than a model's token limit into pieces that fit: the model would
+// otherwise truncate it (losing its end) or refuse it.
 #ifndef MTSERVE_MODEL_TEXT_CUT_TO_TOKEN_LIMIT_H_
 #define MTSERVE_MODEL_TEXT_CUT_TO_TOKEN_LIMIT_H_
 
@@ -11,13 +11,18 @@
 
 namespace mtserve {
 
-// Pieces of `sentence` (a range of UTF-8 `text` that neither starts nor ends with whitespace),
-// each of at most `max_tokens` (>= 2) tokens as `count_tokens` counts them (the end-of-sentence
-// token included). A sentence within the limit is one piece. Otherwise each piece ends as late
-// as the limit allows: after punctuation that a space follows if there is such a place in the
-// second half of what fits, else at the last space that fits, else (a word longer than the
-// limit) at the last character that fits. Pieces neither start nor end with whitespace, and only
-// whitespace lies between them. Costs O(log n) counts of at most 64 x max_tokens bytes a piece.
+// Pieces of one sentence `sentence` (a byte range of text, without surrounding whitespace), each
+// with at most `max_tokens` tokens as counted by `count_tokens` (which counts a string's tokens
+// INCLUDING the end-of-sentence token the model adds). A sentence within the limit is returned as
+// one piece. Otherwise each piece is cut as late as possible within the limit, preferring after
+// punctuation followed by whitespace, then at whitespace, then at any UTF-8 character boundary (a
+// word longer than the limit); pieces never start or end with whitespace and together with the
+// whitespace between them cover the sentence exactly: nothing is dropped. max_tokens >= 2.
+//
+// Cut points are found by exponential then binary search, assuming a prefix never has more tokens
+// than a longer prefix: O(log n) calls of `count_tokens` per piece, O(n log n) at worst, each on
+// a string about as long as the piece. A single character over the limit (a tokenizer that makes
+// more than max_tokens - 1 tokens of it) still becomes a piece of its own: pieces must progress.
 std::vector<Segment> CutToTokenLimit(absl::string_view text, Segment sentence, int max_tokens,
                                      const std::function<int(absl::string_view)>& count_tokens);
 

@@ -1,4 +1,5 @@
-// A range of bytes of a text: a sentence, or a piece of one.
+// A byte range of a text: a sentence, or a piece of one (model/sentences.h puts their
+// translations back into the text's layout).
 #ifndef MTSERVE_MODEL_TEXT_SEGMENT_H_
 #define MTSERVE_MODEL_TEXT_SEGMENT_H_
 
@@ -6,10 +7,11 @@
 
 namespace mtserve {
 
+// A byte range [begin, end) of a text.
 struct Segment {
   size_t begin = 0;
-  size_t end = 0;  // One past the last byte.
-  bool operator==(const Segment& other) const { return begin == other.begin && end == other.end; }
+  size_t end = 0;
+  bool operator==(const Segment& o) const { return begin == o.begin && end == o.end; }
 };
 
 }  // namespace mtserve

@@ -19,6 +19,10 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                "scripts", "lib"))
+from mtserve_process import running_mtserve  # noqa: E402
+
 CLIENTS = 64
 WARMUP_FRACTION = 0.4
 TOLERANCE_MIB = 12
@@ -30,18 +34,6 @@ def rss_mib(pid):
             if line.startswith("VmRSS:"):
                 return int(line.split()[1]) / 1024
     raise RuntimeError("no VmRSS")
-
-
-def wait_until_serving(server, log_path):
-    """The gRPC port once mtserve serves (its models loaded), or None if it exits first."""
-    while server.poll() is None:
-        with open(log_path) as f:
-            log = f.read()
-        port = re.search(r"listening on \S+ \(port (\d+)\)", log)
-        if port and "mtserve: serving" in log:
-            return port.group(1)
-        time.sleep(0.1)
-    return None
 
 
 def write_texts(source, out):
@@ -63,17 +55,9 @@ def main():
     with tempfile.TemporaryDirectory(prefix="mtserve_soak_") as tmp:
         texts = os.path.join(tmp, "texts.txt")
         write_texts(source, texts)
-        log_path = os.path.join(tmp, "mtserve.log")
-        log = open(log_path, "w")
-        server = subprocess.Popen(
-            [os.path.join(bin_dir, "mtserve"), "--listen=127.0.0.1:0", "--metrics_listen=",
-             "--cache_bytes=0"],  # The texts repeat: with a cache they would not be decoded.
-            stderr=log)
-        try:
-            port = wait_until_serving(server, log_path)
-            if port is None:
-                print("FAIL mtserve did not start serving")
-                sys.exit(1)
+        # No cache: the texts repeat, and a cache would answer them undecoded.
+        with running_mtserve(os.path.join(bin_dir, "mtserve"),
+                             "--cache_bytes=0") as (server, port):
             client = subprocess.Popen(
                 [os.path.join(bin_dir, "mtclient"), "bench", f"--server=127.0.0.1:{port}",
                  f"--input={texts}", "--beam_size=4", f"--concurrency={CLIENTS}",
@@ -85,10 +69,6 @@ def main():
                 samples.append((time.monotonic() - start, rss_mib(server.pid)))
                 time.sleep(1)
             report = client.stdout.read()
-        finally:
-            server.terminate()
-            server.wait(timeout=60)
-            log.close()
 
     measured = [rss for t, rss in samples if t >= WARMUP_FRACTION * seconds]
     quarter = max(1, len(measured) // 4)

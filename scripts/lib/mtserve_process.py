@@ -1,0 +1,41 @@
+"""Runs an mtserve of its own for Python scripts and tests: loopback ports the kernel chooses,
+stderr in a file, and the gRPC port once the server serves."""
+import contextlib
+import os
+import re
+import subprocess
+import tempfile
+import time
+
+
+@contextlib.contextmanager
+def running_mtserve(binary, *flags):
+    """Yields (process, grpc_port) once mtserve serves; stops it (SIGTERM) on exit.
+    Raises RuntimeError with its stderr if it exits first."""
+    with tempfile.NamedTemporaryFile("w+", prefix="mtserve_", suffix=".log") as log:
+        server = subprocess.Popen([binary, "--listen=127.0.0.1:0", "--metrics_listen=", *flags],
+                                  stderr=log)
+        try:
+            port = None
+            while port is None:
+                if server.poll() is not None:
+                    log.seek(0)
+                    raise RuntimeError(f"mtserve exited before serving:\n{log.read()}")
+                log.seek(0)
+                text = log.read()
+                match = re.search(r"listening on \S+ \(port (\d+)\)", text)
+                if match and "mtserve: serving" in text:
+                    port = match.group(1)
+                else:
+                    time.sleep(0.1)
+            yield server, port
+        finally:
+            server.terminate()
+            server.wait(timeout=60)
+
+
+def cpu_seconds(pid):
+    """User + system CPU seconds the process has used so far."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
