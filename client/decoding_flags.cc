@@ -27,6 +27,9 @@ ABSL_FLAG(int, max_length, 0,
           "(capped by the server).");
 ABSL_FLAG(int, min_length, 0,
           "[translate, bench] Minimum generated tokens before </s> may end a translation.");
+ABSL_FLAG(bool, split_sentences, true,
+          "[translate, bench] Let the server split each text into sentences (false: each text is "
+          "one sentence, for input segmented already).");
 ABSL_FLAG(bool, with_scores, false,
           "[translate, bench] Ask for scores; translate prefixes each translation with its score "
           "and a tab, as mttranslate does.");
@@ -74,6 +77,7 @@ absl::StatusOr<v1::DecodingOptions> DecodingOptionsFromFlags() {
     options.set_seed(static_cast<uint64_t>(seed));
   }
   options.set_return_scores(absl::GetFlag(FLAGS_with_scores));
+  options.set_split_sentences(absl::GetFlag(FLAGS_split_sentences));
   return options;
 }
 

@@ -60,9 +60,10 @@ constexpr char kUsage[] =
 
   mtclient translate [--server=HOST:PORT] [--model=NAME] [--beam_size=N] [--num_hypotheses=N]
                      [--length_penalty=X] [--sampling_topk=K --sampling_temperature=T --seed=S]
-                     [--max_length=N] [--min_length=N] [--with_scores] [--batch_size=32]
+                     [--max_length=N] [--min_length=N] [--split_sentences=true]
+                     [--with_scores] [--batch_size=32]
                      [--timeout=SECONDS] < input.txt > output.txt
-      One sentence a line in, translations out in the same order, formatted as mttranslate
+      A text a line in, translations out in the same order, formatted as mttranslate
       formats them: --num_hypotheses lines per input line (best first), each prefixed by
       "SCORE<TAB>" (%.6f) with --with_scores; an empty line gives empty lines.
   mtclient models [--server=HOST:PORT]

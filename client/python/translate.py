@@ -25,6 +25,8 @@ def parse_args():
                         help="translations printed per line, best first")
     parser.add_argument("--with_scores", action="store_true",
                         help="prefix each translation with its score and a tab")
+    parser.add_argument("--no_split_sentences", action="store_true",
+                        help="take each line as one sentence (the server splits texts by default)")
     parser.add_argument("--timeout", type=float, default=60,
                         help="seconds each call may take (the whole stream with --stream)")
     parser.add_argument("--batch_size", type=int, default=32, help="lines per Translate call")
@@ -64,7 +66,8 @@ def main():
     if texts and texts[-1] == b"":
         texts.pop()
     options = pb.DecodingOptions(beam_size=args.beam_size, num_hypotheses=args.num_hypotheses,
-                                 return_scores=args.with_scores)
+                                 return_scores=args.with_scores,
+                                 split_sentences=not args.no_split_sentences)
 
     output = []
     with grpc.insecure_channel(args.server) as channel:
