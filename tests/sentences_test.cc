@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <random>
 #include <string>
 #include <vector>
 
@@ -173,6 +174,33 @@ TranslationResult Result(std::vector<std::string> texts, std::vector<float> scor
     r.hypotheses.push_back(h);
   }
   return r;
+}
+
+// Whatever the layout, a "translation" that gives each sentence back gives the text back: every
+// byte outside the sentences is kept where it was.
+TEST_F(SentencesTest, IdentityTranslationGivesAnyTextBack) {
+  const std::vector<std::string> parts = {
+      "A dog runs.",    " ",      "  ",        "\t",     "\n",
+      "\r\n",           "\n\n",   "Two cats!", "Is it?", "Dr. Smith came.",
+      "\u00e9t\u00e9.", "\u2028", "no stop",   "  \t\n"};
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 300; ++trial) {
+    std::string text;
+    const int n = static_cast<int>(rng() % 12);
+    for (int i = 0; i < n; ++i) text += parts[rng() % parts.size()];
+    const int limit = trial % 3 == 0 ? 4 : 512;  // Some sentences cut into pieces.
+    const std::vector<SourceSentence> s =
+        SplitIntoSentences(text, splitter_.get(), tokenizer(), limit);
+    std::vector<TranslationResult> results(s.size());
+    for (size_t i = 0; i < s.size(); ++i) {
+      Hypothesis h;
+      h.text = text.substr(s[i].range.begin, s[i].range.end - s[i].range.begin);
+      results[i].hypotheses.push_back(h);
+    }
+    const TranslationResult joined = JoinSentences(text, s, std::move(results), 1);
+    ASSERT_EQ(joined.hypotheses[0].text, text) << "trial " << trial;
+    EXPECT_EQ(joined.hypotheses[0].sentences, joined.sentences) << "trial " << trial;
+  }
 }
 
 TEST(JoinSentencesTest, HypothesisKJoinsEachSentencesKthBestInTheLayout) {

@@ -1660,6 +1660,25 @@ TEST_F(QueueTest, DeadlineWhileQueued) {
   EXPECT_TRUE(ok.ok()) << Describe(ok);
 }
 
+// A document's deadline covers all its sentences: when it passes, the sentences not yet
+// translated are dropped from the queue, not computed, and the server is free at once.
+TEST_F(ServerTest, ADocumentsDeadlineCoversAllItsSentences) {
+  std::string document;
+  for (int i = 0; i < 600; ++i) absl::StrAppend(&document, TestLines()[i], " ");
+  v1::TranslateResponse response;
+  grpc::Status status = Translate(*stub_, Request({document}, Beam(4, 1)), &response, 500ms);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << Describe(status);
+  const MetricsSnapshot after = WaitForMetrics([](const MetricsSnapshot& m) {
+    return m.Sum("mtserve_in_flight_requests") == 0 && m.Sum("mtserve_queue_depth") == 0;
+  });
+  EXPECT_EQ(after.Sum("mtserve_queue_depth"), 0) << after.text();
+  // Far fewer of its 600 different sentences were translated (each became a cache entry) than
+  // the document holds: about 0.5 s of the two workers' time, not the 3 s all would take.
+  EXPECT_LT(after.Sum("mtserve_cache_entries"), 300) << after.text();
+  status = Translate(*stub_, Request({TestLines()[0]}, Greedy()), &response);
+  EXPECT_TRUE(status.ok()) << Describe(status);
+}
+
 TEST_F(ServerTest, DeadlineDuringTranslation) {
   const MetricsSnapshot before = Scrape();
   // A tiny deadline on a busy server.
