@@ -162,6 +162,12 @@ int Run(int argc, char** argv) {
   if (limits.max_text_bytes < 1) {
     return Fail(absl::InvalidArgumentError("--max_text_bytes must be at least 1"));
   }
+  // A text at the byte limit must be able to arrive in a message.
+  if (limits.max_text_bytes > absl::GetFlag(FLAGS_max_message_bytes)) {
+    return Fail(absl::InvalidArgumentError(absl::StrCat(
+        "--max_text_bytes (", limits.max_text_bytes, ") must not exceed --max_message_bytes (",
+        absl::GetFlag(FLAGS_max_message_bytes), "): a text that long could never arrive")));
+  }
   // A request is queued whole or not at all: one larger than the queue could never be.
   if (limits.max_texts_per_request > batching.max_queued_texts) {
     return Fail(absl::InvalidArgumentError(

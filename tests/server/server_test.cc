@@ -1333,6 +1333,16 @@ TEST(LifecycleTest, RefusesARequestLimitOverTheQueueAtStartUp) {
               HasSubstr("--max_texts_per_request (10) must not exceed --max_queued_texts (5)"));
 }
 
+TEST(LifecycleTest, RefusesATextLimitOverTheMessageLimitAtStartUp) {
+  ChildProcess server(ServerBinary(), {"--listen=127.0.0.1:0", "--metrics_listen=",
+                                       "--max_text_bytes=2MiB", "--max_message_bytes=1048576"});
+  const std::optional<int> exit_status = server.WaitForExit(60s);
+  ASSERT_TRUE(exit_status.has_value());
+  EXPECT_TRUE(WIFEXITED(*exit_status) && WEXITSTATUS(*exit_status) == 1) << *exit_status;
+  EXPECT_THAT(server.StderrText(),
+              HasSubstr("--max_text_bytes (2097152) must not exceed --max_message_bytes (1048576)"));
+}
+
 // Without a metrics endpoint the start-up line says so (it read "metrics on  (port 0)").
 TEST(LifecycleTest, MetricsOffIsSaid) {
   ServerProcess server(ServerBinary(), {"--workers=1", "--metrics_listen="});
