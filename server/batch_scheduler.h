@@ -24,13 +24,15 @@
 // - Each text's `done` runs exactly once, on a worker thread (or in Stop()), as soon as the text is
 //   finished, with exactly what offline decoding of that text gives: the engine's results do not
 //   depend on what else is being decoded.
+//
+// Every batching decision (queues, fair share, readiness, joining, what leaves the queue) is
+// BatchingPolicy's (batching_policy.h, tested with explicit times); this class holds the worker
+// threads, the lock around the policy, and the decode loop, which computes through a
+// DecodeEngine (decode_engine.h: the Translator in production, a fake in tests).
 #ifndef MTSERVE_SERVER_BATCH_SCHEDULER_H_
 #define MTSERVE_SERVER_BATCH_SCHEDULER_H_
 
-#include <atomic>
-#include <deque>
 #include <functional>
-#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -38,47 +40,27 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
-#include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "model/decoding/decoding_options.h"
 #include "model/model.h"
-#include "model/translator.h"
+#include "model/model_config.h"
+#include "server/batching_policy.h"
+#include "server/decode_engine.h"
 #include "server/metrics.h"
 
 namespace mtserve {
 
-struct BatchingOptions {
-  int workers = 1;              // Threads that run batches, each with its own Translator.
-  int threads_per_worker = 1;   // Compute (OpenMP) threads of each worker.
-  int max_batch_size = 32;      // Texts a worker decodes together.
-  int max_batch_tokens = 8192;  // Texts x longest source text, decoded together.
-  absl::Duration max_queue_delay = absl::Microseconds(500);
-  int max_queued_texts = 1024;
-  int64_t worker_memory_bytes = 0;  // What one decode may hold at most (0: no limit).
-};
-
-// One text to translate.
-struct TranslationTask {
-  int model = 0;                // Index into the scheduler's models.
-  std::string model_name;       // For metrics.
-  std::vector<int> source_ids;  // Ends with </s>.
-  DecodingOptions options;
-  absl::Time deadline = absl::InfiniteFuture();
-  // Whether the text's caller went away (optional). Polled while queued and once per decoding
-  // step; once it returns true the text is answered CANCELLED and it is not polled again.
-  std::function<bool()> cancelled;
-  // The result (hypotheses with text), or why there is none.
-  std::function<void(absl::StatusOr<TranslationResult>)> done;
-
-  absl::Time enqueued;  // Set by Submit().
-};
-
 class BatchScheduler {
  public:
-  // Starts the workers. `metrics` may be null.
+  // Starts the workers, each decoding with its own Translators (translator_engine.h). `metrics`
+  // may be null.
   BatchScheduler(std::vector<std::shared_ptr<const Model>> models, const BatchingOptions& options,
                  Metrics* metrics);
+  // The same over the engines `engines` makes (one per worker, on its thread), for models of the
+  // shapes `model_configs`, reading the time from `clock`.
+  BatchScheduler(std::vector<ModelConfig> model_configs, const BatchingOptions& options,
+                 Metrics* metrics, DecodeEngineFactory engines,
+                 std::function<absl::Time()> clock = absl::Now);
   // Stops (see Stop()).
   ~BatchScheduler();
 
@@ -94,48 +76,26 @@ class BatchScheduler {
   int queued_texts() const;
 
  private:
-  using Queue = std::deque<TranslationTask>;
-  struct DroppedTask {
-    TranslationTask task;
-    absl::Status status;  // Why it will not run.
-  };
-
   void WorkerLoop();
-  // Takes the texts to start a decode with, waiting as the batching rules say; empty once stopped
-  // and drained. Tasks that expired or were cancelled while queued are moved to `dropped`.
+  // Takes the texts to start a decode with, waiting as the policy says; empty once stopped and
+  // drained. Tasks that expired or were cancelled while queued are moved to `dropped`.
   std::vector<TranslationTask> NextBatch(std::vector<DroppedTask>& dropped);
   // Takes the queued texts that may join a running decode of `key` holding `decoding` texts whose
   // longest source has `longest` tokens, after accounting for `finished` texts that left it.
   std::vector<TranslationTask> TakeJoiners(const std::string& key, int decoding, int longest,
                                            int finished, std::vector<DroppedTask>& dropped);
-  // Moves out of the queue every task that must not run any more.
-  void RemoveDeadTasks(absl::Time now, std::vector<DroppedTask>& dropped)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
-  // The most texts a decode may hold: max_batch_size, but no more than a fair share of the texts
-  // in the system, so that no worker idles while another holds them all.
-  int BatchLimit() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
-  bool IsReady(const Queue& queue, absl::Time now) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
-  // Whether a decode of `texts` texts whose longest source has `longest` tokens, `joining` of them
-  // (the longest of which has `joining_longest`) being encoded now, fits the batching limits.
-  bool Fits(const TranslationTask& any, int texts, int longest, int joining,
-            int joining_longest) const;
-  std::vector<TranslationTask> TakeBatch(Queue& queue) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Decodes `batch` and every text that joins it until none is left.
-  void RunDecode(Translator& translator, std::vector<TranslationTask> batch);
+  void RunDecode(DecodeEngine& engine, std::vector<TranslationTask> batch);
   void AnswerDropped(std::vector<DroppedTask>& dropped);
 
-  const std::vector<std::shared_ptr<const Model>> models_;
   const BatchingOptions options_;
   Metrics* const metrics_;
+  const DecodeEngineFactory engines_;
+  const std::function<absl::Time()> clock_;
 
   mutable absl::Mutex mutex_;
   absl::CondVar work_available_;
-  // Queues by batch key (model and decoding options): only texts of one key share a batch.
-  std::map<std::string, Queue> queues_ ABSL_GUARDED_BY(mutex_);
-  int queued_ ABSL_GUARDED_BY(mutex_) = 0;
-  int running_ ABSL_GUARDED_BY(mutex_) = 0;  // Texts being decoded.
-  int idle_workers_ ABSL_GUARDED_BY(mutex_) = 0;
-  bool stopping_ ABSL_GUARDED_BY(mutex_) = false;
+  BatchingPolicy policy_ ABSL_GUARDED_BY(mutex_);
 
   std::vector<std::thread> workers_;
 };
