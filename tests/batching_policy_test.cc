@@ -11,6 +11,7 @@
 #include "gtest/gtest.h"
 #include "model/decode_memory.h"
 #include "model/model_config.h"
+#include "tests/test_lib/test_util.h"
 
 namespace mtserve {
 namespace {
@@ -48,24 +49,8 @@ BatchingOptions Options(int workers, int max_batch_size, absl::Duration delay) {
   return options;
 }
 
-// A model small enough that its memory bound is quick to reason about.
-ModelConfig TinyModel() {
-  ModelConfig config;
-  config.d_model = 8;
-  config.encoder_layers = 1;
-  config.decoder_layers = 1;
-  config.encoder_attention_heads = 2;
-  config.decoder_attention_heads = 2;
-  config.encoder_ffn_dim = 16;
-  config.decoder_ffn_dim = 16;
-  config.vocab_size = 32;
-  config.max_position_embeddings = 64;
-  config.max_length = 16;
-  return config;
-}
-
 BatchingPolicy Policy(const BatchingOptions& options) {
-  return BatchingPolicy(options, {TinyModel()});
+  return BatchingPolicy(options, {testing::TinyConfig()});
 }
 
 TEST(BatchingPolicyTest, ADecodeTakesAFairShareOfTheTextsOverTheWorkers) {
@@ -118,7 +103,7 @@ TEST(BatchingPolicyTest, TheFirstTextRunsEvenOverTheTokenBudget) {
 TEST(BatchingPolicyTest, TheMemoryBudgetBoundsADecode) {
   BatchingOptions options = Options(1, 32, absl::ZeroDuration());
   DecodingOptions greedy;
-  const DecodeMemory memory(TinyModel(), greedy);
+  const DecodeMemory memory(testing::TinyConfig(), greedy);
   // Room for two texts of 4 tokens (decoded, and encoded as they start), not three.
   options.worker_memory_bytes = memory.Admitting(2, 4, 2, 4);
   ASSERT_GT(memory.Admitting(3, 4, 3, 4), options.worker_memory_bytes);

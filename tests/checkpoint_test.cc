@@ -54,26 +54,6 @@ std::vector<float> DecodeF16FromFile(const std::string& path, const std::string&
   return values;
 }
 
-// d_model 8, 2 heads, ffn 16 (encoder) / 12 (decoder), 1 + 1 layers, vocab 10.
-ModelConfig TinyConfig() {
-  ModelConfig config;
-  config.d_model = 8;
-  config.encoder_layers = 1;
-  config.decoder_layers = 1;
-  config.encoder_attention_heads = 2;
-  config.decoder_attention_heads = 2;
-  config.encoder_ffn_dim = 16;
-  config.decoder_ffn_dim = 12;
-  config.vocab_size = 10;
-  config.max_position_embeddings = 32;
-  config.eos_token_id = 0;
-  config.pad_token_id = 9;
-  config.decoder_start_token_id = 9;
-  config.never_generated_ids = {9};
-  config.max_length = 20;
-  return config;
-}
-
 TestTensor Zeros(const std::string& name, std::vector<int64_t> shape) {
   int64_t count = 1;
   for (int64_t dim : shape) count *= dim;
@@ -131,7 +111,7 @@ class CheckpointTest : public ::testing::Test {
 
   absl::StatusOr<std::unique_ptr<Checkpoint>> Open() {
     WriteSafetensors(path_, tensors_);
-    return Checkpoint::Open(dir_, TinyConfig());
+    return Checkpoint::Open(dir_, testing::TinyConfig());
   }
 
   // Expects InvalidArgument whose message names the file and contains `needles`.
@@ -235,7 +215,7 @@ TEST_F(CheckpointTest, LmHeadAloneServesAllRoles) {
 }
 
 TEST_F(CheckpointTest, MissingSafetensorsIsNotFound) {
-  auto checkpoint = Checkpoint::Open(dir_, TinyConfig());
+  auto checkpoint = Checkpoint::Open(dir_, testing::TinyConfig());
   ASSERT_FALSE(checkpoint.ok());
   EXPECT_EQ(checkpoint.status().code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(checkpoint.status().message(), HasSubstr(path_));
@@ -287,7 +267,7 @@ TEST_F(CheckpointTest, RejectsIntegerDtype) {
 TEST_F(CheckpointTest, RejectsTruncatedFile) {
   const std::string bytes = FileBytes(BuildHeader(tensors_).dump(), ConcatBytes(tensors_));
   WriteBytes(path_, bytes.substr(0, bytes.size() - 4));
-  auto checkpoint = Checkpoint::Open(dir_, TinyConfig());
+  auto checkpoint = Checkpoint::Open(dir_, testing::TinyConfig());
   ASSERT_FALSE(checkpoint.ok());
   EXPECT_EQ(checkpoint.status().code(), absl::StatusCode::kInvalidArgument);
   // The last tensor in the layout is the one cut short.

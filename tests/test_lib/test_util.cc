@@ -90,4 +90,23 @@ void TempDir::Write(const std::string& name, const std::string& contents) const 
   std::ofstream(path_ / name, std::ios::binary) << contents;
 }
 
+ModelConfig TinyConfig() {
+  ModelConfig config;
+  config.d_model = 8;
+  config.encoder_layers = 1;
+  config.decoder_layers = 1;
+  config.encoder_attention_heads = 2;
+  config.decoder_attention_heads = 2;
+  config.encoder_ffn_dim = 16;
+  config.decoder_ffn_dim = 12;
+  config.vocab_size = 10;
+  config.max_position_embeddings = 32;
+  config.eos_token_id = 0;
+  config.pad_token_id = 9;
+  config.decoder_start_token_id = 9;
+  config.never_generated_ids = {9};
+  config.max_length = 20;
+  return config;
+}
+
 }  // namespace mtserve::testing

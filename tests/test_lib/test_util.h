@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "gtest/gtest.h"
 #include "model/model.h"
+#include "model/model_config.h"
 #include "model/status_macros.h"
 #include "nlohmann/json.hpp"
 
@@ -37,6 +38,10 @@ std::string TestModelDir();
 // counts a test whose output says "[  SKIPPED ]" as not run rather than failed, so a model that
 // cannot load would leave the suite green.
 const absl::StatusOr<std::shared_ptr<const Model>>& TestModel();
+
+// A model shape small enough to reason about by hand: d_model 8, 2 heads, ffn 16 (encoder) / 12
+// (decoder), 1 + 1 layers, vocab 10, 32 positions.
+ModelConfig TinyConfig();
 
 // Writes to `dir` a tiny random-weight model (1+1 layers, d_model 16, 2 heads) with the embedded
 // model's SentencePiece files and the vocabulary `pieces` (piece i has id i; "</s>" must be first
