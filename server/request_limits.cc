@@ -1,6 +1,7 @@
 #include "server/request_limits.h"
 
 #include <algorithm>
+#include <climits>
 #include <cstdint>
 
 #include "absl/strings/str_cat.h"
@@ -29,53 +30,40 @@ int MaxOutputTokens(const Model& model, const RequestLimits& limits) {
 
 absl::StatusOr<DecodingOptions> ToDecodingOptions(const RequestedOptions& proto, const Model& model,
                                                   const RequestLimits& limits) {
-  const ModelConfig& config = model.config();
-  DecodingOptions options;
-  options.beam_size = proto.beam_size == 0 ? 1 : static_cast<int>(proto.beam_size);
+  // The server's own limits here; what the model allows in ValidateDecodingOptions, the one
+  // place those rules live, with the same form of message.
   if (proto.beam_size > static_cast<uint32_t>(limits.max_beam_size)) {
     return OverLimit("options.beam_size", proto.beam_size, limits.max_beam_size,
                      "the server's --max_beam_size");
   }
-  if (proto.beam_size > static_cast<uint32_t>(config.vocab_size)) {
-    return OverLimit("options.beam_size", proto.beam_size, config.vocab_size,
-                     "the model's vocabulary size");
-  }
-  options.num_hypotheses = proto.num_hypotheses == 0 ? 1 : static_cast<int>(proto.num_hypotheses);
-  if (proto.num_hypotheses > static_cast<uint32_t>(options.beam_size)) {
-    return OverLimit("options.num_hypotheses", proto.num_hypotheses, options.beam_size,
-                     "options.beam_size");
-  }
-  if (proto.length_penalty.has_value()) options.length_penalty = *proto.length_penalty;
-  options.sampling_topk = proto.sampling_topk == 0 ? 1 : static_cast<int>(proto.sampling_topk);
   if (proto.sampling_topk > static_cast<uint32_t>(limits.max_sampling_topk)) {
     return OverLimit("options.sampling_topk", proto.sampling_topk, limits.max_sampling_topk,
                      "the server's --max_sampling_topk");
   }
-  if (proto.sampling_topk > static_cast<uint32_t>(config.vocab_size)) {
-    return OverLimit("options.sampling_topk", proto.sampling_topk, config.vocab_size,
-                     "the model's vocabulary size");
-  }
-  if (proto.sampling_temperature.has_value()) {
-    options.sampling_temperature = *proto.sampling_temperature;
-  }
-  options.seed = proto.seed;
   const int max_output = MaxOutputTokens(model, limits);
   if (proto.max_length > static_cast<uint32_t>(max_output)) {
     return OverLimit("options.max_length", proto.max_length, max_output,
                      "the server's --max_output_tokens and the model's positions");
   }
+  // Counts beyond int's range are as invalid as INT_MAX: saturate rather than wrap.
+  auto count = [](uint32_t value, int unset) {
+    return value == 0 ? unset : static_cast<int>(std::min<uint32_t>(value, INT32_MAX));
+  };
+  const ModelConfig& config = model.config();
+  DecodingOptions options;
+  options.beam_size = count(proto.beam_size, 1);
+  options.num_hypotheses = count(proto.num_hypotheses, 1);
+  if (proto.length_penalty.has_value()) options.length_penalty = *proto.length_penalty;
+  options.sampling_topk = count(proto.sampling_topk, 1);
+  if (proto.sampling_temperature.has_value()) {
+    options.sampling_temperature = *proto.sampling_temperature;
+  }
+  options.seed = proto.seed;
   options.max_length = proto.max_length > 0
                            ? static_cast<int>(proto.max_length)
                            : std::min(EffectiveMaxLength(options, config), max_output);
-  if (proto.min_length > static_cast<uint32_t>(options.max_length)) {
-    return OverLimit("options.min_length", proto.min_length, options.max_length,
-                     "options.max_length");
-  }
-  options.min_length = static_cast<int>(proto.min_length);
-  absl::Status valid = ValidateDecodingOptions(options, config);
-  if (!valid.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("options: ", valid.message()));
-  }
+  options.min_length = count(proto.min_length, 0);
+  MT_RETURN_IF_ERROR(ValidateDecodingOptions(options, config, "options."));
   return options;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 
@@ -13,36 +14,56 @@ int EffectiveMaxLength(const DecodingOptions& options, const ModelConfig& config
   return std::min(length, config.max_position_embeddings);
 }
 
-absl::Status ValidateDecodingOptions(const DecodingOptions& options, const ModelConfig& config) {
-  auto invalid = [](auto&&... parts) { return absl::InvalidArgumentError(absl::StrCat(parts...)); };
-  if (options.beam_size < 1 || options.beam_size > config.vocab_size) {
-    return invalid("beam_size must be between 1 and the vocabulary size (", config.vocab_size,
-                   "), got ", options.beam_size);
+absl::Status ValidateDecodingOptions(const DecodingOptions& options, const ModelConfig& config,
+                                     absl::string_view prefix) {
+  // "PREFIXfield is VALUE; WHY": every message names the field as the caller knows it.
+  auto invalid = [&](absl::string_view field, auto value, auto&&... why) {
+    return absl::InvalidArgumentError(absl::StrCat(prefix, field, " is ", value, "; ", why...));
+  };
+  auto at_least = [](int minimum) { return absl::StrCat("it must be at least ", minimum); };
+  auto limit = [](int64_t value, absl::string_view what) {
+    return absl::StrCat("the limit is ", value, " (", what, ")");
+  };
+  const std::string vocabulary = "the model's vocabulary size";
+  if (options.beam_size < 1) return invalid("beam_size", options.beam_size, at_least(1));
+  if (options.beam_size > config.vocab_size) {
+    return invalid("beam_size", options.beam_size, limit(config.vocab_size, vocabulary));
   }
-  if (options.num_hypotheses < 1 || options.num_hypotheses > options.beam_size) {
-    return invalid("num_hypotheses must be between 1 and beam_size (", options.beam_size, "), got ",
-                   options.num_hypotheses);
+  if (options.num_hypotheses < 1) {
+    return invalid("num_hypotheses", options.num_hypotheses, at_least(1));
+  }
+  if (options.num_hypotheses > options.beam_size) {
+    return invalid("num_hypotheses", options.num_hypotheses,
+                   limit(options.beam_size, absl::StrCat(prefix, "beam_size")));
   }
   if (!std::isfinite(options.length_penalty)) {
-    return invalid("length_penalty must be a finite number");
+    return invalid("length_penalty", options.length_penalty, "it must be a finite number");
   }
-  if (options.sampling_topk < 1 || options.sampling_topk > config.vocab_size) {
-    return invalid("sampling_topk must be between 1 and the vocabulary size (", config.vocab_size,
-                   "), got ", options.sampling_topk);
+  if (options.sampling_topk < 1)
+    return invalid("sampling_topk", options.sampling_topk, at_least(1));
+  if (options.sampling_topk > config.vocab_size) {
+    return invalid("sampling_topk", options.sampling_topk, limit(config.vocab_size, vocabulary));
   }
   if (options.sampling_topk > 1 && options.beam_size > 1) {
-    return invalid("sampling_topk > 1 requires beam_size 1, got beam_size ", options.beam_size);
+    return invalid("sampling_topk", options.sampling_topk, "sampling needs ", prefix,
+                   "beam_size 1, not ", options.beam_size);
   }
   if (!(options.sampling_temperature > 0) || !std::isfinite(options.sampling_temperature)) {
-    return invalid("sampling_temperature must be a positive number");
+    return invalid("sampling_temperature", options.sampling_temperature,
+                   "it must be a positive number");
   }
-  if (options.max_length < 0 || options.max_length > config.max_position_embeddings) {
-    return invalid("max_length must be between 0 (model default) and max_position_embeddings (",
-                   config.max_position_embeddings, "), got ", options.max_length);
+  if (options.max_length < 0) {
+    return invalid("max_length", options.max_length, at_least(0), " (0: the model's default)");
   }
-  if (options.min_length < 0 || options.min_length > EffectiveMaxLength(options, config)) {
-    return invalid("min_length must be between 0 and max_length (",
-                   EffectiveMaxLength(options, config), "), got ", options.min_length);
+  if (options.max_length > config.max_position_embeddings) {
+    return invalid("max_length", options.max_length,
+                   limit(config.max_position_embeddings, "the model's max_position_embeddings"));
+  }
+  if (options.min_length < 0) return invalid("min_length", options.min_length, at_least(0));
+  const int max_length = EffectiveMaxLength(options, config);
+  if (options.min_length > max_length) {
+    return invalid("min_length", options.min_length,
+                   limit(max_length, absl::StrCat(prefix, "max_length")));
   }
   return absl::OkStatus();
 }

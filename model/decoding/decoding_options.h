@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "model/model_config.h"
 
 namespace mtserve {
@@ -27,8 +28,12 @@ struct DecodingOptions {
 // the start token (HF counts it), never more than the positions the model has.
 int EffectiveMaxLength(const DecodingOptions& options, const ModelConfig& config);
 
-// InvalidArgument naming the field and its limit for any option outside what the model allows.
-absl::Status ValidateDecodingOptions(const DecodingOptions& options, const ModelConfig& config);
+// InvalidArgument naming the field and its limit for any option outside what the model allows,
+// as "PREFIXfield is VALUE; the limit is LIMIT (WHY)" (or what the value must be): the one place
+// these rules are checked. `prefix` is how the caller's users know the fields ("options." for the
+// API, "--" for a command line).
+absl::Status ValidateDecodingOptions(const DecodingOptions& options, const ModelConfig& config,
+                                     absl::string_view prefix = "");
 
 }  // namespace mtserve
 

@@ -90,7 +90,7 @@ int Run() {
     std::cerr << "mttranslate: " << model.status().message() << "\n";
     return 1;
   }
-  if (absl::Status status = ValidateDecodingOptions(options, (*model)->config()); !status.ok()) {
+  if (absl::Status status = ValidateDecodingOptions(options, (*model)->config(), "--"); !status.ok()) {
     std::cerr << "mttranslate: " << status.message() << "\n";
     return 2;
   }

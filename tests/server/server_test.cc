@@ -732,6 +732,24 @@ TEST_F(QueueTest, MoreSentencesThanTheQueueHoldsIsInvalid) {
   EXPECT_THAT(status.error_message(), HasSubstr("--max_queued_texts"));
 }
 
+// What the model allows is checked in one place (the engine's ValidateDecodingOptions), and its
+// messages name the API's fields as the server's own limits do.
+TEST_F(LimitsTest, ModelRulesNameTheOptionsFields) {
+  v1::DecodingOptions sampling_beam = Beam(2, 1);
+  sampling_beam.set_sampling_topk(5);
+  v1::DecodingOptions cold = Greedy();
+  cold.set_sampling_temperature(-1);
+  const std::vector<std::pair<v1::DecodingOptions, std::string>> cases = {
+      {sampling_beam, "options.sampling_topk is 5; sampling needs options.beam_size 1, not 2"},
+      {cold, "options.sampling_temperature is -1; it must be a positive number"},
+  };
+  for (const auto& [options, message] : cases) {
+    const grpc::Status status = TranslateError(*stub_, Request({"A dog runs."}, options));
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << Describe(status);
+    EXPECT_THAT(status.error_message(), HasSubstr(message));
+  }
+}
+
 TEST_F(LimitsTest, MaxLengthOverMaxOutputTokens) {
   v1::DecodingOptions options = Greedy();
   options.set_max_length(41);
