@@ -255,8 +255,10 @@ def check_dashboard(checks, datasource_uid):
                 problems.append(f"{where}: range {windows} instead of [$__rate_interval]")
             refs, _ = promql_refs.parse(expr)
             for ref in refs:
+                # Process-wide metrics (the process's own, the cache shared by all models) have
+                # no model label.
                 want = {"job"} if ref.name == "up" else (
-                    {"job", "instance"} if ref.name.startswith("process_")
+                    {"job", "instance"} if ref.name.startswith(("process_", "mtserve_cache_"))
                     else {"job", "instance", "model"})
                 if not want <= ref.labels:
                     problems.append(f"{where}: {ref.name} is not filtered by "
@@ -272,7 +274,7 @@ def check_dashboard(checks, datasource_uid):
                   "; ".join(problems))
     titles = " ".join(p["title"].lower() for p in panels)
     for needle in ("requests/s", "error", "latency", "queue depth", "queue wait", "batch size",
-                   "generated tokens", "input tokens", "in-flight", "memory", "cpu"):
+                   "generated tokens", "input tokens", "in-flight", "memory", "cpu", "cache"):
         checks.expect(needle in titles, f"a panel about {needle}")
 
 
