@@ -8,6 +8,7 @@ packages=(
   libdnnl-dev
   libsentencepiece-dev
   libicu-dev
+  libgumbo-dev
   libabsl-dev
   nlohmann-json3-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler

@@ -1,0 +1,195 @@
+// HTML documents taken apart into runs of text and rebuilt (model/text/html_document.h), on
+// hand-written HTML. Expected runs and outputs are written from the HTML's meaning.
+#include "model/text/html_document.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+
+namespace mtserve {
+namespace {
+
+using ::testing::ElementsAre;
+
+std::vector<std::string> Texts(const HtmlDocument& d) {
+  std::vector<std::string> out;
+  for (const HtmlDocument::Run& run : d.runs()) out.push_back(run.text);
+  return out;
+}
+
+// Each run "translated" to itself with its inlines where they were: the document comes back.
+std::vector<HtmlDocument::Translated> Identity(const HtmlDocument& d) {
+  std::vector<HtmlDocument::Translated> out;
+  for (const HtmlDocument::Run& run : d.runs()) {
+    HtmlDocument::Translated t{run.text, {}};
+    for (const HtmlDocument::Inline& i : run.inlines) t.inlines.push_back(i.range);
+    out.push_back(t);
+  }
+  return out;
+}
+
+// Each run upper-cased (ASCII), inlines where they were.
+std::vector<HtmlDocument::Translated> Upper(const HtmlDocument& d) {
+  std::vector<HtmlDocument::Translated> out = Identity(d);
+  for (HtmlDocument::Translated& t : out) t.text = absl::AsciiStrToUpper(t.text);
+  return out;
+}
+
+HtmlDocument Parse(const std::string& html) {
+  absl::StatusOr<HtmlDocument> d = HtmlDocument::Parse(html);
+  EXPECT_TRUE(d.ok()) << d.status();
+  return *std::move(d);
+}
+
+TEST(HtmlDocumentTest, BlocksAreRunsAndTheRestIsKept) {
+  const std::string html =
+      "<!DOCTYPE html>\n<html><head><title>A page</title><style>p { color: red; }</style>"
+      "</head>\n<body>\n  <h1>Dogs</h1>\n  <p>A dog runs.  Two cats sleep.</p>\n"
+      "  <!-- a comment -->\n  <ul><li>One</li><li>Two</li></ul>\n"
+      "  <table><tr><td>Cell</td><td>Other</td></tr></table>\n"
+      "  <script>var x = \"A dog.\";</script>\n</body></html>\n";
+  const HtmlDocument d = Parse(html);
+  EXPECT_THAT(Texts(d), ElementsAre("A page", "Dogs", "A dog runs.  Two cats sleep.", "One", "Two",
+                                    "Cell", "Other"));
+  EXPECT_EQ(d.Render(Identity(d)), html);
+  EXPECT_EQ(d.Render(Upper(d)),
+            "<!DOCTYPE html>\n<html><head><title>A PAGE</title><style>p { color: red; }</style>"
+            "</head>\n<body>\n  <h1>DOGS</h1>\n  <p>A DOG RUNS.  TWO CATS SLEEP.</p>\n"
+            "  <!-- a comment -->\n  <ul><li>ONE</li><li>TWO</li></ul>\n"
+            "  <table><tr><td>CELL</td><td>OTHER</td></tr></table>\n"
+            "  <script>var x = \"A dog.\";</script>\n</body></html>\n");
+}
+
+TEST(HtmlDocumentTest, InlineMarkupIsTakenOutAndPutBackAroundItsRange) {
+  const std::string html =
+      "<p>A <b>big <i>brown</i></b> dog <a href=\"/x?a=1&amp;b=2\" class=c>runs</a>.</p>";
+  const HtmlDocument d = Parse(html);
+  ASSERT_EQ(d.runs().size(), 1u);
+  const HtmlDocument::Run& run = d.runs()[0];
+  EXPECT_EQ(run.text, "A big brown dog runs.");
+  ASSERT_EQ(run.inlines.size(), 3u);
+  EXPECT_EQ(run.inlines[0].open, "<b>");
+  EXPECT_EQ(run.inlines[0].range, (Segment{2, 11}));
+  EXPECT_EQ(run.inlines[1].open, "<i>");
+  EXPECT_EQ(run.inlines[1].parent, 0);
+  EXPECT_EQ(run.inlines[1].range, (Segment{6, 11}));
+  EXPECT_EQ(run.inlines[2].open, "<a href=\"/x?a=1&amp;b=2\" class=c>");
+  EXPECT_EQ(run.inlines[2].close, "</a>");
+  EXPECT_EQ(run.inlines[2].range, (Segment{16, 20}));
+  EXPECT_EQ(d.Render(Identity(d)), html);
+
+  // A translation with the words elsewhere: each tag goes around its target range, attributes
+  // and entities in the tags as written.
+  const std::string german = "Ein großer brauner Hund rennt.";
+  // Bytes: "großer brauner" = [4, 19), "brauner" = [12, 19), "rennt" = [25, 30) (ß is two).
+  const std::string out = d.Render({{german, {{4, 19}, {12, 19}, {25, 30}}}});
+  EXPECT_EQ(out,
+            "<p>Ein <b>großer <i>brauner</i></b> Hund <a href=\"/x?a=1&amp;b=2\" "
+            "class=c>rennt</a>.</p>");
+}
+
+TEST(HtmlDocumentTest, RangesThatWouldBreakNestingAreClamped) {
+  const HtmlDocument d = Parse("<p><b>big <i>dog</i></b> and <u>cat</u></p>");
+  ASSERT_EQ(d.runs().size(), 1u);
+  // The child outside its parent, the sibling overlapping the first, one past the end.
+  const std::string out = d.Render({{"grosser Hund und Katze", {{0, 6}, {8, 20}, {4, 99}}}});
+  // <i> clamped into <b> ([0, 6)) at its end; <u> after <b>, to the text's end.
+  EXPECT_EQ(out, "<p><b>grosse<i></i></b><u>r Hund und Katze</u></p>");
+  // Whatever the ranges, the output parses back to the same text.
+  const HtmlDocument again = Parse(out);
+  ASSERT_EQ(again.runs().size(), 1u);
+  EXPECT_EQ(again.runs()[0].text, "grosser Hund und Katze");
+}
+
+TEST(HtmlDocumentTest, TextIsEscapedAndEntitiesDecoded) {
+  const HtmlDocument d = Parse("<p>Fish &amp; chips &lt;3 &eacute;t&eacute;</p>");
+  ASSERT_EQ(d.runs().size(), 1u);
+  EXPECT_EQ(d.runs()[0].text, "Fish & chips <3 été");
+  EXPECT_EQ(d.Render({{"Fisch & Pommes <3 \"Sommer\"", {}}}),
+            "<p>Fisch &amp; Pommes &lt;3 \"Sommer\"</p>");
+}
+
+TEST(HtmlDocumentTest, AltAndTitleAreTranslatedInPlace) {
+  const std::string html =
+      "<div title='A tip'><img src=\"dog.png\" alt=\"A dog\"> <p>Text.</p></div>";
+  const HtmlDocument d = Parse(html);
+  EXPECT_THAT(Texts(d), ElementsAre("A tip", "A dog", "Text."));
+  EXPECT_TRUE(d.runs()[0].attribute);
+  EXPECT_EQ(d.Render({{"Ein \"Tipp\"", {}}, {"Ein Hund", {}}, {"Text!", {}}}),
+            "<div title='Ein &quot;Tipp&quot;'><img src=\"dog.png\" alt=\"Ein Hund\"> "
+            "<p>Text!</p></div>");
+}
+
+TEST(HtmlDocumentTest, UntranslatablePartsAreLeftAlone) {
+  const std::string html =
+      "<p>Run <code>ls -l</code> now.</p><pre>  keep\n  this</pre>"
+      "<p translate=\"no\">Brand Name</p><div>Say <span translate=no>Foo</span> twice.</div>";
+  const HtmlDocument d = Parse(html);
+  // Untranslatable elements end a run: their text is neither translated nor moved.
+  EXPECT_THAT(Texts(d), ElementsAre("Run ", " now.", "Say ", " twice."));
+  EXPECT_EQ(
+      d.Render(Upper(d)),
+      "<p>RUN <code>ls -l</code> NOW.</p><pre>  keep\n  this</pre>"
+      "<p translate=\"no\">Brand Name</p><div>SAY <span translate=no>Foo</span> TWICE.</div>");
+}
+
+// The source's wrapping inside a paragraph is a space to HTML, and so to translation: a sentence
+// wrapped over lines is one sentence.
+TEST(HtmlDocumentTest, WrappedLinesInAParagraphAreSpaces) {
+  const HtmlDocument d = Parse("<p>A dog\r\n  runs <b>on\nthe</b>\tbeach.</p>");
+  EXPECT_THAT(Texts(d), ElementsAre("A dog   runs on the beach."));
+}
+
+TEST(HtmlDocumentTest, LineBreaksAndBlockChildrenEndRuns) {
+  const HtmlDocument d = Parse("<div>First line<br>Second line<p>Inner.</p>Tail.</div>");
+  EXPECT_THAT(Texts(d), ElementsAre("First line", "Second line", "Inner.", "Tail."));
+}
+
+TEST(HtmlDocumentTest, MalformedHtmlNeverCrashesAndKeepsBytesOutsideRuns) {
+  std::vector<std::string> inputs = {
+      "",
+      "plain text",
+      "<p>unclosed <b>bold",
+      "<b><p>misnested</b></p>",
+      "</p></p>",
+      "<table><p>foster</p><tr><td>x</td></tr></table>",
+      "<p>a<!-- c -->b</p>",
+      "<<<>>>&&&",
+      "<p title=\"unterminated>text</p>",
+      std::string("<p>\xff\xfe bad</p>"),
+  };
+  // And random soup of tag fragments, text and entities.
+  const std::vector<std::string> parts = {
+      "<p>",  "</p>", "<b>",  "</b>",    "<i>",    "</i>", "<a href=x>", "</a>",
+      "<br>", "<!--", "-->",  "&amp;",   "&",      "<",    ">",          "A dog.",
+      " ",    "\n",   "<td>", "<table>", "<code>", "\""};
+  std::mt19937 rng(3);
+  for (int i = 0; i < 300; ++i) {
+    std::string html;
+    for (int j = static_cast<int>(rng() % 30); j > 0; --j) html += parts[rng() % parts.size()];
+    inputs.push_back(html);
+  }
+  for (const std::string& html : inputs) {
+    SCOPED_TRACE(html);
+    const HtmlDocument d = Parse(html);
+    const std::string out = d.Render(Identity(d));
+    // Runs never overlap and lie inside the document.
+    size_t end = 0;
+    for (const HtmlDocument::Run& run : d.runs()) {
+      EXPECT_LE(end, run.source.begin);
+      EXPECT_LE(run.source.end, html.size());
+      end = run.source.end;
+    }
+    // Rendering again what was rendered is stable.
+    const HtmlDocument again = Parse(out);
+    EXPECT_EQ(again.Render(Identity(again)), out);
+  }
+}
+
+}  // namespace
+}  // namespace mtserve
