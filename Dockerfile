@@ -64,7 +64,7 @@ RUN set -eux; \
     apt-get install -y --no-install-recommends \
       libdnnl2 libgomp1 libsentencepiece0 libabsl20220623 \
       libgrpc++1.51 libgrpc29 libprotobuf32 \
-      libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0 libicu72; \
+      libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0 libicu72 libgumbo1; \
     rm -rf /var/lib/apt/lists/*; \
     groupadd --system --gid 10001 mtserve; \
     useradd --system --uid 10001 --gid mtserve --home-dir /nonexistent --no-create-home \

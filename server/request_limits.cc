@@ -45,6 +45,11 @@ absl::StatusOr<DecodingOptions> ToDecodingOptions(const RequestedOptions& proto,
     return OverLimit("options.max_length", proto.max_length, max_output,
                      "the server's --max_output_tokens and the model's positions");
   }
+  if (proto.format != RequestedOptions::kPlainText && proto.format != RequestedOptions::kHtml) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("options.format is ", proto.format,
+                     "; it must be TEXT_FORMAT_PLAIN (0) or TEXT_FORMAT_HTML (1)"));
+  }
   // Counts beyond int's range are as invalid as INT_MAX: saturate rather than wrap.
   auto count = [](uint32_t value, int unset) {
     return value == 0 ? unset : static_cast<int>(std::min<uint32_t>(value, INT32_MAX));
@@ -67,6 +72,11 @@ absl::StatusOr<DecodingOptions> ToDecodingOptions(const RequestedOptions& proto,
   return options;
 }
 
+absl::Status CheckUtf8(absl::string_view text, absl::string_view field) {
+  if (IsValidUtf8(text)) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(field, " is not valid UTF-8"));
+}
+
 absl::Status CheckTextBytes(absl::string_view text, absl::string_view field,
                             const RequestLimits& limits) {
   if (static_cast<int64_t>(text.size()) <= limits.max_text_bytes) return absl::OkStatus();
@@ -80,9 +90,7 @@ absl::StatusOr<std::vector<SourceSentence>> SplitText(absl::string_view text,
                                                       const SentenceSplitter* splitter,
                                                       const Model& model,
                                                       const RequestLimits& limits) {
-  if (!IsValidUtf8(text)) {
-    return absl::InvalidArgumentError(absl::StrCat(field, " is not valid UTF-8"));
-  }
+  MT_RETURN_IF_ERROR(CheckUtf8(text, field));
   return SplitIntoSentences(text, splitter, model.tokenizer(), MaxInputTokens(model, limits));
 }
 

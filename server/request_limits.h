@@ -50,12 +50,20 @@ struct RequestedOptions {
   bool return_scores = false;
   // Whether texts are split into sentences (default) or taken as one sentence each.
   bool split_sentences = true;
+  // What the texts are (the API's TextFormat): kPlainText, or kHtml for HTML documents
+  // (model/text/html_document.h). ToDecodingOptions refuses any other value.
+  int format = 0;
+  static constexpr int kPlainText = 0;
+  static constexpr int kHtml = 1;
 };
 
 // The engine's options for `requested` (unset fields take their documented defaults), or an
 // InvalidArgument naming the first field out of bounds (as options.FIELD).
 absl::StatusOr<DecodingOptions> ToDecodingOptions(const RequestedOptions& requested,
                                                   const Model& model, const RequestLimits& limits);
+
+// An InvalidArgument naming `field` if `text` is not valid UTF-8.
+absl::Status CheckUtf8(absl::string_view text, absl::string_view field);
 
 // An InvalidArgument naming `field` if `text` has more bytes than allowed (checked before any
 // work on it).

@@ -8,6 +8,7 @@
 #include "absl/time/clock.h"
 #include "model/excerpt.h"
 #include "model/status_macros.h"
+#include "model/text/html_document.h"
 #include "server/stop_reason.h"
 
 namespace mtserve {
@@ -26,12 +27,57 @@ std::string FieldName(const TranslationCore::Request& request, size_t index) {
                                 : request.texts_field;
 }
 
-// How errors name sentence `j` of a text (`field`): the text alone if it is its only sentence.
+// How errors name sentence `j` of a text (`field`): the text alone if it is its only sentence;
+// with its bytes for plain text (an HTML text's sentences are in its runs' text, not its bytes).
 std::string SentenceName(absl::string_view field, absl::Span<const SourceSentence> sentences,
-                         size_t j) {
+                         size_t j, bool html) {
   if (sentences.size() == 1) return std::string(field);
-  return absl::StrCat(field, " sentence ", j + 1, " of ", sentences.size(), " (bytes ",
-                      sentences[j].range.begin, "-", sentences[j].range.end, ")");
+  std::string name = absl::StrCat(field, " sentence ", j + 1, " of ", sentences.size());
+  if (!html) {
+    absl::StrAppend(&name, " (bytes ", sentences[j].range.begin, "-", sentences[j].range.end, ")");
+  }
+  return name;
+}
+
+// An HTML text as its sentences are translated: the document, and where each run's sentences
+// begin among the text's (then the end).
+struct HtmlText {
+  HtmlDocument document;
+  std::vector<size_t> first;
+};
+
+// An HTML text's translation: each run's sentences joined in the run's text (as JoinSentences
+// joins a plain text's), each hypothesis the document rendered around the runs' k-th joined
+// translations; scores and tokens summed over the runs.
+TranslationResult JoinHtml(const HtmlText& html, absl::Span<const SourceSentence> sentences,
+                           std::vector<TranslationResult> results, int num_hypotheses) {
+  const std::vector<HtmlDocument::Run>& runs = html.document.runs();
+  std::vector<TranslationResult> joined;
+  for (size_t r = 0; r < runs.size(); ++r) {
+    const size_t first = html.first[r], count = html.first[r + 1] - first;
+    joined.push_back(JoinSentences(runs[r].text, sentences.subspan(first, count),
+                                   {std::make_move_iterator(results.begin() + first),
+                                    std::make_move_iterator(results.begin() + first + count)},
+                                   num_hypotheses));
+  }
+  TranslationResult out;
+  for (const TranslationResult& run : joined) out.source_tokens += run.source_tokens;
+  for (int k = 0; k < num_hypotheses; ++k) {
+    std::vector<HtmlDocument::Translated> translated;
+    Hypothesis h;
+    for (size_t r = 0; r < runs.size(); ++r) {
+      const Hypothesis& part = joined[r].hypotheses[k];
+      translated.push_back({part.text, HtmlDocument::PlaceByPosition(runs[r], part.text)});
+      h.ids.insert(h.ids.end(), part.ids.begin(), part.ids.end());
+      h.token_log_probs.insert(h.token_log_probs.end(), part.token_log_probs.begin(),
+                               part.token_log_probs.end());
+      h.log_prob += part.log_prob;
+      h.score += part.score;
+    }
+    h.text = html.document.Render(translated);
+    out.hypotheses.push_back(std::move(h));
+  }
+  return out;
 }
 
 // `status` said of `where`, unless it is the call's own end (cancelled, past its deadline), which
@@ -57,7 +103,10 @@ struct TranslationCore::Pending {
 
   // Per text: its sentences (their ranges; the ids went to the scheduler) and, as they finish,
   // their translations. Written before the tasks are queued, read when the last one finishes.
+  // An HTML text's sentences are those of its runs in order, run r's from html[i]->first[r] on,
+  // their ranges in the run's text.
   std::vector<std::vector<SourceSentence>> sentences;
+  std::vector<std::optional<HtmlText>> html;
   absl::Mutex mutex;
   std::vector<std::vector<TranslationResult>> results ABSL_GUARDED_BY(mutex);
   int unanswered ABSL_GUARDED_BY(mutex) = 0;
@@ -179,6 +228,7 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
   }
   const SentenceSplitter* splitter = r.options.split_sentences ? served.splitter.get() : nullptr;
   pending->sentences.resize(texts);
+  pending->html.resize(texts);
   std::vector<TranslationTask> tasks;
   struct Hit {
     int text;
@@ -192,8 +242,22 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
     size_t sentences = 0;
     for (int i = 0; i < texts; ++i) {
       const std::string field = FieldName(r, i);
-      MT_ASSIGN_OR_RETURN(pending->sentences[i],
-                          SplitText(r.texts[i], field, splitter, *served.model, limits_));
+      if (r.options.format == RequestedOptions::kHtml) {
+        MT_RETURN_IF_ERROR(CheckUtf8(r.texts[i], field));
+        MT_ASSIGN_OR_RETURN(HtmlDocument document, HtmlDocument::Parse(r.texts[i]));
+        HtmlText html{std::move(document), {}};
+        for (const HtmlDocument::Run& run : html.document.runs()) {
+          html.first.push_back(pending->sentences[i].size());
+          MT_ASSIGN_OR_RETURN(std::vector<SourceSentence> run_sentences,
+                              SplitText(run.text, field, splitter, *served.model, limits_));
+          for (SourceSentence& s : run_sentences) pending->sentences[i].push_back(std::move(s));
+        }
+        html.first.push_back(pending->sentences[i].size());
+        pending->html[i] = std::move(html);
+      } else {
+        MT_ASSIGN_OR_RETURN(pending->sentences[i],
+                            SplitText(r.texts[i], field, splitter, *served.model, limits_));
+      }
       sentences += pending->sentences[i].size();
       if (sentences > static_cast<size_t>(max_queued_texts_)) {
         return absl::InvalidArgumentError(absl::StrCat(
@@ -202,7 +266,8 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
       }
       for (size_t j = 0; j < pending->sentences[i].size(); ++j) {
         SourceSentence& sentence = pending->sentences[i][j];
-        const std::string where = SentenceName(field, pending->sentences[i], j);
+        const std::string where =
+            SentenceName(field, pending->sentences[i], j, pending->html[i].has_value());
         MT_RETURN_IF_ERROR(CheckDecodeMemory(static_cast<int>(sentence.ids.size()),
                                              pending->options, *served.model, limits_, where));
         std::optional<std::string> key =
@@ -275,10 +340,13 @@ void TranslationCore::Answer(Pending& pending) {
     if (pending.status.ok()) {
       Reply reply;
       reply.model = pending.model_name;
+      const int n = pending.options.num_hypotheses;
       for (size_t i = 0; i < pending.sentences.size(); ++i) {
-        reply.translations.push_back(JoinSentences(pending.request.texts[i], pending.sentences[i],
-                                                   std::move(pending.results[i]),
-                                                   pending.options.num_hypotheses));
+        reply.translations.push_back(
+            pending.html[i].has_value()
+                ? JoinHtml(*pending.html[i], pending.sentences[i], std::move(pending.results[i]), n)
+                : JoinSentences(pending.request.texts[i], pending.sentences[i],
+                                std::move(pending.results[i]), n));
       }
       answer = std::move(reply);
     } else {

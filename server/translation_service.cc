@@ -51,6 +51,7 @@ RequestedOptions ToRequested(const v1::DecodingOptions& proto) {
   options.min_length = proto.min_length();
   options.return_scores = proto.return_scores();
   options.split_sentences = !proto.has_split_sentences() || proto.split_sentences();
+  options.format = proto.format();
   return options;
 }
 

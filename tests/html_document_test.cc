@@ -93,6 +93,26 @@ TEST(HtmlDocumentTest, InlineMarkupIsTakenOutAndPutBackAroundItsRange) {
             "class=c>rennt</a>.</p>");
 }
 
+// Until placement follows the decoder's alignment: by relative position, widened to whole words.
+TEST(HtmlDocumentTest, PlaceByPositionCoversWholeWords) {
+  const HtmlDocument d = Parse("<p>A <b>big</b> dog <i>runs on the beach.</i></p>");
+  ASSERT_EQ(d.runs().size(), 1u);
+  // "A big dog runs on the beach." (28 bytes): <b> [2, 5), <i> [10, 28). Scaled to
+  // "Ein großer Hund rennt am Strand." (32 bytes, ß is two): [2, 6) touches "Ein" and "großer",
+  // and [11, 32) starts at the space before "Hund" (so at "Hund"). The decoder's alignment would
+  // give "großer" and "rennt am Strand." (what placement by position cannot know).
+  const std::string german = "Ein großer Hund rennt am Strand.";
+  const std::vector<Segment> ranges = HtmlDocument::PlaceByPosition(d.runs()[0], german);
+  ASSERT_EQ(ranges.size(), 2u);
+  EXPECT_EQ(german.substr(ranges[0].begin, ranges[0].end - ranges[0].begin), "Ein großer");
+  EXPECT_EQ(german.substr(ranges[1].begin, ranges[1].end - ranges[1].begin),
+            "Hund rennt am Strand.");
+  // An inline over the whole run goes over the whole translation.
+  const HtmlDocument whole = Parse("<li><a href=x>A dog</a></li>");
+  EXPECT_THAT(HtmlDocument::PlaceByPosition(whole.runs()[0], "Ein Hund"),
+              ElementsAre(Segment{0, 8}));
+}
+
 TEST(HtmlDocumentTest, RangesThatWouldBreakNestingAreClamped) {
   const HtmlDocument d = Parse("<p><b>big <i>dog</i></b> and <u>cat</u></p>");
   ASSERT_EQ(d.runs().size(), 1u);

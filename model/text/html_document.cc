@@ -320,6 +320,34 @@ absl::StatusOr<HtmlDocument> HtmlDocument::Parse(std::string html) {
   return document;
 }
 
+std::vector<Segment> HtmlDocument::PlaceByPosition(const Run& run, absl::string_view text) {
+  const size_t source = run.text.size(), target = text.size();
+  auto is_space = [&](size_t i) {
+    return absl::ascii_isspace(static_cast<unsigned char>(text[i]));
+  };
+  std::vector<Segment> out;
+  for (const Inline& in : run.inlines) {
+    if (source == 0) {
+      out.push_back({0, target});
+      continue;
+    }
+    size_t begin = in.range.begin * target / source;
+    size_t end = (in.range.end * target + source - 1) / source;
+    end = std::min(std::max(end, begin), target);
+    // Whole words: from the word `begin` falls in (or the next, at a space) to the end of the
+    // word `end` falls in.
+    if (begin < target && is_space(begin)) {
+      while (begin < end && is_space(begin)) ++begin;
+    } else {
+      while (begin > 0 && begin < target && !is_space(begin - 1)) --begin;
+    }
+    while (end < target && end > 0 && !is_space(end - 1) && !is_space(end)) ++end;
+    while (end > begin && is_space(end - 1)) --end;
+    out.push_back({begin, end});
+  }
+  return out;
+}
+
 std::string HtmlDocument::Render(absl::Span<const Translated> translations) const {
   std::string out;
   out.reserve(html_.size());

@@ -47,6 +47,11 @@ class HtmlDocument {
     std::vector<Segment> inlines;
   };
 
+  // Where `run`'s inlines go in its translation `text` by their relative position, each widened to
+  // whole words (an inline over the whole run goes over the whole translation). A stand-in until
+  // placement follows the decoder's alignment of target to source words.
+  static std::vector<Segment> PlaceByPosition(const Run& run, absl::string_view text);
+
   // Fails only for input gumbo cannot parse at all (never seen: HTML5 parsing accepts anything).
   static absl::StatusOr<HtmlDocument> Parse(std::string html);
 

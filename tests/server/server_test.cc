@@ -31,6 +31,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "client/translation_client.h"
@@ -644,6 +645,74 @@ TEST_F(ServerTest, SplittingCanBeTurnedOff) {
   ASSERT_EQ(unsplit.translations(0).sentences_size(), 1);
   EXPECT_EQ(unsplit.translations(0).sentences(0).end(), text.size());
   EXPECT_NE(unsplit.translations(0).hypotheses(0).text(), split.translations(0).hypotheses(0).text());
+}
+
+v1::DecodingOptions Html(v1::DecodingOptions options = Greedy()) {
+  options.set_format(v1::TEXT_FORMAT_HTML);
+  return options;
+}
+
+// An HTML text: each block's text is translated as the same text sent as plain text would be,
+// everything else comes back as written, and the answer is HTML (text escaped).
+TEST_F(ServerTest, HtmlBlocksAreTranslatedAndTheRestIsKept) {
+  const std::vector<std::string> plain = {"A dog runs.", "Two cats sleep.", "A man & a woman.",
+                                          "A girl in a pink dress."};
+  v1::TranslateResponse expected, got;
+  ASSERT_TRUE(Translate(*stub_, Request(plain, Greedy()), &expected).ok());
+  auto t = [&](int i) { return expected.translations(i).hypotheses(0).text(); };
+  auto escaped = [](std::string s) {
+    return absl::StrReplaceAll(s, {{"&", "&amp;"}, {"<", "&lt;"}, {">", "&gt;"}});
+  };
+  const std::string html =
+      "<!DOCTYPE html><html><body>\n<p class=\"x\">A dog runs.\n Two cats sleep.</p>\n"
+      "<!-- note -->\n<ul><li>A man &amp; a woman.</li></ul>\n"
+      "<img src=\"g.png\" alt=\"A girl in a pink dress.\">\n"
+      "<code>a dog</code><script>var s = \"A dog.\";</script></body></html>";
+  ASSERT_TRUE(Translate(*stub_, Request({html}, Html()), &got).ok());
+  EXPECT_EQ(got.translations(0).hypotheses(0).text(),
+            // The line break in the paragraph is a space (HTML's wrapping), kept between the
+            // sentences with the space after it.
+            absl::StrCat("<!DOCTYPE html><html><body>\n<p class=\"x\">", escaped(t(0)), "  ",
+                         escaped(t(1)), "</p>\n<!-- note -->\n<ul><li>", escaped(t(2)),
+                         "</li></ul>\n", "<img src=\"g.png\" alt=\"", escaped(t(3)), "\">\n",
+                         "<code>a dog</code><script>var s = \"A dog.\";</script></body></html>"));
+  uint32_t source_tokens = 0;
+  for (const v1::Translation& translation : expected.translations()) {
+    source_tokens += translation.source_tokens();
+  }
+  EXPECT_EQ(got.translations(0).source_tokens(), source_tokens);
+}
+
+// Inline markup is kept around part of the translation, and the output is well-formed: without
+// its tags it is the text's plain translation.
+TEST_F(ServerTest, HtmlInlineMarkupIsKept) {
+  v1::TranslateResponse plain, got;
+  ASSERT_TRUE(Translate(*stub_, Request({"A big dog runs on the beach."}, Greedy()), &plain).ok());
+  ASSERT_TRUE(Translate(*stub_,
+                        Request({"<p>A <b>big</b> dog runs on <a href=\"/b?x=1&amp;y=2\">the "
+                                 "beach</a>.</p>"},
+                                Html()),
+                        &got)
+                  .ok());
+  const std::string out = got.translations(0).hypotheses(0).text();
+  EXPECT_THAT(out, ::testing::StartsWith("<p>"));
+  EXPECT_THAT(out, ::testing::EndsWith("</p>"));
+  EXPECT_THAT(out, HasSubstr("<a href=\"/b?x=1&amp;y=2\">"));
+  std::string without_tags = out;
+  for (const char* tag : {"<p>", "</p>", "<b>", "</b>", "<a href=\"/b?x=1&amp;y=2\">", "</a>"}) {
+    const size_t at = without_tags.find(tag);
+    ASSERT_NE(at, std::string::npos) << tag << " in " << out;
+    without_tags.erase(at, std::string(tag).size());
+  }
+  EXPECT_EQ(without_tags, plain.translations(0).hypotheses(0).text());
+}
+
+TEST_F(ServerTest, UnknownFormatIsInvalid) {
+  v1::DecodingOptions options = Greedy();
+  options.set_format(static_cast<v1::TextFormat>(7));
+  const grpc::Status status = TranslateError(*stub_, Request({"A dog."}, options));
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << Describe(status);
+  EXPECT_THAT(status.error_message(), HasSubstr("options.format is 7"));
 }
 
 // A text whose one sentence cannot fit the memory budget fails, naming the sentence.
