@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "model/excerpt.h"
+#include "model/inline_placement.h"
 #include "model/status_macros.h"
 #include "model/text/html_document.h"
 #include "server/stop_reason.h"
@@ -46,19 +47,46 @@ struct HtmlText {
   std::vector<size_t> first;
 };
 
+// Where a run's inline markup goes in hypothesis `k` of its translation `joined`: by the
+// decoder's alignment where it says, else by position.
+std::vector<Segment> PlaceInlines(const HtmlDocument::Run& run,
+                                  absl::Span<const SourceSentence> sentences,
+                                  absl::Span<const TranslationResult> results,
+                                  const Hypothesis& joined, int k, const Tokenizer& tokenizer) {
+  std::vector<Segment> placed = HtmlDocument::PlaceByPosition(run, joined.text);
+  if (run.inlines.empty()) return placed;
+  std::vector<Hypothesis> parts;
+  for (const TranslationResult& r : results) parts.push_back(r.hypotheses[k]);
+  std::vector<Segment> ranges;
+  for (const HtmlDocument::Inline& in : run.inlines) ranges.push_back(in.range);
+  const std::vector<std::optional<Segment>> aligned =
+      PlaceByAlignment(run.text, sentences, parts, joined, tokenizer, ranges);
+  for (size_t i = 0; i < placed.size(); ++i) {
+    if (aligned[i].has_value()) placed[i] = *aligned[i];
+  }
+  return placed;
+}
+
 // An HTML text's translation: each run's sentences joined in the run's text (as JoinSentences
 // joins a plain text's), each hypothesis the document rendered around the runs' k-th joined
-// translations; scores and tokens summed over the runs.
+// translations, inline markup placed by PlaceInlines; scores and tokens summed over the runs.
 TranslationResult JoinHtml(const HtmlText& html, absl::Span<const SourceSentence> sentences,
-                           std::vector<TranslationResult> results, int num_hypotheses) {
+                           std::vector<TranslationResult> results, int num_hypotheses,
+                           const Tokenizer& tokenizer) {
   const std::vector<HtmlDocument::Run>& runs = html.document.runs();
   std::vector<TranslationResult> joined;
+  std::vector<std::vector<std::vector<Segment>>> inlines(runs.size());  // [run][k]
   for (size_t r = 0; r < runs.size(); ++r) {
     const size_t first = html.first[r], count = html.first[r + 1] - first;
-    joined.push_back(JoinSentences(runs[r].text, sentences.subspan(first, count),
-                                   {std::make_move_iterator(results.begin() + first),
-                                    std::make_move_iterator(results.begin() + first + count)},
-                                   num_hypotheses));
+    const absl::Span<const SourceSentence> run_sentences = sentences.subspan(first, count);
+    const absl::Span<const TranslationResult> run_results =
+        absl::MakeConstSpan(results).subspan(first, count);
+    joined.push_back(JoinSentences(runs[r].text, run_sentences,
+                                   {run_results.begin(), run_results.end()}, num_hypotheses));
+    for (int k = 0; k < num_hypotheses; ++k) {
+      inlines[r].push_back(PlaceInlines(runs[r], run_sentences, run_results,
+                                        joined.back().hypotheses[k], k, tokenizer));
+    }
   }
   TranslationResult out;
   for (const TranslationResult& run : joined) out.source_tokens += run.source_tokens;
@@ -67,7 +95,7 @@ TranslationResult JoinHtml(const HtmlText& html, absl::Span<const SourceSentence
     Hypothesis h;
     for (size_t r = 0; r < runs.size(); ++r) {
       const Hypothesis& part = joined[r].hypotheses[k];
-      translated.push_back({part.text, HtmlDocument::PlaceByPosition(runs[r], part.text)});
+      translated.push_back({part.text, inlines[r][k]});
       h.ids.insert(h.ids.end(), part.ids.begin(), part.ids.end());
       h.token_log_probs.insert(h.token_log_probs.end(), part.token_log_probs.begin(),
                                part.token_log_probs.end());
@@ -100,6 +128,7 @@ struct TranslationCore::Pending {
   bool accepted = false;   // Counted in flight (and its texts as tokenising).
   DecodingOptions options;
   int eos_id = 0;
+  std::shared_ptr<const Model> served_model;  // Once chosen.
 
   // Per text: its sentences (their ranges; the ids went to the scheduler) and, as they finish,
   // their translations. Written before the tasks are queued, read when the last one finishes.
@@ -227,6 +256,7 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
     served = models_[pending->model];
   }
   const SentenceSplitter* splitter = r.options.split_sentences ? served.splitter.get() : nullptr;
+  pending->served_model = served.model;
   pending->sentences.resize(texts);
   pending->html.resize(texts);
   std::vector<TranslationTask> tasks;
@@ -344,7 +374,8 @@ void TranslationCore::Answer(Pending& pending) {
       for (size_t i = 0; i < pending.sentences.size(); ++i) {
         reply.translations.push_back(
             pending.html[i].has_value()
-                ? JoinHtml(*pending.html[i], pending.sentences[i], std::move(pending.results[i]), n)
+                ? JoinHtml(*pending.html[i], pending.sentences[i], std::move(pending.results[i]), n,
+                           pending.served_model->tokenizer())
                 : JoinSentences(pending.request.texts[i], pending.sentences[i],
                                 std::move(pending.results[i]), n));
       }

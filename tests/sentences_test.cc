@@ -5,12 +5,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_join.h"
+#include "model/inline_placement.h"
 #include "model/translator.h"
 #include "tests/bleu.h"
 #include "tests/test_lib/test_util.h"
@@ -201,6 +203,39 @@ TEST_F(SentencesTest, IdentityTranslationGivesAnyTextBack) {
     ASSERT_EQ(joined.hypotheses[0].text, text) << "trial " << trial;
     EXPECT_EQ(joined.hypotheses[0].sentences, joined.sentences) << "trial " << trial;
   }
+}
+
+// Marked-up source words go to the target words the decoder aligned to them.
+TEST_F(SentencesTest, InlineMarkupFollowsTheAlignment) {
+  const std::string text = "A big dog runs.";
+  const Segment big{2, 5};
+  const std::vector<SourceSentence> sentences =
+      SplitIntoSentences(text, splitter_.get(), tokenizer(), 512);
+  ASSERT_EQ(sentences.size(), 1u);
+  const std::vector<std::string> pieces = tokenizer().SourcePieces(text);
+  const int big_piece =
+      static_cast<int>(std::find(pieces.begin(), pieces.end(), "\u2581big") - pieces.begin());
+  ASSERT_LT(big_piece, static_cast<int>(pieces.size()));
+
+  Hypothesis part;
+  part.text = "Ein großer Hund rennt.";
+  part.ids = tokenizer().EncodeTarget(part.text);
+  Hypothesis joined = part;
+  joined.sentences = {{0, part.text.size()}};
+  // Every target token aligned to "big": "big" goes over the whole translation.
+  part.alignment.assign(part.ids.size(), big_piece);
+  std::vector<std::optional<Segment>> placed =
+      PlaceByAlignment(text, sentences, {part}, joined, tokenizer(), {big});
+  ASSERT_TRUE(placed[0].has_value());
+  EXPECT_EQ(*placed[0], (Segment{0, part.text.size()}));
+  // None aligned to it: the alignment says nothing (the caller places it otherwise).
+  part.alignment.assign(part.ids.size(), 0);
+  placed = PlaceByAlignment(text, sentences, {part}, joined, tokenizer(), {big});
+  EXPECT_FALSE(placed[0].has_value());
+  // No alignment at all: likewise.
+  part.alignment.clear();
+  placed = PlaceByAlignment(text, sentences, {part}, joined, tokenizer(), {big});
+  EXPECT_FALSE(placed[0].has_value());
 }
 
 TEST(JoinSentencesTest, HypothesisKJoinsEachSentencesKthBestInTheLayout) {

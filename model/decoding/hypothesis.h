@@ -19,6 +19,9 @@ struct Hypothesis {
   // For a text of several sentences (sentences.h): where each sentence's translation lies in
   // `text`, in the order of the source sentences.
   std::vector<Segment> sentences;
+  // With DecodingOptions::return_alignment: per id, the source position the decoder attended to
+  // most when generating it.
+  std::vector<int> alignment;
 };
 
 // A sentence that left a decode: its hypotheses, best first (num_hypotheses of them), or none

@@ -9,6 +9,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "model/text/words.h"
 
 namespace mtserve {
 namespace {
@@ -322,28 +323,14 @@ absl::StatusOr<HtmlDocument> HtmlDocument::Parse(std::string html) {
 
 std::vector<Segment> HtmlDocument::PlaceByPosition(const Run& run, absl::string_view text) {
   const size_t source = run.text.size(), target = text.size();
-  auto is_space = [&](size_t i) {
-    return absl::ascii_isspace(static_cast<unsigned char>(text[i]));
-  };
   std::vector<Segment> out;
   for (const Inline& in : run.inlines) {
     if (source == 0) {
       out.push_back({0, target});
       continue;
     }
-    size_t begin = in.range.begin * target / source;
-    size_t end = (in.range.end * target + source - 1) / source;
-    end = std::min(std::max(end, begin), target);
-    // Whole words: from the word `begin` falls in (or the next, at a space) to the end of the
-    // word `end` falls in.
-    if (begin < target && is_space(begin)) {
-      while (begin < end && is_space(begin)) ++begin;
-    } else {
-      while (begin > 0 && begin < target && !is_space(begin - 1)) --begin;
-    }
-    while (end < target && end > 0 && !is_space(end - 1) && !is_space(end)) ++end;
-    while (end > begin && is_space(end - 1)) --end;
-    out.push_back({begin, end});
+    out.push_back(WidenToWords(
+        text, {in.range.begin * target / source, (in.range.end * target + source - 1) / source}));
   }
   return out;
 }

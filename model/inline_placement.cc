@@ -1,0 +1,102 @@
+#include "model/inline_placement.h"
+
+#include <algorithm>
+#include <string>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "model/text/words.h"
+
+namespace mtserve {
+namespace {
+
+constexpr absl::string_view kWordStart = "\xE2\x96\x81";  // SentencePiece's "▁".
+
+// The bytes of `sentence` each of its source pieces stands for (its </s> last, with none), or
+// empty if the pieces cannot be found in it in order (normalisation changed the characters).
+std::optional<std::vector<Segment>> SourcePieceRanges(absl::string_view sentence,
+                                                      const Tokenizer& tokenizer) {
+  std::vector<Segment> ranges;
+  size_t position = 0;
+  for (std::string piece : tokenizer.SourcePieces(sentence)) {
+    bool word_start = false;
+    while (absl::StartsWith(piece, kWordStart)) {
+      piece.erase(0, kWordStart.size());
+      word_start = true;
+    }
+    if (word_start) {
+      while (position < sentence.size() &&
+             absl::ascii_isspace(static_cast<unsigned char>(sentence[position]))) {
+        ++position;
+      }
+    }
+    if (sentence.substr(position, piece.size()) != piece) return std::nullopt;
+    ranges.push_back({position, position + piece.size()});
+    position += piece.size();
+  }
+  ranges.push_back({position, position});  // </s>
+  return ranges;
+}
+
+// The bytes of `text` (the decoded `ids`) each id brought: the growth of the text decoded one id
+// more at a time, less the space before a word.
+std::vector<Segment> TargetTokenRanges(const std::vector<int>& ids, absl::string_view text,
+                                       const Tokenizer& tokenizer) {
+  std::vector<Segment> ranges;
+  size_t previous = 0;
+  for (size_t k = 0; k < ids.size(); ++k) {
+    const std::string prefix = tokenizer.DecodeTarget(absl::MakeConstSpan(ids.data(), k + 1));
+    size_t end = std::min(prefix.size(), text.size());
+    if (text.substr(0, end) != absl::string_view(prefix).substr(0, end)) end = previous;
+    size_t begin = previous;
+    while (begin < end && absl::ascii_isspace(static_cast<unsigned char>(text[begin]))) ++begin;
+    ranges.push_back({begin, std::max(begin, end)});
+    previous = std::max(previous, end);
+  }
+  return ranges;
+}
+
+}  // namespace
+
+std::vector<std::optional<Segment>> PlaceByAlignment(absl::string_view text,
+                                                     absl::Span<const SourceSentence> sentences,
+                                                     absl::Span<const Hypothesis> parts,
+                                                     const Hypothesis& joined,
+                                                     const Tokenizer& tokenizer,
+                                                     absl::Span<const Segment> ranges) {
+  std::vector<std::optional<Segment>> out(ranges.size());
+  if (parts.size() != sentences.size() || joined.sentences.size() != sentences.size()) return out;
+  // Per range: the target bytes found so far.
+  std::vector<Segment> found(ranges.size(), Segment{text.size() + joined.text.size(), 0});
+  for (size_t j = 0; j < sentences.size(); ++j) {
+    const Hypothesis& part = parts[j];
+    if (part.alignment.size() != part.ids.size()) continue;
+    const Segment sentence = sentences[j].range;
+    const std::optional<std::vector<Segment>> source =
+        SourcePieceRanges(text.substr(sentence.begin, sentence.end - sentence.begin), tokenizer);
+    if (!source.has_value()) continue;
+    const std::vector<Segment> target = TargetTokenRanges(part.ids, part.text, tokenizer);
+    const size_t target_offset = joined.sentences[j].begin;
+    for (size_t r = 0; r < ranges.size(); ++r) {
+      for (size_t k = 0; k < part.ids.size(); ++k) {
+        const int s = part.alignment[k];
+        if (s < 0 || static_cast<size_t>(s) >= source->size()) continue;
+        const Segment piece = (*source)[s];
+        const size_t piece_begin = sentence.begin + piece.begin;
+        const size_t piece_end = sentence.begin + piece.end;
+        if (piece_begin >= piece_end || piece_end <= ranges[r].begin ||
+            piece_begin >= ranges[r].end || target[k].begin >= target[k].end) {
+          continue;
+        }
+        found[r].begin = std::min(found[r].begin, target_offset + target[k].begin);
+        found[r].end = std::max(found[r].end, target_offset + target[k].end);
+      }
+    }
+  }
+  for (size_t r = 0; r < ranges.size(); ++r) {
+    if (found[r].begin < found[r].end) out[r] = WidenToWords(joined.text, found[r]);
+  }
+  return out;
+}
+
+}  // namespace mtserve

@@ -1,0 +1,32 @@
+// Where marked-up parts of a text (the words an HTML <b> or <a> wrapped) go in its translation:
+// to the target words the decoder aligned to their source words. Source words are found from the
+// source pieces, target words by decoding the translation's ids one more at a time.
+#ifndef MTSERVE_MODEL_INLINE_PLACEMENT_H_
+#define MTSERVE_MODEL_INLINE_PLACEMENT_H_
+
+#include <optional>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "model/decoding/hypothesis.h"
+#include "model/sentences.h"
+#include "model/text/segment.h"
+#include "model/tokenizer.h"
+
+namespace mtserve {
+
+// For each of `ranges` (bytes of `text`), the bytes of `joined` (the text's translation, as
+// JoinSentences joined `parts`, the same hypothesis of each sentence of `sentences`) that the
+// decoder aligned to it, widened to whole words; nullopt where no alignment says (the parts carry
+// none, a range covers no source piece, or its pieces were aligned to nothing).
+std::vector<std::optional<Segment>> PlaceByAlignment(absl::string_view text,
+                                                     absl::Span<const SourceSentence> sentences,
+                                                     absl::Span<const Hypothesis> parts,
+                                                     const Hypothesis& joined,
+                                                     const Tokenizer& tokenizer,
+                                                     absl::Span<const Segment> ranges);
+
+}  // namespace mtserve
+
+#endif  // MTSERVE_MODEL_INLINE_PLACEMENT_H_
