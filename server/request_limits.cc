@@ -72,6 +72,7 @@ absl::StatusOr<DecodingOptions> ToDecodingOptions(const RequestedOptions& proto,
                      "options.max_length");
   }
   options.min_length = static_cast<int>(proto.min_length);
+  options.return_alignment = proto.return_alignment;
   absl::Status valid = ValidateDecodingOptions(options, config);
   if (!valid.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("options: ", valid.message()));
