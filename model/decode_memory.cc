@@ -44,6 +44,13 @@ DecodeMemory::DecodeMemory(const ModelConfig& config, const DecodingOptions& opt
   row_bytes_per_source_token_ = 2 * kPointer;
   // A text's finished hypotheses: up to a beam of them, each up to max_length long.
   text_bytes_ = beam_size_ * length * 2 * (sizeof(int) + sizeof(float));
+  if (options.return_alignment) {
+    // The last cross-attention's probabilities (a row as long as the longest of its steps and
+    // the source), this step's position, and an alignment as long as the ids wherever they are.
+    row_bytes_ += length * kFloat + sizeof(int) + length * 2 * 2 * sizeof(int);
+    row_bytes_per_source_token_ += kFloat;
+    text_bytes_ += beam_size_ * length * sizeof(int);
+  }
 }
 
 int64_t DecodeMemory::Decoding(int64_t texts, int64_t longest) const {

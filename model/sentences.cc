@@ -71,7 +71,8 @@ TranslationResult JoinSentences(absl::string_view text, absl::Span<const SourceS
   joined.hypotheses.resize(num_hypotheses);
   for (int h = 0; h < num_hypotheses; ++h) {
     Hypothesis& out = joined.hypotheses[h];
-    size_t copied = 0;  // Bytes of `text` up to which the layout has been copied.
+    size_t copied = 0;      // Bytes of `text` up to which the layout has been copied.
+    int source_offset = 0;  // Source tokens of the sentences before this one.
     for (size_t i = 0; i < sentences.size(); ++i) {
       const Hypothesis& part = results[i].hypotheses[h];
       absl::StrAppend(&out.text, text.substr(copied, sentences[i].range.begin - copied));
@@ -81,6 +82,9 @@ TranslationResult JoinSentences(absl::string_view text, absl::Span<const SourceS
       out.ids.insert(out.ids.end(), part.ids.begin(), part.ids.end());
       out.token_log_probs.insert(out.token_log_probs.end(), part.token_log_probs.begin(),
                                  part.token_log_probs.end());
+      // Each sentence's alignment indexes its own source ids: moved past those before it.
+      for (int position : part.alignment) out.alignment.push_back(source_offset + position);
+      source_offset += results[i].source_tokens;
       out.log_prob += part.log_prob;
       out.score += part.score;
     }

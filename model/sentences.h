@@ -32,9 +32,11 @@ std::vector<SourceSentence> SplitIntoSentences(absl::string_view text,
 
 // The translation of `text` from its sentences' (`results[i]` for `sentences[i]`, each with
 // `num_hypotheses` hypotheses): hypothesis h joins each sentence's h-th best in the text's layout,
-// with every byte between the sentences kept; its ids and token log-probabilities are the
-// sentences' in order (each sentence's </s> included), its log_prob and score their sums, and its
-// `sentences` where each one's translation lies in its text. A text of one sentence and no
+// with every byte between the sentences kept; its ids, token log-probabilities and alignment are
+// the sentences' in order (each sentence's </s> included; each sentence's alignment positions
+// moved past the source tokens of the sentences before it, as their results count them, so they
+// index the text's source tokens over its sentences in order), its log_prob and score their sums,
+// and its `sentences` where each one's translation lies in its text. A text of one sentence and no
 // surrounding whitespace gets that sentence's result unchanged.
 TranslationResult JoinSentences(absl::string_view text, absl::Span<const SourceSentence> sentences,
                                 std::vector<TranslationResult> results, int num_hypotheses);

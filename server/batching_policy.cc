@@ -25,10 +25,11 @@ std::string BatchKey(const TranslationTask& task) {
     std::memcpy(&b, &value, sizeof(b));
     return b;
   };
-  return absl::StrCat(
-      task.model, "/", o.beam_size, "/", o.num_hypotheses, "/", bits(o.length_penalty), "/",
-      o.sampling_topk, "/", bits(o.sampling_temperature), "/",
-      o.seed.has_value() ? absl::StrCat(*o.seed) : "-", "/", o.max_length, "/", o.min_length);
+  return absl::StrCat(task.model, "/", o.beam_size, "/", o.num_hypotheses, "/",
+                      bits(o.length_penalty), "/", o.sampling_topk, "/",
+                      bits(o.sampling_temperature), "/",
+                      o.seed.has_value() ? absl::StrCat(*o.seed) : "-", "/", o.max_length, "/",
+                      o.min_length, "/", o.return_alignment);
 }
 
 BatchingPolicy::BatchingPolicy(const BatchingOptions& options,

@@ -48,6 +48,7 @@ struct RequestedOptions {
   uint32_t max_length = 0;
   uint32_t min_length = 0;
   bool return_scores = false;
+  bool return_alignment = false;
   // Whether texts are split into sentences (default) or taken as one sentence each.
   bool split_sentences = true;
   // What the texts are (the API's TextFormat): kPlainText, or kHtml for HTML documents

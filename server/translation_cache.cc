@@ -17,7 +17,8 @@ int64_t EntryBytes(const std::string& key, const TranslationResult& result) {
   constexpr int64_t kOverhead = 160;  // List node, map slot, vectors and strings themselves.
   int64_t bytes = kOverhead + 2 * static_cast<int64_t>(key.size());
   for (const Hypothesis& h : result.hypotheses) {
-    bytes += 96 + static_cast<int64_t>(h.text.size() + h.ids.size() * sizeof(int) +
+    bytes += 96 + static_cast<int64_t>(h.text.size() +
+                                       (h.ids.size() + h.alignment.size()) * sizeof(int) +
                                        h.token_log_probs.size() * sizeof(float) +
                                        h.sentences.size() * sizeof(Segment));
   }
@@ -34,6 +35,7 @@ std::optional<std::string> TranslationCache::Key(int model, const DecodingOption
   std::string key;
   key.reserve(48 + source_ids.size() * sizeof(int));
   // Every option that can change the output; return_scores does not (scores are always kept).
+  // return_alignment does: a result decoded without alignments has none to give.
   Append(key, model);
   Append(key, options.beam_size);
   Append(key, options.num_hypotheses);
@@ -43,6 +45,7 @@ std::optional<std::string> TranslationCache::Key(int model, const DecodingOption
   Append(key, options.sampling_topk > 1 ? options.seed.value_or(0) : uint64_t{0});
   Append(key, options.max_length);
   Append(key, options.min_length);
+  Append(key, options.return_alignment);
   key.append(reinterpret_cast<const char*>(source_ids.data()), source_ids.size() * sizeof(int));
   return key;
 }

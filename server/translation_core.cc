@@ -257,6 +257,8 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
   }
   const SentenceSplitter* splitter = r.options.split_sentences ? served.splitter.get() : nullptr;
   pending->served_model = served.model;
+  // HTML's inline markup follows the decoder's alignment (JoinHtml).
+  if (r.options.format == RequestedOptions::kHtml) pending->options.return_alignment = true;
   pending->sentences.resize(texts);
   pending->html.resize(texts);
   std::vector<TranslationTask> tasks;

@@ -50,6 +50,7 @@ RequestedOptions ToRequested(const v1::DecodingOptions& proto) {
   options.max_length = proto.max_length();
   options.min_length = proto.min_length();
   options.return_scores = proto.return_scores();
+  options.return_alignment = proto.return_alignment();
   options.split_sentences = !proto.has_split_sentences() || proto.split_sentences();
   options.format = proto.format();
   return options;
@@ -75,6 +76,8 @@ void FillTranslation(const TranslationResult& result, bool with_scores, int eos_
       out->set_score(h.score);
       out->mutable_token_log_probs()->Assign(h.token_log_probs.begin(), h.token_log_probs.end());
     }
+    // Only there when the request asked for it (the engine computes none otherwise).
+    out->mutable_alignment()->Assign(h.alignment.begin(), h.alignment.end());
   }
 }
 

@@ -170,6 +170,10 @@ TEST(BatchingPolicyTest, OnlyTextsOfTheSameOptionsShareADecode) {
   Queue(policy, {Text(1, 4, 2)}, kT0 + absl::Milliseconds(1));
   Queue(policy, {Text(2, 4, 1)}, kT0 + absl::Milliseconds(2));
   EXPECT_NE(BatchKey(Text(0, 4, 1)), BatchKey(Text(0, 4, 2)));
+  // A decode computes alignments for all its texts or none.
+  TranslationTask aligned = Text(0, 4, 1);
+  aligned.options.return_alignment = true;
+  EXPECT_NE(BatchKey(aligned), BatchKey(Text(0, 4, 1)));
   const absl::Time now = kT0 + absl::Milliseconds(2);
   EXPECT_THAT(Names(policy.TakeBatch(now)), ElementsAre(0, 2));
   EXPECT_THAT(Names(policy.TakeBatch(now)), ElementsAre(1));

@@ -28,6 +28,7 @@
 #include "model/layers/encoder.h"
 #include "model/model.h"
 #include "model/ops/compute_context.h"
+#include "model/ops/shape_buckets.h"
 #include "model/status_macros.h"
 #include "model/translator.h"
 #include "tests/test_lib/test_util.h"
@@ -77,6 +78,7 @@ absl::StatusOr<std::vector<TranslationResult>> TranslateOneByOne(
 
 void ExpectSameHypothesis(const Hypothesis& actual, const Hypothesis& expected) {
   EXPECT_EQ(actual.ids, expected.ids);
+  EXPECT_EQ(actual.alignment, expected.alignment);
   EXPECT_EQ(actual.text, expected.text);
   EXPECT_NEAR(actual.log_prob, expected.log_prob, kTolerance);
   EXPECT_NEAR(actual.score, expected.score, kTolerance);
@@ -114,6 +116,11 @@ DecodingOptions Sampling(int topk, float temperature, std::optional<uint64_t> se
   options.sampling_topk = topk;
   options.sampling_temperature = temperature;
   options.seed = seed;
+  return options;
+}
+
+DecodingOptions WithAlignment(DecodingOptions options) {
+  options.return_alignment = true;
   return options;
 }
 
@@ -212,12 +219,24 @@ TEST_F(DecodingTest, TwoThreadBatchMatchesSingle) {
   }
 }
 
+// Alignments too, whatever shares the batch (on fewer sentences: the above covers the rest).
+TEST_F(DecodingTest, AlignmentBatchMatchesSingle) {
+  for (const NamedOptions& search : {NamedOptions{"greedy", WithAlignment(Greedy())},
+                                     NamedOptions{"beam 4", WithAlignment(Beam(4, 4))}}) {
+    SCOPED_TRACE(search.name);
+    ExpectBatchMatchesSingle(search.options, 12, kThreads);
+  }
+}
+
 // Continuous decoding: inputs that join a running decode at later steps, a few at a time, while
-// others finish, get what they get alone, and ids of finished inputs are reused safely.
+// others finish, get what they get alone, and ids of finished inputs are reused safely. Beam
+// search with alignments checks that a row's alignment follows its lineage through reordering.
 TEST_F(DecodingTest, InputsJoiningARunningDecodeMatchSingle) {
   const std::vector<std::string> texts = FirstTexts(std::size(kLines));
   const Tokenizer& tokenizer = model()->tokenizer();
-  for (const NamedOptions& search : AllSearches()) {
+  std::vector<NamedOptions> searches = AllSearches();
+  searches.push_back({"beam 4 with alignment", WithAlignment(Beam(4, 4))});
+  for (const NamedOptions& search : searches) {
     SCOPED_TRACE(search.name);
     Translator translator(model(), kThreads);
     std::vector<Hypotheses> single;
@@ -450,6 +469,7 @@ TEST_F(DecodingTest, DecodeMemoryBoundsWhatADecodeHolds) {
       {"beam 4", forced(Beam(4, 2), 80), 4, 4, 1},
       {"beam 16, long sources", forced(Beam(16, 16), 40), 2, 1, 12},
       {"sampling", forced(Sampling(50, 1.0f, 3), 60), 3, 5, 3},
+      {"beam 16 with alignment, long sources", WithAlignment(forced(Beam(16, 16), 40)), 2, 1, 12},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -554,6 +574,97 @@ TEST_F(DecodingTest, ScoresMatchTeacherForcing) {
         ASSERT_NEAR(scores[j][t], h.token_log_probs[t], kTolerance) << "token " << t;
       }
       EXPECT_NEAR(Sum(scores[j]), h.log_prob, 1e-3);
+    }
+  }
+}
+
+// Alignments: one source position per generated token, within the source; asking for them
+// changes nothing else, and not asking leaves them empty.
+TEST_F(DecodingTest, AlignmentHasOneSourcePositionPerToken) {
+  Translator translator(model(), kThreads);
+  for (const NamedOptions& search : {NamedOptions{"greedy", Greedy()},
+                                     {"beam 4", Beam(4, 4)},
+                                     {"sampling", Sampling(10, 1, 5)}}) {
+    SCOPED_TRACE(search.name);
+    ASSERT_OK_AND_ASSIGN(const std::vector<TranslationResult> plain,
+                         translator.Translate(texts(), search.options));
+    ASSERT_OK_AND_ASSIGN(const std::vector<TranslationResult> aligned,
+                         translator.Translate(texts(), WithAlignment(search.options)));
+    ASSERT_EQ(aligned.size(), texts().size());
+    for (size_t i = 0; i < texts().size(); ++i) {
+      SCOPED_TRACE(absl::StrCat("line ", kLines[i], ": ", texts()[i]));
+      ASSERT_EQ(aligned[i].hypotheses.size(), plain[i].hypotheses.size());
+      EXPECT_EQ(aligned[i].source_tokens, plain[i].source_tokens);
+      std::set<int> positions;
+      for (size_t k = 0; k < plain[i].hypotheses.size(); ++k) {
+        Hypothesis h = aligned[i].hypotheses[k];
+        EXPECT_TRUE(plain[i].hypotheses[k].alignment.empty());
+        ASSERT_EQ(h.alignment.size(), h.ids.size()) << "hypothesis " << k;
+        for (int position : h.alignment) {
+          EXPECT_GE(position, 0);
+          EXPECT_LT(position, aligned[i].source_tokens);
+          positions.insert(position);
+        }
+        // Otherwise the same hypothesis, to the last bit: the option only reads what is computed.
+        h.alignment.clear();
+        ExpectSameHypothesis(h, plain[i].hypotheses[k]);
+        EXPECT_EQ(h.token_log_probs, plain[i].hypotheses[k].token_log_probs);
+      }
+      // Not a constant: a translation's tokens attend to more than one source token. (Every text
+      // here has at least 6 source tokens and translates to several tokens.)
+      EXPECT_GT(positions.size(), 1u);
+    }
+  }
+}
+
+// The alignment of `target` (ids a search generated from `source`) recomputed by feeding them
+// to a decoder of one row, one step at a time: no search, no other rows, no reordering.
+std::vector<int> ForcedAlignment(const Model& model, const std::vector<int>& source,
+                                 const std::vector<int>& target) {
+  ComputeContext ctx(kThreads);
+  ctx.BindToCallingThread();
+  Encoder encoder(model);
+  Decoder decoder(model);
+  FloatBuffer encoder_output;
+  // Padded to the bucketed length, as the Translator pads.
+  const int length = static_cast<int>(source.size());
+  const int padded = static_cast<int>(BucketLength(length));
+  std::vector<int> ids(padded, model.config().pad_token_id);
+  std::copy(source.begin(), source.end(), ids.begin());
+  encoder.Forward(ctx, ids, {length}, padded, encoder_output);
+  const std::vector<int> sentence =
+      decoder.AddSentences(ctx, encoder_output.data(), {length}, padded);
+  decoder.AddRows(1);
+  FloatBuffer logits;
+  std::vector<int> step_alignment;
+  std::vector<int> alignment;
+  int previous = model.config().decoder_start_token_id;
+  for (int id : target) {
+    decoder.Step(ctx, {previous}, sentence, logits, &step_alignment);
+    alignment.push_back(step_alignment.at(0));
+    decoder.Reorder({0});
+    previous = id;
+  }
+  return alignment;
+}
+
+// Every hypothesis of greedy and beam search (all 4 of the n-best, whose rows were reordered at
+// every step) has the alignment its own tokens give when fed alone: the search hands each row's
+// alignment down its lineage exactly as its ids.
+TEST_F(DecodingTest, AlignmentIsThatOfTheHypothesisFedAlone) {
+  Translator translator(model(), kThreads);
+  const std::vector<std::string> some = FirstTexts(10);
+  for (const NamedOptions& search : {NamedOptions{"greedy", WithAlignment(Greedy())},
+                                     NamedOptions{"beam 4", WithAlignment(Beam(4, 4))}}) {
+    SCOPED_TRACE(search.name);
+    ASSERT_OK_AND_ASSIGN(const std::vector<TranslationResult> results,
+                         translator.Translate(some, search.options));
+    for (size_t i = 0; i < some.size(); ++i) {
+      SCOPED_TRACE(absl::StrCat("line ", kLines[i], ": ", some[i]));
+      const std::vector<int> source = model()->tokenizer().EncodeSource(some[i]);
+      for (const Hypothesis& h : results[i].hypotheses) {
+        EXPECT_EQ(h.alignment, ForcedAlignment(*model(), source, h.ids)) << h.text;
+      }
     }
   }
 }

@@ -575,6 +575,8 @@ TEST(BatchedMatMulTest, DenseAndTransposedOperands) {
 // ---------------------------------------------------------------------------------------------
 // OneQueryAttention.
 
+// Also checks the optional output of probabilities averaged over the heads (for alignments):
+// each row's softmax over its positions, averaged over heads, and zeros past its length.
 TEST(OneQueryAttentionTest, MatchesNaiveAttentionThroughScatteredPointers) {
   std::mt19937 rng(10);
   for (auto [heads, head_dim] : {std::pair<int, int>{1, 8}, {2, 8}, {4, 64}, {3, 7}}) {
@@ -614,6 +616,7 @@ TEST(OneQueryAttentionTest, MatchesNaiveAttentionThroughScatteredPointers) {
       std::vector<float> out(static_cast<size_t>(rows) * width, kNaN);
 
       std::vector<double> expected(out.size());
+      std::vector<double> expected_probabilities(static_cast<size_t>(rows) * max_positions, 0.0);
       for (int r = 0; r < rows; ++r) {
         for (int h = 0; h < heads; ++h) {
           std::vector<double> scores(lengths[r]);
@@ -626,6 +629,9 @@ TEST(OneQueryAttentionTest, MatchesNaiveAttentionThroughScatteredPointers) {
             scores[s] = dot;
           }
           const std::vector<double> p = NaiveSoftmax(scores);
+          for (int s = 0; s < lengths[r]; ++s) {
+            expected_probabilities[static_cast<size_t>(r) * max_positions + s] += p[s] / heads;
+          }
           for (int i = 0; i < head_dim; ++i) {
             double sum = 0;
             for (int s = 0; s < lengths[r]; ++s) {
@@ -637,8 +643,16 @@ TEST(OneQueryAttentionTest, MatchesNaiveAttentionThroughScatteredPointers) {
       }
 
       OneQueryAttention({queries.data(), query_stride, keys.data(), values.data(), lengths.data(),
-                         max_positions, rows, heads, head_dim, out.data()});
+                         max_positions, rows, heads, head_dim, out.data(), nullptr});
       EXPECT_TRUE(AllClose(out.data(), expected));
+
+      // With probabilities: the same output, and the averaged probabilities.
+      std::fill(out.begin(), out.end(), kNaN);
+      std::vector<float> probabilities(expected_probabilities.size(), kNaN);
+      OneQueryAttention({queries.data(), query_stride, keys.data(), values.data(), lengths.data(),
+                         max_positions, rows, heads, head_dim, out.data(), probabilities.data()});
+      EXPECT_TRUE(AllClose(out.data(), expected));
+      EXPECT_TRUE(AllClose(probabilities.data(), expected_probabilities));
     }
   }
 }
@@ -654,8 +668,11 @@ TEST(OneQueryAttentionTest, SinglePositionReturnsItsValue) {
   const float* value = v.data();
   const int length = 1;
   std::vector<float> out(width, kNaN);
-  OneQueryAttention({q.data(), width, &key, &value, &length, 1, 1, heads, head_dim, out.data()});
+  float probability = kNaN;
+  OneQueryAttention(
+      {q.data(), width, &key, &value, &length, 1, 1, heads, head_dim, out.data(), &probability});
   EXPECT_THAT(out, ::testing::Pointwise(::testing::FloatEq(), v));
+  EXPECT_FLOAT_EQ(probability, 1.f);
 }
 
 // ---------------------------------------------------------------------------------------------

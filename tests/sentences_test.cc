@@ -263,6 +263,44 @@ TEST(JoinSentencesTest, HypothesisKJoinsEachSentencesKthBestInTheLayout) {
               ElementsAre(Segment{2, 7}, Segment{10, 15}, Segment{17, 22}));
 }
 
+// Each sentence's alignment indexes its own source tokens; joined, they index the text's, so the
+// second sentence's move past the first's 3 source tokens and the third's past 3 + 4.
+TEST(JoinSentencesTest, AlignmentsAreOffsetBySourceTokensOfTheSentencesBefore) {
+  const std::string text = "One. Two. Three.";
+  std::vector<SourceSentence> s(3);
+  s[0].range = {0, 4};
+  s[1].range = {5, 9};
+  s[2].range = {10, 16};
+  std::vector<TranslationResult> results = {Result({"Eins.", "Ein."}, {-1, -2}, 3),
+                                            Result({"Zwei.", "Zwo."}, {-3, -4}, 4),
+                                            Result({"Drei.", "Dreie."}, {-5, -6}, 5)};
+  // Two ids per hypothesis (a word and </s>), so two positions each.
+  results[0].hypotheses[0].alignment = {0, 2};
+  results[0].hypotheses[1].alignment = {1, 2};
+  results[1].hypotheses[0].alignment = {3, 0};
+  results[1].hypotheses[1].alignment = {1, 3};
+  results[2].hypotheses[0].alignment = {4, 4};
+  results[2].hypotheses[1].alignment = {0, 2};
+  const TranslationResult joined = JoinSentences(text, s, results, 2);
+  EXPECT_EQ(joined.source_tokens, 12);
+  EXPECT_THAT(joined.hypotheses[0].alignment, ElementsAre(0, 2, 6, 3, 11, 11));
+  EXPECT_THAT(joined.hypotheses[1].alignment, ElementsAre(1, 2, 4, 6, 7, 9));
+  EXPECT_EQ(joined.hypotheses[0].alignment.size(), joined.hypotheses[0].ids.size());
+
+  // Without alignments (not asked for), none.
+  const TranslationResult plain = JoinSentences(
+      text, s, {Result({"Eins."}, {-1}, 3), Result({"Zwei."}, {-3}, 4), Result({"Drei."}, {-5}, 5)},
+      1);
+  EXPECT_TRUE(plain.hypotheses[0].alignment.empty());
+
+  // One whole sentence keeps its result's alignment as it is.
+  std::vector<SourceSentence> whole(1);
+  whole[0].range = {0, 4};
+  std::vector<TranslationResult> one = {Result({"Eins."}, {-1}, 3)};
+  one[0].hypotheses[0].alignment = {1, 2};
+  EXPECT_THAT(JoinSentences("One.", whole, one, 1).hypotheses[0].alignment, ElementsAre(1, 2));
+}
+
 TEST(JoinSentencesTest, OneWholeSentenceIsItsResultAndWhitespaceComesBack) {
   const std::string text = "One.";
   std::vector<SourceSentence> s(1);

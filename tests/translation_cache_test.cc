@@ -31,6 +31,10 @@ TEST(TranslationCacheTest, KeysDifferByModelOptionsAndSource) {
   DecodingOptions longer = greedy;
   longer.max_length = 20;
   EXPECT_NE(*TranslationCache::Key(0, longer, ids), key);
+  // A result without alignments cannot answer a request for them.
+  DecodingOptions aligned = greedy;
+  aligned.return_alignment = true;
+  EXPECT_NE(*TranslationCache::Key(0, aligned, ids), key);
 }
 
 TEST(TranslationCacheTest, SamplingIsCachedOnlyWithASeed) {

@@ -13,6 +13,7 @@ struct Beam {
   float log_prob;
   std::vector<int> ids;
   std::vector<float> token_log_probs;
+  std::vector<int> alignment;  // With return_alignment only; follows the ids.
 };
 
 struct Candidate {
@@ -48,14 +49,18 @@ class FinishedHypotheses {
   std::vector<Hypothesis> hypotheses_;
 };
 
-Hypothesis Finish(const Beam& beam, const Candidate* last, float length_penalty) {
+// `last_alignment`: that of `last`'s token, with return_alignment; null without.
+Hypothesis Finish(const Beam& beam, const Candidate* last, const int* last_alignment,
+                  float length_penalty) {
   Hypothesis h;
   h.ids = beam.ids;
   h.token_log_probs = beam.token_log_probs;
+  h.alignment = beam.alignment;
   h.log_prob = beam.log_prob;
   if (last != nullptr) {
     h.ids.push_back(last->token);
     h.token_log_probs.push_back(last->token_log_prob);
+    if (last_alignment != nullptr) h.alignment.push_back(*last_alignment);
     h.log_prob = last->log_prob;
   }
   h.score = NormalizedScore(h.log_prob, static_cast<int>(h.ids.size()), length_penalty);
@@ -68,7 +73,7 @@ class BeamSearch : public Search {
 
   void Add(Decoder& decoder, int sentence) override {
     decoder.AddRows(1);
-    beams_.push_back({sentence, 0.f, {}, {}});
+    beams_.push_back({sentence, 0.f, {}, {}, {}});
     ids_.push_back(params_.start_id);
     if (static_cast<size_t>(sentence) >= finished_.size()) {
       finished_.resize(sentence + 1, FinishedHypotheses(params_.options.beam_size));
@@ -83,13 +88,14 @@ class BeamSearch : public Search {
     size_t bytes = log_probs_.bytes() + candidates_.capacity() * sizeof(Candidate);
     for (const std::vector<Beam>* beams : {&beams_, &next_beams_}) {
       for (const Beam& beam : *beams) {
-        bytes +=
-            beam.ids.capacity() * sizeof(int) + beam.token_log_probs.capacity() * sizeof(float);
+        bytes += (beam.ids.capacity() + beam.alignment.capacity()) * sizeof(int) +
+                 beam.token_log_probs.capacity() * sizeof(float);
       }
     }
     for (const FinishedHypotheses& finished : finished_) {
       for (const Hypothesis& h : finished.hypotheses()) {
-        bytes += h.ids.capacity() * sizeof(int) + h.token_log_probs.capacity() * sizeof(float);
+        bytes += (h.ids.capacity() + h.alignment.capacity()) * sizeof(int) +
+                 h.token_log_probs.capacity() * sizeof(float);
       }
     }
     return bytes;
@@ -119,7 +125,10 @@ class BeamSearch : public Search {
     // (a vocabulary smaller than that has fewer candidates to give).
     const int per_row = std::min(2 * beam_size, vocab);
 
-    decoder.Step(ctx, ids_, row_sentence_, log_probs_);
+    // Each row's alignment this step goes to the candidates it parents, so a hypothesis's
+    // alignment follows its lineage exactly as its ids do.
+    const bool with_alignment = params_.options.return_alignment;
+    decoder.Step(ctx, ids_, row_sentence_, log_probs_, with_alignment ? &alignment_ : nullptr);
     lengths_.resize(rows);
     for (int r = 0; r < rows; ++r) lengths_[r] = static_cast<int>(beams_[r].ids.size());
     params_.logits_processor.Apply(ctx, log_probs_.data(), rows, vocab, lengths_);
@@ -164,7 +173,8 @@ class BeamSearch : public Search {
         if (c.token == params_.eos_id) {
           // Only an ending that ranks within the beam counts as a finished hypothesis.
           if (static_cast<int>(i) < beam_size) {
-            done_hypotheses.Add(Finish(beams_[c.row], &c, length_penalty));
+            done_hypotheses.Add(Finish(
+                beams_[c.row], &c, with_alignment ? &alignment_[c.row] : nullptr, length_penalty));
           }
           continue;
         }
@@ -172,6 +182,7 @@ class BeamSearch : public Search {
         next.log_prob = c.log_prob;
         next.ids.push_back(c.token);
         next.token_log_probs.push_back(c.token_log_prob);
+        if (with_alignment) next.alignment.push_back(alignment_[c.row]);
         parents_.push_back(c.row);
         ids_.push_back(c.token);
         if (static_cast<int>(next_beams_.size() - next_first) == beam_size) break;
@@ -189,7 +200,7 @@ class BeamSearch : public Search {
       if (done) {
         if (last_step) {
           for (size_t i = next_first; i < next_beams_.size(); ++i) {
-            done_hypotheses.Add(Finish(next_beams_[i], nullptr, length_penalty));
+            done_hypotheses.Add(Finish(next_beams_[i], nullptr, nullptr, length_penalty));
           }
         }
         next_beams_.resize(next_first);
@@ -223,6 +234,7 @@ class BeamSearch : public Search {
   std::vector<Candidate> candidates_;
   std::vector<Beam> next_beams_;
   std::vector<int> parents_;
+  std::vector<int> alignment_;  // Per row, this step's (with return_alignment only).
 };
 
 }  // namespace

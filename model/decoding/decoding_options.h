@@ -22,6 +22,9 @@ struct DecodingOptions {
   std::optional<uint64_t> seed;  // Sampling seed: the same seed gives the same output.
   int max_length = 0;            // Generated tokens, </s> included; 0: the model's default.
   int min_length = 0;            // </s> is not generated before this many tokens.
+  // Each hypothesis carries an alignment, one source position per generated token, from the
+  // last decoder layer's cross-attention (Hypothesis::alignment). Off: nothing is computed.
+  bool return_alignment = false;
 };
 
 // The generated-token limit that applies: the option, else generation_config's max_length minus

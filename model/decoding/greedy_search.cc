@@ -33,7 +33,8 @@ class GreedySearch : public Search {
   size_t memory_bytes() const override {
     size_t bytes = log_probs_.bytes();
     for (const Hypothesis& h : hypotheses_) {
-      bytes += h.ids.capacity() * sizeof(int) + h.token_log_probs.capacity() * sizeof(float);
+      bytes += (h.ids.capacity() + h.alignment.capacity()) * sizeof(int) +
+               h.token_log_probs.capacity() * sizeof(float);
     }
     return bytes;
   }
@@ -51,7 +52,8 @@ class GreedySearch : public Search {
     const int rows = static_cast<int>(ids_.size());
     if (rows == 0) return;
     const int vocab = params_.vocab_size;
-    decoder.Step(ctx, ids_, row_sentence_, log_probs_);
+    const bool with_alignment = params_.options.return_alignment;
+    decoder.Step(ctx, ids_, row_sentence_, log_probs_, with_alignment ? &alignment_ : nullptr);
     lengths_.resize(rows);
     for (int r = 0; r < rows; ++r) {
       lengths_[r] = static_cast<int>(hypotheses_[row_sentence_[r]].ids.size());
@@ -75,6 +77,7 @@ class GreedySearch : public Search {
       Hypothesis& hypothesis = hypotheses_[sentence];
       hypothesis.ids.push_back(token);
       hypothesis.token_log_probs.push_back(log_prob);
+      if (with_alignment) hypothesis.alignment.push_back(alignment_[r]);
       hypothesis.log_prob += log_prob;
       if (token == params_.eos_id ||
           static_cast<int>(hypothesis.ids.size()) == params_.max_length) {
@@ -106,6 +109,7 @@ class GreedySearch : public Search {
   FloatBuffer log_probs_;
   std::vector<int> lengths_;
   std::vector<int> next_ids_;
+  std::vector<int> alignment_;  // Per row, this step's (with return_alignment only).
   std::vector<int> kept_;
 };
 

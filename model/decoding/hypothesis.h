@@ -19,8 +19,10 @@ struct Hypothesis {
   // For a text of several sentences (sentences.h): where each sentence's translation lies in
   // `text`, in the order of the source sentences.
   std::vector<Segment> sentences;
-  // With DecodingOptions::return_alignment: per id, the source position the decoder attended to
-  // most when generating it.
+  // With DecodingOptions::return_alignment, one per id: the source position (0-based, </s>
+  // included) the decoder's cross-attention weighed most when generating it (see Decoder::Step);
+  // empty otherwise. For a text of several sentences, positions count its sentences' source
+  // tokens in order (see JoinSentences).
   std::vector<int> alignment;
 };
 

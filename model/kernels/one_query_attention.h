@@ -24,6 +24,10 @@ struct OneQueryAttentionArgs {
   int heads;
   int head_dim;
   float* out;  // [rows, heads * head_dim], dense.
+  // Optional (null: not computed, no cost): [rows, max_positions], dense. Row r gets its
+  // attention probabilities averaged over the heads at positions [0, lengths[r]) and 0 after;
+  // the decoder asks for them from its last cross-attention layer, for alignments.
+  float* probabilities;
 };
 
 // Runs over the rows in parallel on the calling thread's OpenMP team.

@@ -68,7 +68,7 @@ std::vector<int> Decoder::AddSentences(ComputeContext& ctx, const float* encoder
 
 size_t Decoder::memory_bytes() const {
   size_t bytes = cache_.memory_bytes() + x_.bytes() + qkv_.bytes() + query_.bytes() +
-                 context_.bytes() + ffn_.bytes();
+                 context_.bytes() + ffn_.bytes() + attention_.bytes();
   for (const SourceGroup& group : groups_) {
     for (const FloatBuffer& buffer : group.key_values) bytes += buffer.bytes();
   }
@@ -92,7 +92,8 @@ void Decoder::RemoveSentence(int sentence) {
 }
 
 void Decoder::Step(ComputeContext& ctx, const std::vector<int>& ids,
-                   const std::vector<int>& row_sentence, FloatBuffer& logits) {
+                   const std::vector<int>& row_sentence, FloatBuffer& logits,
+                   std::vector<int>* alignment) {
   const ModelConfig& config = model_.config();
   const int rows = static_cast<int>(ids.size());
   assert(rows == cache_.rows());
@@ -157,7 +158,7 @@ void Decoder::Step(ComputeContext& ctx, const std::vector<int>& ids,
       lengths_[r] = positions_[r] + 1;
     }
     OneQueryAttention({qkv, 3 * d, keys_.data(), values_.data(), lengths_.data(), max_positions,
-                       rows, heads_, head_dim_, context});
+                       rows, heads_, head_dim_, context, nullptr});
     layer.self_out_proj.Forward(ctx, context, rows, x, Epilogue::kAddToOutput);
     layer.self_attention_norm.Forward(ctx, x, rows);
 
@@ -175,8 +176,19 @@ void Decoder::Step(ComputeContext& ctx, const std::vector<int>& ids,
       }
       lengths_[r] = sentence.length;
     }
+    float* attention = nullptr;
+    if (alignment != nullptr && l + 1 == layers.size()) {
+      attention = attention_.Fit(static_cast<size_t>(rows) * max_positions);
+    }
     OneQueryAttention({query, d, keys_.data(), values_.data(), lengths_.data(), max_positions, rows,
-                       heads_, head_dim_, context});
+                       heads_, head_dim_, context, attention});
+    if (attention != nullptr) {
+      alignment->resize(rows);
+      for (int r = 0; r < rows; ++r) {
+        const float* row = attention + static_cast<size_t>(r) * max_positions;
+        (*alignment)[r] = static_cast<int>(std::max_element(row, row + lengths_[r]) - row);
+      }
+    }
     layer.cross_out_proj.Forward(ctx, context, rows, x, Epilogue::kAddToOutput);
     layer.cross_attention_norm.Forward(ctx, x, rows);
 

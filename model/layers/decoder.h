@@ -38,9 +38,12 @@ class Decoder {
   void AddRows(int count) { cache_.AddRows(count); }
 
   // One step for every row: row r feeds token ids[r] and belongs to sentence row_sentence[r].
-  // Writes logits [rows, vocab_size].
+  // Writes logits [rows, vocab_size]. With `alignment` (null: nothing extra is computed), also
+  // writes for each row the source position its last layer's cross-attention, averaged over the
+  // heads, weighs most (the first of equals): what CTranslate2 returns by default, and the
+  // layer that decides the next token most directly.
   void Step(ComputeContext& ctx, const std::vector<int>& ids, const std::vector<int>& row_sentence,
-            FloatBuffer& logits);
+            FloatBuffer& logits, std::vector<int>* alignment = nullptr);
 
   // The next step's row i continues this step's row parents[i] (see KvCache::Reorder).
   void Reorder(const std::vector<int>& parents) { cache_.Reorder(parents); }
@@ -75,6 +78,7 @@ class Decoder {
   FloatBuffer query_;
   FloatBuffer context_;
   FloatBuffer ffn_;
+  FloatBuffer attention_;  // [rows, max_positions]: the last cross-attention, for alignments.
   std::vector<int> positions_;
   std::vector<int> lengths_;
   std::vector<const float*> keys_;

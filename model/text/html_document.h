@@ -48,8 +48,8 @@ class HtmlDocument {
   };
 
   // Where `run`'s inlines go in its translation `text` by their relative position, each widened to
-  // whole words (an inline over the whole run goes over the whole translation). A stand-in until
-  // placement follows the decoder's alignment of target to source words.
+  // whole words (an inline over the whole run goes over the whole translation): for where the
+  // decoder's alignment says nothing (model/inline_placement.h).
   static std::vector<Segment> PlaceByPosition(const Run& run, absl::string_view text);
 
   // Fails only for input gumbo cannot parse at all (never seen: HTML5 parsing accepts anything).

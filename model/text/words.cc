@@ -18,7 +18,10 @@ Segment WidenToWords(absl::string_view text, Segment range) {
   } else {
     while (begin > 0 && !is_space(begin - 1)) --begin;
   }
+  const size_t given_end = end;
   while (end > 0 && end < size && !is_space(end - 1) && !is_space(end)) ++end;
+  // Punctuation after the word stays outside: "<b>Schnee</b>." rather than "<b>Schnee.</b>".
+  while (end > given_end && absl::ascii_ispunct(static_cast<unsigned char>(text[end - 1]))) --end;
   while (end > begin && is_space(end - 1)) --end;
   return {begin, std::max(begin, end)};
 }

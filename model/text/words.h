@@ -9,7 +9,8 @@ namespace mtserve {
 
 // `range` of `text` widened to whole words (words are what lies between ASCII whitespace): from
 // the start of the word it begins in (or of the next word, if it begins at a space) to the end of
-// the word it ends in. Within the text, never starting or ending with a space unless empty.
+// the word it ends in, less punctuation that follows the word. Within the text, never starting or
+// ending with a space unless empty.
 Segment WidenToWords(absl::string_view text, Segment range);
 
 }  // namespace mtserve

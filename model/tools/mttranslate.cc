@@ -53,6 +53,10 @@ ABSL_FLAG(int, workers, 0,
           "Worker threads, each translating its own batches with threads/workers compute "
           "threads; 0: one worker per thread.");
 ABSL_FLAG(bool, with_scores, false, "Prefix each translation with its score and a tab.");
+ABSL_FLAG(bool, with_alignment, false,
+          "Follow each translation with a tab and its alignment as space-separated source-target "
+          "pairs of 0-based token positions, like Marian's: one per generated token (each "
+          "sentence's </s> included), from the last decoder layer's cross-attention.");
 ABSL_FLAG(bool, benchmark, false,
           "Print sentences/s, target tokens/s, wall time and peak RSS to stderr.");
 
@@ -75,6 +79,7 @@ int Run() {
   if (absl::GetFlag(FLAGS_seed) >= 0) options.seed = absl::GetFlag(FLAGS_seed);
   options.max_length = absl::GetFlag(FLAGS_max_length);
   options.min_length = absl::GetFlag(FLAGS_min_length);
+  options.return_alignment = absl::GetFlag(FLAGS_with_alignment);
   const int batch_size = absl::GetFlag(FLAGS_batch_size);
   const int threads = absl::GetFlag(FLAGS_threads);
   int workers = absl::GetFlag(FLAGS_workers);
@@ -194,6 +199,12 @@ int Run() {
     for (const Hypothesis& h : line.hypotheses) {
       if (absl::GetFlag(FLAGS_with_scores)) absl::StrAppendFormat(&out, "%.6f\t", h.score);
       out += h.text;
+      if (options.return_alignment) {
+        out += '\t';
+        for (size_t t = 0; t < h.alignment.size(); ++t) {
+          absl::StrAppendFormat(&out, "%s%d-%d", t == 0 ? "" : " ", h.alignment[t], t);
+        }
+      }
       out += '\n';
     }
     target_tokens += TargetTokens(line.hypotheses[0], tokenizer.eos_id());

@@ -6,6 +6,7 @@
 - The layout of a line (indentation, the spaces between sentences, trailing space) is kept.
 - A line far over the model's 512 positions is translated in pieces, not refused.
 - --split_sentences=false takes a line as one sentence, as before.
+- --with_alignment follows the translation with a tab and source-target token pairs.
 
 Usage: mttranslate_test.py MTTRANSLATE_BINARY MULTI30K_TEXT
 """
@@ -41,6 +42,19 @@ def main():
     results.append(("--split_sentences=false: one sentence, one translation without the others",
                     whole.returncode == 0 and whole.stdout != paragraph.stdout
                     and len(whole.stdout.splitlines()) == 1, whole.stderr))
+
+    # --with_alignment: the same translation, then a tab and one source-target pair per
+    # generated token (each sentence's </s> included, so at least two for two sentences),
+    # targets 0, 1, 2, ... in order.
+    two = f"{sentences[0]} {sentences[1]}\n"
+    aligned = run(binary, two, "--beam_size=4", "--with_alignment")
+    text, _, pairs = aligned.stdout.rstrip("\n").partition("\t")
+    parsed = [tuple(int(x) for x in pair.split("-")) for pair in pairs.split()]
+    results.append(("--with_alignment: the translation, a tab, source-target pairs",
+                    aligned.returncode == 0 and text == f"{first} {second}"
+                    and len(parsed) >= 2 and [t for _, t in parsed] == list(range(len(parsed)))
+                    and all(s >= 0 for s, _ in parsed),
+                    f"got {aligned.stdout!r}; {aligned.stderr}"))
 
     # About 800 tokens and no sentence end: over the model's 512 positions, translated in two
     # pieces; with a limit of 64 tokens, in many more, each giving a translation of its own.

@@ -159,6 +159,11 @@ v1::DecodingOptions WithScores(v1::DecodingOptions o) {
   return o;
 }
 
+v1::DecodingOptions WithAlignment(v1::DecodingOptions o) {
+  o.set_return_alignment(true);
+  return o;
+}
+
 // A request that keeps a worker busy: beam 16 forced to generate 512 tokens per text.
 v1::DecodingOptions Long() {
   v1::DecodingOptions o = Beam(16, 1);
@@ -603,9 +608,54 @@ TEST_F(ServerTest, AParagraphTranslatesAsItsSentencesDo) {
     EXPECT_EQ(h.token_log_probs_size(), log_probs) << "hypothesis " << k;
     ASSERT_EQ(h.sentences_size(), 6);
     for (int i = 0; i < 6; ++i) {
-      EXPECT_EQ(h.text().substr(h.sentences(i).begin(),
-                                h.sentences(i).end() - h.sentences(i).begin()),
-                texts[i]);
+      EXPECT_EQ(
+          h.text().substr(h.sentences(i).begin(), h.sentences(i).end() - h.sentences(i).begin()),
+          texts[i]);
+    }
+  }
+}
+
+// return_alignment on a text of two sentences: one source position per generated token (each
+// sentence's </s> included, as token_log_probs), within source_tokens; the second sentence's
+// positions come after the first sentence's source tokens. The text is first translated without
+// alignments, so a cached result without them must not answer the request that asks for them.
+TEST_F(ServerTest, AlignmentIndexesTheTextsSourceTokens) {
+  const std::vector<std::string> sentences = TestSentences(2);
+  const std::string text = absl::StrJoin(sentences, " ");
+  for (const v1::DecodingOptions& options : {Greedy(), Beam(4, 2)}) {
+    SCOPED_TRACE(options.ShortDebugString());
+    v1::TranslateResponse plain, alone, together;
+    ASSERT_TRUE(Translate(*stub_, Request({text}, WithScores(options)), &plain).ok());
+    for (const v1::Hypothesis& h : plain.translations(0).hypotheses()) {
+      EXPECT_EQ(h.alignment_size(), 0);
+    }
+    const v1::DecodingOptions aligned = WithAlignment(WithScores(options));
+    grpc::Status status = Translate(*stub_, Request(sentences, aligned), &alone);
+    ASSERT_TRUE(status.ok()) << Describe(status);
+    status = Translate(*stub_, Request({text}, aligned), &together);
+    ASSERT_TRUE(status.ok()) << Describe(status);
+    const v1::Translation& t = together.translations(0);
+    ASSERT_EQ(t.sentences_size(), 2);
+    ASSERT_EQ(t.hypotheses_size(), plain.translations(0).hypotheses_size());
+    const uint32_t first_source = alone.translations(0).source_tokens();
+    EXPECT_EQ(t.source_tokens(), first_source + alone.translations(1).source_tokens());
+    for (int k = 0; k < t.hypotheses_size(); ++k) {
+      SCOPED_TRACE(absl::StrCat("hypothesis ", k));
+      const v1::Hypothesis& h = t.hypotheses(k);
+      EXPECT_EQ(h.text(), plain.translations(0).hypotheses(k).text());
+      ASSERT_EQ(h.alignment_size(), h.token_log_probs_size());
+      for (uint32_t position : h.alignment()) EXPECT_LT(position, t.source_tokens());
+      // The sentences' own alignments, the second's moved past the first's source tokens.
+      std::vector<uint32_t> expected;
+      for (int i = 0; i < 2; ++i) {
+        const v1::Hypothesis& part = alone.translations(i).hypotheses(k);
+        EXPECT_EQ(part.alignment_size(), part.token_log_probs_size());
+        for (uint32_t position : part.alignment()) {
+          EXPECT_LT(position, alone.translations(i).source_tokens());
+          expected.push_back(position + (i == 0 ? 0 : first_source));
+        }
+      }
+      EXPECT_THAT(h.alignment(), ::testing::ElementsAreArray(expected));
     }
   }
 }
@@ -624,9 +674,9 @@ TEST_F(ServerTest, LayoutIsKeptExactly) {
       absl::StrCat("  ", s[0], "   ", s[1], "\n\n\t", no_stop, "\r\n", s[2], "  \n");
   status = Translate(*stub_, Request({text, " \n\t "}, Greedy()), &together);
   ASSERT_TRUE(status.ok()) << Describe(status);
-  EXPECT_EQ(together.translations(0).hypotheses(0).text(),
-            absl::StrCat("  ", best(0), "   ", best(1), "\n\n\t", best(3), "\r\n", best(2),
-                         "  \n"));
+  EXPECT_EQ(
+      together.translations(0).hypotheses(0).text(),
+      absl::StrCat("  ", best(0), "   ", best(1), "\n\n\t", best(3), "\r\n", best(2), "  \n"));
   // Whitespace alone is given back, with no sentences.
   EXPECT_EQ(together.translations(1).hypotheses(0).text(), " \n\t ");
   EXPECT_EQ(together.translations(1).sentences_size(), 0);
@@ -644,7 +694,8 @@ TEST_F(ServerTest, SplittingCanBeTurnedOff) {
   EXPECT_EQ(split.translations(0).sentences_size(), 2);
   ASSERT_EQ(unsplit.translations(0).sentences_size(), 1);
   EXPECT_EQ(unsplit.translations(0).sentences(0).end(), text.size());
-  EXPECT_NE(unsplit.translations(0).hypotheses(0).text(), split.translations(0).hypotheses(0).text());
+  EXPECT_NE(unsplit.translations(0).hypotheses(0).text(),
+            split.translations(0).hypotheses(0).text());
 }
 
 v1::DecodingOptions Html(v1::DecodingOptions options = Greedy()) {
@@ -1426,8 +1477,9 @@ TEST(LifecycleTest, RefusesATextLimitOverTheMessageLimitAtStartUp) {
   const std::optional<int> exit_status = server.WaitForExit(60s);
   ASSERT_TRUE(exit_status.has_value());
   EXPECT_TRUE(WIFEXITED(*exit_status) && WEXITSTATUS(*exit_status) == 1) << *exit_status;
-  EXPECT_THAT(server.StderrText(),
-              HasSubstr("--max_text_bytes (2097152) must not exceed --max_message_bytes (1048576)"));
+  EXPECT_THAT(
+      server.StderrText(),
+      HasSubstr("--max_text_bytes (2097152) must not exceed --max_message_bytes (1048576)"));
 }
 
 // Without a metrics endpoint the start-up line says so (it read "metrics on  (port 0)").
