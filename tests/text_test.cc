@@ -476,5 +476,27 @@ TEST(CutToTokenLimitTest, TokenisesOnlyNLogNTimes) {
   }
 }
 
+// What is tokenised per piece is about the piece, not the rest of the sentence: a megabyte without
+// a full stop took 31 s when each piece tokenised the whole remainder to see whether it fit.
+TEST(CutToTokenLimitTest, TokenisesAboutEachPieceNotTheRestOfTheSentence) {
+  constexpr int kWords = 20000;
+  std::string text;
+  for (int i = 0; i < kWords; ++i) text += i > 0 ? " word" : "word";
+  for (int max_tokens : {5, 50, 500}) {
+    size_t bytes = 0;
+    auto counting = [&](absl::string_view s) {
+      bytes += s.size();
+      return CountWords(s);
+    };
+    const std::vector<Segment> pieces =
+        CutToTokenLimit(text, Segment{0, text.size()}, max_tokens, counting);
+    ExpectValidPieces(text, Segment{0, text.size()}, max_tokens, CountWords, pieces);
+    // The whole sentence once, then per piece an exponential and a binary search: about
+    // 2 log2(max_tokens) probes, each at most twice the piece.
+    const double bound = text.size() * (2 + 4 * std::log2(max_tokens));
+    EXPECT_LE(bytes, bound) << max_tokens << ": " << bytes / text.size() << " x the sentence";
+  }
+}
+
 }  // namespace
 }  // namespace mtserve

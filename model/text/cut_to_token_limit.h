@@ -21,7 +21,8 @@ namespace mtserve {
 //
 // Cut points are found by exponential then binary search, assuming a prefix never has more tokens
 // than a longer prefix: O(log n) calls of `count_tokens` per piece, O(n log n) at worst, each on
-// a string about as long as the piece. A single character over the limit (a tokenizer that makes
+// a string about as long as the piece (the rest of the sentence is tokenised whole only once it
+// is short enough to fit). A single character over the limit (a tokenizer that makes
 // more than max_tokens - 1 tokens of it) still becomes a piece of its own: pieces must progress.
 std::vector<Segment> CutToTokenLimit(absl::string_view text, Segment sentence, int max_tokens,
                                      const std::function<int(absl::string_view)>& count_tokens);
