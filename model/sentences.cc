@@ -35,6 +35,11 @@ void AppendPieces(absl::string_view text, Segment sentence, const Tokenizer& tok
 
 }  // namespace
 
+absl::StatusOr<std::unique_ptr<SentenceSplitter>> SplitterForLanguage(absl::string_view language) {
+  absl::StatusOr<std::unique_ptr<SentenceSplitter>> splitter = SentenceSplitter::Create(language);
+  return splitter.ok() ? std::move(splitter) : SentenceSplitter::Create("");
+}
+
 std::vector<SourceSentence> SplitIntoSentences(absl::string_view text,
                                                const SentenceSplitter* splitter,
                                                const Tokenizer& tokenizer, int max_tokens) {
@@ -55,6 +60,14 @@ std::vector<SourceSentence> SplitIntoSentences(absl::string_view text,
     }
   }
   return sentences;
+}
+
+void AppendPart(const Hypothesis& part, Hypothesis& out) {
+  out.ids.insert(out.ids.end(), part.ids.begin(), part.ids.end());
+  out.token_log_probs.insert(out.token_log_probs.end(), part.token_log_probs.begin(),
+                             part.token_log_probs.end());
+  out.log_prob += part.log_prob;
+  out.score += part.score;
 }
 
 TranslationResult JoinSentences(absl::string_view text, absl::Span<const SourceSentence> sentences,
@@ -79,14 +92,10 @@ TranslationResult JoinSentences(absl::string_view text, absl::Span<const SourceS
       out.sentences.push_back({out.text.size(), out.text.size() + part.text.size()});
       out.text += part.text;
       copied = sentences[i].range.end;
-      out.ids.insert(out.ids.end(), part.ids.begin(), part.ids.end());
-      out.token_log_probs.insert(out.token_log_probs.end(), part.token_log_probs.begin(),
-                                 part.token_log_probs.end());
+      AppendPart(part, out);
       // Each sentence's alignment indexes its own source ids: moved past those before it.
       for (int position : part.alignment) out.alignment.push_back(source_offset + position);
       source_offset += results[i].source_tokens;
-      out.log_prob += part.log_prob;
-      out.score += part.score;
     }
     absl::StrAppend(&out.text, text.substr(copied));
   }

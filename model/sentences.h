@@ -5,8 +5,10 @@
 #ifndef MTSERVE_MODEL_SENTENCES_H_
 #define MTSERVE_MODEL_SENTENCES_H_
 
+#include <memory>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "model/text/segment.h"
@@ -22,6 +24,10 @@ struct SourceSentence {
   std::vector<int> ids;  // Tokenised, </s> included; at most the limit.
 };
 
+// The sentence rules for `language` (a checkpoint's source_lang): ICU's for it, its root rules for
+// a language ICU has none for or a code it does not take. Fails only if ICU's data cannot load.
+absl::StatusOr<std::unique_ptr<SentenceSplitter>> SplitterForLanguage(absl::string_view language);
+
 // The sentences of UTF-8 `text` in order, each within `max_tokens` (>= 2): with `splitter`, its
 // sentences; without (callers who segment their texts themselves), the text as one sentence.
 // Whitespace around and between them is not translated (JoinSentences puts it back). A text of
@@ -29,6 +35,11 @@ struct SourceSentence {
 std::vector<SourceSentence> SplitIntoSentences(absl::string_view text,
                                                const SentenceSplitter* splitter,
                                                const Tokenizer& tokenizer, int max_tokens);
+
+// Adds `part` to `out`, a hypothesis made of parts in order (a text's sentences, an HTML
+// document's runs): its ids and token log-probabilities appended, its log-probability and score
+// summed.
+void AppendPart(const Hypothesis& part, Hypothesis& out);
 
 // The translation of `text` from its sentences' (`results[i]` for `sentences[i]`, each with
 // `num_hypotheses` hypotheses): hypothesis h joins each sentence's h-th best in the text's layout,

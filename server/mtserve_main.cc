@@ -159,6 +159,10 @@ int Run(int argc, char** argv) {
       return Fail(absl::InvalidArgumentError(absl::StrCat("--", name, " must be at least 1")));
     }
   }
+  // A sentence's pieces hold a token and </s> at least.
+  if (limits.max_input_tokens < 2) {
+    return Fail(absl::InvalidArgumentError("--max_input_tokens must be at least 2"));
+  }
   if (limits.max_text_bytes < 1) {
     return Fail(absl::InvalidArgumentError("--max_text_bytes must be at least 1"));
   }

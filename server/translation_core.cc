@@ -96,11 +96,7 @@ TranslationResult JoinHtml(const HtmlText& html, absl::Span<const SourceSentence
     for (size_t r = 0; r < runs.size(); ++r) {
       const Hypothesis& part = joined[r].hypotheses[k];
       translated.push_back({part.text, inlines[r][k]});
-      h.ids.insert(h.ids.end(), part.ids.begin(), part.ids.end());
-      h.token_log_probs.insert(h.token_log_probs.end(), part.token_log_probs.begin(),
-                               part.token_log_probs.end());
-      h.log_prob += part.log_prob;
-      h.score += part.score;
+      AppendPart(part, h);
     }
     h.text = html.document.Render(translated);
     out.hypotheses.push_back(std::move(h));
@@ -127,7 +123,6 @@ struct TranslationCore::Pending {
   std::string model_name;  // The metrics' label: the model's name once chosen.
   bool accepted = false;   // Counted in flight (and its texts as tokenising).
   DecodingOptions options;
-  int eos_id = 0;
   std::shared_ptr<const Model> served_model;  // Once chosen.
 
   // Per text: its sentences (their ranges; the ids went to the scheduler) and, as they finish,
@@ -157,9 +152,8 @@ void TranslationCore::StartServing(std::vector<ServedModel> models, BatchSchedul
   for (ServedModel& served : models) {
     if (served.splitter != nullptr) continue;
     absl::StatusOr<std::unique_ptr<SentenceSplitter>> splitter =
-        SentenceSplitter::Create(served.model->config().source_lang);
-    if (!splitter.ok()) splitter = SentenceSplitter::Create("");
-    // Without ICU's root rules (never seen) texts are taken whole rather than not at all.
+        SplitterForLanguage(served.model->config().source_lang);
+    // Without ICU's data (never seen) texts are taken whole rather than not at all.
     if (splitter.ok()) served.splitter = *std::move(splitter);
   }
   absl::MutexLock lock(&mutex_);
@@ -214,7 +208,7 @@ void TranslationCore::Translate(Request request, std::shared_ptr<Call> call, Don
     MT_ASSIGN_OR_RETURN(pending->model, FindModel(r.model));
     const ServedModel served = models()[pending->model];
     pending->model_name = served.name;
-    pending->eos_id = served.model->config().eos_token_id;
+    pending->served_model = served.model;
     const int texts = static_cast<int>(r.texts.size());
     if (texts > limits_.max_texts_per_request) {
       return absl::InvalidArgumentError(
@@ -256,7 +250,6 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
     served = models_[pending->model];
   }
   const SentenceSplitter* splitter = r.options.split_sentences ? served.splitter.get() : nullptr;
-  pending->served_model = served.model;
   // HTML's inline markup follows the decoder's alignment (JoinHtml).
   if (r.options.format == RequestedOptions::kHtml) pending->options.return_alignment = true;
   pending->sentences.resize(texts);

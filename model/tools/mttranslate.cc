@@ -95,7 +95,8 @@ int Run() {
     std::cerr << "mttranslate: " << model.status().message() << "\n";
     return 1;
   }
-  if (absl::Status status = ValidateDecodingOptions(options, (*model)->config(), "--"); !status.ok()) {
+  if (absl::Status status = ValidateDecodingOptions(options, (*model)->config(), "--");
+      !status.ok()) {
     std::cerr << "mttranslate: " << status.message() << "\n";
     return 2;
   }
@@ -116,23 +117,20 @@ int Run() {
   std::unique_ptr<SentenceSplitter> splitter;
   if (absl::GetFlag(FLAGS_split_sentences)) {
     absl::StatusOr<std::unique_ptr<SentenceSplitter>> made =
-        SentenceSplitter::Create((*model)->config().source_lang);
-    if (!made.ok()) made = SentenceSplitter::Create("");
+        SplitterForLanguage((*model)->config().source_lang);
     if (!made.ok()) {
       std::cerr << "mttranslate: " << made.status().message() << "\n";
       return 1;
     }
     splitter = *std::move(made);
   }
-  // Every line's sentences, and where each sentence of all lines is: (line, index in the line).
+  // Every line's sentences, and the sentences of all lines in order.
   std::vector<std::vector<SourceSentence>> line_sentences(lines.size());
-  std::vector<std::pair<size_t, size_t>> where;
+  std::vector<const std::vector<int>*> sources;
   for (size_t i = 0; i < lines.size(); ++i) {
     line_sentences[i] = SplitIntoSentences(lines[i], splitter.get(), tokenizer, max_tokens);
-    for (size_t j = 0; j < line_sentences[i].size(); ++j) where.emplace_back(i, j);
+    for (const SourceSentence& s : line_sentences[i]) sources.push_back(&s.ids);
   }
-  std::vector<const std::vector<int>*> sources;
-  for (const auto& [i, j] : where) sources.push_back(&line_sentences[i][j].ids);
   // Sentences by decreasing length: batches of similar lengths waste little on padding.
   std::vector<size_t> order(sources.size());
   std::iota(order.begin(), order.end(), 0);

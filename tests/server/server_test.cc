@@ -1471,6 +1471,16 @@ TEST(LifecycleTest, RefusesARequestLimitOverTheQueueAtStartUp) {
               HasSubstr("--max_texts_per_request (10) must not exceed --max_queued_texts (5)"));
 }
 
+// A sentence is cut into pieces of a token and </s> at least.
+TEST(LifecycleTest, RefusesATokenLimitBelowTwoAtStartUp) {
+  ChildProcess server(ServerBinary(),
+                      {"--listen=127.0.0.1:0", "--metrics_listen=", "--max_input_tokens=1"});
+  const std::optional<int> exit_status = server.WaitForExit(60s);
+  ASSERT_TRUE(exit_status.has_value());
+  EXPECT_TRUE(WIFEXITED(*exit_status) && WEXITSTATUS(*exit_status) == 1) << *exit_status;
+  EXPECT_THAT(server.StderrText(), HasSubstr("--max_input_tokens must be at least 2"));
+}
+
 TEST(LifecycleTest, RefusesATextLimitOverTheMessageLimitAtStartUp) {
   ChildProcess server(ServerBinary(), {"--listen=127.0.0.1:0", "--metrics_listen=",
                                        "--max_text_bytes=2MiB", "--max_message_bytes=1048576"});
