@@ -15,7 +15,8 @@ constexpr float kLayerNormEpsilon = 1e-5f;
 
 class WeightReader {
  public:
-  explicit WeightReader(const Checkpoint& checkpoint) : checkpoint_(checkpoint) {}
+  WeightReader(const Checkpoint& checkpoint, ComputeType compute_type)
+      : checkpoint_(checkpoint), compute_type_(compute_type) {}
 
   absl::StatusOr<std::vector<float>> Read(const std::string& name) {
     return checkpoint_.Read(name);
@@ -36,7 +37,7 @@ class WeightReader {
       weight.insert(weight.end(), w.begin(), w.end());
       bias.insert(bias.end(), b.begin(), b.end());
     }
-    return Linear(weight, bias, in, static_cast<int>(bias.size()));
+    return Linear(weight, bias, in, static_cast<int>(bias.size()), compute_type_);
   }
 
   absl::StatusOr<Linear> Dense(const std::string& name, int in) {
@@ -51,17 +52,20 @@ class WeightReader {
 
  private:
   const Checkpoint& checkpoint_;
+  const ComputeType compute_type_;
 };
 
 }  // namespace
 
 Model::~Model() = default;
 
-absl::StatusOr<std::shared_ptr<const Model>> Model::Load(const std::string& dir) {
+absl::StatusOr<std::shared_ptr<const Model>> Model::Load(const std::string& dir,
+                                                         ComputeType compute_type) {
+  MT_RETURN_IF_ERROR(CheckComputeTypeSupported(compute_type));
   // What a checkpoint asks for is bounded (model_config.cc) and checked against the file, but the
   // machine may still not have the memory: that is an error for the caller, not an abort.
   try {
-    return LoadFrom(dir);
+    return LoadFrom(dir, compute_type);
   } catch (const std::bad_alloc&) {
     return absl::ResourceExhaustedError(absl::StrCat(dir, ": not enough memory to load the model"));
   } catch (const std::length_error&) {
@@ -69,23 +73,25 @@ absl::StatusOr<std::shared_ptr<const Model>> Model::Load(const std::string& dir)
   }
 }
 
-absl::StatusOr<std::shared_ptr<const Model>> Model::LoadFrom(const std::string& dir) {
+absl::StatusOr<std::shared_ptr<const Model>> Model::LoadFrom(const std::string& dir,
+                                                             ComputeType compute_type) {
   std::shared_ptr<Model> model(new Model());
   model->dir_ = dir;
+  model->compute_type_ = compute_type;
   model->weights_ = std::make_unique<ModelWeights>();
   ModelWeights& weights = *model->weights_;
   MT_ASSIGN_OR_RETURN(model->config_, LoadModelConfig(dir));
   const ModelConfig& config = model->config_;
   MT_ASSIGN_OR_RETURN(model->tokenizer_, Tokenizer::Load(dir, config));
   MT_ASSIGN_OR_RETURN(std::unique_ptr<Checkpoint> checkpoint, Checkpoint::Open(dir, config));
-  WeightReader reader(*checkpoint);
+  WeightReader reader(*checkpoint, compute_type);
   const int d = config.d_model;
 
   {
     MT_ASSIGN_OR_RETURN(std::vector<float> weight,
                         reader.Read(checkpoint->output_projection_name()));
     MT_ASSIGN_OR_RETURN(std::vector<float> bias, checkpoint->ReadFinalLogitsBias());
-    weights.output_projection = Linear(weight, bias, d, config.vocab_size);
+    weights.output_projection = Linear(weight, bias, d, config.vocab_size, compute_type);
   }
   // Embeddings tied to the output projection (every OPUS-MT checkpoint) read their rows from it.
   const float embedding_scale = config.scale_embedding ? std::sqrt(static_cast<float>(d)) : 1.f;

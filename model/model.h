@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "model/compute_type.h"
 #include "model/model_config.h"
 #include "model/tokenizer.h"
 
@@ -17,14 +18,18 @@ struct ModelWeights;  // model_weights.h: internal to the engine.
 
 class Model {
  public:
-  // Reads config, tokenizer and checkpoint from a Hugging Face MarianMT directory.
-  static absl::StatusOr<std::shared_ptr<const Model>> Load(const std::string& dir);
+  // Reads config, tokenizer and checkpoint from a Hugging Face MarianMT directory, and packs the
+  // linear layers' weights for `compute_type` (quantising them for int8, rounding them for
+  // bfloat16; the float copy read from the checkpoint is freed layer by layer).
+  // FailedPrecondition when this CPU cannot run the type (CheckComputeTypeSupported).
+  static absl::StatusOr<std::shared_ptr<const Model>> Load(
+      const std::string& dir, ComputeType compute_type = ComputeType::kFloat32);
 
   const std::string& dir() const { return dir_; }
   const ModelConfig& config() const { return config_; }
   const Tokenizer& tokenizer() const { return *tokenizer_; }
-  // The arithmetic the engine computes in.
-  const char* compute_type() const { return "float32"; }
+  // The arithmetic the linear layers compute in.
+  ComputeType compute_type() const { return compute_type_; }
 
   // The packed weights (for the engine's layers).
   const ModelWeights& weights() const { return *weights_; }
@@ -33,8 +38,10 @@ class Model {
 
  private:
   Model() = default;
-  static absl::StatusOr<std::shared_ptr<const Model>> LoadFrom(const std::string& dir);
+  static absl::StatusOr<std::shared_ptr<const Model>> LoadFrom(const std::string& dir,
+                                                               ComputeType compute_type);
   std::string dir_;
+  ComputeType compute_type_ = ComputeType::kFloat32;
   ModelConfig config_;
   std::unique_ptr<Tokenizer> tokenizer_;
   std::unique_ptr<ModelWeights> weights_;

@@ -231,7 +231,8 @@ int Run(int argc, char** argv) {
     }
     const ModelConfig& config = (*model)->config();
     (*metrics)->SetModelInfo({spec.name, config.source_lang, config.target_lang,
-                              ArchitectureSummary(config), (*model)->compute_type()});
+                              ArchitectureSummary(config),
+                              std::string(ComputeTypeName((*model)->compute_type()))});
     std::fprintf(stderr, "mtserve: model %s (%s) loaded from %s in %.1f s\n", spec.name.c_str(),
                  ArchitectureSummary(config).c_str(), spec.dir.c_str(),
                  absl::ToDoubleSeconds(absl::Now() - start));

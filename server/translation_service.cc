@@ -445,7 +445,7 @@ grpc::ServerUnaryReactor* TranslationService::ListModels(grpc::CallbackServerCon
     info->set_attention_heads(c.encoder_attention_heads);
     info->set_ffn_dim(c.encoder_ffn_dim);
     info->set_vocab_size(c.vocab_size);
-    info->set_compute_type(served.model->compute_type());
+    info->set_compute_type(std::string(ComputeTypeName(served.model->compute_type())));
     info->set_max_input_tokens(MaxInputTokens(*served.model, limits));
     info->set_max_output_tokens(MaxOutputTokens(*served.model, limits));
     info->set_path(served.model->dir());

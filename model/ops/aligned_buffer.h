@@ -1,4 +1,4 @@
-// A grow-only float buffer aligned for AVX-512 loads (oneDNN and our kernels want 64-byte rows).
+// A grow-only buffer aligned for AVX-512 loads (oneDNN and our kernels want 64-byte rows).
 #ifndef MTSERVE_MODEL_OPS_ALIGNED_BUFFER_H_
 #define MTSERVE_MODEL_OPS_ALIGNED_BUFFER_H_
 
@@ -9,19 +9,20 @@
 
 namespace mtserve {
 
-class FloatBuffer {
+template <typename T>
+class AlignedBuffer {
  public:
-  FloatBuffer() = default;
-  explicit FloatBuffer(size_t size) { Reserve(size); }
+  AlignedBuffer() = default;
+  explicit AlignedBuffer(size_t size) { Reserve(size); }
 
-  // Ensures room for `size` floats. Contents are NOT preserved when the buffer grows: this is
+  // Ensures room for `size` elements. Contents are NOT preserved when the buffer grows: this is
   // scratch space, sized before each use.
-  float* Reserve(size_t size) {
+  T* Reserve(size_t size) {
     if (size > capacity_) {
-      size_t bytes = (size * sizeof(float) + kAlignment - 1) / kAlignment * kAlignment;
+      size_t bytes = (size * sizeof(T) + kAlignment - 1) / kAlignment * kAlignment;
       void* p = std::aligned_alloc(kAlignment, bytes);
       if (p == nullptr) throw std::bad_alloc();
-      data_.reset(static_cast<float*>(p));
+      data_.reset(static_cast<T*>(p));
       capacity_ = size;
     }
     return data_.get();
@@ -29,9 +30,9 @@ class FloatBuffer {
   // Like Reserve, but also gives memory back when the buffer holds far more than `size` needs
   // (four times, and a megabyte more): for buffers sized anew at each step, so that one large
   // step does not pin its peak for the life of a worker.
-  float* Fit(size_t size) {
-    constexpr size_t kSlackFloats = (size_t{1} << 20) / sizeof(float);
-    if (capacity_ > 4 * size && capacity_ - size >= kSlackFloats) Release();
+  T* Fit(size_t size) {
+    constexpr size_t kSlack = (size_t{1} << 20) / sizeof(T);
+    if (capacity_ > 4 * size && capacity_ - size >= kSlack) Release();
     return Reserve(size);
   }
   // Frees the memory.
@@ -39,19 +40,21 @@ class FloatBuffer {
     data_.reset();
     capacity_ = 0;
   }
-  float* data() { return data_.get(); }
-  const float* data() const { return data_.get(); }
+  T* data() { return data_.get(); }
+  const T* data() const { return data_.get(); }
   size_t capacity() const { return capacity_; }
-  size_t bytes() const { return capacity_ * sizeof(float); }
+  size_t bytes() const { return capacity_ * sizeof(T); }
 
  private:
   static constexpr size_t kAlignment = 64;
   struct Free {
-    void operator()(float* p) const { std::free(p); }
+    void operator()(T* p) const { std::free(p); }
   };
-  std::unique_ptr<float[], Free> data_;
+  std::unique_ptr<T[], Free> data_;
   size_t capacity_ = 0;
 };
+
+using FloatBuffer = AlignedBuffer<float>;
 
 }  // namespace mtserve
 

@@ -102,6 +102,16 @@ class ComputeContext {
   // Primitives made so far (more than are cached once the cache is full).
   int64_t primitives_created() const { return primitives_created_; }
 
+  // Scratch of ops that convert their input before a primitive runs (Linear in bfloat16 and
+  // int8): the converted rows, their scales, and int8 products that must not overwrite the
+  // output. Each op uses them only during its call; they grow to the largest call and stay.
+  struct ConversionScratch {
+    AlignedBuffer<uint8_t> input;
+    FloatBuffer row_scales;
+    FloatBuffer products;
+  };
+  ConversionScratch& conversion_scratch() { return conversion_scratch_; }
+
   // More than the shapes a worker uses over and over, few enough that
   // their code stays small.
   static constexpr size_t kMaxCachedPrimitives = 1024;
@@ -119,13 +129,21 @@ class ComputeContext {
   std::list<PrimitiveKey> recency_;  // Most recently used first.
   int64_t primitives_created_ = 0;
   FloatBuffer scratchpad_;
+  ConversionScratch conversion_scratch_;
 };
 
 // `attr` with the scratchpad left to the caller: ComputeContext::Execute provides it.
 dnnl::primitive_attr WithUserScratchpad(dnnl::primitive_attr attr = {});
 
 // Op identifiers used as the first element of a PrimitiveKey.
-enum class OpKind : int64_t { kLinear = 1, kLayerNorm, kSoftmax, kLogSoftmax, kBatchedMatMul };
+enum class OpKind : int64_t {
+  kLinear = 1,
+  kLayerNorm,
+  kSoftmax,
+  kLogSoftmax,
+  kBatchedMatMul,
+  kActivation,
+};
 
 }  // namespace mtserve
 

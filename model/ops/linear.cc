@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "model/kernels/quantize.h"
+
 namespace mtserve {
 namespace {
 
@@ -37,14 +39,33 @@ dnnl::primitive_attr MakeAttr(Epilogue epilogue) {
   return WithUserScratchpad(attr);
 }
 
-dnnl::matmul::primitive_desc MakeMatMul(int64_t rows, int64_t in, int64_t out, int64_t x_stride,
+dnnl::matmul::primitive_desc MakeMatMul(const memory::desc& x_md, int64_t out,
                                         const memory::desc& weight_desc, bool has_bias,
                                         Epilogue epilogue) {
-  memory::desc x_md({rows, in}, dt::f32, memory::dims{x_stride, 1});
-  memory::desc y_md({rows, out}, dt::f32, tag::ab);
+  memory::desc y_md({x_md.dims()[0], out}, dt::f32, tag::ab);
   memory::desc b_md = has_bias ? memory::desc({1, out}, dt::f32, tag::ab) : memory::desc();
   return dnnl::matmul::primitive_desc(dnnl::matmul::desc(x_md, weight_desc, b_md, y_md),
                                       MakeAttr(epilogue), CpuEngine());
+}
+
+// The data type of the weight and of the input the matmul reads.
+dt OperandType(ComputeType type) {
+  switch (type) {
+    case ComputeType::kFloat32:
+      return dt::f32;
+    case ComputeType::kBFloat16:
+      return dt::bf16;
+    case ComputeType::kInt8:
+      return dt::s8;
+  }
+  return dt::f32;
+}
+
+float BFloat16ToFloat(uint16_t bits) {
+  const uint32_t widened = uint32_t{bits} << 16;
+  float value;
+  std::memcpy(&value, &widened, sizeof(value));
+  return value;
 }
 
 }  // namespace
@@ -62,17 +83,29 @@ Epilogue ActivationEpilogue(Activation activation) {
 }
 
 Linear::Linear(const std::vector<float>& weight, const std::vector<float>& bias, int in_features,
-               int out_features)
-    : in_(in_features), out_(out_features), has_bias_(!bias.empty()) {
+               int out_features, ComputeType type)
+    : in_(in_features), out_(out_features), type_(type), has_bias_(!bias.empty()) {
   const dnnl::engine& engine = CpuEngine();
-  memory::desc any_md({in_, out_}, dt::f32, tag::any);
-  weight_desc_ = MakeMatMul(kLayoutProbeRows, in_, out_, in_, any_md, has_bias_, Epilogue::kNone)
-                     .weights_desc();
-  // PyTorch's [out, in] row-major is the [in, out] matrix in "ba" order.
-  memory::desc plain_md({in_, out_}, dt::f32, tag::ba);
-  memory plain(plain_md, engine, const_cast<float*>(weight.data()));
-  weight_memory_ =
-      memory(weight_desc_, engine, weight_.Reserve(weight_desc_.get_size() / sizeof(float)));
+  const dt operand = OperandType(type_);
+  // int8 adds the bias itself, after scaling the products.
+  const bool matmul_bias = has_bias_ && type_ != ComputeType::kInt8;
+  weight_desc_ =
+      MakeMatMul(memory::desc({kLayoutProbeRows, in_}, operand, tag::ab), out_,
+                 memory::desc({in_, out_}, operand, tag::any), matmul_bias, Epilogue::kNone)
+          .weights_desc();
+  weight_memory_ = memory(weight_desc_, engine, weight_.Reserve(weight_desc_.get_size()));
+  // PyTorch's [out, in] row-major is the [in, out] matrix in "ba" order. The reorder packs it,
+  // rounding to bfloat16 on the way, or (int8) adds the sums oneDNN's signed-input kernels need.
+  memory plain;
+  std::vector<int8_t> quantized;
+  if (type_ == ComputeType::kInt8) {
+    quantized.resize(weight.size());
+    QuantizeRows(weight.data(), out_, in_, in_, quantized.data(), weight_scales_.Reserve(out_));
+    plain = memory(memory::desc({in_, out_}, dt::s8, tag::ba), engine, quantized.data());
+  } else {
+    plain = memory(memory::desc({in_, out_}, dt::f32, tag::ba), engine,
+                   const_cast<float*>(weight.data()));
+  }
   dnnl::stream stream(engine);
   dnnl::reorder(plain, weight_memory_).execute(stream, plain, weight_memory_);
   stream.wait();
@@ -82,6 +115,10 @@ Linear::Linear(const std::vector<float>& weight, const std::vector<float>& bias,
   }
   in_offsets_.resize(in_);
   for (int k = 0; k < in_; ++k) in_offsets_[k] = PackedOffset(0, k);
+}
+
+size_t Linear::weight_bytes() const {
+  return weight_.bytes() + weight_scales_.bytes() + bias_.bytes();
 }
 
 int64_t Linear::PackedOffset(int dim, int64_t index) const {
@@ -106,8 +143,25 @@ int64_t Linear::PackedOffset(int dim, int64_t index) const {
 }
 
 void Linear::CopyWeightRow(int out_index, float* dst) const {
-  const float* column = weight_.data() + PackedOffset(1, out_index);
-  for (int k = 0; k < in_; ++k) dst[k] = column[in_offsets_[k]];
+  const int64_t column = PackedOffset(1, out_index);
+  switch (type_) {
+    case ComputeType::kFloat32: {
+      const float* w = reinterpret_cast<const float*>(weight_.data()) + column;
+      for (int k = 0; k < in_; ++k) dst[k] = w[in_offsets_[k]];
+      break;
+    }
+    case ComputeType::kBFloat16: {
+      const uint16_t* w = reinterpret_cast<const uint16_t*>(weight_.data()) + column;
+      for (int k = 0; k < in_; ++k) dst[k] = BFloat16ToFloat(w[in_offsets_[k]]);
+      break;
+    }
+    case ComputeType::kInt8: {
+      const int8_t* w = reinterpret_cast<const int8_t*>(weight_.data()) + column;
+      const float scale = weight_scales_.data()[out_index];
+      for (int k = 0; k < in_; ++k) dst[k] = w[in_offsets_[k]] * scale;
+      break;
+    }
+  }
 }
 
 void Linear::Forward(ComputeContext& ctx, const float* x, int64_t rows, float* y, Epilogue epilogue,
@@ -123,17 +177,73 @@ void Linear::Forward(ComputeContext& ctx, const float* x, int64_t rows, float* y
 
 void Linear::ForwardBlock(ComputeContext& ctx, const float* x, int64_t rows, float* y,
                           Epilogue epilogue, int64_t x_stride) const {
-  const int64_t fused = static_cast<int64_t>(epilogue);
-  const PrimitiveKey key{
-      static_cast<int64_t>(OpKind::kLinear), in_, out_, rows, x_stride, fused, has_bias_};
+  switch (type_) {
+    case ComputeType::kFloat32:
+      MatMul(ctx, memory::desc({rows, in_}, dt::f32, memory::dims{x_stride, 1}), x, rows, y,
+             epilogue, has_bias_);
+      break;
+    case ComputeType::kBFloat16: {
+      auto* converted = reinterpret_cast<uint16_t*>(
+          ctx.conversion_scratch().input.Reserve(rows * in_ * sizeof(uint16_t)));
+      ToBFloat16(x, rows, in_, x_stride, converted);
+      MatMul(ctx, memory::desc({rows, in_}, dt::bf16, tag::ab), converted, rows, y, epilogue,
+             has_bias_);
+      break;
+    }
+    case ComputeType::kInt8:
+      ForwardInt8Block(ctx, x, rows, y, epilogue, x_stride);
+      break;
+  }
+}
+
+void Linear::ForwardInt8Block(ComputeContext& ctx, const float* x, int64_t rows, float* y,
+                              Epilogue epilogue, int64_t x_stride) const {
+  ComputeContext::ConversionScratch& scratch = ctx.conversion_scratch();
+  auto* quantized = reinterpret_cast<int8_t*>(scratch.input.Reserve(rows * in_));
+  float* row_scales = scratch.row_scales.Reserve(rows);
+  QuantizeRows(x, rows, in_, x_stride, quantized, row_scales);
+  // The products go to y unless y holds the residual to add to.
+  const bool accumulate = epilogue == Epilogue::kAddToOutput;
+  float* products = accumulate ? scratch.products.Reserve(rows * out_) : y;
+  MatMul(ctx, memory::desc({rows, in_}, dt::s8, tag::ab), quantized, rows, products,
+         Epilogue::kNone, /*with_bias=*/false);
+  DequantizeRows(products, rows, out_, row_scales, weight_scales_.data(),
+                 has_bias_ ? bias_.data() : nullptr, accumulate, epilogue == Epilogue::kRelu, y);
+  if (epilogue != Epilogue::kSwish && epilogue != Epilogue::kGelu) return;
+  const auto algorithm = epilogue == Epilogue::kSwish ? dnnl::algorithm::eltwise_swish
+                                                      : dnnl::algorithm::eltwise_gelu_erf;
+  const float alpha = epilogue == Epilogue::kSwish ? 1.f : 0.f;
+  const memory::desc y_md({rows, out_}, dt::f32, tag::ab);
+  const ComputeContext::Arg args[] = {{DNNL_ARG_SRC, y_md, y}, {DNNL_ARG_DST, y_md, y}};
+  ctx.Execute(
+      {static_cast<int64_t>(OpKind::kActivation), rows, out_, static_cast<int64_t>(epilogue)},
+      [&] {
+        return dnnl::eltwise_forward::primitive_desc(
+            {dnnl::prop_kind::forward_inference, algorithm, y_md, alpha, 0.f}, WithUserScratchpad(),
+            ctx.engine());
+      },
+      args);
+}
+
+void Linear::MatMul(ComputeContext& ctx, const memory::desc& x_md, const void* x, int64_t rows,
+                    float* y, Epilogue epilogue, bool with_bias) const {
+  const int64_t x_stride = x_md.data.format_desc.blocking.strides[0];
+  const PrimitiveKey key{static_cast<int64_t>(OpKind::kLinear),
+                         static_cast<int64_t>(type_),
+                         in_,
+                         out_,
+                         rows,
+                         x_stride,
+                         static_cast<int64_t>(epilogue),
+                         with_bias};
   const ComputeContext::Arg args[] = {
-      {DNNL_ARG_SRC, memory::desc({rows, in_}, dt::f32, memory::dims{x_stride, 1}), x},
+      {DNNL_ARG_SRC, x_md, x},
       {DNNL_ARG_DST, memory::desc({rows, out_}, dt::f32, tag::ab), y},
       {DNNL_ARG_WEIGHTS, {}, nullptr, &weight_memory_},
       {DNNL_ARG_BIAS, {}, nullptr, &bias_memory_}};
   ctx.Execute(
-      key, [&] { return MakeMatMul(rows, in_, out_, x_stride, weight_desc_, has_bias_, epilogue); },
-      absl::MakeConstSpan(args, has_bias_ ? 4 : 3));
+      key, [&] { return MakeMatMul(x_md, out_, weight_desc_, with_bias, epilogue); },
+      absl::MakeConstSpan(args, with_bias ? 4 : 3));
 }
 
 }  // namespace mtserve

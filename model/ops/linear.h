@@ -1,6 +1,17 @@
 // y = x · Wᵀ + b as a oneDNN matmul, with the weight reordered once, at construction, into the
 // blocked layout oneDNN's kernels prefer (that layout does not depend on the number of rows, so one
 // packed copy serves every batch size), and with the activation or the residual add fused in.
+//
+// The compute type is the op's: the packed weight is float32, bfloat16 or int8, and Forward
+// converts its float32 input to match, so layers are the same in every type.
+// - bfloat16: weight and input rounded to bfloat16, products summed in float32 by oneDNN, with
+//   bias, activation and residual add fused as in float32.
+// - int8: the weight quantised per output channel (row of W) and the input per row, both
+//   symmetric; oneDNN sums the int8 products exactly, and one pass then scales each sum by its
+//   row's and column's scales and adds the bias, residual and ReLU (oneDNN 2.6 has no per-row
+//   scale that its fast kernels fuse: a per-row binary post-op falls back to its reference
+//   kernel). Swish and GELU then run as a oneDNN eltwise in place. Per-row scales keep a row's
+//   result independent of the rows computed with it, as the server's batching requires.
 #ifndef MTSERVE_MODEL_OPS_LINEAR_H_
 #define MTSERVE_MODEL_OPS_LINEAR_H_
 
@@ -8,6 +19,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 #include <vector>
 
+#include "model/compute_type.h"
 #include "model/model_config.h"
 #include "model/ops/aligned_buffer.h"
 #include "model/ops/compute_context.h"
@@ -29,12 +41,16 @@ class Linear {
  public:
   Linear() = default;
   // `weight` is [out_features, in_features] row-major (PyTorch's nn.Linear layout); `bias` has
-  // out_features values or is empty.
+  // out_features values or is empty. Throws dnnl::error when this CPU has no oneDNN kernel for
+  // `type` (Model::Load checks CheckComputeTypeSupported first).
   Linear(const std::vector<float>& weight, const std::vector<float>& bias, int in_features,
-         int out_features);
+         int out_features, ComputeType type = ComputeType::kFloat32);
 
   int in_features() const { return in_; }
   int out_features() const { return out_; }
+  ComputeType compute_type() const { return type_; }
+  // Bytes of the packed weight, its scales and the bias.
+  size_t weight_bytes() const;
 
   // x: [rows, in_features] with row stride x_stride (0: in_features); y: [rows, out_features]
   // dense.
@@ -43,7 +59,8 @@ class Linear {
 
   // Copies row `out_index` of the weight as given at construction ([out, in]: the embedding of
   // token out_index when the output projection is tied to the embeddings), read from the packed
-  // layout, so tied embeddings need no second copy of the table.
+  // layout, so tied embeddings need no second copy of the table. In bfloat16 and int8, the row as
+  // the op computes with it (rounded, or dequantised).
   void CopyWeightRow(int out_index, float* dst) const;
 
   // Forward computes at most this many rows per oneDNN call.
@@ -52,16 +69,23 @@ class Linear {
  private:
   void ForwardBlock(ComputeContext& ctx, const float* x, int64_t rows, float* y, Epilogue epilogue,
                     int64_t x_stride) const;
+  void ForwardInt8Block(ComputeContext& ctx, const float* x, int64_t rows, float* y,
+                        Epilogue epilogue, int64_t x_stride) const;
+  // Runs the matmul of `rows` rows of `x` (laid out as x_md) into y with `epilogue` fused.
+  void MatMul(ComputeContext& ctx, const dnnl::memory::desc& x_md, const void* x, int64_t rows,
+              float* y, Epilogue epilogue, bool with_bias) const;
 
   int in_ = 0;
   int out_ = 0;
+  ComputeType type_ = ComputeType::kFloat32;
   // Offset of element [in, out] of the packed [in, out] matrix: a blocked layout's offset is a sum
   // of one term per dimension.
   int64_t PackedOffset(int dim, int64_t index) const;
 
   dnnl::memory::desc weight_desc_;   // The packed layout.
   std::vector<int64_t> in_offsets_;  // PackedOffset(0, k) for every input index k.
-  FloatBuffer weight_;
+  AlignedBuffer<uint8_t> weight_;
+  FloatBuffer weight_scales_;  // int8: one per output channel.
   FloatBuffer bias_;
   // Made once and shared by every call and thread: a memory object made from a handle zero-fills
   // the padding of a blocked layout, which per call would rewrite shared weights.

@@ -57,6 +57,9 @@ ABSL_FLAG(bool, with_alignment, false,
           "Follow each translation with a tab and its alignment as space-separated source-target "
           "pairs of 0-based token positions, like Marian's: one per generated token (each "
           "sentence's </s> included), from the last decoder layer's cross-attention.");
+ABSL_FLAG(std::string, compute_type, "float32",
+          "Arithmetic of the linear layers: float32, bfloat16, int8, or auto (int8 where the CPU "
+          "has VNNI, float32 otherwise).");
 ABSL_FLAG(bool, benchmark, false,
           "Print sentences/s, target tokens/s, wall time and peak RSS to stderr.");
 
@@ -89,8 +92,15 @@ int Run() {
     return 2;
   }
 
+  const absl::StatusOr<ComputeType> compute_type =
+      ParseComputeType(absl::GetFlag(FLAGS_compute_type));
+  if (!compute_type.ok()) {
+    std::cerr << "mttranslate: --compute_type: " << compute_type.status().message() << "\n";
+    return 2;
+  }
   const auto load_start = std::chrono::steady_clock::now();
-  absl::StatusOr<std::shared_ptr<const Model>> model = Model::Load(absl::GetFlag(FLAGS_model));
+  absl::StatusOr<std::shared_ptr<const Model>> model =
+      Model::Load(absl::GetFlag(FLAGS_model), *compute_type);
   if (!model.ok()) {
     std::cerr << "mttranslate: " << model.status().message() << "\n";
     return 1;
@@ -215,9 +225,10 @@ int Run() {
     std::cerr << absl::StrFormat(
         "mttranslate benchmark: %zu sentences, %zu target tokens in %.3f s: %.1f sentences/s, "
         "%.1f target tokens/s; model load %.3f s; peak RSS %.1f MiB; beam %d, batch %d, "
-        "%d worker(s) x %d thread(s)\n",
+        "%d worker(s) x %d thread(s), %s\n",
         lines.size(), target_tokens, seconds, lines.size() / seconds, target_tokens / seconds,
-        load_seconds, PeakRssMiB(), options.beam_size, batch_size, workers, threads / workers);
+        load_seconds, PeakRssMiB(), options.beam_size, batch_size, workers, threads / workers,
+        ComputeTypeName((*model)->compute_type()));
   }
   return 0;
 }

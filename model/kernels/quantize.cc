@@ -1,0 +1,101 @@
+#include "model/kernels/quantize.h"
+
+#include <cmath>
+#include <cstring>
+
+namespace mtserve {
+namespace {
+
+// Below this many elements a parallel region costs more than it saves.
+constexpr int64_t kMinParallelElements = int64_t{1} << 15;
+
+#define MTSERVE_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+
+MTSERVE_CLONES void RowToBFloat16(const float* x, int64_t cols, uint16_t* out) {
+#pragma omp simd
+  for (int64_t c = 0; c < cols; ++c) {
+    uint32_t bits;
+    std::memcpy(&bits, &x[c], sizeof(bits));
+    // Round to nearest, ties to even: add just under half of the dropped part's unit, plus the
+    // kept part's lowest bit. (Weights are finite, and so are activations of a finite model.)
+    bits += 0x7fffu + ((bits >> 16) & 1u);
+    out[c] = static_cast<uint16_t>(bits >> 16);
+  }
+}
+
+MTSERVE_CLONES float RowMaxAbs(const float* x, int64_t cols) {
+  float m = 0.f;
+#pragma omp simd reduction(max : m)
+  for (int64_t c = 0; c < cols; ++c) {
+    // Comparisons, not std::fmax: its NaN rules keep it a libm call that does not vectorise.
+    const float a = std::fabs(x[c]);
+    m = a > m ? a : m;
+  }
+  return m;
+}
+
+MTSERVE_CLONES void QuantizeRow(const float* x, int64_t cols, float inverse_scale, int8_t* q) {
+#pragma omp simd
+  for (int64_t c = 0; c < cols; ++c) {
+    // |x| <= max, so |x * inverse_scale| <= 127 up to rounding of the product: clamp for that.
+    float v = std::nearbyint(x[c] * inverse_scale);
+    v = v > kInt8Max ? kInt8Max : v;
+    v = v < -kInt8Max ? -kInt8Max : v;
+    q[c] = static_cast<int8_t>(v);
+  }
+}
+
+MTSERVE_CLONES void DequantizeRow(const float* acc, int64_t cols, float row_scale,
+                                  const float* col_scales, const float* bias, bool accumulate,
+                                  bool relu, float* y) {
+  // Four loops rather than branches inside one, so that each vectorises.
+  if (accumulate) {
+#pragma omp simd
+    for (int64_t c = 0; c < cols; ++c) {
+      y[c] += acc[c] * row_scale * col_scales[c] + (bias ? bias[c] : 0.f);
+    }
+  } else if (bias != nullptr) {
+#pragma omp simd
+    for (int64_t c = 0; c < cols; ++c) {
+      y[c] = acc[c] * row_scale * col_scales[c] + bias[c];
+    }
+  } else {
+#pragma omp simd
+    for (int64_t c = 0; c < cols; ++c) y[c] = acc[c] * row_scale * col_scales[c];
+  }
+  if (relu) {
+#pragma omp simd
+    for (int64_t c = 0; c < cols; ++c) y[c] = y[c] > 0.f ? y[c] : 0.f;
+  }
+}
+
+}  // namespace
+
+void ToBFloat16(const float* x, int64_t rows, int64_t cols, int64_t stride, uint16_t* out) {
+#pragma omp parallel for schedule(static) if (rows * cols >= kMinParallelElements)
+  for (int64_t r = 0; r < rows; ++r) RowToBFloat16(x + r * stride, cols, out + r * cols);
+}
+
+void QuantizeRows(const float* x, int64_t rows, int64_t cols, int64_t stride, int8_t* q,
+                  float* scales) {
+#pragma omp parallel for schedule(static) if (rows * cols >= kMinParallelElements)
+  for (int64_t r = 0; r < rows; ++r) {
+    const float max = RowMaxAbs(x + r * stride, cols);
+    const float scale = max > 0.f ? max / kInt8Max : 1.f;
+    scales[r] = scale;
+    QuantizeRow(x + r * stride, cols, 1.f / scale, q + r * cols);
+  }
+}
+
+void DequantizeRows(const float* acc, int64_t rows, int64_t cols, const float* row_scales,
+                    const float* col_scales, const float* bias, bool accumulate, bool relu,
+                    float* y) {
+#pragma omp parallel for schedule(static) if (rows * cols >= kMinParallelElements)
+  for (int64_t r = 0; r < rows; ++r) {
+    // When acc is y, each element is read before it is written, in the same iteration.
+    DequantizeRow(acc + r * cols, cols, row_scales[r], col_scales, bias, accumulate, relu,
+                  y + r * cols);
+  }
+}
+
+}  // namespace mtserve
