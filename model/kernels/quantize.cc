@@ -34,38 +34,62 @@ MTSERVE_CLONES float RowMaxAbs(const float* x, int64_t cols) {
   return m;
 }
 
+// x * inverse_scale rounded to the nearest integer in [-127, 127]. (|x| <= max, so the product is
+// within 127 up to its own rounding: the clamp is for that.)
+inline __attribute__((always_inline)) float QuantizeValue(float x, float inverse_scale) {
+  float v = std::nearbyint(x * inverse_scale);
+  v = v > kInt8Max ? kInt8Max : v;
+  return v < -kInt8Max ? -kInt8Max : v;
+}
+
 MTSERVE_CLONES void QuantizeRow(const float* x, int64_t cols, float inverse_scale, int8_t* q) {
 #pragma omp simd
+  for (int64_t c = 0; c < cols; ++c) q[c] = static_cast<int8_t>(QuantizeValue(x[c], inverse_scale));
+}
+
+MTSERVE_CLONES void QuantizeRowShifted(const float* x, int64_t cols, float inverse_scale,
+                                       uint8_t* q) {
+#pragma omp simd
   for (int64_t c = 0; c < cols; ++c) {
-    // |x| <= max, so |x * inverse_scale| <= 127 up to rounding of the product: clamp for that.
-    float v = std::nearbyint(x[c] * inverse_scale);
-    v = v > kInt8Max ? kInt8Max : v;
-    v = v < -kInt8Max ? -kInt8Max : v;
-    q[c] = static_cast<int8_t>(v);
+    q[c] = static_cast<uint8_t>(QuantizeValue(x[c], inverse_scale) + 128.f);
   }
 }
 
 MTSERVE_CLONES void DequantizeRow(const float* acc, int64_t cols, float row_scale,
-                                  const float* col_scales, const float* bias, bool accumulate,
-                                  bool relu, float* y) {
-  // Four loops rather than branches inside one, so that each vectorises.
+                                  const float* col_offsets, const float* col_scales,
+                                  const float* bias, bool accumulate, bool relu, float* y) {
+  // Separate loops rather than branches inside one, so that each vectorises.
   if (accumulate) {
 #pragma omp simd
     for (int64_t c = 0; c < cols; ++c) {
-      y[c] += acc[c] * row_scale * col_scales[c] + (bias ? bias[c] : 0.f);
+      y[c] += (acc[c] - col_offsets[c]) * row_scale * col_scales[c] + (bias ? bias[c] : 0.f);
     }
   } else if (bias != nullptr) {
 #pragma omp simd
     for (int64_t c = 0; c < cols; ++c) {
-      y[c] = acc[c] * row_scale * col_scales[c] + bias[c];
+      y[c] = (acc[c] - col_offsets[c]) * row_scale * col_scales[c] + bias[c];
     }
   } else {
 #pragma omp simd
-    for (int64_t c = 0; c < cols; ++c) y[c] = acc[c] * row_scale * col_scales[c];
+    for (int64_t c = 0; c < cols; ++c) {
+      y[c] = (acc[c] - col_offsets[c]) * row_scale * col_scales[c];
+    }
   }
   if (relu) {
 #pragma omp simd
     for (int64_t c = 0; c < cols; ++c) y[c] = y[c] > 0.f ? y[c] : 0.f;
+  }
+}
+
+template <typename Out, typename QuantizeRowFn>
+void Quantize(const float* x, int64_t rows, int64_t cols, int64_t stride, Out* q, float* scales,
+              QuantizeRowFn quantize_row) {
+#pragma omp parallel for schedule(static) if (rows * cols >= kMinParallelElements)
+  for (int64_t r = 0; r < rows; ++r) {
+    const float max = RowMaxAbs(x + r * stride, cols);
+    const float scale = max > 0.f ? max / kInt8Max : 1.f;
+    scales[r] = scale;
+    quantize_row(x + r * stride, cols, 1.f / scale, q + r * cols);
   }
 }
 
@@ -78,23 +102,22 @@ void ToBFloat16(const float* x, int64_t rows, int64_t cols, int64_t stride, uint
 
 void QuantizeRows(const float* x, int64_t rows, int64_t cols, int64_t stride, int8_t* q,
                   float* scales) {
-#pragma omp parallel for schedule(static) if (rows * cols >= kMinParallelElements)
-  for (int64_t r = 0; r < rows; ++r) {
-    const float max = RowMaxAbs(x + r * stride, cols);
-    const float scale = max > 0.f ? max / kInt8Max : 1.f;
-    scales[r] = scale;
-    QuantizeRow(x + r * stride, cols, 1.f / scale, q + r * cols);
-  }
+  Quantize(x, rows, cols, stride, q, scales, QuantizeRow);
+}
+
+void QuantizeRowsShifted(const float* x, int64_t rows, int64_t cols, int64_t stride, uint8_t* q,
+                         float* scales) {
+  Quantize(x, rows, cols, stride, q, scales, QuantizeRowShifted);
 }
 
 void DequantizeRows(const float* acc, int64_t rows, int64_t cols, const float* row_scales,
-                    const float* col_scales, const float* bias, bool accumulate, bool relu,
-                    float* y) {
+                    const float* col_offsets, const float* col_scales, const float* bias,
+                    bool accumulate, bool relu, float* y) {
 #pragma omp parallel for schedule(static) if (rows * cols >= kMinParallelElements)
   for (int64_t r = 0; r < rows; ++r) {
     // When acc is y, each element is read before it is written, in the same iteration.
-    DequantizeRow(acc + r * cols, cols, row_scales[r], col_scales, bias, accumulate, relu,
-                  y + r * cols);
+    DequantizeRow(acc + r * cols, cols, row_scales[r], col_offsets, col_scales, bias, accumulate,
+                  relu, y + r * cols);
   }
 }
 

@@ -48,18 +48,20 @@ dnnl::matmul::primitive_desc MakeMatMul(const memory::desc& x_md, int64_t out,
                                       MakeAttr(epilogue), CpuEngine());
 }
 
-// The data type of the weight and of the input the matmul reads.
-dt OperandType(ComputeType type) {
+// The data types of the input and of the weight the matmul reads.
+dt InputType(ComputeType type) {
   switch (type) {
     case ComputeType::kFloat32:
       return dt::f32;
     case ComputeType::kBFloat16:
       return dt::bf16;
     case ComputeType::kInt8:
-      return dt::s8;
+      return dt::u8;  // Shifted by 128: see QuantizeRowsShifted.
   }
   return dt::f32;
 }
+
+dt WeightType(ComputeType type) { return type == ComputeType::kInt8 ? dt::s8 : InputType(type); }
 
 float BFloat16ToFloat(uint16_t bits) {
   const uint32_t widened = uint32_t{bits} << 16;
@@ -86,21 +88,26 @@ Linear::Linear(const std::vector<float>& weight, const std::vector<float>& bias,
                int out_features, ComputeType type)
     : in_(in_features), out_(out_features), type_(type), has_bias_(!bias.empty()) {
   const dnnl::engine& engine = CpuEngine();
-  const dt operand = OperandType(type_);
   // int8 adds the bias itself, after scaling the products.
   const bool matmul_bias = has_bias_ && type_ != ComputeType::kInt8;
-  weight_desc_ =
-      MakeMatMul(memory::desc({kLayoutProbeRows, in_}, operand, tag::ab), out_,
-                 memory::desc({in_, out_}, operand, tag::any), matmul_bias, Epilogue::kNone)
-          .weights_desc();
+  weight_desc_ = MakeMatMul(memory::desc({kLayoutProbeRows, in_}, InputType(type_), tag::ab), out_,
+                            memory::desc({in_, out_}, WeightType(type_), tag::any), matmul_bias,
+                            Epilogue::kNone)
+                     .weights_desc();
   weight_memory_ = memory(weight_desc_, engine, weight_.Reserve(weight_desc_.get_size()));
   // PyTorch's [out, in] row-major is the [in, out] matrix in "ba" order. The reorder packs it,
-  // rounding to bfloat16 on the way, or (int8) adds the sums oneDNN's signed-input kernels need.
+  // rounding to bfloat16 on the way.
   memory plain;
   std::vector<int8_t> quantized;
   if (type_ == ComputeType::kInt8) {
     quantized.resize(weight.size());
     QuantizeRows(weight.data(), out_, in_, in_, quantized.data(), weight_scales_.Reserve(out_));
+    float* offsets = column_offsets_.Reserve(out_);
+    for (int n = 0; n < out_; ++n) {
+      int64_t sum = 0;
+      for (int k = 0; k < in_; ++k) sum += quantized[static_cast<size_t>(n) * in_ + k];
+      offsets[n] = 128.f * static_cast<float>(sum);  // Exact: |sum| < 2^24 / 128 for in < 2^10.
+    }
     plain = memory(memory::desc({in_, out_}, dt::s8, tag::ba), engine, quantized.data());
   } else {
     plain = memory(memory::desc({in_, out_}, dt::f32, tag::ba), engine,
@@ -118,7 +125,7 @@ Linear::Linear(const std::vector<float>& weight, const std::vector<float>& bias,
 }
 
 size_t Linear::weight_bytes() const {
-  return weight_.bytes() + weight_scales_.bytes() + bias_.bytes();
+  return weight_.bytes() + weight_scales_.bytes() + column_offsets_.bytes() + bias_.bytes();
 }
 
 int64_t Linear::PackedOffset(int dim, int64_t index) const {
@@ -199,15 +206,15 @@ void Linear::ForwardBlock(ComputeContext& ctx, const float* x, int64_t rows, flo
 void Linear::ForwardInt8Block(ComputeContext& ctx, const float* x, int64_t rows, float* y,
                               Epilogue epilogue, int64_t x_stride) const {
   ComputeContext::ConversionScratch& scratch = ctx.conversion_scratch();
-  auto* quantized = reinterpret_cast<int8_t*>(scratch.input.Reserve(rows * in_));
+  uint8_t* quantized = scratch.input.Reserve(rows * in_);
   float* row_scales = scratch.row_scales.Reserve(rows);
-  QuantizeRows(x, rows, in_, x_stride, quantized, row_scales);
+  QuantizeRowsShifted(x, rows, in_, x_stride, quantized, row_scales);
   // The products go to y unless y holds the residual to add to.
   const bool accumulate = epilogue == Epilogue::kAddToOutput;
   float* products = accumulate ? scratch.products.Reserve(rows * out_) : y;
-  MatMul(ctx, memory::desc({rows, in_}, dt::s8, tag::ab), quantized, rows, products,
+  MatMul(ctx, memory::desc({rows, in_}, dt::u8, tag::ab), quantized, rows, products,
          Epilogue::kNone, /*with_bias=*/false);
-  DequantizeRows(products, rows, out_, row_scales, weight_scales_.data(),
+  DequantizeRows(products, rows, out_, row_scales, column_offsets_.data(), weight_scales_.data(),
                  has_bias_ ? bias_.data() : nullptr, accumulate, epilogue == Epilogue::kRelu, y);
   if (epilogue != Epilogue::kSwish && epilogue != Epilogue::kGelu) return;
   const auto algorithm = epilogue == Epilogue::kSwish ? dnnl::algorithm::eltwise_swish

@@ -7,7 +7,8 @@
 // - bfloat16: weight and input rounded to bfloat16, products summed in float32 by oneDNN, with
 //   bias, activation and residual add fused as in float32.
 // - int8: the weight quantised per output channel (row of W) and the input per row, both
-//   symmetric; oneDNN sums the int8 products exactly, and one pass then scales each sum by its
+//   symmetric (the input stored shifted into unsigned bytes, for VNNI); oneDNN sums the int8
+//   products exactly, and one pass then scales each sum by its
 //   row's and column's scales and adds the bias, residual and ReLU (oneDNN 2.6 has no per-row
 //   scale that its fast kernels fuse: a per-row binary post-op falls back to its reference
 //   kernel). Swish and GELU then run as a oneDNN eltwise in place. Per-row scales keep a row's
@@ -85,7 +86,8 @@ class Linear {
   dnnl::memory::desc weight_desc_;   // The packed layout.
   std::vector<int64_t> in_offsets_;  // PackedOffset(0, k) for every input index k.
   AlignedBuffer<uint8_t> weight_;
-  FloatBuffer weight_scales_;  // int8: one per output channel.
+  FloatBuffer weight_scales_;   // int8: one per output channel.
+  FloatBuffer column_offsets_;  // int8: 128 x each output channel's sum of int8 weights.
   FloatBuffer bias_;
   // Made once and shared by every call and thread: a memory object made from a handle zero-fills
   // the padding of a blocked layout, which per call would rewrite shared weights.
