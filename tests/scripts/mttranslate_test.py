@@ -7,16 +7,34 @@
 - A line far over the model's 512 positions is translated in pieces, not refused.
 - --split_sentences=false takes a line as one sentence, as before.
 - --with_alignment follows the translation with a tab and source-target token pairs.
+- --compute_type: every type translates; auto picks int8 exactly when /proc/cpuinfo shows VNNI;
+  on a CPU without AVX-512 (oneDNN told so by ONEDNN_MAX_CPU_ISA) int8 still works, auto falls
+  back to float32 and bfloat16 is refused with a message naming the type and the feature.
 
 Usage: mttranslate_test.py MTTRANSLATE_BINARY MULTI30K_TEXT
 """
+import os
 import subprocess
 import sys
 
 
-def run(binary, text, *flags):
+def run(binary, text, *flags, env=None):
     return subprocess.run([binary, "--threads=1", *flags], input=text, capture_output=True,
-                          text=True, timeout=600)
+                          text=True, timeout=600, env=env)
+
+
+def benchmark_type(result):
+    """The compute type the --benchmark line reports, or None."""
+    for line in result.stderr.splitlines():
+        if line.startswith("mttranslate benchmark:"):
+            return line.rsplit(", ", 1)[-1]
+    return None
+
+
+def cpu_has_vnni():
+    with open("/proc/cpuinfo") as f:
+        flags = next(line for line in f if line.startswith("flags")).split()
+    return "avx512_vnni" in flags or "avx_vnni" in flags
 
 
 def main():
@@ -67,6 +85,35 @@ def main():
                     and short_pieces.returncode == 0
                     and len(short_pieces.stdout.split()) > 3 * len(lines[1].split()),
                     long_run.stderr + short_pieces.stderr))
+
+    two_lines = f"{sentences[0]}\n{sentences[1]}\n"
+    for compute_type in ("float32", "bfloat16", "int8"):
+        typed = run(binary, two_lines, "--benchmark", f"--compute_type={compute_type}")
+        results.append((f"--compute_type={compute_type} translates",
+                        typed.returncode == 0 and len(typed.stdout.splitlines()) == 2
+                        and benchmark_type(typed) == compute_type, typed.stderr))
+    auto = run(binary, two_lines, "--benchmark", "--compute_type=auto")
+    want = "int8" if cpu_has_vnni() else "float32"
+    results.append((f"--compute_type=auto is {want} on this CPU",
+                    auto.returncode == 0 and benchmark_type(auto) == want, auto.stderr))
+    bad = run(binary, two_lines, "--compute_type=fp16")
+    results.append(("an unknown compute type is refused, naming the accepted ones",
+                    bad.returncode == 2 and "float32, bfloat16, int8, auto" in bad.stderr,
+                    bad.stderr))
+    avx2 = dict(os.environ, ONEDNN_MAX_CPU_ISA="AVX2")
+    int8_avx2 = run(binary, two_lines, "--benchmark", "--compute_type=int8", env=avx2)
+    results.append(("without AVX-512, int8 still translates",
+                    int8_avx2.returncode == 0 and len(int8_avx2.stdout.splitlines()) == 2,
+                    int8_avx2.stderr))
+    auto_avx2 = run(binary, two_lines, "--benchmark", "--compute_type=auto", env=avx2)
+    results.append(("without AVX-512, auto is float32",
+                    auto_avx2.returncode == 0 and benchmark_type(auto_avx2) == "float32",
+                    auto_avx2.stderr))
+    bf16_avx2 = run(binary, two_lines, "--compute_type=bfloat16", env=avx2)
+    results.append(("without AVX-512, bfloat16 is refused naming the type and the feature",
+                    bf16_avx2.returncode != 0 and "bfloat16" in bf16_avx2.stderr
+                    and "avx512_core" in bf16_avx2.stderr and bf16_avx2.stdout == "",
+                    bf16_avx2.stderr))
 
     for name, passed, detail in results:
         print(("ok   " if passed else "FAIL ") + name + ("" if passed else ": " + detail))
