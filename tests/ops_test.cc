@@ -1,5 +1,7 @@
-// Every op and kernel against a naive reference written in this file from the mathematical
-// definition: plain double-precision loops, no oneDNN, no code shared with model/. Inputs are
+// Every op and kernel in float32 against a naive reference written from the mathematical
+// definition (here, or in test_lib/naive_ops.h when another test uses it too): plain
+// double-precision loops, no oneDNN, no code shared with model/. bfloat16 and int8 Linear:
+// quantized_ops_test.cc. Inputs are
 // random (fixed-seed std::mt19937) and the shapes are deliberately odd (rows 1, 3, 17, 130;
 // features 5, 7, 33, 257; head_dim 8 and 64; lengths 1, 2, 13) so that vector tails and blocking
 // edges are hit.
@@ -33,6 +35,7 @@
 #include "model/ops/layer_norm.h"
 #include "model/ops/linear.h"
 #include "model/ops/softmax.h"
+#include "tests/test_lib/naive_ops.h"
 
 namespace mtserve {
 namespace {
@@ -42,15 +45,12 @@ constexpr double kRelTol = 1e-4;
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
+using ::mtserve::testing::EpilogueName;
+using ::mtserve::testing::NaiveLinear;
+using ::mtserve::testing::RandomVector;
+
 // ---------------------------------------------------------------------------------------------
 // Helpers.
-
-std::vector<float> RandomVector(std::mt19937& rng, size_t n, float lo = -1.f, float hi = 1.f) {
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
-}
 
 // |actual - expected| <= atol + rtol * |expected| everywhere; infinities must match exactly and a
 // NaN anywhere fails. Reports the first mismatch.
@@ -84,53 +84,6 @@ std::vector<double> NaiveSoftmax(const std::vector<double>& x) {
 
 // ---------------------------------------------------------------------------------------------
 // Linear.
-
-const char* EpilogueName(Epilogue e) {
-  switch (e) {
-    case Epilogue::kNone:
-      return "kNone";
-    case Epilogue::kRelu:
-      return "kRelu";
-    case Epilogue::kSwish:
-      return "kSwish";
-    case Epilogue::kGelu:
-      return "kGelu";
-    case Epilogue::kAddToOutput:
-      return "kAddToOutput";
-  }
-  return "?";
-}
-
-// y[r][o] = epilogue(sum_i x[r][i] * w[o][i] + b[o]); `y_in` is y's value on entry (kAddToOutput).
-std::vector<double> NaiveLinear(const std::vector<float>& x, int64_t rows, int64_t x_stride,
-                                const std::vector<float>& w, const std::vector<float>& b, int in,
-                                int out, Epilogue epilogue, const std::vector<float>& y_in) {
-  std::vector<double> y(rows * out);
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int o = 0; o < out; ++o) {
-      double v = b.empty() ? 0.0 : b[o];
-      for (int i = 0; i < in; ++i) v += double{x[r * x_stride + i]} * w[o * in + i];
-      switch (epilogue) {
-        case Epilogue::kNone:
-          break;
-        case Epilogue::kRelu:
-          v = v > 0 ? v : 0;
-          break;
-        case Epilogue::kSwish:
-          v = v / (1 + std::exp(-v));
-          break;
-        case Epilogue::kGelu:
-          v = 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
-          break;
-        case Epilogue::kAddToOutput:
-          v += y_in[r * out + o];
-          break;
-      }
-      y[r * out + o] = v;
-    }
-  }
-  return y;
-}
 
 struct LinearCase {
   int64_t rows;

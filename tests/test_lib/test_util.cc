@@ -25,6 +25,28 @@ const absl::StatusOr<std::shared_ptr<const Model>>& TestModel() {
   return *model;
 }
 
+const absl::StatusOr<std::shared_ptr<const Model>>& TestModel(ComputeType type) {
+  using LoadedModel = absl::StatusOr<std::shared_ptr<const Model>>;
+  switch (type) {
+    case ComputeType::kFloat32:
+      return TestModel();
+    case ComputeType::kBFloat16: {
+      // Each loaded on first use: a suite that needs only one type does not pay for the others.
+      static const auto* const model = new LoadedModel(Model::Load(TestModelDir(), type));
+      return *model;
+    }
+    case ComputeType::kInt8: {
+      static const auto* const model = new LoadedModel(Model::Load(TestModelDir(), type));
+      return *model;
+    }
+  }
+  return TestModel();
+}
+
+std::string ComputeTypeTestName(const ::testing::TestParamInfo<ComputeType>& info) {
+  return std::string(ComputeTypeName(info.param));
+}
+
 absl::Status WriteTinyModel(const std::string& dir, const std::vector<std::string>& pieces) {
   const int vocab = static_cast<int>(pieces.size());
   const int pad = vocab - 1;

@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "gtest/gtest.h"
+#include "model/compute_type.h"
 #include "model/model.h"
 #include "model/model_config.h"
 #include "model/status_macros.h"
@@ -22,6 +23,16 @@
   auto statusor = (expr);                               \
   ASSERT_TRUE(statusor.ok()) << statusor.status();      \
   lhs = std::move(statusor).value()
+
+// Skips the test, saying why, when this CPU cannot run `type` (only bfloat16 can be missing:
+// CheckComputeTypeSupported). Call it first in a test or in SetUp().
+#define MT_SKIP_IF_UNSUPPORTED(type)                                                   \
+  do {                                                                                 \
+    if (const absl::Status mt_supported_ = ::mtserve::CheckComputeTypeSupported(type); \
+        !mt_supported_.ok()) {                                                         \
+      GTEST_SKIP() << mt_supported_;                                                   \
+    }                                                                                  \
+  } while (false)
 
 namespace mtserve::testing {
 
@@ -38,6 +49,17 @@ std::string TestModelDir();
 // counts a test whose output says "[  SKIPPED ]" as not run rather than failed, so a model that
 // cannot load would leave the suite green.
 const absl::StatusOr<std::shared_ptr<const Model>>& TestModel();
+
+// The test model loaded in `type`, each type on its first call and kept for the process (the same
+// object as TestModel() for float32). The same rules as TestModel() for where to ASSERT.
+const absl::StatusOr<std::shared_ptr<const Model>>& TestModel(ComputeType type);
+
+// Every compute type, for INSTANTIATE_TEST_SUITE_P(..., ::testing::ValuesIn(kAllComputeTypes),
+// ComputeTypeTestName).
+inline constexpr ComputeType kAllComputeTypes[] = {ComputeType::kFloat32, ComputeType::kBFloat16,
+                                                   ComputeType::kInt8};
+// "float32", "bfloat16", "int8": test names that say the type.
+std::string ComputeTypeTestName(const ::testing::TestParamInfo<ComputeType>& info);
 
 // A model shape small enough to reason about by hand: d_model 8, 2 heads, ffn 16 (encoder) / 12
 // (decoder), 1 + 1 layers, vocab 10, 32 positions.
