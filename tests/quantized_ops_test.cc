@@ -229,8 +229,23 @@ TEST(QuantizeRowsTest, ZeroRowsNegativeMaximaAndTiesToEven) {
   CheckQuantizeRows(x, 3, cols, cols);
 }
 
-// y = acc · row scale · column scale + bias (+ y on entry), then ReLU: four float32 roundings at
-// most (two products, two sums), each 2^-24 of the magnitudes it adds.
+// The shifted form Linear feeds to VNNI is the same quantisation plus 128, with the same scales.
+TEST(QuantizeRowsTest, ShiftedIsTheSameValuesPlus128) {
+  std::mt19937 rng(17);
+  const int rows = 5, cols = 37, stride = 41;
+  const std::vector<float> x = RandomVector(rng, rows * stride, -3.f, 3.f);
+  std::vector<int8_t> q(rows * cols);
+  std::vector<uint8_t> shifted(rows * cols);
+  std::vector<float> scales(rows), shifted_scales(rows);
+  QuantizeRows(x.data(), rows, cols, stride, q.data(), scales.data());
+  QuantizeRowsShifted(x.data(), rows, cols, stride, shifted.data(), shifted_scales.data());
+  EXPECT_EQ(scales, shifted_scales);
+  for (int i = 0; i < rows * cols; ++i) ASSERT_EQ(int{shifted[i]}, q[i] + 128) << i;
+}
+
+// y = (acc - column offset) · row scale · column scale + bias (+ y on entry), then ReLU: the
+// integer sums and offsets here are below 2^24, so their difference is exact, and four float32
+// roundings follow at most (two products, two sums), each 2^-24 of the magnitudes it adds.
 TEST(DequantizeRowsTest, ScalesAddsBiasAndResidualAndAppliesRelu) {
   std::mt19937 rng(13);
   std::uniform_int_distribution<int> sum(-(1 << 22), 1 << 22);
@@ -239,6 +254,10 @@ TEST(DequantizeRowsTest, ScalesAddsBiasAndResidualAndAppliesRelu) {
     for (float& a : acc) a = static_cast<float>(sum(rng));
     const std::vector<float> row_scales = RandomVector(rng, rows, 1e-4f, 1e-2f);
     const std::vector<float> col_scales = RandomVector(rng, cols, 1e-4f, 1e-2f);
+    // 128 x a column's weight sum, as Linear passes them.
+    std::uniform_int_distribution<int> weight_sum(-(1 << 15), 1 << 15);
+    std::vector<float> col_offsets(cols);
+    for (float& o : col_offsets) o = 128.f * static_cast<float>(weight_sum(rng));
     const std::vector<float> bias = RandomVector(rng, cols, -1.f, 1.f);
     const std::vector<float> y_in = RandomVector(rng, rows * cols, -2.f, 2.f);
     for (bool with_bias : {false, true}) {
@@ -254,12 +273,12 @@ TEST(DequantizeRowsTest, ScalesAddsBiasAndResidualAndAppliesRelu) {
                                    : accumulate ? y_in
                                                 : std::vector<float>(rows * cols, kNaN);
             const float* a = in_place ? y.data() : acc.data();
-            DequantizeRows(a, rows, cols, row_scales.data(), col_scales.data(),
+            DequantizeRows(a, rows, cols, row_scales.data(), col_offsets.data(), col_scales.data(),
                            with_bias ? bias.data() : nullptr, accumulate, relu, y.data());
             for (int r = 0; r < rows; ++r) {
               for (int c = 0; c < cols; ++c) {
                 const int i = r * cols + c;
-                const double p = double{acc[i]} * row_scales[r] * col_scales[c];
+                const double p = (double{acc[i]} - col_offsets[c]) * row_scales[r] * col_scales[c];
                 const double b = with_bias ? bias[c] : 0.0;
                 const double residual = accumulate ? y_in[i] : 0.0;
                 double v = p + b + residual;
