@@ -35,7 +35,12 @@
 ABSL_FLAG(std::vector<std::string>, model, {},
           "A model to serve, as NAME=DIR or DIR (named after the directory): a Hugging Face "
           "MarianMT checkpoint. Repeatable (or comma-separated); the first is the default model. "
+          "DIR@TYPE or NAME=DIR@TYPE serves it in that compute type instead of --compute_type's. "
           "Without it: the embedded model " MTSERVE_DEFAULT_MODEL_DIR);
+ABSL_FLAG(mtserve::ComputeTypeFlag, compute_type, {},
+          "Arithmetic of the models' linear layers, for every model without its own @TYPE: "
+          "float32, bfloat16 (needs AVX-512), int8, or auto (int8 where the CPU has AVX-512 VNNI "
+          "or AVX-VNNI, float32 otherwise)");
 ABSL_FLAG(std::string, listen, "127.0.0.1:50051", "gRPC address, HOST:PORT (0.0.0.0 for all)");
 ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464",
           "Prometheus /metrics address, HOST:PORT; empty: no metrics endpoint");
@@ -102,7 +107,8 @@ int Run(int argc, char** argv) {
 
   absl::SetProgramUsageMessage(
       "Serves machine translation over gRPC (mtserve.v1.Translator).\n"
-      "Usage: mtserve [--model=NAME=DIR ...] [--listen=HOST:PORT] [--metrics_listen=HOST:PORT]\n"
+      "Usage: mtserve [--model=NAME=DIR[@TYPE] ...] [--compute_type=TYPE] [--listen=HOST:PORT]\n"
+      "               [--metrics_listen=HOST:PORT]\n"
       "Every flag can also be set by the environment variable MTSERVE_<FLAG NAME IN CAPITALS>;\n"
       "the command line wins.");
   // Every flag can also come from the environment (MTSERVE_LISTEN=..., MTSERVE_MODEL=a=/x,b=/y).
@@ -121,6 +127,19 @@ int Run(int argc, char** argv) {
   absl::StatusOr<std::vector<ModelSpec>> specs =
       ParseModelSpecs(model_values, MTSERVE_DEFAULT_MODEL_DIR);
   if (!specs.ok()) return Fail(specs.status());
+  // Checked when parsed (ComputeTypeFlag), so this cannot fail; "auto" resolves for this CPU.
+  const absl::StatusOr<ComputeType> default_compute_type =
+      ParseComputeType(absl::GetFlag(FLAGS_compute_type).name);
+  if (!default_compute_type.ok()) return Fail(default_compute_type.status());
+  // Before the port opens: a type this CPU cannot run would fail the load anyway, and a server
+  // that cannot serve what it was asked to should not get as far as answering health checks.
+  for (ModelSpec& spec : *specs) {
+    spec.compute_type = spec.compute_type.value_or(*default_compute_type);
+    if (absl::Status status = CheckComputeTypeSupported(*spec.compute_type); !status.ok()) {
+      return Fail(
+          absl::FailedPreconditionError(absl::StrCat("model ", spec.name, ": ", status.message())));
+    }
+  }
 
   // A fixed threshold: buffers of 128 KiB or more are mapped on their own and returned to the
   // system when freed, instead of growing glibc's per-thread arenas (which then never shrink).
@@ -224,7 +243,7 @@ int Run(int argc, char** argv) {
   std::vector<std::shared_ptr<const Model>> engine_models;
   for (const ModelSpec& spec : *specs) {
     const absl::Time start = absl::Now();
-    absl::StatusOr<std::shared_ptr<const Model>> model = Model::Load(spec.dir);
+    absl::StatusOr<std::shared_ptr<const Model>> model = Model::Load(spec.dir, *spec.compute_type);
     if (!model.ok()) {
       server->Shutdown();
       return Fail(model.status());
@@ -233,8 +252,9 @@ int Run(int argc, char** argv) {
     (*metrics)->SetModelInfo({spec.name, config.source_lang, config.target_lang,
                               ArchitectureSummary(config),
                               std::string(ComputeTypeName((*model)->compute_type()))});
-    std::fprintf(stderr, "mtserve: model %s (%s) loaded from %s in %.1f s\n", spec.name.c_str(),
-                 ArchitectureSummary(config).c_str(), spec.dir.c_str(),
+    std::fprintf(stderr, "mtserve: model %s (%s; %s) loaded from %s in %.1f s\n", spec.name.c_str(),
+                 ArchitectureSummary(config).c_str(),
+                 std::string(ComputeTypeName((*model)->compute_type())).c_str(), spec.dir.c_str(),
                  absl::ToDoubleSeconds(absl::Now() - start));
     models.push_back({spec.name, *model, nullptr});
     engine_models.push_back(*model);

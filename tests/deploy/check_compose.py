@@ -14,7 +14,7 @@ import sys
 
 sys.dont_write_bytecode = True  # No __pycache__ in the source tree.
 from deploy_lib import (DEPLOY, ROOT, Checks, alerts_job, alerts_queue_bound, check_env_names,
-                        check_memory_limit, parse_memory,
+                        check_compute_type, check_memory_limit, parse_memory,
                         load_yaml, parse_duration, run_mtserve)
 import promql_refs
 
@@ -101,6 +101,7 @@ def check_compose(checks, args):
     # Compose's m and g are binary units (MiB, GiB).
     mem_limit = str(mt.get("mem_limit", "0")).replace("m", "Mi").replace("g", "Gi")
     check_memory_limit(checks, env, parse_memory(mem_limit), "compose mtserve")
+    check_compute_type(checks, env, "compose mtserve")
 
     grace = parse_duration(env.get("MTSERVE_SHUTDOWN_GRACE", "25s"))
     stop = parse_duration(mt.get("stop_grace_period", "10s"))

@@ -28,7 +28,7 @@ import yaml
 
 sys.dont_write_bytecode = True  # No __pycache__ in the source tree.
 from deploy_lib import (DEPLOY, Checks, alerts_job, alerts_queue_bound, check_env_names,
-                        check_memory_limit,
+                        check_compute_type, check_memory_limit,
                         load_yaml, load_yaml_all, parse_cpu, parse_duration, parse_memory,
                         run_mtserve)
 
@@ -163,6 +163,7 @@ def check(checks, options):
     checks.expect(memory_request == memory_limit,
                   f"memory request {requests.get('memory')} = limit {limits.get('memory')}")
     check_memory_limit(checks, data, memory_limit, "Deployment")
+    check_compute_type(checks, data, "ConfigMap")
 
     annotations = template["metadata"].get("annotations", {})
     checks.expect(annotations.get("prometheus.io/scrape") == "true"

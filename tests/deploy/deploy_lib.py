@@ -90,6 +90,8 @@ def parse_memory(quantity):
 # steady load (tests/scripts/soak_test.py: 64 clients, beam 4, texts of one to eight sentences):
 # 235 MiB. It already holds the decodes of that load; a container limit of this plus each
 # worker's --worker_memory therefore holds any load the budget admits (README: "Memory").
+# Measured in float32; int8 (what MTSERVE_COMPUTE_TYPE=auto picks on VNNI CPUs) holds less, its
+# weights a quarter the size (mttranslate's peak RSS on Multi30k: 57 against 78 MiB).
 MEASURED_STEADY_RSS = 235 * 2**20
 
 
@@ -117,6 +119,34 @@ def check_memory_limit(checks, env, limit, where):
                   f"{workers} workers x MTSERVE_WORKER_MEMORY {budget} plus MTSERVE_CACHE_BYTES "
                   f"{cache}",
                   f"{where}: memory limit {limit / 2**20:.0f} MiB < {needed / 2**20:.0f} MiB")
+
+
+# The compute types (model/compute_type.h) every x86-64 CPU runs: not bfloat16, which needs
+# AVX-512, and which a deployment's default cannot count on.
+PORTABLE_COMPUTE_TYPES = ("float32", "int8", "auto")
+
+
+def image_env():
+    """The MTSERVE_* variables the Dockerfile's ENV sets: {name: value}."""
+    with open(os.path.join(ROOT, "Dockerfile")) as f:
+        text = f.read().replace("\\\n", " ")
+    env = {}
+    for line in text.splitlines():
+        if line.startswith("ENV "):
+            env.update(re.findall(r"(MTSERVE_\w+)=(\S+)", line))
+    return env
+
+
+def check_compute_type(checks, env, where):
+    """MTSERVE_COMPUTE_TYPE is set to a type every x86-64 node runs, the image's."""
+    value = env.get("MTSERVE_COMPUTE_TYPE")
+    checks.expect(value in PORTABLE_COMPUTE_TYPES,
+                  f"{where}: MTSERVE_COMPUTE_TYPE={value} runs on any x86-64 CPU",
+                  f"{where}: MTSERVE_COMPUTE_TYPE={value!r}: want one of "
+                  f"{', '.join(PORTABLE_COMPUTE_TYPES)} (bfloat16 needs AVX-512)")
+    image = image_env().get("MTSERVE_COMPUTE_TYPE")
+    checks.expect(value == image, f"{where}: MTSERVE_COMPUTE_TYPE is the image's ({image})",
+                  f"{where}: MTSERVE_COMPUTE_TYPE={value!r} but the Dockerfile sets {image!r}")
 
 
 def mtserve_flags():
@@ -199,6 +229,13 @@ def _run_mtserve(checks, process, log, env, where, mtclient, health_command):
     checks.expect((int(serving.group(1)), int(serving.group(2))) == (workers, threads),
                   f"{where}: mtserve serves with {workers} workers x {threads} threads",
                   f"{where}: mtserve says {serving.group(0).strip()}, not {workers} x {threads}")
+    asked = env.get("MTSERVE_COMPUTE_TYPE") or "float32"
+    served = re.findall(r"^mtserve: model \S+ \(.*; (\w+)\) loaded from", _read(log), re.MULTILINE)
+    wanted = ("int8", "float32") if asked == "auto" else (asked,)
+    checks.expect(served and all(t in wanted for t in served),
+                  f"{where}: mtserve computes in {asked} ({', '.join(served)})",
+                  f"{where}: MTSERVE_COMPUTE_TYPE={asked} but mtserve loaded its models as "
+                  f"{served}:\n" + _read(log))
     if mtclient and health_command:
         command = [mtclient] + [re.sub(r"^--server=.*", f"--server=127.0.0.1:{port.group(1)}", a)
                                 for a in health_command[1:]]

@@ -342,6 +342,14 @@ struct DefaultFlags {
 };
 using ServerTest = ServerSuite<DefaultFlags>;
 
+// The same, every model computing in int8.
+struct Int8Flags {
+  static std::vector<std::string> Get() {
+    return {"--workers=2", "--threads_per_worker=1", "--compute_type=int8"};
+  }
+};
+using Int8ServerTest = ServerSuite<Int8Flags>;
+
 // Every per-request limit set low.
 struct LimitFlags {
   static std::vector<std::string> Get() {
@@ -396,10 +404,10 @@ struct ParityCase {
   friend void PrintTo(const ParityCase& c, std::ostream* os) { *os << c.name; }
 };
 
-class ParityTest : public ServerTest, public ::testing::WithParamInterface<ParityCase> {};
-
-TEST_P(ParityTest, TranslateEqualsMttranslate) {
-  const ParityCase& c = GetParam();
+// Translate through `stub` (a server whose models compute in `compute_type`) gives what
+// mttranslate --compute_type=`compute_type` gives, in one request and alone.
+void ExpectParity(v1::Translator::Stub& stub, const ParityCase& c,
+                  const std::string& compute_type) {
   // 19 ordinary lines and the one that runs to max_length, so batches mix very different lengths.
   std::vector<std::string> lines(TestLines().begin(), TestLines().begin() + 19);
   lines.push_back(TestLines()[kRunawayLine]);
@@ -407,7 +415,9 @@ TEST_P(ParityTest, TranslateEqualsMttranslate) {
   for (int i = 0; i < 19; ++i) golden_index[i] = i;
   golden_index.push_back(kRunawayLine);
 
-  const auto expected = RunMttranslate(lines, c.cli_flags, c.num_hypotheses);
+  std::vector<std::string> cli_flags = c.cli_flags;
+  cli_flags.push_back("--compute_type=" + compute_type);
+  const auto expected = RunMttranslate(lines, cli_flags, c.num_hypotheses);
   ASSERT_EQ(expected.size(), lines.size());
   const v1::DecodingOptions options = WithScores(c.options);
 
@@ -432,7 +442,8 @@ TEST_P(ParityTest, TranslateEqualsMttranslate) {
         EXPECT_NEAR(h.score(), sum, 1e-3);
       }
     }
-    if (c.name == "greedy") {  // The independent reference's greedy output, too.
+    // The independent reference's greedy output, too (computed in float32).
+    if (c.name == "greedy" && compute_type == "float32") {
       EXPECT_EQ(t.hypotheses(0).text(), golden.greedy_text);
       EXPECT_EQ(static_cast<int>(t.hypotheses(0).num_tokens()),
                 golden.greedy_ids - (golden.greedy_ends_with_eos ? 1 : 0));
@@ -441,7 +452,7 @@ TEST_P(ParityTest, TranslateEqualsMttranslate) {
 
   // All texts in one request (one engine batch).
   v1::TranslateResponse batch;
-  grpc::Status status = Translate(*stub_, Request(lines, options), &batch);
+  grpc::Status status = Translate(stub, Request(lines, options), &batch);
   ASSERT_TRUE(status.ok()) << Describe(status);
   EXPECT_EQ(batch.model(), kModel);
   ASSERT_EQ(batch.translations_size(), static_cast<int>(lines.size()));
@@ -450,7 +461,7 @@ TEST_P(ParityTest, TranslateEqualsMttranslate) {
   // One request per text.
   for (size_t i = 0; i < lines.size(); ++i) {
     v1::TranslateResponse single;
-    status = Translate(*stub_, Request({lines[i]}, options), &single);
+    status = Translate(stub, Request({lines[i]}, options), &single);
     ASSERT_TRUE(status.ok()) << Describe(status);
     ASSERT_EQ(single.translations_size(), 1);
     check(single.translations(0), i, "alone");
@@ -460,7 +471,7 @@ TEST_P(ParityTest, TranslateEqualsMttranslate) {
 
   // Without return_scores: the same texts, no scores.
   v1::TranslateResponse plain;
-  status = Translate(*stub_, Request({lines[0], lines[1]}, c.options), &plain);
+  status = Translate(stub, Request({lines[0], lines[1]}, c.options), &plain);
   ASSERT_TRUE(status.ok()) << Describe(status);
   ASSERT_EQ(plain.translations_size(), 2);
   for (int i = 0; i < 2; ++i) {
@@ -474,16 +485,33 @@ TEST_P(ParityTest, TranslateEqualsMttranslate) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Modes, ParityTest,
-    ::testing::Values(
-        ParityCase{"greedy", {}, Greedy(), 1},
-        ParityCase{"beam4_nbest2", {"--beam_size=4", "--num_hypotheses=2"}, Beam(4, 2), 2},
-        ParityCase{"topk_sampling",
-                   {"--sampling_topk=10", "--sampling_temperature=0.8", "--seed=1234"},
-                   Sampling(10, 0.8f, 1234),
-                   1}),
-    [](const ::testing::TestParamInfo<ParityCase>& info) { return info.param.name; });
+std::vector<ParityCase> ParityCases() {
+  return {ParityCase{"greedy", {}, Greedy(), 1},
+          ParityCase{"beam4_nbest2", {"--beam_size=4", "--num_hypotheses=2"}, Beam(4, 2), 2},
+          ParityCase{"topk_sampling",
+                     {"--sampling_topk=10", "--sampling_temperature=0.8", "--seed=1234"},
+                     Sampling(10, 0.8f, 1234),
+                     1}};
+}
+
+std::string ParityCaseName(const ::testing::TestParamInfo<ParityCase>& info) {
+  return info.param.name;
+}
+
+class ParityTest : public ServerTest, public ::testing::WithParamInterface<ParityCase> {};
+
+TEST_P(ParityTest, TranslateEqualsMttranslate) { ExpectParity(*stub_, GetParam(), "float32"); }
+
+INSTANTIATE_TEST_SUITE_P(Modes, ParityTest, ::testing::ValuesIn(ParityCases()), ParityCaseName);
+
+// The same with the model in int8: the server's promise (offline's translation) holds in every
+// compute type, since int8 quantises each row of activations on its own (per-row scales) and
+// sums exactly, so a text's result does not depend on what it is batched with.
+class Int8ParityTest : public Int8ServerTest, public ::testing::WithParamInterface<ParityCase> {};
+
+TEST_P(Int8ParityTest, TranslateEqualsMttranslate) { ExpectParity(*stub_, GetParam(), "int8"); }
+
+INSTANTIATE_TEST_SUITE_P(Modes, Int8ParityTest, ::testing::ValuesIn(ParityCases()), ParityCaseName);
 
 // =============================================================================================
 // 2. Concurrent clients get their own results.
@@ -2100,6 +2128,159 @@ TEST_F(LimitsTest, ListModelsShowsTheLimits) {
   ASSERT_EQ(response->models_size(), 1);
   EXPECT_EQ(response->models(0).max_input_tokens(), 16u);
   EXPECT_EQ(response->models(0).max_output_tokens(), 40u);
+}
+
+// =============================================================================================
+// Compute types: --compute_type, per-model @TYPE, MTSERVE_COMPUTE_TYPE.
+
+// Sets an environment variable for the servers started in its scope (children inherit it).
+class ScopedEnv {
+ public:
+  ScopedEnv(const std::string& name, const std::string& value) : name_(name) {
+    setenv(name.c_str(), value.c_str(), 1);
+  }
+  ~ScopedEnv() { unsetenv(name_.c_str()); }
+
+ private:
+  std::string name_;
+};
+
+v1::ListModelsResponse ListModels(v1::Translator::Stub& stub) {
+  grpc::ClientContext context;
+  SetTimeout(context, 60s);
+  v1::ListModelsResponse response;
+  const grpc::Status status = stub.ListModels(&context, v1::ListModelsRequest(), &response);
+  EXPECT_TRUE(status.ok()) << Describe(status);
+  return response;
+}
+
+// ListModels and mtserve_model_info report the type the model computes in, and it is not
+// float32's arithmetic: the scores differ from float32's (int8's rounding of weights and
+// activations), while the text equals mttranslate's in int8.
+TEST_F(Int8ServerTest, ReportsAndComputesInt8) {
+  const v1::ListModelsResponse models = ListModels(*stub_);
+  ASSERT_EQ(models.models_size(), 1);
+  EXPECT_EQ(models.models(0).compute_type(), "int8");
+  const MetricsSnapshot metrics = Scrape();
+  EXPECT_EQ(metrics.Sum("mtserve_model_info", {{"model", kModel}, {"compute_type", "int8"}}), 1);
+  EXPECT_EQ(metrics.Sum("mtserve_model_info", {{"model", kModel}, {"compute_type", "float32"}}), 0);
+  EXPECT_THAT(server_->process().StderrText(), HasSubstr("; int8) loaded from"));
+
+  const std::vector<std::string> lines(TestLines().begin(), TestLines().begin() + 8);
+  const auto float32 = RunMttranslate(lines, {"--compute_type=float32"}, 1);
+  const auto int8 = RunMttranslate(lines, {"--compute_type=int8"}, 1);
+  v1::TranslateResponse response;
+  const grpc::Status status = Translate(*stub_, Request(lines, WithScores(Greedy())), &response);
+  ASSERT_TRUE(status.ok()) << Describe(status);
+  ASSERT_EQ(response.translations_size(), static_cast<int>(lines.size()));
+  int differ_from_float32 = 0;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const v1::Hypothesis& h = response.translations(i).hypotheses(0);
+    EXPECT_EQ(h.text(), int8[i][0].text) << lines[i];
+    EXPECT_NEAR(h.score(), int8[i][0].score, 1e-4) << lines[i];
+    if (std::abs(h.score() - float32[i][0].score) > 1e-3) ++differ_from_float32;
+  }
+  EXPECT_GT(differ_from_float32, 0) << "int8 scores equal float32's: the model computes in float32";
+}
+
+// @TYPE sets one model's type over --compute_type's; each model reports its own, in ListModels
+// and in the metrics, and translates as mttranslate does in that type.
+TEST(ModelsTest, ComputeTypePerModel) {
+  const std::string dir = MTSERVE_DEFAULT_MODEL_DIR;
+  ServerProcess server(ServerBinary(),
+                       {"--workers=1", "--compute_type=int8", "--model=exact=" + dir + "@float32",
+                        "--model=fast=" + dir});
+  StderrOnFailure dump(&server.process());
+  ASSERT_TRUE(server.WaitUntilServing());
+  auto stub = v1::Translator::NewStub(NewChannel(server.address()));
+
+  const v1::ListModelsResponse models = ListModels(*stub);
+  ASSERT_EQ(models.models_size(), 2);
+  EXPECT_EQ(models.models(0).name(), "exact");
+  EXPECT_EQ(models.models(0).compute_type(), "float32");
+  EXPECT_EQ(models.models(1).name(), "fast");
+  EXPECT_EQ(models.models(1).compute_type(), "int8");
+  const MetricsSnapshot metrics = testing::ScrapeMetrics(server.metrics_port());
+  EXPECT_EQ(metrics.Sum("mtserve_model_info", {{"model", "exact"}, {"compute_type", "float32"}}),
+            1);
+  EXPECT_EQ(metrics.Sum("mtserve_model_info", {{"model", "fast"}, {"compute_type", "int8"}}), 1);
+
+  // The same sentence through both: each model's own result (not the other's from the cache).
+  const std::vector<std::string> lines = {TestLines()[3], TestLines()[4]};
+  for (const auto& [name, type] : std::vector<std::pair<std::string, std::string>>{
+           {"exact", "float32"}, {"fast", "int8"}, {"exact", "float32"}}) {
+    SCOPED_TRACE(name);
+    const auto expected = RunMttranslate(lines, {"--compute_type=" + type}, 1);
+    v1::TranslateResponse response;
+    const grpc::Status status =
+        Translate(*stub, Request(lines, WithScores(Greedy()), name), &response);
+    ASSERT_TRUE(status.ok()) << Describe(status);
+    ASSERT_EQ(response.translations_size(), 2);
+    for (int i = 0; i < 2; ++i) {
+      EXPECT_EQ(response.translations(i).hypotheses(0).text(), expected[i][0].text);
+      EXPECT_NEAR(response.translations(i).hypotheses(0).score(), expected[i][0].score, 1e-4);
+    }
+  }
+}
+
+// MTSERVE_COMPUTE_TYPE works as every MTSERVE_<FLAG> does, and "auto" is reported as the type it
+// chose for this CPU, never as "auto".
+TEST(ModelsTest, ComputeTypeFromTheEnvironment) {
+  for (const char* value : {"int8", "auto"}) {
+    SCOPED_TRACE(value);
+    const ScopedEnv env("MTSERVE_COMPUTE_TYPE", value);
+    ServerProcess server(ServerBinary(), {"--workers=1"});
+    StderrOnFailure dump(&server.process());
+    ASSERT_TRUE(server.WaitUntilServing());
+    auto stub = v1::Translator::NewStub(NewChannel(server.address()));
+    const v1::ListModelsResponse models = ListModels(*stub);
+    ASSERT_EQ(models.models_size(), 1);
+    if (std::string(value) == "auto") {
+      EXPECT_THAT(models.models(0).compute_type(), ::testing::AnyOf("int8", "float32"));
+    } else {
+      EXPECT_EQ(models.models(0).compute_type(), value);
+    }
+  }
+}
+
+// Start-up refuses, before loading anything: an unknown type (from the flag, the environment or
+// @TYPE), and a type this CPU cannot run, naming the model. ONEDNN_MAX_CPU_ISA=AVX2 hides
+// AVX-512 from oneDNN, so bfloat16 is unsupported on any CPU.
+TEST(LifecycleTest, RefusesComputeTypesItCannotUse) {
+  const std::string dir = MTSERVE_DEFAULT_MODEL_DIR;
+  const std::string unknown = "compute type \"fp16\" is not one of float32, bfloat16, int8, auto";
+  struct Case {
+    std::vector<std::string> flags;
+    std::vector<std::string> env;  // Empty, or a name and a value.
+    std::vector<std::string> messages;
+  };
+  const std::vector<Case> cases = {
+      // absl's own message for a flag's bad value, with ours.
+      {{"--compute_type=fp16"}, {}, {"'compute_type'", unknown}},
+      {{}, {"MTSERVE_COMPUTE_TYPE", "fp16"}, {"MTSERVE_COMPUTE_TYPE=fp16: ", unknown}},
+      {{"--model=en-de=" + dir + "@fp16"}, {}, {"--model=en-de=" + dir + "@fp16: " + unknown}},
+      {{"--model=en-de=" + dir + "@bfloat16"},
+       {"ONEDNN_MAX_CPU_ISA", "AVX2"},
+       {"model en-de: compute type bfloat16 needs AVX-512"}},
+      {{"--compute_type=bfloat16", "--model=a=" + dir + "@int8", "--model=b=" + dir},
+       {"ONEDNN_MAX_CPU_ISA", "AVX2"},
+       {"model b: compute type bfloat16 needs AVX-512"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(absl::StrJoin(c.flags, " ") + " " + absl::StrJoin(c.env, "="));
+    std::optional<ScopedEnv> env;
+    if (!c.env.empty()) env.emplace(c.env[0], c.env[1]);
+    std::vector<std::string> flags = {"--listen=127.0.0.1:0", "--metrics_listen="};
+    flags.insert(flags.end(), c.flags.begin(), c.flags.end());
+    ChildProcess server(ServerBinary(), flags);
+    const std::optional<int> exit_status = server.WaitForExit(60s);
+    ASSERT_TRUE(exit_status.has_value());
+    EXPECT_TRUE(WIFEXITED(*exit_status) && WEXITSTATUS(*exit_status) == 1) << *exit_status;
+    for (const std::string& message : c.messages) {
+      EXPECT_THAT(server.StderrText(), HasSubstr(message));
+    }
+    EXPECT_THAT(server.StderrText(), ::testing::Not(HasSubstr("listening on")));
+  }
 }
 
 }  // namespace
