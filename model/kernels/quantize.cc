@@ -44,14 +44,17 @@ inline __attribute__((always_inline)) float QuantizeValue(float x, float inverse
 
 MTSERVE_CLONES void QuantizeRow(const float* x, int64_t cols, float inverse_scale, int8_t* q) {
 #pragma omp simd
-  for (int64_t c = 0; c < cols; ++c) q[c] = static_cast<int8_t>(QuantizeValue(x[c], inverse_scale));
+  for (int64_t c = 0; c < cols; ++c) {
+    q[c] = static_cast<int8_t>(static_cast<int32_t>(QuantizeValue(x[c], inverse_scale)));
+  }
 }
 
 MTSERVE_CLONES void QuantizeRowShifted(const float* x, int64_t cols, float inverse_scale,
                                        uint8_t* q) {
 #pragma omp simd
   for (int64_t c = 0; c < cols; ++c) {
-    q[c] = static_cast<uint8_t>(QuantizeValue(x[c], inverse_scale) + 128.f);
+    // Through int32: a float converted to uint8_t directly is range-checked one by one.
+    q[c] = static_cast<uint8_t>(static_cast<int32_t>(QuantizeValue(x[c], inverse_scale)) + 128);
   }
 }
 
