@@ -6,8 +6,9 @@
 // slack of the cache's chunks), cross-attention keys and values, the per-row activations of a
 // decoder step (the vocabulary's logits included), hypotheses (and alignments, when asked for),
 // and the encoder's scratch while texts join. Not counted: the weights (shared by all workers),
-// oneDNN's primitives and their scratchpad (bounded by the shapes a worker sees, not by the
-// texts), and the allocator's own overhead.
+// oneDNN's primitives and their scratchpad, bfloat16 and int8 layers' converted inputs (at most
+// Linear::kMaxRows rows of the widest layer: all bounded by the model's shape and the shapes a
+// worker sees, not by the texts), and the allocator's own overhead.
 #ifndef MTSERVE_MODEL_DECODE_MEMORY_H_
 #define MTSERVE_MODEL_DECODE_MEMORY_H_
 
