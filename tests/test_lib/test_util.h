@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,14 @@
       GTEST_SKIP() << mt_supported_;                                                   \
     }                                                                                  \
   } while (false)
+
+namespace mtserve {
+
+// How GoogleTest prints a ComputeType parameter (found by argument-dependent lookup in the
+// enum's namespace): its name, not "4-byte object <01-00 00-00>".
+inline void PrintTo(ComputeType type, std::ostream* os) { *os << ComputeTypeName(type); }
+
+}  // namespace mtserve
 
 namespace mtserve::testing {
 
