@@ -28,7 +28,8 @@ DecodeMemory::DecodeMemory(const ModelConfig& config, const DecodingOptions& opt
   const int64_t layers = config.decoder_layers;
   const int64_t length = max_length_;
   // Keys and values of every decoder layer, for self-attention (one per step and beam) and
-  // cross-attention (one per source token and text).
+  // cross-attention (one per source token and text). Counted in float32: models computing in
+  // bfloat16 or int8 keep them in bfloat16, half of that, and are admitted conservatively.
   cache_bytes_per_token_ = layers * 2 * d * kFloat;
   cross_bytes_per_token_ = layers * 2 * d * kFloat;
   // A decoder step's activations per row: embeddings/residual (d), fused query-key-value (3d),

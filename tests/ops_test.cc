@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <numeric>
 #include <random>
@@ -544,8 +545,33 @@ TEST(OneQueryAttentionTest, MatchesNaiveAttentionThroughScatteredPointers) {
       const int total = std::accumulate(lengths.begin(), lengths.end(), 0);
 
       // Key and value vectors live in pools in a shuffled order; the pointer tables find them.
-      const std::vector<float> key_pool = RandomVector(rng, static_cast<size_t>(total) * width);
-      const std::vector<float> value_pool = RandomVector(rng, static_cast<size_t>(total) * width);
+      // Their values are bfloat16 numbers (float32 with the low 16 bits clear), so the kernel
+      // reading them as bfloat16 (the reduced compute types' KV cache) must match the same
+      // reference as the float32 one.
+      auto bfloat16_exact = [](std::vector<float> v) {
+        for (float& x : v) {
+          uint32_t bits;
+          std::memcpy(&bits, &x, sizeof(bits));
+          bits &= 0xffff0000u;
+          std::memcpy(&x, &bits, sizeof(bits));
+        }
+        return v;
+      };
+      auto high_halves = [](const std::vector<float>& v) {
+        std::vector<uint16_t> halves(v.size());
+        for (size_t i = 0; i < v.size(); ++i) {
+          uint32_t bits;
+          std::memcpy(&bits, &v[i], sizeof(bits));
+          halves[i] = static_cast<uint16_t>(bits >> 16);
+        }
+        return halves;
+      };
+      const std::vector<float> key_pool =
+          bfloat16_exact(RandomVector(rng, static_cast<size_t>(total) * width));
+      const std::vector<float> value_pool =
+          bfloat16_exact(RandomVector(rng, static_cast<size_t>(total) * width));
+      const std::vector<uint16_t> key_pool_bf16 = high_halves(key_pool);
+      const std::vector<uint16_t> value_pool_bf16 = high_halves(value_pool);
       std::vector<int> key_slot(total), value_slot(total);
       std::iota(key_slot.begin(), key_slot.end(), 0);
       std::iota(value_slot.begin(), value_slot.end(), 0);
@@ -553,12 +579,23 @@ TEST(OneQueryAttentionTest, MatchesNaiveAttentionThroughScatteredPointers) {
       std::shuffle(value_slot.begin(), value_slot.end(), rng);
       std::vector<const float*> keys(static_cast<size_t>(rows) * max_positions, nullptr);
       std::vector<const float*> values(keys.size(), nullptr);
+      // The same tables for each vector type, as the kernel takes them.
+      std::vector<const void*> key_table[2], value_table[2];
+      for (int t = 0; t < 2; ++t) {
+        key_table[t].assign(keys.size(), nullptr);
+        value_table[t].assign(keys.size(), nullptr);
+      }
       for (int r = 0, next = 0; r < rows; ++r) {
         for (int s = 0; s < lengths[r]; ++s, ++next) {
-          keys[r * max_positions + s] =
-              key_pool.data() + static_cast<size_t>(key_slot[next]) * width;
-          values[r * max_positions + s] =
-              value_pool.data() + static_cast<size_t>(value_slot[next]) * width;
+          const size_t i = static_cast<size_t>(r) * max_positions + s;
+          const size_t key_offset = static_cast<size_t>(key_slot[next]) * width;
+          const size_t value_offset = static_cast<size_t>(value_slot[next]) * width;
+          keys[i] = key_pool.data() + key_offset;
+          values[i] = value_pool.data() + value_offset;
+          key_table[0][i] = keys[i];
+          value_table[0][i] = values[i];
+          key_table[1][i] = key_pool_bf16.data() + key_offset;
+          value_table[1][i] = value_pool_bf16.data() + value_offset;
         }
       }
       // Queries are the first `width` columns of wider rows, as in the fused QKV output.
@@ -595,17 +632,24 @@ TEST(OneQueryAttentionTest, MatchesNaiveAttentionThroughScatteredPointers) {
         }
       }
 
-      OneQueryAttention({queries.data(), query_stride, keys.data(), values.data(), lengths.data(),
-                         max_positions, rows, heads, head_dim, out.data(), nullptr});
-      EXPECT_TRUE(AllClose(out.data(), expected));
+      for (VectorType type : {VectorType::kFloat32, VectorType::kBFloat16}) {
+        SCOPED_TRACE(type == VectorType::kFloat32 ? "float32 vectors" : "bfloat16 vectors");
+        const int t = type == VectorType::kFloat32 ? 0 : 1;
+        std::fill(out.begin(), out.end(), kNaN);
+        OneQueryAttention({queries.data(), query_stride, key_table[t].data(), value_table[t].data(),
+                           lengths.data(), max_positions, rows, heads, head_dim, out.data(),
+                           nullptr, type});
+        EXPECT_TRUE(AllClose(out.data(), expected));
 
-      // With probabilities: the same output, and the averaged probabilities.
-      std::fill(out.begin(), out.end(), kNaN);
-      std::vector<float> probabilities(expected_probabilities.size(), kNaN);
-      OneQueryAttention({queries.data(), query_stride, keys.data(), values.data(), lengths.data(),
-                         max_positions, rows, heads, head_dim, out.data(), probabilities.data()});
-      EXPECT_TRUE(AllClose(out.data(), expected));
-      EXPECT_TRUE(AllClose(probabilities.data(), expected_probabilities));
+        // With probabilities: the same output, and the averaged probabilities.
+        std::fill(out.begin(), out.end(), kNaN);
+        std::vector<float> probabilities(expected_probabilities.size(), kNaN);
+        OneQueryAttention({queries.data(), query_stride, key_table[t].data(), value_table[t].data(),
+                           lengths.data(), max_positions, rows, heads, head_dim, out.data(),
+                           probabilities.data(), type});
+        EXPECT_TRUE(AllClose(out.data(), expected));
+        EXPECT_TRUE(AllClose(probabilities.data(), expected_probabilities));
+      }
     }
   }
 }
@@ -617,8 +661,8 @@ TEST(OneQueryAttentionTest, SinglePositionReturnsItsValue) {
   const std::vector<float> q = RandomVector(rng, width, -50.f, 50.f);
   const std::vector<float> k = RandomVector(rng, width);
   const std::vector<float> v = RandomVector(rng, width);
-  const float* key = k.data();
-  const float* value = v.data();
+  const void* key = k.data();
+  const void* value = v.data();
   const int length = 1;
   std::vector<float> out(width, kNaN);
   float probability = kNaN;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 namespace mtserve {
@@ -14,28 +15,48 @@ namespace {
 // keys of one row lie at different places in the cache, and with heads outermost every head
 // came back to every position's vector for its own slice, which made this kernel wait on memory
 // (a quarter of an int8 decoder's time, once int8 had made the matmuls four times faster).
-// Asks for the vector two positions ahead while this one is computed: the vectors of a row are
-// scattered over the cache, too far apart for the hardware's prefetcher to see a stream.
-inline void PrefetchVector(const float* const* vectors, int s, int length, int width) {
-  constexpr int kAhead = 2;
-  constexpr int kFloatsPerLine = 64 / sizeof(float);
-  if (s + kAhead >= length) return;
-  const float* next = vectors[s + kAhead];
-  for (int i = 0; i < width; i += kFloatsPerLine) __builtin_prefetch(next + i);
+inline __attribute__((always_inline)) float Element(const float* v, int i) { return v[i]; }
+inline __attribute__((always_inline)) float Element(const uint16_t* v, int i) {
+  const uint32_t bits = uint32_t{v[i]} << 16;
+  float value;
+  std::memcpy(&value, &bits, sizeof(value));
+  return value;
 }
 
-__attribute__((target_clones("avx512f", "avx2", "default"))) void AttendRow(
-    const float* q, const float* const* keys, const float* const* values, int length, int heads,
-    int head_dim, float* scores, float* out, float* probabilities) {
+// Asks for the vector two positions ahead while this one is computed: the vectors of a row are
+// scattered over the cache, too far apart for the hardware's prefetcher to see a stream.
+template <typename T>
+inline __attribute__((always_inline)) void PrefetchVector(const void* const* vectors, int s,
+                                                          int length, int width) {
+  constexpr int kAhead = 2;
+  constexpr int kPerLine = 64 / sizeof(T);
+  if (s + kAhead >= length) return;
+  const T* next = static_cast<const T*>(vectors[s + kAhead]);
+  for (int i = 0; i < width; i += kPerLine) __builtin_prefetch(next + i);
+}
+
+// One row, every head, keys and values of element type T. `scores` has room for heads * length
+// floats. `probabilities`, when not null, has `length` zeros and gets the probabilities averaged
+// over the heads.
+//
+// Positions are the outer loop, so each key and value vector is read once, front to back: the
+// keys of one row lie at different places in the cache, and with heads outermost every head
+// came back to every position's vector for its own slice, which made this kernel wait on memory
+// (a quarter of an int8 decoder's time, once int8 had made the matmuls four times faster).
+template <typename T>
+inline __attribute__((always_inline)) void AttendRowOf(const float* q, const void* const* keys,
+                                                       const void* const* values, int length,
+                                                       int heads, int head_dim, float* scores,
+                                                       float* out, float* probabilities) {
   const int width = heads * head_dim;
   for (int s = 0; s < length; ++s) {
-    PrefetchVector(keys, s, length, width);
-    const float* k = keys[s];
+    PrefetchVector<T>(keys, s, length, width);
+    const T* k = static_cast<const T*>(keys[s]);
     for (int h = 0; h < heads; ++h) {
       const int offset = h * head_dim;
       float dot = 0.f;
 #pragma omp simd reduction(+ : dot)
-      for (int i = 0; i < head_dim; ++i) dot += q[offset + i] * k[offset + i];
+      for (int i = 0; i < head_dim; ++i) dot += q[offset + i] * Element(k, offset + i);
       scores[h * length + s] = dot;
     }
   }
@@ -58,15 +79,30 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void AttendRow(
 #pragma omp simd
   for (int i = 0; i < width; ++i) out[i] = 0.f;
   for (int s = 0; s < length; ++s) {
-    PrefetchVector(values, s, length, width);
-    const float* v = values[s];
+    PrefetchVector<T>(values, s, length, width);
+    const T* v = static_cast<const T*>(values[s]);
     for (int h = 0; h < heads; ++h) {
       const int offset = h * head_dim;
       const float p = scores[h * length + s];
 #pragma omp simd
-      for (int i = 0; i < head_dim; ++i) out[offset + i] += p * v[offset + i];
+      for (int i = 0; i < head_dim; ++i) out[offset + i] += p * Element(v, offset + i);
     }
   }
+}
+
+#define MTSERVE_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+
+MTSERVE_CLONES void AttendRow(const float* q, const void* const* keys, const void* const* values,
+                              int length, int heads, int head_dim, float* scores, float* out,
+                              float* probabilities) {
+  AttendRowOf<float>(q, keys, values, length, heads, head_dim, scores, out, probabilities);
+}
+
+MTSERVE_CLONES void AttendRowBFloat16(const float* q, const void* const* keys,
+                                      const void* const* values, int length, int heads,
+                                      int head_dim, float* scores, float* out,
+                                      float* probabilities) {
+  AttendRowOf<uint16_t>(q, keys, values, length, heads, head_dim, scores, out, probabilities);
 }
 
 }  // namespace
@@ -84,9 +120,10 @@ void OneQueryAttention(const OneQueryAttentionArgs& args) {
         probabilities = args.probabilities + first;
         std::fill(probabilities, probabilities + args.max_positions, 0.f);
       }
-      AttendRow(args.queries + r * args.query_stride, args.keys + first, args.values + first,
-                args.lengths[r], args.heads, args.head_dim, scores.data(),
-                args.out + static_cast<int64_t>(r) * width, probabilities);
+      const auto attend = args.vector_type == VectorType::kBFloat16 ? AttendRowBFloat16 : AttendRow;
+      attend(args.queries + r * args.query_stride, args.keys + first, args.values + first,
+             args.lengths[r], args.heads, args.head_dim, scores.data(),
+             args.out + static_cast<int64_t>(r) * width, probabilities);
     }
   }
 }

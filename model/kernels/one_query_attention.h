@@ -11,13 +11,17 @@
 
 namespace mtserve {
 
+// The element type of the keys and values: float32, or bfloat16 (the reduced compute types' KV
+// cache: this kernel waits on memory, and bfloat16 halves what it reads).
+enum class VectorType { kFloat32, kBFloat16 };
+
 struct OneQueryAttentionArgs {
   const float* queries;  // [rows, heads * head_dim], row stride query_stride; already scaled.
   int64_t query_stride;
   // For row r, position s: keys[r * max_positions + s] points at that position's
   // [heads * head_dim] key vector; likewise values.
-  const float* const* keys;
-  const float* const* values;
+  const void* const* keys;  // float or uint16_t (bfloat16) vectors, as vector_type says.
+  const void* const* values;
   const int* lengths;  // [rows]: positions of each row, each >= 1.
   int max_positions;
   int rows;
@@ -28,6 +32,7 @@ struct OneQueryAttentionArgs {
   // attention probabilities averaged over the heads at positions [0, lengths[r]) and 0 after;
   // the decoder asks for them from its last cross-attention layer, for alignments.
   float* probabilities;
+  VectorType vector_type = VectorType::kFloat32;
 };
 
 // Runs over the rows in parallel on the calling thread's OpenMP team.

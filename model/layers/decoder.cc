@@ -5,14 +5,34 @@
 #include <cstring>
 
 #include "model/kernels/one_query_attention.h"
+#include "model/kernels/quantize.h"
 
 namespace mtserve {
+
+namespace {
+
+VectorType KeyValueType(const Model& model) {
+  return model.compute_type() == ComputeType::kFloat32 ? VectorType::kFloat32
+                                                       : VectorType::kBFloat16;
+}
+
+// Floats of storage that hold `elements` keys or values of `type` (two bfloat16 to a float;
+// an odd d_model rounds up).
+int64_t StorageFloats(VectorType type, int64_t elements) {
+  return type == VectorType::kFloat32 ? elements : (elements + 1) / 2;
+}
+
+}  // namespace
 
 Decoder::Decoder(const Model& model)
     : model_(model),
       heads_(model.config().decoder_attention_heads),
       head_dim_(model.config().d_model / model.config().decoder_attention_heads),
-      cache_(model.config().decoder_layers, model.config().d_model) {}
+      vector_type_(KeyValueType(model)),
+      vector_bytes_(static_cast<size_t>(model.config().d_model) *
+                    (vector_type_ == VectorType::kFloat32 ? sizeof(float) : sizeof(uint16_t))),
+      cache_(model.config().decoder_layers,
+             static_cast<int>(StorageFloats(vector_type_, model.config().d_model))) {}
 
 void Decoder::Reset() {
   // The step buffers stay (Fit shrinks them when a step needs far less); the cache keeps a
@@ -43,12 +63,20 @@ std::vector<int> Decoder::AddSentences(ComputeContext& ctx, const float* encoder
   group.key_values.resize(layers.size());
   const int64_t rows = static_cast<int64_t>(count) * max_length;
   for (size_t l = 0; l < layers.size(); ++l) {
-    float* key_values = group.key_values[l].Reserve(rows * 2 * d);
+    float* key_values = group.key_values[l].Reserve(StorageFloats(vector_type_, rows * 2 * d));
     // One sentence at a time: the shape then depends on the (bucketed) length only, not on how
     // many sentences joined together (see shape_buckets.h).
     for (int i = 0; i < count; ++i) {
-      layers[l].cross_key_value.Forward(ctx, encoder_output + int64_t{i} * max_length * d,
-                                        max_length, key_values + int64_t{i} * max_length * 2 * d);
+      const float* source = encoder_output + int64_t{i} * max_length * d;
+      const int64_t first = int64_t{i} * max_length * 2 * d;  // Elements.
+      if (vector_type_ == VectorType::kFloat32) {
+        layers[l].cross_key_value.Forward(ctx, source, max_length, key_values + first);
+      } else {
+        float* rounded = cross_key_values_.Fit(static_cast<size_t>(max_length) * 2 * d);
+        layers[l].cross_key_value.Forward(ctx, source, max_length, rounded);
+        ToBFloat16(rounded, max_length, 2 * d, 2 * d,
+                   reinterpret_cast<uint16_t*>(key_values) + first);
+      }
     }
   }
 
@@ -68,7 +96,7 @@ std::vector<int> Decoder::AddSentences(ComputeContext& ctx, const float* encoder
 
 size_t Decoder::memory_bytes() const {
   size_t bytes = cache_.memory_bytes() + x_.bytes() + qkv_.bytes() + query_.bytes() +
-                 context_.bytes() + ffn_.bytes() + attention_.bytes();
+                 context_.bytes() + ffn_.bytes() + attention_.bytes() + cross_key_values_.bytes();
   for (const SourceGroup& group : groups_) {
     for (const FloatBuffer& buffer : group.key_values) bytes += buffer.bytes();
   }
@@ -135,30 +163,35 @@ void Decoder::Step(ComputeContext& ctx, const std::vector<int>& ids,
 
     layer.self_qkv.Forward(ctx, x, rows, qkv);
     for (int64_t s = oldest; s <= step; ++s) {
-      step_keys_[s - oldest] = cache_.Keys(layer_index, s);
-      step_values_[s - oldest] = cache_.Values(layer_index, s);
+      step_keys_[s - oldest] = reinterpret_cast<char*>(cache_.Keys(layer_index, s));
+      step_values_[s - oldest] = reinterpret_cast<char*>(cache_.Values(layer_index, s));
     }
-    float* new_keys = step_keys_.back();
-    float* new_values = step_values_.back();
-    for (int r = 0; r < rows; ++r) {
-      std::memcpy(new_keys + static_cast<size_t>(r) * d, qkv + static_cast<size_t>(r) * 3 * d + d,
-                  d * sizeof(float));
-      std::memcpy(new_values + static_cast<size_t>(r) * d,
-                  qkv + static_cast<size_t>(r) * 3 * d + 2 * d, d * sizeof(float));
+    char* new_keys = step_keys_.back();
+    char* new_values = step_values_.back();
+    if (vector_type_ == VectorType::kFloat32) {
+      for (int r = 0; r < rows; ++r) {
+        std::memcpy(new_keys + r * vector_bytes_, qkv + static_cast<size_t>(r) * 3 * d + d,
+                    vector_bytes_);
+        std::memcpy(new_values + r * vector_bytes_, qkv + static_cast<size_t>(r) * 3 * d + 2 * d,
+                    vector_bytes_);
+      }
+    } else {
+      ToBFloat16(qkv + d, rows, d, 3 * d, reinterpret_cast<uint16_t*>(new_keys));
+      ToBFloat16(qkv + 2 * d, rows, d, 3 * d, reinterpret_cast<uint16_t*>(new_values));
     }
     for (int r = 0; r < rows; ++r) {
       const int* lineage = cache_.Lineage(r);
       const int64_t first = cache_.Birth(r) - oldest;
-      const float** k = keys_.data() + static_cast<size_t>(r) * max_positions;
-      const float** v = values_.data() + static_cast<size_t>(r) * max_positions;
+      const void** k = keys_.data() + static_cast<size_t>(r) * max_positions;
+      const void** v = values_.data() + static_cast<size_t>(r) * max_positions;
       for (int a = 0; a <= positions_[r]; ++a) {
-        k[a] = step_keys_[first + a] + static_cast<size_t>(lineage[a]) * d;
-        v[a] = step_values_[first + a] + static_cast<size_t>(lineage[a]) * d;
+        k[a] = step_keys_[first + a] + lineage[a] * vector_bytes_;
+        v[a] = step_values_[first + a] + lineage[a] * vector_bytes_;
       }
       lengths_[r] = positions_[r] + 1;
     }
     OneQueryAttention({qkv, 3 * d, keys_.data(), values_.data(), lengths_.data(), max_positions,
-                       rows, heads_, head_dim_, context, nullptr});
+                       rows, heads_, head_dim_, context, nullptr, vector_type_});
     layer.self_out_proj.Forward(ctx, context, rows, x, Epilogue::kAddToOutput);
     layer.self_attention_norm.Forward(ctx, x, rows);
 
@@ -166,13 +199,15 @@ void Decoder::Step(ComputeContext& ctx, const std::vector<int>& ids,
     for (int r = 0; r < rows; ++r) {
       const Sentence& sentence = sentences_[row_sentence[r]];
       const SourceGroup& group = groups_[sentence.group];
-      const float* first = group.key_values[l].data() +
-                           static_cast<size_t>(sentence.index) * group.max_length * 2 * d;
-      const float** k = keys_.data() + static_cast<size_t>(r) * max_positions;
-      const float** v = values_.data() + static_cast<size_t>(r) * max_positions;
+      // Key and value of a position are one [2 * d] row: value after key.
+      const char* first =
+          reinterpret_cast<const char*>(group.key_values[l].data()) +
+          static_cast<size_t>(sentence.index) * group.max_length * 2 * vector_bytes_;
+      const void** k = keys_.data() + static_cast<size_t>(r) * max_positions;
+      const void** v = values_.data() + static_cast<size_t>(r) * max_positions;
       for (int s = 0; s < sentence.length; ++s) {
-        k[s] = first + static_cast<size_t>(s) * 2 * d;
-        v[s] = k[s] + d;
+        k[s] = first + static_cast<size_t>(s) * 2 * vector_bytes_;
+        v[s] = first + (static_cast<size_t>(s) * 2 + 1) * vector_bytes_;
       }
       lengths_[r] = sentence.length;
     }
@@ -181,7 +216,7 @@ void Decoder::Step(ComputeContext& ctx, const std::vector<int>& ids,
       attention = attention_.Fit(static_cast<size_t>(rows) * max_positions);
     }
     OneQueryAttention({query, d, keys_.data(), values_.data(), lengths_.data(), max_positions, rows,
-                       heads_, head_dim_, context, attention});
+                       heads_, head_dim_, context, attention, vector_type_});
     if (attention != nullptr) {
       alignment->resize(rows);
       for (int r = 0; r < rows; ++r) {

@@ -9,6 +9,7 @@
 
 #include <vector>
 
+#include "model/kernels/one_query_attention.h"
 #include "model/kv_cache.h"
 #include "model/model.h"
 #include "model/model_weights.h"
@@ -54,7 +55,8 @@ class Decoder {
  private:
   // Sentences added together share one buffer of keys and values per layer.
   struct SourceGroup {
-    std::vector<FloatBuffer> key_values;  // Per layer: [count * max_length, 2 * d_model].
+    // Per layer: [count * max_length, 2 * d_model] elements of vector_type_.
+    std::vector<FloatBuffer> key_values;
     int max_length = 0;
     int live = 0;  // Sentences not yet removed.
   };
@@ -67,6 +69,10 @@ class Decoder {
   const Model& model_;
   int heads_;
   int head_dim_;
+  // Keys and values (the KV cache and the cross-attention's) are kept in bfloat16 by models
+  // computing in bfloat16 or int8, in float32 by float32 models (see one_query_attention.h).
+  VectorType vector_type_;
+  size_t vector_bytes_;  // Of one key or value: d_model elements.
   std::vector<SourceGroup> groups_;
   std::vector<int> free_groups_;
   std::vector<Sentence> sentences_;
@@ -81,10 +87,11 @@ class Decoder {
   FloatBuffer attention_;  // [rows, max_positions]: the last cross-attention, for alignments.
   std::vector<int> positions_;
   std::vector<int> lengths_;
-  std::vector<const float*> keys_;
-  std::vector<const float*> values_;
-  std::vector<float*> step_keys_;  // Of one layer, per step the oldest row reads onwards.
-  std::vector<float*> step_values_;
+  FloatBuffer cross_key_values_;  // One sentence's, in float32, before they are rounded.
+  std::vector<const void*> keys_;
+  std::vector<const void*> values_;
+  std::vector<char*> step_keys_;  // Of one layer, per step the oldest row reads onwards.
+  std::vector<char*> step_values_;
 };
 
 }  // namespace mtserve
