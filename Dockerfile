@@ -1,4 +1,4 @@
-# mtserve's container image: the gRPC server (mtserve), its client (mtclient) and the embedded
+# mtserve's container image: the server (mtserve: gRPC and HTTP/JSON), its client (mtclient) and the embedded
 # English→German model, on Debian 12 with only the runtime libraries. See README.md, "Container".
 #
 #   podman build --format docker -t mtserve .        # --format docker keeps the HEALTHCHECK
@@ -27,7 +27,7 @@ RUN set -eux; \
       cmake g++ make pkg-config \
       libdnnl-dev libsentencepiece-dev libabsl-dev nlohmann-json3-dev \
       libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler \
-      prometheus-cpp-dev libicu-dev libgumbo-dev; \
+      prometheus-cpp-dev libcivetweb-dev libicu-dev libgumbo-dev; \
     if [ "$RUN_TESTS" = 1 ]; then /tmp/install-deps.sh; fi; \
     rm -rf /var/lib/apt/lists/* /tmp/install-deps.sh
 
@@ -64,7 +64,7 @@ RUN set -eux; \
     apt-get install -y --no-install-recommends \
       libdnnl2 libgomp1 libsentencepiece0 libabsl20220623 \
       libgrpc++1.51 libgrpc29 libprotobuf32 \
-      libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0 libicu72 libgumbo1; \
+      libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0 libcivetweb1 libicu72 libgumbo1; \
     rm -rf /var/lib/apt/lists/*; \
     groupadd --system --gid 10001 mtserve; \
     useradd --system --uid 10001 --gid mtserve --home-dir /nonexistent --no-create-home \
@@ -84,11 +84,13 @@ RUN set -eu; \
 # (deploy/compose/compose.yaml says more). -e MTSERVE_COMPUTE_TYPE=float32: mtserve's default.
 ENV PATH=/opt/mtserve/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     MTSERVE_LISTEN=0.0.0.0:50051 \
+    MTSERVE_HTTP_LISTEN=0.0.0.0:8080 \
     MTSERVE_METRICS_LISTEN=0.0.0.0:9464 \
     MTSERVE_COMPUTE_TYPE=auto
 
-# gRPC (Translator, health, reflection); Prometheus metrics at /metrics.
-EXPOSE 50051 9464
+# gRPC (Translator, health, reflection); the HTTP/JSON API (/v1/translate, /readyz, ...);
+# Prometheus metrics at /metrics.
+EXPOSE 50051 8080 9464
 
 # Extra models: mount MarianMT directories under /models and name them in MTSERVE_MODEL.
 USER 10001:10001

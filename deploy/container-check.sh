@@ -364,7 +364,9 @@ image_config_ok() {
   [[ -n $user && $user != root && $user != 0 && ${user%%:*} != 0 ]] &&
     grep -qx 'MTSERVE_LISTEN=0.0.0.0:50051' <<<"$env" &&
     grep -qx 'MTSERVE_METRICS_LISTEN=0.0.0.0:9464' <<<"$env" &&
-    [[ $health == *mtclient* ]] && [[ $ports == *50051/tcp* && $ports == *9464/tcp* ]]
+    grep -qx 'MTSERVE_HTTP_LISTEN=0.0.0.0:8080' <<<"$env" &&
+    [[ $health == *mtclient* ]] &&
+    [[ $ports == *50051/tcp* && $ports == *8080/tcp* && $ports == *9464/tcp* ]]
 }
 check "image config" image_config_ok
 
@@ -427,6 +429,7 @@ t0=$SECONDS
 if podman_quiet run -d --name "$container" --network host "${run_limits[@]}" \
   --read-only --cap-drop ALL --security-opt no-new-privileges \
   -e MTSERVE_LISTEN="$server" -e MTSERVE_METRICS_LISTEN="127.0.0.1:$metrics_port" \
+  -e MTSERVE_HTTP_LISTEN=127.0.0.1:0 \
   "$image" >/dev/null; then
   record "container start" PASS "ports $grpc_port, $metrics_port; read-only, no capabilities"
 else
@@ -523,6 +526,7 @@ volume_model() {
   podman_quiet run -d --name "$volume_container" --network host "${run_limits[@]}" \
     -v "$repo/models/multi30k-en-de:/models/en-de:ro" -e MTSERVE_MODEL=en-de=/models/en-de \
     -e MTSERVE_LISTEN="$server" -e MTSERVE_METRICS_LISTEN="127.0.0.1:$metrics_port" \
+    -e MTSERVE_HTTP_LISTEN=127.0.0.1:0 \
     "$image" >/dev/null || return 1
   wait_serving "$volume_container" "$server" || return 1
   models=$(podman exec "$volume_container" mtclient models --server="$server") || return 1

@@ -13,6 +13,7 @@ packages=(
   nlohmann-json3-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   prometheus-cpp-dev
+  libcivetweb-dev
   libgtest-dev libgmock-dev
   # Tests: the Python client example and a real Prometheus scraping the server.
   python3-grpcio python3-protobuf python3-yaml prometheus curl

@@ -87,6 +87,10 @@ prometheus::Histogram::BucketBoundaries ExponentialBuckets(double start, double 
 
 }  // namespace
 
+const char* FrontendName(Frontend frontend) {
+  return frontend == Frontend::kHttp ? "http" : "grpc";
+}
+
 Metrics::Metrics()
     : registry_(std::make_shared<prometheus::Registry>()),
       process_collector_(std::make_shared<ProcessCollector>()),
@@ -96,7 +100,8 @@ Metrics::Metrics()
                       .Register(*registry_)),
       requests_(prometheus::BuildCounter()
                     .Name("mtserve_requests_total")
-                    .Help("Finished RPCs (a streamed text counts as one), by gRPC status code.")
+                    .Help("Finished RPCs and HTTP requests (a streamed text counts as one), by "
+                          "front end and gRPC status code.")
                     .Register(*registry_)),
       request_duration_(prometheus::BuildHistogram()
                             .Name("mtserve_request_duration_seconds")
@@ -179,9 +184,10 @@ void Metrics::SetModelInfo(const ModelInfoLabels& info) {
       .Set(1);
 }
 
-void Metrics::RecordRequest(const std::string& model, const std::string& method,
+void Metrics::RecordRequest(Frontend frontend, const std::string& model, const std::string& method,
                             const std::string& code, double seconds) {
-  const prometheus::Labels labels{{"model", model}, {"method", method}, {"code", code}};
+  const prometheus::Labels labels{
+      {"frontend", FrontendName(frontend)}, {"model", model}, {"method", method}, {"code", code}};
   requests_.Add(labels).Increment();
   static const auto* const kBuckets = new auto(ExponentialBuckets(0.001, 2, 17));  // to ~65 s
   request_duration_.Add(labels, *kBuckets).Observe(seconds);

@@ -18,6 +18,11 @@
 
 namespace mtserve {
 
+// The front end a request came through: the `frontend` label of the request metrics, with these
+// two values only.
+enum class Frontend { kGrpc, kHttp };
+const char* FrontendName(Frontend frontend);
+
 struct ModelInfoLabels {
   std::string model;
   std::string source_language;
@@ -35,9 +40,10 @@ class Metrics {
   // A constant 1 labelled with what the model is.
   void SetModelInfo(const ModelInfoLabels& info);
 
-  // A finished RPC (or streamed text): `code` is the gRPC status code name, e.g. "OK".
-  void RecordRequest(const std::string& model, const std::string& method, const std::string& code,
-                     double seconds);
+  // A finished RPC or HTTP request (or streamed text): `code` is the gRPC status code name, e.g.
+  // "OK", whatever the front end.
+  void RecordRequest(Frontend frontend, const std::string& model, const std::string& method,
+                     const std::string& code, double seconds);
   void RecordQueueWait(const std::string& model, double seconds);
   void RecordBatch(const std::string& model, int sentences, int padded_source_tokens);
   void AddTokens(const std::string& model, int input_tokens, int generated_tokens);

@@ -1,6 +1,7 @@
-// mtserve: the translation server. Starts answering health checks (NOT_SERVING) at once, loads
-// the models, serves, and on SIGTERM or SIGINT drains: health goes NOT_SERVING, new requests get
-// UNAVAILABLE, requests in flight finish within --shutdown_grace, then it exits 0.
+// mtserve: the translation server, over gRPC and HTTP. Starts answering health checks
+// (NOT_SERVING) at once, loads the models, serves, and on SIGTERM or SIGINT drains: health goes
+// NOT_SERVING, new requests get UNAVAILABLE, requests in flight finish within --shutdown_grace,
+// then it exits 0.
 #include <malloc.h>
 #include <signal.h>
 
@@ -26,6 +27,7 @@
 #include "server/byte_size.h"
 #include "server/cpu_count.h"
 #include "server/env_flags.h"
+#include "server/http_frontend.h"
 #include "server/metrics.h"
 #include "server/model_specs.h"
 #include "server/shutdown_signals.h"
@@ -44,6 +46,15 @@ ABSL_FLAG(mtserve::ComputeTypeFlag, compute_type, {},
 ABSL_FLAG(std::string, listen, "127.0.0.1:50051", "gRPC address, HOST:PORT (0.0.0.0 for all)");
 ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464",
           "Prometheus /metrics address, HOST:PORT; empty: no metrics endpoint");
+ABSL_FLAG(std::string, http_listen, "127.0.0.1:8080",
+          "HTTP/JSON API address, HOST:PORT with HOST an IP address (0.0.0.0 for all); empty: no "
+          "HTTP");
+ABSL_FLAG(int, http_threads, 16,
+          "HTTP connections served at once (a translation holds its connection's thread); as many "
+          "more wait to be served");
+ABSL_FLAG(absl::Duration, http_timeout, absl::Seconds(10),
+          "How long an HTTP client may take to send a request (headers and body, in all) and to "
+          "take each write of an answer, and how long an idle keep-alive connection stays open");
 ABSL_FLAG(int, workers, 0,
           "Worker threads, each running one decode that texts join and leave between steps; 0: the "
           "CPUs this process may use "
@@ -78,7 +89,8 @@ ABSL_FLAG(mtserve::ByteSize, worker_memory, mtserve::ByteSize{1LL << 30},
 ABSL_FLAG(mtserve::ByteSize, cache_bytes, mtserve::ByteSize{32LL << 20},
           "What the cache of sentence translations may hold (KiB, MiB, GiB; 0: no cache): a "
           "sentence translated before with the same model and options is answered at once");
-ABSL_FLAG(int, max_message_bytes, 4 << 20, "Size of a gRPC request message at most");
+ABSL_FLAG(int, max_message_bytes, 4 << 20,
+          "Size of a gRPC request message, and of an HTTP request body, at most");
 ABSL_FLAG(absl::Duration, max_connection_age, absl::ZeroDuration(),
           "Close client connections after this long (gracefully), so that clients balancing "
           "over DNS (a headless Kubernetes Service) re-resolve and find new replicas; 0: never");
@@ -106,9 +118,9 @@ int Run(int argc, char** argv) {
   });
 
   absl::SetProgramUsageMessage(
-      "Serves machine translation over gRPC (mtserve.v1.Translator).\n"
+      "Serves machine translation over gRPC (mtserve.v1.Translator) and HTTP/JSON.\n"
       "Usage: mtserve [--model=NAME=DIR[@TYPE] ...] [--compute_type=TYPE] [--listen=HOST:PORT]\n"
-      "               [--metrics_listen=HOST:PORT]\n"
+      "               [--http_listen=HOST:PORT] [--metrics_listen=HOST:PORT]\n"
       "Every flag can also be set by the environment variable MTSERVE_<FLAG NAME IN CAPITALS>;\n"
       "the command line wins.");
   // Every flag can also come from the environment (MTSERVE_LISTEN=..., MTSERVE_MODEL=a=/x,b=/y).
@@ -173,7 +185,8 @@ int Run(int argc, char** argv) {
                              {"max_output_tokens", limits.max_output_tokens},
                              {"max_beam_size", limits.max_beam_size},
                              {"max_sampling_topk", limits.max_sampling_topk},
-                             {"max_message_bytes", absl::GetFlag(FLAGS_max_message_bytes)}}) {
+                             {"max_message_bytes", absl::GetFlag(FLAGS_max_message_bytes)},
+                             {"http_threads", absl::GetFlag(FLAGS_http_threads)}}) {
     if (value < 1) {
       return Fail(absl::InvalidArgumentError(absl::StrCat("--", name, " must be at least 1")));
     }
@@ -181,6 +194,9 @@ int Run(int argc, char** argv) {
   // A sentence's pieces hold a token and </s> at least.
   if (limits.max_input_tokens < 2) {
     return Fail(absl::InvalidArgumentError("--max_input_tokens must be at least 2"));
+  }
+  if (absl::GetFlag(FLAGS_http_timeout) <= absl::ZeroDuration()) {
+    return Fail(absl::InvalidArgumentError("--http_timeout must be positive"));
   }
   if (limits.max_text_bytes < 1) {
     return Fail(absl::InvalidArgumentError("--max_text_bytes must be at least 1"));
@@ -231,6 +247,22 @@ int Run(int argc, char** argv) {
   grpc::HealthCheckServiceInterface* health = server->GetHealthCheckService();
   health->SetServingStatus(false);  // Until the models are loaded.
   health->SetServingStatus(kServiceName, false);
+  // Like gRPC, HTTP answers at once: /readyz 503 and translations UNAVAILABLE until the models
+  // are loaded.
+  std::unique_ptr<HttpFrontend> http;
+  if (const std::string listen = absl::GetFlag(FLAGS_http_listen); !listen.empty()) {
+    HttpFrontend::Options options;
+    options.listen = listen;
+    options.threads = absl::GetFlag(FLAGS_http_threads);
+    options.timeout = absl::GetFlag(FLAGS_http_timeout);
+    options.max_body_bytes = absl::GetFlag(FLAGS_max_message_bytes);
+    absl::StatusOr<std::unique_ptr<HttpFrontend>> started = HttpFrontend::Start(options, &core);
+    if (!started.ok()) {
+      server->Shutdown();
+      return Fail(started.status());
+    }
+    http = *std::move(started);
+  }
   // The ports chosen are printed for tools and tests that ask for port 0.
   const std::string metrics_where =
       (*metrics)->port() == 0 ? std::string("metrics off")
@@ -238,6 +270,12 @@ int Run(int argc, char** argv) {
                                              " (port ", (*metrics)->port(), ")");
   std::fprintf(stderr, "mtserve: listening on %s (port %d), %s\n",
                absl::GetFlag(FLAGS_listen).c_str(), port, metrics_where.c_str());
+  if (http != nullptr) {
+    std::fprintf(stderr, "mtserve: HTTP on %s (port %d)\n",
+                 absl::GetFlag(FLAGS_http_listen).c_str(), http->port());
+  } else {
+    std::fprintf(stderr, "mtserve: HTTP off\n");
+  }
 
   std::vector<ServedModel> models;
   std::vector<std::shared_ptr<const Model>> engine_models;
@@ -268,16 +306,19 @@ int Run(int argc, char** argv) {
                batching.threads_per_worker);
 
   const int signal_number = signals.WaitForShutdown();
-  std::fprintf(stderr, "mtserve: %s: draining\n", strsignal(signal_number));
   health->SetServingStatus(false);
   core.StartDraining();  // New requests: UNAVAILABLE.
   service
       .StartDraining();  // New streams: UNAVAILABLE; open ones end once their texts are answered.
+  if (http != nullptr) http->StartDraining();  // New requests and /readyz: 503.
+  // Once every front end drains: whoever reads it finds them all refusing.
+  std::fprintf(stderr, "mtserve: %s: draining\n", strsignal(signal_number));
   const absl::Time deadline = absl::Now() + absl::GetFlag(FLAGS_shutdown_grace);
-  if (!service.WaitUntilIdle(deadline)) {
-    std::fprintf(stderr, "mtserve: grace period over; cancelling what is left\n");
-  }
+  const bool idle =
+      service.WaitUntilIdle(deadline) && (http == nullptr || http->WaitUntilIdle(deadline));
+  if (!idle) std::fprintf(stderr, "mtserve: grace period over; cancelling what is left\n");
   server->Shutdown(absl::ToChronoTime(absl::Now()));  // Cancels whatever is still running.
+  if (http != nullptr) http->Stop();  // Cancels its requests; before the scheduler stops.
   scheduler.Stop();
   std::fprintf(stderr, "mtserve: stopped\n");
   return 0;

@@ -191,9 +191,10 @@ absl::StatusOr<int> TranslationCore::FindModel(const std::string& name) const {
       absl::StrCat("model \"", Excerpt(name), "\" is not served; this server has: ", served));
 }
 
-void TranslationCore::RecordRefused(const std::string& method, const absl::Status& status) {
+void TranslationCore::RecordRefused(Frontend frontend, const std::string& method,
+                                    const absl::Status& status) {
   if (metrics_ == nullptr) return;
-  metrics_->RecordRequest(kNoModel, method, absl::StatusCodeToString(status.code()), 0);
+  metrics_->RecordRequest(frontend, kNoModel, method, absl::StatusCodeToString(status.code()), 0);
 }
 
 void TranslationCore::Translate(Request request, std::shared_ptr<Call> call, Done done) {
@@ -389,7 +390,7 @@ void TranslationCore::Finish(Pending& pending, absl::StatusOr<Reply> reply) {
     pending.finished = true;
   }
   if (metrics_ != nullptr) {
-    metrics_->RecordRequest(pending.model_name, pending.request.method,
+    metrics_->RecordRequest(pending.request.frontend, pending.model_name, pending.request.method,
                             absl::StatusCodeToString(reply.status().code()),
                             absl::ToDoubleSeconds(absl::Now() - pending.start));
     if (pending.accepted) metrics_->InFlightRequests(pending.model_name).Decrement();

@@ -1,4 +1,4 @@
-// The transport-neutral serving core: what every front end calls (the gRPC service today). It owns
+// The transport-neutral serving core: what every front end calls (gRPC, HTTP). It owns
 // the served models, checks requests (request_limits.h: every limit in one place), tokenises them
 // on its own threads, hands their texts to the BatchScheduler, gathers the results, and counts
 // requests in the metrics. A front end maps its messages to a Request, calls Translate, and maps
@@ -48,6 +48,7 @@ class TranslationCore {
     bool texts_repeated = true;
     // The front end's name for the call, for the metrics' method label.
     std::string method;
+    Frontend frontend = Frontend::kGrpc;  // The metrics' frontend label.
   };
 
   struct Reply {
@@ -92,7 +93,7 @@ class TranslationCore {
 
   // Counts a request that a front end refused before it could become a Request (a message that
   // does not parse, say).
-  void RecordRefused(const std::string& method, const absl::Status& status);
+  void RecordRefused(Frontend frontend, const std::string& method, const absl::Status& status);
 
   // The served models (empty while loading), the default first.
   std::vector<ServedModel> models() const;

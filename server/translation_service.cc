@@ -10,6 +10,7 @@
 #include "absl/time/clock.h"
 #include "grpcpp/support/proto_buffer_reader.h"
 #include "grpcpp/support/proto_buffer_writer.h"
+#include "server/proto_mapping.h"
 #include "server/stop_reason.h"
 
 namespace mtserve {
@@ -37,56 +38,6 @@ void Serialize(const google::protobuf::Message& message, grpc::ByteBuffer& bytes
   grpc::ProtoBufferWriter writer(&bytes, grpc::kProtoBufferWriterMaxBufferLength,
                                  static_cast<int>(message.ByteSizeLong()));
   message.SerializeToZeroCopyStream(&writer);
-}
-
-RequestedOptions ToRequested(const v1::DecodingOptions& proto) {
-  RequestedOptions options;
-  options.beam_size = proto.beam_size();
-  options.num_hypotheses = proto.num_hypotheses();
-  if (proto.has_length_penalty()) options.length_penalty = proto.length_penalty();
-  options.sampling_topk = proto.sampling_topk();
-  if (proto.has_sampling_temperature()) options.sampling_temperature = proto.sampling_temperature();
-  if (proto.has_seed()) options.seed = proto.seed();
-  options.max_length = proto.max_length();
-  options.min_length = proto.min_length();
-  options.return_scores = proto.return_scores();
-  options.return_alignment = proto.return_alignment();
-  options.split_sentences = !proto.has_split_sentences() || proto.split_sentences();
-  options.format = proto.format();
-  return options;
-}
-
-void FillTranslation(const TranslationResult& result, bool with_scores, int eos_id,
-                     v1::Translation& translation) {
-  translation.set_source_tokens(result.source_tokens);
-  auto add_ranges = [](absl::Span<const Segment> ranges, auto* out) {
-    for (const Segment& range : ranges) {
-      v1::TextRange* r = out->Add();
-      r->set_begin(static_cast<uint32_t>(range.begin));
-      r->set_end(static_cast<uint32_t>(range.end));
-    }
-  };
-  add_ranges(result.sentences, translation.mutable_sentences());
-  for (const Hypothesis& h : result.hypotheses) {
-    v1::Hypothesis* out = translation.add_hypotheses();
-    out->set_text(h.text);
-    add_ranges(h.sentences, out->mutable_sentences());
-    out->set_num_tokens(TargetTokens(h, eos_id));
-    if (with_scores) {
-      out->set_score(h.score);
-      out->mutable_token_log_probs()->Assign(h.token_log_probs.begin(), h.token_log_probs.end());
-    }
-    // Only there when the request asked for it (the engine computes none otherwise).
-    out->mutable_alignment()->Assign(h.alignment.begin(), h.alignment.end());
-  }
-}
-
-// The eos id of the served model `name`, for counting target tokens.
-int EosId(const TranslationCore& core, const std::string& name) {
-  for (const ServedModel& served : core.models()) {
-    if (served.name == name) return served.model->config().eos_token_id;
-  }
-  return -1;
 }
 
 absl::Status NotAMessage(absl::string_view what) {
@@ -132,14 +83,14 @@ class TranslateReactor : public grpc::ServerUnaryReactor {
     if (!request->Valid() || context->IsCancelled()) {
       const absl::Status status =
           StopReason(true, DeadlineOf(*context), absl::Now(), "before the request arrived");
-      service_->core_->RecordRefused("Translate", status);
+      service_->core_->RecordRefused(Frontend::kGrpc, "Translate", status);
       Finish(ToGrpcStatus(status));
       return;
     }
     v1::TranslateRequest message;
     if (!Parse(*request, message)) {
       const absl::Status status = NotAMessage("the request (mtserve.v1.TranslateRequest)");
-      service_->core_->RecordRefused("Translate", status);
+      service_->core_->RecordRefused(Frontend::kGrpc, "Translate", status);
       Finish(ToGrpcStatus(status));
       return;
     }
@@ -150,6 +101,7 @@ class TranslateReactor : public grpc::ServerUnaryReactor {
     core_request.options = ToRequested(message.options());
     core_request.deadline = DeadlineOf(*context);
     core_request.method = "Translate";
+    core_request.frontend = Frontend::kGrpc;
     // Nothing below may touch members: the core may answer, and the call end, at once.
     service_->core_->Translate(std::move(core_request), call_,
                                [this, with_scores = message.options().return_scores()](
@@ -170,12 +122,8 @@ class TranslateReactor : public grpc::ServerUnaryReactor {
       Finish(ToGrpcStatus(reply.status()));
       return;
     }
-    v1::TranslateResponse response;
-    response.set_model(reply->model);
-    const int eos_id = EosId(*service_->core_, reply->model);
-    for (const TranslationResult& result : reply->translations) {
-      FillTranslation(result, with_scores, eos_id, *response.add_translations());
-    }
+    const v1::TranslateResponse response =
+        ToTranslateResponse(*service_->core_, *reply, with_scores);
     Serialize(response, *response_);
     Finish(grpc::Status::OK);
   }
@@ -232,7 +180,7 @@ class TranslateStreamReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, 
         // The texts already read are still answered; nothing after this one is read.
         failed_ = NotAMessage(absl::StrCat("message ", messages_,
                                            " of the stream (mtserve.v1.TranslateStreamRequest)"));
-        service_->core_->RecordRefused("TranslateStream", failed_);
+        service_->core_->RecordRefused(Frontend::kGrpc, "TranslateStream", failed_);
         MaybeFinishLocked();
         return;
       }
@@ -290,23 +238,15 @@ class TranslateStreamReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, 
     request.texts_field = "text";
     request.texts_repeated = false;
     request.method = "TranslateStream";
-    service_->core_->Translate(
-        std::move(request), call_,
-        [this, id = std::move(*message.mutable_id()),
-         with_scores =
-             message.options().return_scores()](absl::StatusOr<TranslationCore::Reply> reply) {
-          v1::TranslateStreamResponse answer;
-          answer.set_id(id);
-          if (reply.ok()) {
-            answer.set_model(reply->model);
-            FillTranslation(reply->translations.front(), with_scores,
-                            EosId(*service_->core_, reply->model), *answer.mutable_translation());
-          } else {
-            answer.mutable_error()->set_code(static_cast<int>(reply.status().code()));
-            answer.mutable_error()->set_message(std::string(reply.status().message()));
-          }
-          Write(answer);
-        });
+    request.frontend = Frontend::kGrpc;
+    service_->core_->Translate(std::move(request), call_,
+                               [this, id = std::move(*message.mutable_id()),
+                                with_scores = message.options().return_scores()](
+                                   absl::StatusOr<TranslationCore::Reply> reply) {
+                                 const v1::TranslateStreamResponse answer =
+                                     ToStreamResponse(*service_->core_, id, reply, with_scores);
+                                 Write(answer);
+                               });
   }
 
   // Answers one text read earlier (from a core or worker thread, or from HandleText).
@@ -423,33 +363,12 @@ grpc::ServerUnaryReactor* TranslationService::ListModels(grpc::CallbackServerCon
       return reactor;
     }
   }
-  const std::vector<ServedModel> models = core_->models();
-  if (models.empty()) {
-    reactor->Finish(
-        grpc::Status(grpc::StatusCode::UNAVAILABLE, "the server is loading its models"));
+  absl::StatusOr<v1::ListModelsResponse> models = mtserve::ListModels(*core_);
+  if (!models.ok()) {
+    reactor->Finish(ToGrpcStatus(models.status()));
     return reactor;
   }
-  const RequestLimits& limits = core_->limits();
-  for (size_t i = 0; i < models.size(); ++i) {
-    const ServedModel& served = models[i];
-    const ModelConfig& c = served.model->config();
-    v1::ModelInfo* info = response->add_models();
-    info->set_name(served.name);
-    info->set_is_default(i == 0);
-    info->set_source_language(c.source_lang);
-    info->set_target_language(c.target_lang);
-    info->set_architecture(ArchitectureSummary(c));
-    info->set_encoder_layers(c.encoder_layers);
-    info->set_decoder_layers(c.decoder_layers);
-    info->set_d_model(c.d_model);
-    info->set_attention_heads(c.encoder_attention_heads);
-    info->set_ffn_dim(c.encoder_ffn_dim);
-    info->set_vocab_size(c.vocab_size);
-    info->set_compute_type(std::string(ComputeTypeName(served.model->compute_type())));
-    info->set_max_input_tokens(MaxInputTokens(*served.model, limits));
-    info->set_max_output_tokens(MaxOutputTokens(*served.model, limits));
-    info->set_path(served.model->dir());
-  }
+  *response = *std::move(models);
   reactor->Finish(grpc::Status::OK);
   return reactor;
 }

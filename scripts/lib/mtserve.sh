@@ -2,14 +2,15 @@
 # Shell helpers for scripts that run an mtserve of their own. Source it, then:
 #   start_mtserve BINARY LOG [FLAGS...]
 # starts BINARY on loopback ports the kernel chooses (FLAGS may override them), waits until it
-# serves, and sets server_pid, grpc_port and metrics_port. On failure it prints the log and
+# serves, and sets server_pid, grpc_port, metrics_port and http_port. On failure it prints the log and
 # returns 1. Callers stop the server themselves (kill -TERM "$server_pid"; wait "$server_pid").
 
 start_mtserve() {
   local binary=$1 log=$2
   shift 2
   : >"$log"  # Exists before the server writes to it.
-  "$binary" --listen=127.0.0.1:0 --metrics_listen=127.0.0.1:0 "$@" 2>"$log" &
+  "$binary" --listen=127.0.0.1:0 --metrics_listen=127.0.0.1:0 --http_listen=127.0.0.1:0 "$@" \
+    2>"$log" &
   server_pid=$!
   local i
   for ((i = 0; i < 1200; i++)); do
@@ -31,5 +32,8 @@ start_mtserve() {
   grpc_port=$(sed -n 's/^mtserve: listening on [^ ]* (port \([0-9]*\)).*/\1/p' "$log")
   # shellcheck disable=SC2034  # Read by the scripts that source this file.
   metrics_port=$(sed -n 's/^mtserve: listening on .*, metrics on [^ ]* (port \([0-9]*\))$/\1/p' "$log")
+  # "mtserve: HTTP on HOST:PORT (port N)" (or "HTTP off")
+  # shellcheck disable=SC2034
+  http_port=$(sed -n 's/^mtserve: HTTP on [^ ]* (port \([0-9]*\))$/\1/p' "$log")
   [[ -n $grpc_port ]] || { echo "no ports in mtserve's log" >&2; return 1; }
 }

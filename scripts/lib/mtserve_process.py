@@ -10,11 +10,12 @@ import time
 
 @contextlib.contextmanager
 def running_mtserve(binary, *flags):
-    """Yields (process, grpc_port) once mtserve serves; stops it (SIGTERM) on exit.
-    Raises RuntimeError with its stderr if it exits first."""
+    """Yields (process, grpc_port) once mtserve serves; stops it (SIGTERM) on exit. The HTTP API
+    listens on a port of its own too: process.http_port. Raises RuntimeError with its stderr if
+    it exits first."""
     with tempfile.NamedTemporaryFile("w+", prefix="mtserve_", suffix=".log") as log:
-        server = subprocess.Popen([binary, "--listen=127.0.0.1:0", "--metrics_listen=", *flags],
-                                  stderr=log)
+        server = subprocess.Popen([binary, "--listen=127.0.0.1:0", "--metrics_listen=",
+                                   "--http_listen=127.0.0.1:0", *flags], stderr=log)
         try:
             port = None
             while port is None:
@@ -26,6 +27,8 @@ def running_mtserve(binary, *flags):
                 match = re.search(r"listening on \S+ \(port (\d+)\)", text)
                 if match and "mtserve: serving" in text:
                     port = match.group(1)
+                    http = re.search(r"mtserve: HTTP on \S+ \(port (\d+)\)", text)
+                    server.http_port = int(http.group(1)) if http else None
                 else:
                     time.sleep(0.1)
             yield server, port

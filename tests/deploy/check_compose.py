@@ -21,7 +21,7 @@ import promql_refs
 COMPOSE_DIR = os.path.join(DEPLOY, "compose")
 COMPOSE = os.path.join(COMPOSE_DIR, "compose.yaml")
 IMAGE = "localhost/mtserve:latest"
-GRPC_PORT, METRICS_PORT = 50051, 9464
+GRPC_PORT, HTTP_PORT, METRICS_PORT = 50051, 8080, 9464
 
 
 def default(value):
@@ -86,6 +86,8 @@ def check_compose(checks, args):
     ports = published(mt)
     checks.expect(env.get("MTSERVE_LISTEN") == f"0.0.0.0:{GRPC_PORT}" and GRPC_PORT in ports,
                   f"mtserve listens on 0.0.0.0:{GRPC_PORT} and publishes it")
+    checks.expect(env.get("MTSERVE_HTTP_LISTEN") == f"0.0.0.0:{HTTP_PORT}" and HTTP_PORT in ports,
+                  f"mtserve serves HTTP on 0.0.0.0:{HTTP_PORT} and publishes it")
     checks.expect(env.get("MTSERVE_METRICS_LISTEN") == f"0.0.0.0:{METRICS_PORT}"
                   and METRICS_PORT in ports,
                   f"mtserve serves metrics on 0.0.0.0:{METRICS_PORT} and publishes it")

@@ -106,7 +106,8 @@ def check(checks, options):
     checks.expect(config["metadata"]["name"] in refs,
                   "the container takes its environment from ConfigMap "
                   f"{config['metadata']['name']}")
-    for key, port_name in (("MTSERVE_LISTEN", "grpc"), ("MTSERVE_METRICS_LISTEN", "metrics")):
+    for key, port_name in (("MTSERVE_LISTEN", "grpc"), ("MTSERVE_HTTP_LISTEN", "http"),
+                           ("MTSERVE_METRICS_LISTEN", "metrics")):
         value = data.get(key, "")
         port = int(value.rsplit(":", 1)[1]) if ":" in value else None
         checks.expect(value.startswith("0.0.0.0:") and ports.get(port_name) == port,

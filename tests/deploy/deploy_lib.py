@@ -196,7 +196,8 @@ def run_mtserve(checks, mtserve, env, where, mtclient=None, health_command=None)
     environment.update(env)
     with tempfile.TemporaryFile("w+") as log:
         process = subprocess.Popen(
-            [mtserve, "--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0"], env=environment,
+            [mtserve, "--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0",
+             "--http_listen=127.0.0.1:0"], env=environment,
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log)
         try:
             _run_mtserve(checks, process, log, env, where, mtclient, health_command)

@@ -101,7 +101,8 @@ def main():
                                  "A dog runs.\n", file, needle))
             results.append(check(f"mtserve, {case.__name__}",
                                  [os.path.join(bin_dir, "mtserve"), f"--model=m={out}",
-                                  "--listen=127.0.0.1:0", "--metrics_listen="],
+                                  "--listen=127.0.0.1:0", "--metrics_listen=",
+                                  "--http_listen="],
                                  "", file, needle))
     failed = results.count(False)
     print(f"{len(results) - failed} passed, {failed} failed")

@@ -27,7 +27,7 @@ def main():
                         "--seed=1"], check=True, capture_output=True, timeout=300)
         specs = ",".join(f"m{i}={model}" for i in range(MODELS))
         server = subprocess.Popen(
-            [os.path.join(bin_dir, "mtserve"), "--listen=127.0.0.1:0", "--metrics_listen=",
+            [os.path.join(bin_dir, "mtserve"), "--listen=127.0.0.1:0", "--metrics_listen=", "--http_listen=",
              f"--model={specs}"], stderr=subprocess.PIPE, text=True)
         stderr = []
         for line in server.stderr:

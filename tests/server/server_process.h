@@ -203,7 +203,8 @@ class ChildProcess {
 // An mtserve process on loopback ports chosen by the kernel.
 class ServerProcess {
  public:
-  // Starts `binary` with --listen=127.0.0.1:0 --metrics_listen=127.0.0.1:0 and `flags`, and
+  // Starts `binary` with --listen=127.0.0.1:0 --metrics_listen=127.0.0.1:0 --http_listen= and
+  // `flags` (HTTP has tests of its own: tests/scripts/http_api_test.py), and
   // waits for the ports line (not for the models: see WaitUntilServing()). Throws if the server
   // does not print its ports (its stderr is in the message).
   ServerProcess(const std::string& binary, const std::vector<std::string>& flags,
@@ -231,7 +232,8 @@ class ServerProcess {
 
  private:
   static std::vector<std::string> WithListenFlags(const std::vector<std::string>& flags) {
-    std::vector<std::string> all = {"--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0"};
+    std::vector<std::string> all = {"--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0",
+                                    "--http_listen="};
     all.insert(all.end(), flags.begin(), flags.end());
     return all;
   }

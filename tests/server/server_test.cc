@@ -1490,8 +1490,9 @@ class StderrOnFailure {
 // Flags that could never work together are refused at start-up, naming both: a request of more
 // texts than the queue holds used to get RESOURCE_EXHAUSTED "retry later", forever.
 TEST(LifecycleTest, RefusesARequestLimitOverTheQueueAtStartUp) {
-  ChildProcess server(ServerBinary(), {"--listen=127.0.0.1:0", "--metrics_listen=",
-                                       "--max_texts_per_request=10", "--max_queued_texts=5"});
+  ChildProcess server(ServerBinary(),
+                      {"--listen=127.0.0.1:0", "--metrics_listen=", "--http_listen=",
+                       "--max_texts_per_request=10", "--max_queued_texts=5"});
   const std::optional<int> exit_status = server.WaitForExit(60s);
   ASSERT_TRUE(exit_status.has_value());
   EXPECT_TRUE(WIFEXITED(*exit_status) && WEXITSTATUS(*exit_status) == 1) << *exit_status;
@@ -1501,8 +1502,9 @@ TEST(LifecycleTest, RefusesARequestLimitOverTheQueueAtStartUp) {
 
 // A sentence is cut into pieces of a token and </s> at least.
 TEST(LifecycleTest, RefusesATokenLimitBelowTwoAtStartUp) {
-  ChildProcess server(ServerBinary(),
-                      {"--listen=127.0.0.1:0", "--metrics_listen=", "--max_input_tokens=1"});
+  ChildProcess server(
+      ServerBinary(),
+      {"--listen=127.0.0.1:0", "--metrics_listen=", "--http_listen=", "--max_input_tokens=1"});
   const std::optional<int> exit_status = server.WaitForExit(60s);
   ASSERT_TRUE(exit_status.has_value());
   EXPECT_TRUE(WIFEXITED(*exit_status) && WEXITSTATUS(*exit_status) == 1) << *exit_status;
@@ -1510,8 +1512,9 @@ TEST(LifecycleTest, RefusesATokenLimitBelowTwoAtStartUp) {
 }
 
 TEST(LifecycleTest, RefusesATextLimitOverTheMessageLimitAtStartUp) {
-  ChildProcess server(ServerBinary(), {"--listen=127.0.0.1:0", "--metrics_listen=",
-                                       "--max_text_bytes=2MiB", "--max_message_bytes=1048576"});
+  ChildProcess server(ServerBinary(),
+                      {"--listen=127.0.0.1:0", "--metrics_listen=", "--http_listen=",
+                       "--max_text_bytes=2MiB", "--max_message_bytes=1048576"});
   const std::optional<int> exit_status = server.WaitForExit(60s);
   ASSERT_TRUE(exit_status.has_value());
   EXPECT_TRUE(WIFEXITED(*exit_status) && WEXITSTATUS(*exit_status) == 1) << *exit_status;
@@ -2270,7 +2273,8 @@ TEST(LifecycleTest, RefusesComputeTypesItCannotUse) {
     SCOPED_TRACE(absl::StrJoin(c.flags, " ") + " " + absl::StrJoin(c.env, "="));
     std::optional<ScopedEnv> env;
     if (!c.env.empty()) env.emplace(c.env[0], c.env[1]);
-    std::vector<std::string> flags = {"--listen=127.0.0.1:0", "--metrics_listen="};
+    std::vector<std::string> flags = {"--listen=127.0.0.1:0",
+                                      "--metrics_listen=", "--http_listen="};
     flags.insert(flags.end(), c.flags.begin(), c.flags.end());
     ChildProcess server(ServerBinary(), flags);
     const std::optional<int> exit_status = server.WaitForExit(60s);

@@ -1,0 +1,481 @@
+#include "server/http_frontend.h"
+
+#include <cmath>
+#include <deque>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
+#include "civetweb.h"
+#include "model/excerpt.h"
+#include "server/http_json.h"
+#include "server/http_status.h"
+#include "server/proto_mapping.h"
+
+namespace mtserve {
+namespace {
+
+// The header that gives a request's deadline, as gRPC's timeout does: "2.5s", "500ms", "1m", or
+// plain seconds ("2.5").
+constexpr char kTimeoutHeader[] = "X-Request-Timeout";
+
+// A stream keeps at most this many of its texts in the core at once, as gRPC's does: a long
+// stream does not fill the queue alone.
+constexpr int kMaxStreamTextsInFlight = 64;
+
+// civetweb's messages while Start starts it, on Start's thread.
+thread_local std::string* start_message = nullptr;
+
+constexpr char kJson[] = "application/json";
+constexpr char kNdjson[] = "application/x-ndjson";
+
+}  // namespace
+
+// One request and its answer on a connection.
+class HttpFrontend::Exchange {
+ public:
+  Exchange(mg_connection* connection, const HttpFrontend& frontend)
+      : connection_(connection),
+        info_(*mg_get_request_info(connection)),
+        frontend_(frontend),
+        start_(absl::Now()) {}
+
+  absl::string_view method() const { return info_.request_method; }
+  absl::string_view path() const { return info_.local_uri == nullptr ? "" : info_.local_uri; }
+  int status() const { return status_; }
+
+  // The body, whole: 413 (RESOURCE_EXHAUSTED) if over the limit, 408 (DEADLINE_EXCEEDED) if it
+  // does not arrive within the timeout. Either is answered here, on a connection that then closes;
+  // the caller only counts it.
+  absl::StatusOr<std::string> ReadBody() {
+    const int64_t limit = frontend_.options_.max_body_bytes;
+    auto too_large = [&] {
+      const absl::Status status = absl::ResourceExhaustedError(
+          absl::StrCat("the request body is over ", limit,
+                       " bytes, the limit (the server's --max_message_bytes)"));
+      SendError(status, 413);
+      return status;
+    };
+    if (info_.content_length > limit) return too_large();
+    // curl asks for this before bodies over 1 MiB, and waits a second for it otherwise.
+    if (const char* expect = mg_get_header(connection_, "Expect");
+        expect != nullptr && absl::EqualsIgnoreCase(expect, "100-continue")) {
+      mg_printf(connection_, "HTTP/1.1 100 Continue\r\n\r\n");
+    }
+    std::string body;
+    // Each read is bounded by civetweb's timeout, this by the whole body's.
+    const absl::Time deadline = start_ + frontend_.options_.timeout;
+    const size_t want = info_.content_length >= 0 ? static_cast<size_t>(info_.content_length)
+                                                  : static_cast<size_t>(limit) + 1;
+    body.resize(want);
+    size_t got = 0;
+    while (got < want) {
+      const int n = mg_read(connection_, body.data() + got, want - got);
+      if (n <= 0) break;  // The end of a chunked body, or the connection failed or timed out.
+      got += static_cast<size_t>(n);
+      if (absl::Now() > deadline) break;
+    }
+    body.resize(got);
+    if (static_cast<int64_t>(got) > limit) return too_large();
+    body_read_ = info_.content_length < 0 || got == want;
+    if (info_.content_length >= 0 && got < want) {
+      const absl::Status status = absl::DeadlineExceededError(
+          absl::StrCat("the request body did not arrive: ", got, " of its ", want,
+                       " bytes within the server's --http_timeout"));
+      SendError(status, 408);
+      return status;
+    }
+    return body;
+  }
+
+  // The deadline of kTimeoutHeader; INVALID_ARGUMENT if it is not a duration.
+  absl::StatusOr<absl::Time> Deadline() const {
+    const char* value = mg_get_header(connection_, kTimeoutHeader);
+    if (value == nullptr) return absl::InfiniteFuture();
+    absl::Duration timeout;
+    double seconds;
+    if (absl::SimpleAtod(value, &seconds) && std::isfinite(seconds)) {
+      timeout = absl::Seconds(seconds);
+    } else if (!absl::ParseDuration(value, &timeout)) {
+      timeout = -absl::InfiniteDuration();
+    }
+    if (timeout < absl::ZeroDuration()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("header ", kTimeoutHeader, " is \"", Excerpt(value),
+                       "\": not a duration such as 2.5s, 500ms or 2.5 (seconds)"));
+    }
+    return start_ + timeout;
+  }
+
+  // A whole answer with its length.
+  void Send(int status, absl::string_view content_type, absl::string_view body) {
+    StartAnswer(status, content_type, static_cast<int64_t>(body.size()));
+    mg_write(connection_, body.data(), body.size());
+  }
+  void SendError(const absl::Status& status, int http_status = 0) {
+    Send(http_status != 0 ? http_status : HttpStatusFor(status.code()), kJson,
+         ErrorJson(status) + "\n");
+  }
+  void SendMessage(const google::protobuf::Message& message) {
+    absl::StatusOr<std::string> json = ToJson(message);
+    if (!json.ok()) {
+      SendError(json.status());
+      return;
+    }
+    Send(200, kJson, *json + "\n");
+  }
+
+  // Answers 200 in chunks (one connection per stream: it closes after).
+  void StartChunks(absl::string_view content_type) {
+    mg_disable_connection_keep_alive(connection_);
+    StartAnswer(200, content_type, -1);
+  }
+  // False if the client is gone.
+  bool SendChunk(absl::string_view chunk) {
+    return mg_send_chunk(connection_, chunk.data(), static_cast<unsigned int>(chunk.size())) > 0;
+  }
+  void EndChunks() { mg_send_chunk(connection_, "", 0); }
+
+ private:
+  // The status line and headers; `length` -1: chunked.
+  void StartAnswer(int status, absl::string_view content_type, int64_t length) {
+    status_ = status;
+    // Clients reconnect to a server that is not draining.
+    if (frontend_.draining()) mg_disable_connection_keep_alive(connection_);
+    // A body not read whole (refused before, over the limit, late) would be read as the next
+    // request.
+    if (!body_read_ && info_.content_length != 0) mg_disable_connection_keep_alive(connection_);
+    mg_response_header_start(connection_, status);
+    mg_response_header_add(connection_, "Content-Type", content_type.data(),
+                           static_cast<int>(content_type.size()));
+    if (length >= 0) {
+      mg_response_header_add(connection_, "Content-Length", absl::StrCat(length).c_str(), -1);
+    } else {
+      mg_response_header_add(connection_, "Transfer-Encoding", "chunked", -1);
+    }
+    mg_response_header_add(connection_, "Cache-Control", "no-store", -1);
+    mg_response_header_send(connection_);
+  }
+
+  mg_connection* const connection_;
+  const mg_request_info& info_;
+  const HttpFrontend& frontend_;
+  const absl::Time start_;
+  int status_ = 0;
+  bool body_read_ = false;
+};
+
+absl::StatusOr<std::unique_ptr<HttpFrontend>> HttpFrontend::Start(const Options& options,
+                                                                  TranslationCore* core) {
+  std::unique_ptr<HttpFrontend> frontend(new HttpFrontend(options, core));
+  mg_init_library(0);
+  const std::string threads = absl::StrCat(options.threads);
+  const std::string timeout_ms = absl::StrCat(absl::ToInt64Milliseconds(options.timeout));
+  const std::pair<std::string, std::string> settings[] = {
+      {"listening_ports", options.listen},
+      {"num_threads", threads},
+      // Accepted connections waiting for a thread; beyond them the kernel's backlog.
+      {"connection_queue", threads},
+      // Bounds the whole time a request's headers take to arrive (not each read), and each write.
+      {"request_timeout_ms", timeout_ms},
+      {"enable_keep_alive", "yes"},
+      {"keep_alive_timeout_ms", timeout_ms},
+      {"enable_auth_domain_check", "no"},
+  };
+  std::vector<const char*> config;
+  for (const auto& [name, value] : settings) {
+    config.push_back(name.c_str());
+    config.push_back(value.c_str());
+  }
+  config.push_back(nullptr);
+  mg_callbacks callbacks = {};
+  // civetweb's messages are not printed: those that say why it cannot start (its error only says
+  // that it cannot) go into the status; later ones are about single connections.
+  callbacks.log_message = [](const mg_connection*, const char* message) {
+    if (start_message != nullptr) absl::StrAppend(start_message, ": ", message);
+    return 1;
+  };
+  mg_init_data init = {&callbacks, frontend.get(), config.data()};
+  char error_text[256] = "";
+  unsigned error_code = 0;
+  mg_error_data error = {&error_code, error_text, sizeof(error_text)};
+  std::string message;
+  start_message = &message;
+  frontend->context_ = mg_start2(&init, &error);
+  start_message = nullptr;
+  if (frontend->context_ == nullptr) {
+    mg_exit_library();
+    // The messages end with the error's text.
+    return absl::UnavailableError(
+        absl::StrCat("cannot serve HTTP on ", options.listen, " (--http_listen)",
+                     message.empty() ? absl::StrCat(": ", error_text) : message));
+  }
+  mg_set_request_handler(frontend->context_, "/", &HttpFrontend::HandleRequest, frontend.get());
+  mg_server_port port = {};
+  if (mg_get_server_ports(frontend->context_, 1, &port) == 1) frontend->port_ = port.port;
+  return frontend;
+}
+
+HttpFrontend::HttpFrontend(const Options& options, TranslationCore* core)
+    : options_(options), core_(core) {}
+
+HttpFrontend::~HttpFrontend() { Stop(); }
+
+void HttpFrontend::StartDraining() {
+  absl::MutexLock lock(&mutex_);
+  draining_ = true;
+}
+
+bool HttpFrontend::draining() const {
+  absl::MutexLock lock(&mutex_);
+  return draining_;
+}
+
+bool HttpFrontend::WaitUntilIdle(absl::Time deadline) {
+  absl::MutexLock lock(&mutex_);
+  auto idle = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_) { return requests_ == 0; };
+  return mutex_.AwaitWithDeadline(absl::Condition(&idle), deadline);
+}
+
+void HttpFrontend::Stop() {
+  if (context_ == nullptr) return;
+  {
+    absl::MutexLock lock(&mutex_);
+    draining_ = true;
+    context_stopping_ = true;
+    for (TranslationCore::Call* call : calls_) call->Cancel();
+  }
+  mg_stop(context_);  // Waits for the threads, whose requests now end at once.
+  context_ = nullptr;
+  mg_exit_library();
+}
+
+bool HttpFrontend::RequestStarted() {
+  absl::MutexLock lock(&mutex_);
+  if (draining_) return false;
+  ++requests_;
+  return true;
+}
+
+void HttpFrontend::RequestEnded() {
+  absl::MutexLock lock(&mutex_);
+  --requests_;
+}
+
+void HttpFrontend::TrackCall(TranslationCore::Call* call) {
+  absl::MutexLock lock(&mutex_);
+  calls_.insert(call);
+  // Stop may have cancelled the others already.
+  if (context_stopping_) call->Cancel();
+}
+
+void HttpFrontend::ReleaseCall(TranslationCore::Call* call) {
+  absl::MutexLock lock(&mutex_);
+  calls_.erase(call);
+}
+
+int HttpFrontend::HandleRequest(mg_connection* connection, void* data) {
+  HttpFrontend& self = *static_cast<HttpFrontend*>(data);
+  Exchange exchange(connection, self);
+  const absl::string_view path = exchange.path();
+  const absl::string_view method = exchange.method();
+  struct Route {
+    absl::string_view path;
+    absl::string_view method;
+    void (HttpFrontend::*handle)(Exchange&);
+  };
+  static constexpr Route kApi[] = {
+      {"/v1/translate", "POST", &HttpFrontend::Translate},
+      {"/v1/translate:stream", "POST", &HttpFrontend::TranslateStream},
+      {"/v1/models", "GET", &HttpFrontend::ListModels},
+  };
+  if (path == "/healthz" || path == "/readyz") {
+    // Live while the process answers; ready as the gRPC health of the Translator: SERVING once
+    // the models are loaded, until draining.
+    const bool ready = path == "/healthz" || (!self.draining() && !self.core_->models().empty());
+    exchange.Send(ready ? 200 : 503, kJson,
+                  absl::StrCat("{\"status\":\"", ready ? "SERVING" : "NOT_SERVING", "\"}\n"));
+    return exchange.status();
+  }
+  for (const Route& route : kApi) {
+    if (path != route.path) continue;
+    if (method != route.method) {
+      exchange.SendError(absl::UnimplementedError(absl::StrCat(path, " takes ", route.method,
+                                                               ", not ", Excerpt(method))),
+                         405);
+      return exchange.status();
+    }
+    if (!self.RequestStarted()) {
+      exchange.SendError(absl::UnavailableError("the server is shutting down"));
+      return exchange.status();
+    }
+    (self.*route.handle)(exchange);
+    self.RequestEnded();
+    return exchange.status();
+  }
+  exchange.SendError(absl::NotFoundError(
+      absl::StrCat("no ", Excerpt(path),
+                   " here; the API is POST /v1/translate, POST /v1/translate:stream, GET "
+                   "/v1/models, GET /healthz, GET /readyz")));
+  return exchange.status();
+}
+
+void HttpFrontend::ListModels(Exchange& exchange) {
+  absl::StatusOr<v1::ListModelsResponse> models = mtserve::ListModels(*core_);
+  if (!models.ok()) {
+    exchange.SendError(models.status());
+    return;
+  }
+  exchange.SendMessage(*models);
+}
+
+void HttpFrontend::Translate(Exchange& exchange) {
+  constexpr char kMethod[] = "Translate";
+  v1::TranslateRequest message;
+  absl::StatusOr<absl::Time> deadline = exchange.Deadline();
+  const absl::Status parsed = [&]() -> absl::Status {
+    if (!deadline.ok()) return deadline.status();
+    absl::StatusOr<std::string> body = exchange.ReadBody();
+    if (!body.ok()) return body.status();
+    return ParseJson(*body, "the request body", message);
+  }();
+  if (!parsed.ok()) {
+    core_->RecordRefused(Frontend::kHttp, kMethod, parsed);
+    if (exchange.status() == 0) exchange.SendError(parsed);
+    return;
+  }
+  TranslationCore::Request request;
+  request.model = message.model();
+  request.texts.assign(std::make_move_iterator(message.mutable_texts()->begin()),
+                       std::make_move_iterator(message.mutable_texts()->end()));
+  request.options = ToRequested(message.options());
+  request.deadline = *deadline;
+  request.method = kMethod;
+  request.frontend = Frontend::kHttp;
+  // Shared with the callback, which may run after this thread stops waiting on it.
+  struct Result {
+    absl::Notification done;
+    absl::StatusOr<TranslationCore::Reply> reply;
+  };
+  auto result = std::make_shared<Result>();
+  auto call = std::make_shared<TranslationCore::Call>();
+  TrackCall(call.get());
+  core_->Translate(std::move(request), call,
+                   [result](absl::StatusOr<TranslationCore::Reply> reply) {
+                     result->reply = std::move(reply);
+                     result->done.Notify();
+                   });
+  result->done.WaitForNotification();
+  ReleaseCall(call.get());
+  if (!result->reply.ok()) {
+    exchange.SendError(result->reply.status());
+    return;
+  }
+  exchange.SendMessage(
+      ToTranslateResponse(*core_, *result->reply, message.options().return_scores()));
+}
+
+void HttpFrontend::TranslateStream(Exchange& exchange) {
+  constexpr char kMethod[] = "TranslateStream";
+  // Every line is parsed before any is translated: a body that is not valid is refused whole,
+  // with a status, rather than after some of its answers.
+  std::vector<v1::TranslateStreamRequest> messages;
+  absl::StatusOr<absl::Time> deadline = exchange.Deadline();
+  const absl::Status parsed = [&]() -> absl::Status {
+    if (!deadline.ok()) return deadline.status();
+    absl::StatusOr<std::string> body = exchange.ReadBody();
+    if (!body.ok()) return body.status();
+    int line_number = 0;
+    for (absl::string_view line : absl::StrSplit(*body, '\n')) {
+      ++line_number;
+      if (line.find_first_not_of(" \t\r") == absl::string_view::npos) continue;
+      v1::TranslateStreamRequest& message = messages.emplace_back();
+      const absl::Status status =
+          ParseJson(line, absl::StrCat("line ", line_number, " of the request body"), message);
+      if (!status.ok()) return status;
+    }
+    return absl::OkStatus();
+  }();
+  if (!parsed.ok()) {
+    core_->RecordRefused(Frontend::kHttp, kMethod, parsed);
+    if (exchange.status() == 0) exchange.SendError(parsed);
+    return;
+  }
+
+  // Answers as they come, from core and worker threads; this thread writes them.
+  struct Answers {
+    absl::Mutex mutex;
+    std::deque<std::string> lines ABSL_GUARDED_BY(mutex);
+    int in_core ABSL_GUARDED_BY(mutex) = 0;
+  };
+  auto answers = std::make_shared<Answers>();
+  auto call = std::make_shared<TranslationCore::Call>();
+  TrackCall(call.get());
+  exchange.StartChunks(kNdjson);
+  size_t next = 0;
+  bool client_gone = false;
+  while (true) {
+    // Hands texts to the core while fewer than the bound are in it. Every text gets its line,
+    // an error if the server drains or stops meanwhile, unless the client is gone.
+    while (next < messages.size() && !client_gone) {
+      {
+        absl::MutexLock lock(&answers->mutex);
+        if (answers->in_core >= kMaxStreamTextsInFlight) break;
+        ++answers->in_core;
+      }
+      v1::TranslateStreamRequest& message = messages[next++];
+      TranslationCore::Request request;
+      request.model = message.model();
+      request.texts.push_back(std::move(*message.mutable_text()));
+      request.options = ToRequested(message.options());
+      request.deadline = *deadline;
+      request.texts_field = "text";
+      request.texts_repeated = false;
+      request.method = kMethod;
+      request.frontend = Frontend::kHttp;
+      core_->Translate(std::move(request), call,
+                       [this, answers, id = std::move(*message.mutable_id()),
+                        with_scores = message.options().return_scores()](
+                           absl::StatusOr<TranslationCore::Reply> reply) {
+                         absl::StatusOr<std::string> json =
+                             ToJson(ToStreamResponse(*core_, id, reply, with_scores));
+                         if (!json.ok()) {
+                           json = ToJson(ToStreamResponse(*core_, id, json.status(), with_scores));
+                         }
+                         absl::MutexLock lock(&answers->mutex);
+                         answers->lines.push_back(json.value_or("") + "\n");
+                         --answers->in_core;
+                       });
+    }
+    std::deque<std::string> ready;
+    bool finished;
+    {
+      absl::MutexLock lock(&answers->mutex);
+      auto can_go_on = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(answers->mutex) {
+        return !answers->lines.empty() || answers->in_core == 0;
+      };
+      answers->mutex.Await(absl::Condition(&can_go_on));
+      ready.swap(answers->lines);
+      finished = answers->in_core == 0 && (next == messages.size() || client_gone);
+    }
+    for (const std::string& line : ready) {
+      if (client_gone) break;
+      if (!exchange.SendChunk(line)) {
+        // A client that is gone reads no more: its texts still in the core stop.
+        client_gone = true;
+        call->Cancel();
+      }
+    }
+    if (finished) break;
+  }
+  if (!client_gone) exchange.EndChunks();
+  ReleaseCall(call.get());
+}
+
+}  // namespace mtserve

@@ -1,0 +1,103 @@
+// The HTTP/1.1 front end: a thin adapter over the TranslationCore, as the gRPC service is, so that
+// limits, errors, sentence splitting, the cache, deadlines and metrics are the same over both. It
+// maps JSON bodies to core requests (http_json.h: protobuf's JSON mapping of the same messages)
+// and statuses to HTTP ones (http_status.h).
+//
+//   POST /v1/translate         TranslateRequest -> TranslateResponse
+//   POST /v1/translate:stream  TranslateStreamRequest per line (NDJSON) -> TranslateStreamResponse
+//                              per line, each as soon as its text is translated
+//   GET  /v1/models            ListModelsResponse
+//   GET  /healthz              200 while the process runs
+//   GET  /readyz               200 while serving, 503 while models load and while draining
+//
+// The server is civetweb (Debian's libcivetweb, which prometheus-cpp's /metrics already runs
+// on): a fixed pool of threads, each serving one connection at a time, with keep-alive, a bound
+// on the time a client may take to send a request (headers and body) and to take each write of
+// the answer, and a bounded queue of accepted connections. A translation blocks its thread, so
+// the pool bounds the HTTP requests translating at once. cpp-httplib would do as well, but it is
+// another package to install, and its timeouts are per read, which lets a client that sends a
+// byte now and then hold a thread for ever.
+#ifndef MTSERVE_SERVER_HTTP_FRONTEND_H_
+#define MTSERVE_SERVER_HTTP_FRONTEND_H_
+
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "server/translation_core.h"
+
+struct mg_context;
+struct mg_connection;
+
+namespace mtserve {
+
+class HttpFrontend {
+ public:
+  struct Options {
+    std::string listen;  // HOST:PORT, HOST an IP address; port 0: the kernel chooses.
+    // Connections served at once (each holds a thread while it sends a request, waits for its
+    // answer, or idles between requests); as many more wait to be accepted.
+    int threads = 16;
+    // How long a client may take to send a request's headers and body, and to take each write of
+    // an answer; also how long an idle keep-alive connection stays open.
+    absl::Duration timeout = absl::Seconds(10);
+    int64_t max_body_bytes = 4 << 20;  // Bigger bodies get 413.
+  };
+
+  // Listens and serves at once (the core answers UNAVAILABLE until its models are loaded).
+  static absl::StatusOr<std::unique_ptr<HttpFrontend>> Start(const Options& options,
+                                                             TranslationCore* core);
+  ~HttpFrontend();
+
+  HttpFrontend(const HttpFrontend&) = delete;
+  HttpFrontend& operator=(const HttpFrontend&) = delete;
+
+  // The port it listens on (useful with port 0).
+  int port() const { return port_; }
+
+  // /readyz answers 503 and new requests get 503 (UNAVAILABLE) from now on; requests in flight go
+  // on, and their connections close after the answer (clients reconnect to another server).
+  void StartDraining();
+  // Waits until no request is in flight or `deadline` passes; true if none is left.
+  bool WaitUntilIdle(absl::Time deadline);
+  // Cancels the requests still in flight, waits for their answers, and stops listening.
+  void Stop();
+
+ private:
+  class Exchange;
+
+  HttpFrontend(const Options& options, TranslationCore* core);
+
+  static int HandleRequest(mg_connection* connection, void* frontend);
+  // Counts a request in flight unless draining (false: answer 503).
+  bool RequestStarted();
+  void RequestEnded();
+  // A call that Stop cancels until it is released.
+  void TrackCall(TranslationCore::Call* call);
+  void ReleaseCall(TranslationCore::Call* call);
+  bool draining() const;
+
+  void Translate(Exchange& exchange);
+  void TranslateStream(Exchange& exchange);
+  void ListModels(Exchange& exchange);
+
+  const Options options_;
+  TranslationCore* const core_;
+  mg_context* context_ = nullptr;
+  int port_ = 0;
+
+  mutable absl::Mutex mutex_;
+  bool draining_ ABSL_GUARDED_BY(mutex_) = false;
+  bool context_stopping_ ABSL_GUARDED_BY(mutex_) = false;
+  int requests_ ABSL_GUARDED_BY(mutex_) = 0;
+  std::set<TranslationCore::Call*> calls_ ABSL_GUARDED_BY(mutex_);  // To cancel on Stop.
+};
+
+}  // namespace mtserve
+
+#endif  // MTSERVE_SERVER_HTTP_FRONTEND_H_

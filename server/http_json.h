@@ -1,0 +1,31 @@
+// The HTTP API's JSON: protobuf's JSON mapping of the mtserve.v1 messages (one schema for gRPC and
+// HTTP), with field names as in the .proto (beam_size, not beamSize; both are accepted in
+// requests), every field in answers (at its default value too: 0, false, "", []), and one
+// departure: a `bytes` field (TranslateRequest.texts, TranslateStreamRequest.text) is a JSON
+// string holding the text itself, where the mapping would want base64. The proto types texts as
+// bytes so that invalid UTF-8 reaches the server over gRPC and gets a clear error; JSON text is
+// UTF-8 already, and nobody sending text from curl or a browser should have to encode it.
+#ifndef MTSERVE_SERVER_HTTP_JSON_H_
+#define MTSERVE_SERVER_HTTP_JSON_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "google/protobuf/message.h"
+
+namespace mtserve {
+
+// Fills `message` from `json`. INVALID_ARGUMENT naming `what` ("the request body") if it is not
+// JSON (or not UTF-8, or nested deeper than 64 levels) or not a valid message of that type (an
+// unknown field, a wrong type).
+absl::Status ParseJson(absl::string_view json, absl::string_view what,
+                       google::protobuf::Message& message);
+
+// `message` as JSON, on one line; INTERNAL if it cannot be (a string field that is not UTF-8).
+absl::StatusOr<std::string> ToJson(const google::protobuf::Message& message);
+
+}  // namespace mtserve
+
+#endif  // MTSERVE_SERVER_HTTP_JSON_H_

@@ -1,0 +1,118 @@
+#include "server/proto_mapping.h"
+
+#include <utility>
+#include <vector>
+
+#include "model/model.h"
+
+namespace mtserve {
+namespace {
+
+// The eos id of the served model `name`, for counting target tokens.
+int EosId(const TranslationCore& core, const std::string& name) {
+  for (const ServedModel& served : core.models()) {
+    if (served.name == name) return served.model->config().eos_token_id;
+  }
+  return -1;
+}
+
+}  // namespace
+
+RequestedOptions ToRequested(const v1::DecodingOptions& proto) {
+  RequestedOptions options;
+  options.beam_size = proto.beam_size();
+  options.num_hypotheses = proto.num_hypotheses();
+  if (proto.has_length_penalty()) options.length_penalty = proto.length_penalty();
+  options.sampling_topk = proto.sampling_topk();
+  if (proto.has_sampling_temperature()) options.sampling_temperature = proto.sampling_temperature();
+  if (proto.has_seed()) options.seed = proto.seed();
+  options.max_length = proto.max_length();
+  options.min_length = proto.min_length();
+  options.return_scores = proto.return_scores();
+  options.return_alignment = proto.return_alignment();
+  options.split_sentences = !proto.has_split_sentences() || proto.split_sentences();
+  options.format = proto.format();
+  return options;
+}
+
+void FillTranslation(const TranslationResult& result, bool with_scores, int eos_id,
+                     v1::Translation& translation) {
+  translation.set_source_tokens(result.source_tokens);
+  auto add_ranges = [](absl::Span<const Segment> ranges, auto* out) {
+    for (const Segment& range : ranges) {
+      v1::TextRange* r = out->Add();
+      r->set_begin(static_cast<uint32_t>(range.begin));
+      r->set_end(static_cast<uint32_t>(range.end));
+    }
+  };
+  add_ranges(result.sentences, translation.mutable_sentences());
+  for (const Hypothesis& h : result.hypotheses) {
+    v1::Hypothesis* out = translation.add_hypotheses();
+    out->set_text(h.text);
+    add_ranges(h.sentences, out->mutable_sentences());
+    out->set_num_tokens(TargetTokens(h, eos_id));
+    if (with_scores) {
+      out->set_score(h.score);
+      out->mutable_token_log_probs()->Assign(h.token_log_probs.begin(), h.token_log_probs.end());
+    }
+    // Only there when the request asked for it (the engine computes none otherwise).
+    out->mutable_alignment()->Assign(h.alignment.begin(), h.alignment.end());
+  }
+}
+
+v1::TranslateResponse ToTranslateResponse(const TranslationCore& core,
+                                          const TranslationCore::Reply& reply, bool with_scores) {
+  v1::TranslateResponse response;
+  response.set_model(reply.model);
+  const int eos_id = EosId(core, reply.model);
+  for (const TranslationResult& result : reply.translations) {
+    FillTranslation(result, with_scores, eos_id, *response.add_translations());
+  }
+  return response;
+}
+
+v1::TranslateStreamResponse ToStreamResponse(const TranslationCore& core, std::string id,
+                                             const absl::StatusOr<TranslationCore::Reply>& reply,
+                                             bool with_scores) {
+  v1::TranslateStreamResponse answer;
+  answer.set_id(std::move(id));
+  if (reply.ok()) {
+    answer.set_model(reply->model);
+    FillTranslation(reply->translations.front(), with_scores, EosId(core, reply->model),
+                    *answer.mutable_translation());
+  } else {
+    answer.mutable_error()->set_code(static_cast<int>(reply.status().code()));
+    answer.mutable_error()->set_message(std::string(reply.status().message()));
+  }
+  return answer;
+}
+
+absl::StatusOr<v1::ListModelsResponse> ListModels(const TranslationCore& core) {
+  const std::vector<ServedModel> models = core.models();
+  if (models.empty()) return absl::UnavailableError("the server is loading its models");
+  const RequestLimits& limits = core.limits();
+  v1::ListModelsResponse response;
+  for (size_t i = 0; i < models.size(); ++i) {
+    const ServedModel& served = models[i];
+    const ModelConfig& c = served.model->config();
+    v1::ModelInfo* info = response.add_models();
+    info->set_name(served.name);
+    info->set_is_default(i == 0);
+    info->set_source_language(c.source_lang);
+    info->set_target_language(c.target_lang);
+    info->set_architecture(ArchitectureSummary(c));
+    info->set_encoder_layers(c.encoder_layers);
+    info->set_decoder_layers(c.decoder_layers);
+    info->set_d_model(c.d_model);
+    info->set_attention_heads(c.encoder_attention_heads);
+    info->set_ffn_dim(c.encoder_ffn_dim);
+    info->set_vocab_size(c.vocab_size);
+    info->set_compute_type(std::string(ComputeTypeName(served.model->compute_type())));
+    info->set_max_input_tokens(MaxInputTokens(*served.model, limits));
+    info->set_max_output_tokens(MaxOutputTokens(*served.model, limits));
+    info->set_path(served.model->dir());
+  }
+  return response;
+}
+
+}  // namespace mtserve

@@ -1,0 +1,37 @@
+// Between the proto messages (mtserve.v1) and the TranslationCore's requests and results: what
+// every front end that mirrors the proto (gRPC, and HTTP through protobuf's JSON mapping) shares,
+// so that both answer the same request with the same message.
+#ifndef MTSERVE_SERVER_PROTO_MAPPING_H_
+#define MTSERVE_SERVER_PROTO_MAPPING_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "mtserve/v1/translation.pb.h"
+#include "server/translation_core.h"
+
+namespace mtserve {
+
+// The decoding options a request asked for (the core checks them against the limits).
+RequestedOptions ToRequested(const v1::DecodingOptions& proto);
+
+// `result` as a message; scores and token log-probabilities only `with_scores`. `eos_id` is the
+// model's, for counting target tokens.
+void FillTranslation(const TranslationResult& result, bool with_scores, int eos_id,
+                     v1::Translation& translation);
+
+// A reply as the TranslateResponse of a request that asked `with_scores`.
+v1::TranslateResponse ToTranslateResponse(const TranslationCore& core,
+                                          const TranslationCore::Reply& reply, bool with_scores);
+
+// One streamed text's answer: its translation or its error.
+v1::TranslateStreamResponse ToStreamResponse(const TranslationCore& core, std::string id,
+                                             const absl::StatusOr<TranslationCore::Reply>& reply,
+                                             bool with_scores);
+
+// The served models; UNAVAILABLE while they load (draining is the front end's to say).
+absl::StatusOr<v1::ListModelsResponse> ListModels(const TranslationCore& core);
+
+}  // namespace mtserve
+
+#endif  // MTSERVE_SERVER_PROTO_MAPPING_H_

@@ -1,0 +1,85 @@
+#include "server/http_json.h"
+
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "mtserve/v1/translation.pb.h"
+#include "nlohmann/json.hpp"
+
+namespace mtserve {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(HttpJsonTest, TextsAreJsonStringsAndOptionsUseTheProtoNames) {
+  v1::TranslateRequest request;
+  ASSERT_TRUE(ParseJson(R"({"model": "en-de", "texts": ["A man.", "Zwei Männer \"hier\"."],
+                            "options": {"beam_size": 4, "returnScores": true,
+                                        "seed": "18446744073709551615",
+                                        "format": "TEXT_FORMAT_HTML"}})",
+                        "the body", request)
+                  .ok());
+  EXPECT_EQ(request.model(), "en-de");
+  ASSERT_EQ(request.texts_size(), 2);
+  EXPECT_EQ(request.texts(0), "A man.");
+  EXPECT_EQ(request.texts(1), "Zwei Männer \"hier\".");
+  EXPECT_EQ(request.options().beam_size(), 4u);
+  EXPECT_TRUE(request.options().return_scores());
+  EXPECT_EQ(request.options().seed(), 18446744073709551615ull);
+  EXPECT_EQ(request.options().format(), v1::TEXT_FORMAT_HTML);
+}
+
+TEST(HttpJsonTest, AStreamLinesTextIsAJsonString) {
+  v1::TranslateStreamRequest request;
+  ASSERT_TRUE(ParseJson(R"({"id": "a", "text": "QSBtYW4="})", "line 1", request).ok());
+  EXPECT_EQ(request.text(), "QSBtYW4=");  // Taken as it is, not as base64.
+}
+
+TEST(HttpJsonTest, RefusalsNameWhatAndWhy) {
+  v1::TranslateRequest request;
+  absl::Status status = ParseJson(R"({"texts": ["a"],)", "the request body", request);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("the request body is not JSON"));
+
+  status =
+      ParseJson(R"({"texts": ["a"], "options": {"beam_sise": 4}})", "the request body", request);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(),
+              HasSubstr("the request body is not a valid mtserve.v1.TranslateRequest"));
+  EXPECT_THAT(status.message(), HasSubstr("beam_sise"));
+
+  status = ParseJson(R"({"texts": [1]})", "the request body", request);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+
+  status = ParseJson("{\"texts\": [\"\xff\"]}", "the request body", request);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("not JSON"));
+}
+
+TEST(HttpJsonTest, DeepNestingIsRefusedWhileParsing) {
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  v1::TranslateRequest request;
+  const absl::Status status = ParseJson(deep, "the request body", request);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("nested deeper than 64 levels"));
+}
+
+TEST(HttpJsonTest, AnswersUseTheProtoNamesAndHaveEveryField) {
+  v1::ListModelsResponse response;
+  v1::ModelInfo* info = response.add_models();
+  info->set_name("en-de");
+  info->set_is_default(true);
+  info->set_max_input_tokens(512);
+  absl::StatusOr<std::string> json = ToJson(response);
+  ASSERT_TRUE(json.ok());
+  const nlohmann::json model = nlohmann::json::parse(*json)["models"][0];
+  EXPECT_EQ(model["name"], "en-de");
+  EXPECT_EQ(model["is_default"], true);
+  EXPECT_EQ(model["max_input_tokens"], 512);
+  EXPECT_EQ(model["vocab_size"], 0);  // At its default, there all the same.
+  EXPECT_EQ(model["path"], "");
+}
+
+}  // namespace
+}  // namespace mtserve
