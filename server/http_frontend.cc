@@ -350,14 +350,7 @@ void HttpFrontend::Translate(Exchange& exchange) {
     if (exchange.status() == 0) exchange.SendError(parsed);
     return;
   }
-  TranslationCore::Request request;
-  request.model = message.model();
-  request.texts.assign(std::make_move_iterator(message.mutable_texts()->begin()),
-                       std::make_move_iterator(message.mutable_texts()->end()));
-  request.options = ToRequested(message.options());
-  request.deadline = *deadline;
-  request.method = kMethod;
-  request.frontend = Frontend::kHttp;
+  TranslationCore::Request request = ToCoreRequest(message, *deadline, kMethod, Frontend::kHttp);
   // Shared with the callback, which may run after this thread stops waiting on it.
   struct Result {
     absl::Notification done;

@@ -1,5 +1,6 @@
 #include "server/proto_mapping.h"
 
+#include <iterator>
 #include <utility>
 #include <vector>
 
@@ -33,6 +34,19 @@ RequestedOptions ToRequested(const v1::DecodingOptions& proto) {
   options.split_sentences = !proto.has_split_sentences() || proto.split_sentences();
   options.format = proto.format();
   return options;
+}
+
+TranslationCore::Request ToCoreRequest(v1::TranslateRequest& message, absl::Time deadline,
+                                       std::string method, Frontend frontend) {
+  TranslationCore::Request request;
+  request.model = message.model();
+  request.texts.assign(std::make_move_iterator(message.mutable_texts()->begin()),
+                       std::make_move_iterator(message.mutable_texts()->end()));
+  request.options = ToRequested(message.options());
+  request.deadline = deadline;
+  request.method = std::move(method);
+  request.frontend = frontend;
+  return request;
 }
 
 void FillTranslation(const TranslationResult& result, bool with_scores, int eos_id,

@@ -15,6 +15,11 @@ namespace mtserve {
 // The decoding options a request asked for (the core checks them against the limits).
 RequestedOptions ToRequested(const v1::DecodingOptions& proto);
 
+// The core request of a TranslateRequest (its texts moved out of `message`), made by `frontend`
+// for its call `method`, due by `deadline`.
+TranslationCore::Request ToCoreRequest(v1::TranslateRequest& message, absl::Time deadline,
+                                       std::string method, Frontend frontend);
+
 // `result` as a message; scores and token log-probabilities only `with_scores`. `eos_id` is the
 // model's, for counting target tokens.
 void FillTranslation(const TranslationResult& result, bool with_scores, int eos_id,

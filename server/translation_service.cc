@@ -94,14 +94,8 @@ class TranslateReactor : public grpc::ServerUnaryReactor {
       Finish(ToGrpcStatus(status));
       return;
     }
-    TranslationCore::Request core_request;
-    core_request.model = message.model();
-    core_request.texts.assign(std::make_move_iterator(message.mutable_texts()->begin()),
-                              std::make_move_iterator(message.mutable_texts()->end()));
-    core_request.options = ToRequested(message.options());
-    core_request.deadline = DeadlineOf(*context);
-    core_request.method = "Translate";
-    core_request.frontend = Frontend::kGrpc;
+    TranslationCore::Request core_request =
+        ToCoreRequest(message, DeadlineOf(*context), "Translate", Frontend::kGrpc);
     // Nothing below may touch members: the core may answer, and the call end, at once.
     service_->core_->Translate(std::move(core_request), call_,
                                [this, with_scores = message.options().return_scores()](
