@@ -124,12 +124,18 @@ class ChildProcess {
     return status_.has_value();
   }
 
-  // The wait() status once the child exited within `timeout`.
+  // The wait() status once the child exited within `timeout`. Also waits, within the same time,
+  // for the reader to see stderr closed, so that StderrText() then holds all the child wrote
+  // (right after the exit the last lines could still be in the pipe).
   std::optional<int> WaitForExit(std::chrono::milliseconds timeout) {
     const auto end = std::chrono::steady_clock::now() + timeout;
     while (!exited()) {
       if (std::chrono::steady_clock::now() >= end) return std::nullopt;
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      cv_.wait_until(lock, end, [&] { return stderr_closed_; });
     }
     std::lock_guard<std::mutex> lock(wait_mutex_);
     return status_;
