@@ -7,14 +7,15 @@
   the message's fields (no more, no fewer) and their types, `additionalProperties: false`, and
   in answers every field required (every field is printed, at its default too) except message
   fields, which protobuf leaves out when unset; none required in requests.
-- The routes it lists are those the server lists in its 404 answer, and each of them is sent
-  real requests (successes and errors: bad JSON, an unknown field, over a limit, unknown model,
-  bad and passed deadlines, a body over the limit, while loading, while draining). Every answer's
-  status must be documented for its route, its Content-Type must be the one documented, and its
-  body (each line of an NDJSON one) must validate against the schema documented for that route
-  and status; an undocumented field in an answer fails. Requests meant to be valid must
-  validate against the request schema and those the server refuses for their shape must not.
-  Unknown paths (404) and wrong methods (405) answer the error body the description gives.
+- The routes it lists are those the server lists in its 404 answer, and each of them is sent real
+  requests (successes and errors: bad JSON, an unknown field, over a limit, unknown model, bad and
+  passed deadlines, a body over the limit, a body that does not arrive, the queue full, while
+  loading, while draining). Every answer's status must be documented for its route, its
+  Content-Type must be the one documented, and its body (each line of an NDJSON one) must validate
+  against the schema documented for that route and status; an undocumented field in an answer
+  fails. Requests meant to be valid must validate against the request schema and those the server
+  refuses for their shape must not. Unknown paths (404) and wrong methods (405) answer the error
+  body the description gives.
 - The validator itself refuses altered real answers (an extra field, a missing one, a wrong
   type, an unknown enum value, a stream line with both or neither of translation and error).
 
@@ -38,8 +39,10 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from http_api_test import Checks, Server, call  # noqa: E402
 
+# A small queue decoded a sentence at a time, so that one request can fill it (429 for the next).
 FLAGS = ["--workers=1", "--http_timeout=2s", "--max_message_bytes=65536", "--max_text_bytes=4096",
-         "--max_texts_per_request=8"]
+         "--max_texts_per_request=8", "--max_queued_texts=16", "--max_batch_size=1",
+         "--cache_bytes=0"]
 
 # The keywords the validator checks, and those that only annotate.
 CHECKED = {"$ref", "type", "properties", "required", "additionalProperties", "items", "enum",
@@ -563,6 +566,26 @@ def run_serving_checks(checks, api, server, sentences):
     # A body that stops arriving: 408 after --http_timeout (Content-Length promises more).
     ex("translate: a body that does not arrive", port, "POST", "/v1/translate", '{"texts": ',
        headers={"Content-Length": "100"}, status=408)
+
+    # Queue full: a text of 16 sentences fills the queue; the same text again while they are
+    # queued gets 429. Tried a few times in case the first text left the queue in between.
+    document = " ".join(sentences[100:116])
+    for _ in range(5):
+        thread = threading.Thread(target=call, args=(port, "POST", "/v1/translate",
+                                                     {"texts": [document]}), daemon=True)
+        thread.start()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and thread.is_alive() and not re.search(
+                r"^mtserve_queue_depth\{[^}]*\} ([2-9]|1[0-9])", scrape(server.metrics_port),
+                re.MULTILINE):
+            time.sleep(0.005)
+        full = ex("translate: the queue full", port, "POST", "/v1/translate",
+                  {"texts": [document]}, request_valid=True)
+        thread.join(120)
+        if full[0] == 429:
+            break
+    checks.expect("translate: the queue full: 429", full[0] == 429,
+                  f"got {full[0]} {full[2][:200]!r}")
 
     stream = "\n".join(json.dumps(line) for line in [
         {"id": "0", "text": lines[0], "options": {"beam_size": 2, "return_scores": True}},
