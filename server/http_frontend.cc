@@ -16,6 +16,7 @@
 #include "model/excerpt.h"
 #include "server/http_json.h"
 #include "server/http_status.h"
+#include "server/openapi.h"
 #include "server/proto_mapping.h"
 
 namespace mtserve {
@@ -303,6 +304,16 @@ int HttpFrontend::HandleRequest(mg_connection* connection, void* data) {
                   absl::StrCat("{\"status\":\"", ready ? "SERVING" : "NOT_SERVING", "\"}\n"));
     return exchange.status();
   }
+  if (path == "/openapi.json") {
+    // Static, like the health paths: answered while loading and draining, and not counted.
+    if (method != "GET") {
+      exchange.SendError(
+          absl::UnimplementedError(absl::StrCat(path, " takes GET, not ", Excerpt(method))), 405);
+    } else {
+      exchange.Send(200, kJson, OpenApiJson());
+    }
+    return exchange.status();
+  }
   for (const Route& route : kApi) {
     if (path != route.path) continue;
     if (method != route.method) {
@@ -322,7 +333,7 @@ int HttpFrontend::HandleRequest(mg_connection* connection, void* data) {
   exchange.SendError(absl::NotFoundError(
       absl::StrCat("no ", Excerpt(path),
                    " here; the API is POST /v1/translate, POST /v1/translate:stream, GET "
-                   "/v1/models, GET /healthz, GET /readyz")));
+                   "/v1/models, GET /healthz, GET /readyz, GET /openapi.json")));
   return exchange.status();
 }
 

@@ -9,6 +9,7 @@
 //   GET  /v1/models            ListModelsResponse
 //   GET  /healthz              200 while the process runs
 //   GET  /readyz               200 while serving, 503 while models load and while draining
+//   GET  /openapi.json         the OpenAPI description of these routes (server/openapi.json)
 //
 // The server is civetweb (Debian's libcivetweb, which prometheus-cpp's /metrics already runs
 // on): a fixed pool of threads, each serving one connection at a time, with keep-alive, a bound
