@@ -8,7 +8,8 @@ GET /frontend/settings) against a real mtserve on ports the kernel chooses.
   version is there already, so a second run needs no network.
 - With the Python standard library: JSON and form-encoded bodies, q as an array, alternatives,
   format html, source auto (and its error when two models translate into the target), every
-  error as {"error": "..."} with LibreTranslate's status, /languages and /frontend/settings.
+  error as {"error": "..."} with LibreTranslate's status (429 for a full queue), /languages and
+  /frontend/settings.
 
 Usage: libretranslate_test.py BIN_DIR MODEL_DIR NODE_TEST_DIR NPM_DIR MULTI30K_TEXT
 """
@@ -17,8 +18,12 @@ import os
 import shutil
 import subprocess
 import sys
+import re
 import tempfile
+import threading
+import time
 import urllib.parse
+import urllib.request
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -211,10 +216,39 @@ def check_two_models(checks, bin_dir, model_dir, sentence):
             server.stop()
 
 
+def check_queue_full(checks, bin_dir, sentences):
+    """429 as LibreTranslate answers when it is too busy: a small queue decoded a sentence at a
+    time, filled by one text of 16 sentences, refuses the same text again."""
+    server = Server(bin_dir, "--workers=1", "--max_texts_per_request=8", "--max_queued_texts=16",
+                    "--max_batch_size=1", "--cache_bytes=0")
+    try:
+        port = server.http_port
+        body = {"q": " ".join(sentences[100:116]), "source": "en", "target": "de"}
+        full = None
+        for _ in range(5):
+            thread = threading.Thread(target=post_json, args=(port, "/translate", body),
+                                      daemon=True)
+            thread.start()
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and thread.is_alive() and not re.search(
+                    r"^mtserve_queue_depth\{[^}]*\} ([2-9]|1[0-9])",
+                    urllib.request.urlopen(f"http://127.0.0.1:{server.metrics_port}/metrics")
+                    .read().decode(), re.MULTILINE):
+                time.sleep(0.005)
+            full = post_json(port, "/translate", body)
+            thread.join(120)
+            if full[0] == 429:
+                break
+        expect_error(checks, "the queue full", full, 429, "queue")
+    finally:
+        server.stop()
+
+
 def main():
     bin_dir, model_dir, node_test_dir, npm_dir, source = sys.argv[1:6]
     with open(source, encoding="utf-8") as f:
-        sentences = [line.strip() for line in f if line.strip()][:4]
+        all_sentences = [line.strip() for line in f if line.strip()]
+    sentences = all_sentences[:4]
     install_client(node_test_dir, npm_dir)
     checks = Checks()
     server = Server(bin_dir, *FLAGS)
@@ -231,6 +265,7 @@ def main():
     finally:
         server.stop()
     check_two_models(checks, bin_dir, model_dir, sentences[0])
+    check_queue_full(checks, bin_dir, all_sentences)
     print(f"{checks.passed} passed, {checks.failed} failed")
     sys.exit(1 if checks.failed else 0)
 
