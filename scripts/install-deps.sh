@@ -23,6 +23,11 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# The LibreTranslate test's npm client: Node and npm from Debian, unless a Node is installed
+# already (from elsewhere, say NodeSource, whose package Debian's npm would conflict with).
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  missing+=(nodejs npm)
+fi
 if ((${#missing[@]} == 0)); then
   exit 0
 fi

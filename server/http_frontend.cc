@@ -16,6 +16,7 @@
 #include "model/excerpt.h"
 #include "server/http_json.h"
 #include "server/http_status.h"
+#include "server/libretranslate_api.h"
 #include "server/openapi.h"
 #include "server/proto_mapping.h"
 
@@ -50,6 +51,12 @@ class HttpFrontend::Exchange {
   absl::string_view method() const { return info_.request_method; }
   absl::string_view path() const { return info_.local_uri == nullptr ? "" : info_.local_uri; }
   int status() const { return status_; }
+  absl::string_view content_type() const {
+    const char* value = mg_get_header(connection_, "Content-Type");
+    return value == nullptr ? "" : value;
+  }
+  // Errors from now on in LibreTranslate's shape ({"error": ...}) and statuses.
+  void UseLibreTranslateErrors() { libre_translate_errors_ = true; }
 
   // The body, whole: 413 (RESOURCE_EXHAUSTED) if over the limit, 408 (DEADLINE_EXCEEDED) if it
   // does not arrive within the timeout. Either is answered here, on a connection that then closes;
@@ -120,6 +127,11 @@ class HttpFrontend::Exchange {
     mg_write(connection_, body.data(), body.size());
   }
   void SendError(const absl::Status& status, int http_status = 0) {
+    if (libre_translate_errors_) {
+      Send(http_status != 0 ? http_status : LibreTranslateHttpStatus(status), kJson,
+           LibreTranslateErrorJson(status));
+      return;
+    }
     Send(http_status != 0 ? http_status : HttpStatusFor(status.code()), kJson,
          ErrorJson(status) + "\n");
   }
@@ -170,6 +182,7 @@ class HttpFrontend::Exchange {
   const absl::Time start_;
   int status_ = 0;
   bool body_read_ = false;
+  bool libre_translate_errors_ = false;
 };
 
 absl::StatusOr<std::unique_ptr<HttpFrontend>> HttpFrontend::Start(const Options& options,
@@ -290,11 +303,15 @@ int HttpFrontend::HandleRequest(mg_connection* connection, void* data) {
     absl::string_view path;
     absl::string_view method;
     void (HttpFrontend::*handle)(Exchange&);
+    bool libre_translate;  // LibreTranslate's API: its error shape.
   };
   static constexpr Route kApi[] = {
-      {"/v1/translate", "POST", &HttpFrontend::Translate},
-      {"/v1/translate:stream", "POST", &HttpFrontend::TranslateStream},
-      {"/v1/models", "GET", &HttpFrontend::ListModels},
+      {"/v1/translate", "POST", &HttpFrontend::Translate, false},
+      {"/v1/translate:stream", "POST", &HttpFrontend::TranslateStream, false},
+      {"/v1/models", "GET", &HttpFrontend::ListModels, false},
+      {"/translate", "POST", &HttpFrontend::LibreTranslate, true},
+      {"/languages", "GET", &HttpFrontend::LibreTranslateLanguages, true},
+      {"/frontend/settings", "GET", &HttpFrontend::LibreTranslateSettings, true},
   };
   if (path == "/healthz" || path == "/readyz") {
     // Live while the process answers; ready as the gRPC health of the Translator: SERVING once
@@ -316,6 +333,7 @@ int HttpFrontend::HandleRequest(mg_connection* connection, void* data) {
   }
   for (const Route& route : kApi) {
     if (path != route.path) continue;
+    if (route.libre_translate) exchange.UseLibreTranslateErrors();
     if (method != route.method) {
       exchange.SendError(absl::UnimplementedError(absl::StrCat(path, " takes ", route.method,
                                                                ", not ", Excerpt(method))),
@@ -330,10 +348,14 @@ int HttpFrontend::HandleRequest(mg_connection* connection, void* data) {
     self.RequestEnded();
     return exchange.status();
   }
+  // LibreTranslate's routes are named without methods: "METHOD /path" items are the routes
+  // /openapi.json describes (tests/scripts/openapi_test.py holds the two equal), and it describes
+  // the native API only.
   exchange.SendError(absl::NotFoundError(
       absl::StrCat("no ", Excerpt(path),
                    " here; the API is POST /v1/translate, POST /v1/translate:stream, GET "
-                   "/v1/models, GET /healthz, GET /readyz, GET /openapi.json")));
+                   "/v1/models, GET /healthz, GET /readyz, GET /openapi.json, and LibreTranslate's "
+                   "/translate, /languages and /frontend/settings")));
   return exchange.status();
 }
 
@@ -361,7 +383,16 @@ void HttpFrontend::Translate(Exchange& exchange) {
     if (exchange.status() == 0) exchange.SendError(parsed);
     return;
   }
-  TranslationCore::Request request = ToCoreRequest(message, *deadline, kMethod, Frontend::kHttp);
+  absl::StatusOr<TranslationCore::Reply> reply =
+      RunCall(ToCoreRequest(message, *deadline, kMethod, Frontend::kHttp));
+  if (!reply.ok()) {
+    exchange.SendError(reply.status());
+    return;
+  }
+  exchange.SendMessage(ToTranslateResponse(*core_, *reply, message.options().return_scores()));
+}
+
+absl::StatusOr<TranslationCore::Reply> HttpFrontend::RunCall(TranslationCore::Request request) {
   // Shared with the callback, which may run after this thread stops waiting on it.
   struct Result {
     absl::Notification done;
@@ -377,12 +408,46 @@ void HttpFrontend::Translate(Exchange& exchange) {
                    });
   result->done.WaitForNotification();
   ReleaseCall(call.get());
-  if (!result->reply.ok()) {
-    exchange.SendError(result->reply.status());
+  return std::move(result->reply);
+}
+
+void HttpFrontend::LibreTranslate(Exchange& exchange) {
+  constexpr char kMethod[] = "LibreTranslate";
+  absl::StatusOr<absl::Time> deadline = exchange.Deadline();
+  absl::StatusOr<LibreTranslateRequest> request = [&]() -> absl::StatusOr<LibreTranslateRequest> {
+    if (!deadline.ok()) return deadline.status();
+    absl::StatusOr<std::string> body = exchange.ReadBody();
+    if (!body.ok()) return body.status();
+    return ParseLibreTranslateRequest(*body, exchange.content_type(), *core_);
+  }();
+  if (!request.ok()) {
+    core_->RecordRefused(Frontend::kHttp, kMethod, request.status());
+    if (exchange.status() == 0) exchange.SendError(request.status());
     return;
   }
-  exchange.SendMessage(
-      ToTranslateResponse(*core_, *result->reply, message.options().return_scores()));
+  TranslationCore::Request core_request = std::move(request->core);
+  core_request.deadline = *deadline;
+  core_request.method = kMethod;
+  core_request.frontend = Frontend::kHttp;
+  absl::StatusOr<TranslationCore::Reply> reply = RunCall(std::move(core_request));
+  if (!reply.ok()) {
+    exchange.SendError(LibreTranslateCoreError(*request, reply.status()));
+    return;
+  }
+  exchange.Send(200, kJson, LibreTranslateAnswer(*request, *reply));
+}
+
+void HttpFrontend::LibreTranslateLanguages(Exchange& exchange) {
+  absl::StatusOr<std::string> languages = mtserve::LibreTranslateLanguages(*core_);
+  if (!languages.ok()) {
+    exchange.SendError(languages.status());
+    return;
+  }
+  exchange.Send(200, kJson, *languages);
+}
+
+void HttpFrontend::LibreTranslateSettings(Exchange& exchange) {
+  exchange.Send(200, kJson, mtserve::LibreTranslateSettings(*core_));
 }
 
 void HttpFrontend::TranslateStream(Exchange& exchange) {

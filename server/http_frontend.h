@@ -10,6 +10,8 @@
 //   GET  /healthz              200 while the process runs
 //   GET  /readyz               200 while serving, 503 while models load and while draining
 //   GET  /openapi.json         the OpenAPI description of these routes (server/openapi.json)
+//   POST /translate, GET /languages, GET /frontend/settings
+//                              LibreTranslate's API (libretranslate_api.h)
 //
 // The server is civetweb (Debian's libcivetweb, which prometheus-cpp's /metrics already runs
 // on): a fixed pool of threads, each serving one connection at a time, with keep-alive, a bound
@@ -86,6 +88,11 @@ class HttpFrontend {
   void Translate(Exchange& exchange);
   void TranslateStream(Exchange& exchange);
   void ListModels(Exchange& exchange);
+  void LibreTranslate(Exchange& exchange);
+  void LibreTranslateLanguages(Exchange& exchange);
+  void LibreTranslateSettings(Exchange& exchange);
+  // Runs `request` in the core and waits for its reply; Stop cancels it.
+  absl::StatusOr<TranslationCore::Reply> RunCall(TranslationCore::Request request);
 
   const Options options_;
   TranslationCore* const core_;

@@ -1,0 +1,72 @@
+// LibreTranslate's HTTP API (https://libretranslate.com/docs) on the TranslationCore, so that the
+// many clients and integrations written for LibreTranslate work with mtserve unchanged:
+//
+//   POST /translate          {q, source, target, format, alternatives, api_key} as JSON or as a
+//                            form (application/x-www-form-urlencoded) -> {translatedText, ...}
+//   GET  /languages          [{code, name, targets}], from the served models' languages
+//   GET  /frontend/settings  what LibreTranslate's web UI and some clients read first
+//
+// This is only the mapping between LibreTranslate's shapes and the core's: the core checks every
+// limit and option, as it does for the native API. The HTTP front end reads the body, runs the
+// core request and writes the answers made here. Languages route to models by the source and
+// target languages of each model's config.
+#ifndef MTSERVE_SERVER_LIBRETRANSLATE_API_H_
+#define MTSERVE_SERVER_LIBRETRANSLATE_API_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "server/translation_core.h"
+
+namespace mtserve {
+
+// A LibreTranslate /translate request, as the core request it becomes and what its answer needs.
+struct LibreTranslateRequest {
+  TranslationCore::Request core;
+  bool q_is_array = false;  // The answer's translatedText is then an array too.
+  int alternatives = 0;     // Hypotheses besides the best one to answer.
+  // The source language when the request asked for "auto" (the answer says it), else empty.
+  std::string detected_language;
+};
+
+// Parses a /translate body (`content_type` says whether it is a form; otherwise it is JSON) and
+// routes it to a served model. INVALID_ARGUMENT for a malformed request, an unknown language pair
+// or an "auto" that more than one model could serve; UNAVAILABLE while the models load.
+absl::StatusOr<LibreTranslateRequest> ParseLibreTranslateRequest(absl::string_view body,
+                                                                 absl::string_view content_type,
+                                                                 const TranslationCore& core);
+
+// The JSON answer to `request`: {"translatedText": ...} with "alternatives" when they were asked
+// for and "detectedLanguage" for "auto".
+std::string LibreTranslateAnswer(const LibreTranslateRequest& request,
+                                 const TranslationCore::Reply& reply);
+
+// The core's error for `request`, worded for its fields (alternatives become beam search
+// options).
+absl::Status LibreTranslateCoreError(const LibreTranslateRequest& request,
+                                     const absl::Status& status);
+
+// GET /languages: every language a served model translates from or into, each with the targets
+// served from it. UNAVAILABLE while the models load.
+absl::StatusOr<std::string> LibreTranslateLanguages(const TranslationCore& core);
+
+// GET /frontend/settings: the limits and defaults a LibreTranslate client reads.
+std::string LibreTranslateSettings(const TranslationCore& core);
+
+// LibreTranslate's error answer: {"error": "message"}, and its HTTP status. LibreTranslate answers
+// 400 for every bad request (an unknown language too, which the core would call NOT_FOUND), 429
+// when it is too busy and 500 otherwise; mtserve keeps its own statuses where LibreTranslate has
+// none (413 for a body over the limit, 503 while loading or draining, 504 past a deadline).
+int LibreTranslateHttpStatus(const absl::Status& status);
+std::string LibreTranslateErrorJson(const absl::Status& status);
+
+// The display name of a language code ("en": "English"); the code itself when it is not in the
+// table.
+std::string LanguageName(absl::string_view code);
+
+}  // namespace mtserve
+
+#endif  // MTSERVE_SERVER_LIBRETRANSLATE_API_H_
