@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "model/float16.h"
 #include "model/kernels/quantize.h"
 
 namespace mtserve {
@@ -63,13 +64,6 @@ dt InputType(ComputeType type) {
 
 dt WeightType(ComputeType type) { return type == ComputeType::kInt8 ? dt::s8 : InputType(type); }
 
-float BFloat16ToFloat(uint16_t bits) {
-  const uint32_t widened = uint32_t{bits} << 16;
-  float value;
-  std::memcpy(&value, &widened, sizeof(value));
-  return value;
-}
-
 }  // namespace
 
 Epilogue ActivationEpilogue(Activation activation) {
@@ -106,7 +100,8 @@ Linear::Linear(const std::vector<float>& weight, const std::vector<float>& bias,
     for (int n = 0; n < out_; ++n) {
       int64_t sum = 0;
       for (int k = 0; k < in_; ++k) sum += quantized[static_cast<size_t>(n) * in_ + k];
-      offsets[n] = 128.f * static_cast<float>(sum);  // Exact: |sum| < 2^24 / 128 for in < 2^10.
+      // Exact: |sum| <= 127 * in is below 2^24, and 128 only moves the exponent.
+      offsets[n] = 128.f * static_cast<float>(sum);
     }
     plain = memory(memory::desc({in_, out_}, dt::s8, tag::ba), engine, quantized.data());
   } else {
@@ -122,10 +117,6 @@ Linear::Linear(const std::vector<float>& weight, const std::vector<float>& bias,
   }
   in_offsets_.resize(in_);
   for (int k = 0; k < in_; ++k) in_offsets_[k] = PackedOffset(0, k);
-}
-
-size_t Linear::weight_bytes() const {
-  return weight_.bytes() + weight_scales_.bytes() + column_offsets_.bytes() + bias_.bytes();
 }
 
 int64_t Linear::PackedOffset(int dim, int64_t index) const {

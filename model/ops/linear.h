@@ -50,8 +50,6 @@ class Linear {
   int in_features() const { return in_; }
   int out_features() const { return out_; }
   ComputeType compute_type() const { return type_; }
-  // Bytes of the packed weight, its scales and the bias.
-  size_t weight_bytes() const;
 
   // x: [rows, in_features] with row stride x_stride (0: in_features); y: [rows, out_features]
   // dense.
