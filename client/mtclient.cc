@@ -170,6 +170,12 @@ int Models(const TranslationClient& client, absl::Duration timeout) {
         language(m.target_language()), m.compute_type(), m.max_input_tokens(),
         m.max_output_tokens(), m.architecture(), m.path());
   }
+  const v1::RequestLimits& limits = response->limits();
+  std::cout << absl::StrFormat(
+      "limits: max_texts_per_request=%d  max_text_bytes=%d  max_beam_size=%d  "
+      "max_sampling_topk=%d\n",
+      limits.max_texts_per_request(), limits.max_text_bytes(), limits.max_beam_size(),
+      limits.max_sampling_topk());
   return 0;
 }
 

@@ -17,6 +17,8 @@ packages=(
   libgtest-dev libgmock-dev
   # Tests: the Python client example and a real Prometheus scraping the server.
   python3-grpcio python3-protobuf python3-yaml prometheus curl
+  # The translation page's test: a real browser.
+  chromium
 )
 
 missing=()

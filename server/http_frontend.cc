@@ -15,9 +15,9 @@
 #include "civetweb.h"
 #include "model/excerpt.h"
 #include "server/http_json.h"
+#include "server/embedded_files.h"
 #include "server/http_status.h"
 #include "server/libretranslate_api.h"
-#include "server/openapi.h"
 #include "server/proto_mapping.h"
 
 namespace mtserve {
@@ -36,6 +36,26 @@ thread_local std::string* start_message = nullptr;
 
 constexpr char kJson[] = "application/json";
 constexpr char kNdjson[] = "application/x-ndjson";
+
+// The files served as they are (server/embedded_files.h): the translation page and the API's
+// description. Answered while loading and draining, as the health paths, and not counted.
+struct StaticFile {
+  absl::string_view path;
+  absl::string_view file;  // EmbeddedFile's name.
+  absl::string_view content_type;
+};
+constexpr StaticFile kStaticFiles[] = {
+    {"/", "web/index.html", "text/html; charset=utf-8"},
+    {"/web/app.js", "web/app.js", "text/javascript; charset=utf-8"},
+    {"/web/style.css", "web/style.css", "text/css; charset=utf-8"},
+    {"/openapi.json", "openapi.json", kJson},
+};
+
+// The page loads nothing from elsewhere and runs no inline script: a browser refuses any other
+// source, should an injection ever slip through.
+constexpr char kContentSecurityPolicy[] =
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+    "img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 }  // namespace
 
@@ -57,6 +77,10 @@ class HttpFrontend::Exchange {
   }
   // Errors from now on in LibreTranslate's shape ({"error": ...}) and statuses.
   void UseLibreTranslateErrors() { libre_translate_errors_ = true; }
+  // A header for the answer (sent with the status line).
+  void AddHeader(std::string name, std::string value) {
+    headers_.emplace_back(std::move(name), std::move(value));
+  }
 
   // The body, whole: 413 (RESOURCE_EXHAUSTED) if over the limit, 408 (DEADLINE_EXCEEDED) if it
   // does not arrive within the timeout. Either is answered here, on a connection that then closes;
@@ -75,6 +99,7 @@ class HttpFrontend::Exchange {
     if (const char* expect = mg_get_header(connection_, "Expect");
         expect != nullptr && absl::EqualsIgnoreCase(expect, "100-continue")) {
       mg_printf(connection_, "HTTP/1.1 100 Continue\r\n\r\n");
+      continue_sent_ = true;
     }
     std::string body;
     // Each read is bounded by civetweb's timeout, this by the whole body's.
@@ -124,7 +149,7 @@ class HttpFrontend::Exchange {
   // A whole answer with its length.
   void Send(int status, absl::string_view content_type, absl::string_view body) {
     StartAnswer(status, content_type, static_cast<int64_t>(body.size()));
-    mg_write(connection_, body.data(), body.size());
+    if (method() != "HEAD") mg_write(connection_, body.data(), body.size());
   }
   void SendError(const absl::Status& status, int http_status = 0) {
     if (libre_translate_errors_) {
@@ -134,6 +159,13 @@ class HttpFrontend::Exchange {
     }
     Send(http_status != 0 ? http_status : HttpStatusFor(status.code()), kJson,
          ErrorJson(status) + "\n");
+  }
+  // 405, with the methods `path()` takes (e.g. "GET, HEAD") in Allow.
+  void SendMethodNotAllowed(absl::string_view allowed) {
+    AddHeader("Allow", std::string(allowed));
+    SendError(absl::UnimplementedError(
+                  absl::StrCat(path(), " takes ", allowed, ", not ", Excerpt(method()))),
+              405);
   }
   void SendMessage(const google::protobuf::Message& message) {
     absl::StatusOr<std::string> json = ToJson(message);
@@ -164,15 +196,31 @@ class HttpFrontend::Exchange {
     // A body not read whole (refused before, over the limit, late) would be read as the next
     // request.
     if (!body_read_ && info_.content_length != 0) mg_disable_connection_keep_alive(connection_);
-    mg_response_header_start(connection_, status);
-    mg_response_header_add(connection_, "Content-Type", content_type.data(),
-                           static_cast<int>(content_type.size()));
+    headers_.emplace_back("Content-Type", std::string(content_type));
     if (length >= 0) {
-      mg_response_header_add(connection_, "Content-Length", absl::StrCat(length).c_str(), -1);
+      headers_.emplace_back("Content-Length", absl::StrCat(length));
     } else {
-      mg_response_header_add(connection_, "Transfer-Encoding", "chunked", -1);
+      headers_.emplace_back("Transfer-Encoding", "chunked");
     }
-    mg_response_header_add(connection_, "Cache-Control", "no-store", -1);
+    headers_.emplace_back("Cache-Control", "no-store");
+    headers_.emplace_back("X-Content-Type-Options", "nosniff");
+    if (continue_sent_) {
+      // civetweb's header functions refuse to start an answer once anything was written (the
+      // 100 Continue), so its head is written as bytes, on a connection that then closes (the
+      // keep-alive headers are civetweb's to add).
+      mg_disable_connection_keep_alive(connection_);
+      std::string head = absl::StrCat("HTTP/1.1 ", status, " ",
+                                      mg_get_response_code_text(connection_, status), "\r\n");
+      for (const auto& [name, value] : headers_) absl::StrAppend(&head, name, ": ", value, "\r\n");
+      absl::StrAppend(&head, "Connection: close\r\n\r\n");
+      mg_write(connection_, head.data(), head.size());
+      return;
+    }
+    mg_response_header_start(connection_, status);
+    for (const auto& [name, value] : headers_) {
+      mg_response_header_add(connection_, name.c_str(), value.c_str(),
+                             static_cast<int>(value.size()));
+    }
     mg_response_header_send(connection_);
   }
 
@@ -183,6 +231,8 @@ class HttpFrontend::Exchange {
   int status_ = 0;
   bool body_read_ = false;
   bool libre_translate_errors_ = false;
+  bool continue_sent_ = false;  // "100 Continue" was written.
+  std::vector<std::pair<std::string, std::string>> headers_;
 };
 
 absl::StatusOr<std::unique_ptr<HttpFrontend>> HttpFrontend::Start(const Options& options,
@@ -321,13 +371,15 @@ int HttpFrontend::HandleRequest(mg_connection* connection, void* data) {
                   absl::StrCat("{\"status\":\"", ready ? "SERVING" : "NOT_SERVING", "\"}\n"));
     return exchange.status();
   }
-  if (path == "/openapi.json") {
-    // Static, like the health paths: answered while loading and draining, and not counted.
-    if (method != "GET") {
-      exchange.SendError(
-          absl::UnimplementedError(absl::StrCat(path, " takes GET, not ", Excerpt(method))), 405);
+  for (const StaticFile& file : kStaticFiles) {
+    if (path != file.path) continue;
+    if (method != "GET" && method != "HEAD") {
+      exchange.SendMethodNotAllowed("GET, HEAD");
     } else {
-      exchange.Send(200, kJson, OpenApiJson());
+      if (file.content_type != kJson) {
+        exchange.AddHeader("Content-Security-Policy", kContentSecurityPolicy);
+      }
+      exchange.Send(200, file.content_type, EmbeddedFile(file.file));
     }
     return exchange.status();
   }
@@ -335,9 +387,7 @@ int HttpFrontend::HandleRequest(mg_connection* connection, void* data) {
     if (path != route.path) continue;
     if (route.libre_translate) exchange.UseLibreTranslateErrors();
     if (method != route.method) {
-      exchange.SendError(absl::UnimplementedError(absl::StrCat(path, " takes ", route.method,
-                                                               ", not ", Excerpt(method))),
-                         405);
+      exchange.SendMethodNotAllowed(route.method);
       return exchange.status();
     }
     if (!self.RequestStarted()) {
@@ -355,7 +405,7 @@ int HttpFrontend::HandleRequest(mg_connection* connection, void* data) {
       absl::StrCat("no ", Excerpt(path),
                    " here; the API is POST /v1/translate, POST /v1/translate:stream, GET "
                    "/v1/models, GET /healthz, GET /readyz, GET /openapi.json, and LibreTranslate's "
-                   "/translate, /languages and /frontend/settings")));
+                   "/translate, /languages and /frontend/settings; the translation page is /")));
   return exchange.status();
 }
 

@@ -10,6 +10,7 @@
 //   GET  /healthz              200 while the process runs
 //   GET  /readyz               200 while serving, 503 while models load and while draining
 //   GET  /openapi.json         the OpenAPI description of these routes (server/openapi.json)
+//   GET  /                     the translation page (server/web/), which calls the routes above
 //   POST /translate, GET /languages, GET /frontend/settings
 //                              LibreTranslate's API (libretranslate_api.h)
 //

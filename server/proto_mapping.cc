@@ -126,6 +126,11 @@ absl::StatusOr<v1::ListModelsResponse> ListModels(const TranslationCore& core) {
     info->set_max_output_tokens(MaxOutputTokens(*served.model, limits));
     info->set_path(served.model->dir());
   }
+  v1::RequestLimits* served_limits = response.mutable_limits();
+  served_limits->set_max_texts_per_request(limits.max_texts_per_request);
+  served_limits->set_max_text_bytes(static_cast<uint32_t>(limits.max_text_bytes));
+  served_limits->set_max_beam_size(limits.max_beam_size);
+  served_limits->set_max_sampling_topk(limits.max_sampling_topk);
   return response;
 }
 

@@ -8,7 +8,9 @@
   an error line and the others still come.
 - Errors are JSON {"code", "message"} with the HTTP status of the gRPC code: bad JSON 400,
   unknown model 404, over a limit 400 naming the field and the limit, a body over the limit 413,
-  a deadline (X-Request-Timeout) 504, an unknown path 404, a wrong method 405.
+  a deadline (X-Request-Timeout) 504, an unknown path 404, a wrong method 405 with Allow.
+- `Expect: 100-continue` (curl sends it for bodies over 1 MiB and for streamed ones) gets
+  "100 Continue", then the whole answer.
 - HTTP requests are counted in mtserve_requests_total with frontend="http", gRPC ones with
   frontend="grpc", and no other value.
 - Slow clients: two connections that send their headers a byte at a time, holding both HTTP
@@ -77,6 +79,23 @@ def call(port, method, path, body=None, headers=None, timeout=120):
         return response.status, response.headers, response.read()
     finally:
         connection.close()
+
+
+def call_with_continue(port, path, body):
+    """(interim head, final head, final body) of a POST that waits for 100 Continue before
+    sending its body, as curl does. The server closes the connection after such an answer."""
+    body = json.dumps(body).encode()
+    with socket.create_connection(("127.0.0.1", port), timeout=120) as connection:
+        connection.sendall(f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                           f"Content-Type: application/json\r\nExpect: 100-continue\r\n"
+                           f"Content-Length: {len(body)}\r\n\r\n".encode())
+        received = connection.recv(4096)
+        connection.sendall(body)
+        while chunk := connection.recv(65536):
+            received += chunk
+    interim, _, rest = received.partition(b"\r\n\r\n")
+    head, _, answer = rest.partition(b"\r\n\r\n")
+    return interim.decode(), head.decode(), answer
 
 
 def grpc_translations(bin_dir, server, lines, *flags):
@@ -226,6 +245,10 @@ def run_api_checks(checks, bin_dir, server, sentences):
                   len(models) == 1 and models[0].get("is_default") is True
                   and models[0].get("name") == answer.get("model")
                   and models[0].get("max_input_tokens", 0) > 0, f"{status} {body[:400]!r}")
+    limits = json.loads(body).get("limits") if status == 200 else None
+    checks.expect("/v1/models gives the request limits the server was started with",
+                  limits == {"max_texts_per_request": 8, "max_text_bytes": 4096,
+                             "max_beam_size": 16, "max_sampling_topk": 1000}, f"{limits}")
 
     # Streaming: NDJSON in, NDJSON out, one line per text.
     stream = "\n".join([json.dumps({"id": str(i), "text": t, "options": {"beam_size": 4}})
@@ -282,8 +305,18 @@ def run_api_checks(checks, bin_dir, server, sentences):
                  400, "INVALID_ARGUMENT", "X-Request-Timeout")
     checks.error("an unknown path", call(port, "GET", "/v2/nothing"), 404, "NOT_FOUND",
                  "/v1/translate")
-    checks.error("a wrong method", call(port, "GET", "/v1/translate"), 405, "UNIMPLEMENTED",
-                 "POST")
+    wrong = call(port, "GET", "/v1/translate")
+    checks.error("a wrong method", wrong, 405, "UNIMPLEMENTED", "POST")
+    checks.expect("405 says which method in Allow", wrong[1].get("Allow") == "POST",
+                  f"{wrong[1]}")
+    interim, head, answer = call_with_continue(port, "/v1/translate",
+                                               {"texts": lines[:1], "options": {"beam_size": 4}})
+    answered = json.loads(answer)["translations"][0]["hypotheses"][0]["text"] if (
+        head.startswith("HTTP/1.1 200")) else None
+    checks.expect("Expect: 100-continue gets 100 Continue, then the whole answer",
+                  interim == "HTTP/1.1 100 Continue" and answered == expected[0]
+                  and "Content-Type: application/json" in head,
+                  f"{interim!r} {head!r} {answer[:300]!r}")
     refused = call(port, "POST", "/v1/models", {"texts": ["a"]})
     checks.error("a wrong method with a body", refused, 405, "UNIMPLEMENTED", "GET")
     checks.expect("a body left unread closes the connection (it is no next request)",

@@ -29,23 +29,10 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from http_api_test import Checks, Server, call  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../scripts/lib"))
+from npm_packages import npm_ci  # noqa: E402
+
 FLAGS = ["--workers=1", "--http_threads=4", "--max_text_bytes=4096", "--max_beam_size=8"]
-
-
-def install_client(node_test_dir, npm_dir):
-    """npm ci of the pinned client into npm_dir, unless it is installed already (offline-safe)."""
-    os.makedirs(npm_dir, exist_ok=True)
-    wanted = json.load(open(os.path.join(node_test_dir, "package.json")))["dependencies"]
-    installed = os.path.join(npm_dir, "node_modules", "libretranslate", "package.json")
-    lock = os.path.join(node_test_dir, "package-lock.json")
-    copied_lock = os.path.join(npm_dir, "package-lock.json")
-    if (os.path.exists(installed)
-            and json.load(open(installed))["version"] == wanted["libretranslate"]
-            and os.path.exists(copied_lock) and open(copied_lock).read() == open(lock).read()):
-        return
-    for name in ("package.json", "package-lock.json"):
-        shutil.copy(os.path.join(node_test_dir, name), npm_dir)
-    subprocess.run(["npm", "ci", "--prefix", npm_dir, "--no-audit", "--no-fund"], check=True)
 
 
 def post_json(port, path, body, headers=None):
@@ -249,7 +236,7 @@ def main():
     with open(source, encoding="utf-8") as f:
         all_sentences = [line.strip() for line in f if line.strip()]
     sentences = all_sentences[:4]
-    install_client(node_test_dir, npm_dir)
+    node_modules = npm_ci(node_test_dir, npm_dir)
     checks = Checks()
     server = Server(bin_dir, *FLAGS)
     try:
@@ -257,7 +244,7 @@ def main():
         node = subprocess.run(
             ["node", os.path.join(node_test_dir, "client_test.js"), str(server.http_port),
              *sentences],
-            env={**os.environ, "NODE_PATH": os.path.join(npm_dir, "node_modules")},
+            env={**os.environ, "NODE_PATH": node_modules},
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
         print(node.stdout, end="")
         checks.expect("the npm client libretranslate's checks", node.returncode == 0,

@@ -632,7 +632,13 @@ def run_serving_checks(checks, api, server, sentences):
         if path in ("/healthz", "/readyz"):
             continue  # They answer any method (load balancers probe with GET or HEAD).
         wrong = "POST" if method == "GET" else "GET"
-        api.error_answer(f"{wrong} {path}", call(port, wrong, path), 405, "UNIMPLEMENTED")
+        refused = call(port, wrong, path)
+        api.error_answer(f"{wrong} {path}", refused, 405, "UNIMPLEMENTED")
+        allowed = {m.strip() for m in refused[1].get("Allow", "").split(",")}
+        documented = {m for m, p in api.operations() if p == path}
+        checks.expect(f"{wrong} {path}: 405's Allow lists the documented methods",
+                      documented <= allowed and wrong not in allowed,
+                      f"Allow: {refused[1].get('Allow')!r}, documented {sorted(documented)}")
 
     check_validator(checks, api, answer, next(line for line in stream_lines if "translation" in
                                               line), models, bad_request)

@@ -1,0 +1,17 @@
+// Files compiled into the binary at build time (server/embed_files.cmake; the list is in
+// server/CMakeLists.txt): the OpenAPI description (openapi.json) and the translation page (web/),
+// so that a binary always serves the description and page of the API it has, with nothing to
+// install beside it.
+#ifndef MTSERVE_SERVER_EMBEDDED_FILES_H_
+#define MTSERVE_SERVER_EMBEDDED_FILES_H_
+
+#include "absl/strings/string_view.h"
+
+namespace mtserve {
+
+// The text of the file `name` (its path under server/, e.g. "web/app.js"), or "" if none.
+absl::string_view EmbeddedFile(absl::string_view name);
+
+}  // namespace mtserve
+
+#endif  // MTSERVE_SERVER_EMBEDDED_FILES_H_

@@ -1,0 +1,388 @@
+// mtserve's translation page: calls the server's JSON API (GET /v1/models, POST /v1/translate)
+// and shows the translation sentence by sentence, from the sentence ranges the server returns.
+// The server checks every limit; the page only counts against them as the user types.
+'use strict';
+
+const $ = (id) => document.getElementById(id);
+const ui = {
+  status: $('server-status'),
+  form: $('translate-form'),
+  controls: $('controls'),
+  model: $('model'),
+  beamSize: $('beam-size'),
+  alternatives: $('alternatives'),
+  html: $('html'),
+  sourceLabel: $('source-label'),
+  source: $('source'),
+  highlights: $('source-highlights'),
+  count: $('count'),
+  translate: $('translate'),
+  translation: $('translation'),
+  stale: $('stale'),
+  copy: $('copy'),
+  copyStatus: $('copy-status'),
+  alternativesSection: $('alternatives-section'),
+  alternativesList: $('alternatives-list'),
+  error: $('error'),
+};
+
+const REQUEST_TIMEOUT = '60s';  // X-Request-Timeout: the server gives up after it.
+const DEFAULT_BEAM_SIZE = 4;
+const utf8 = new TextEncoder();
+const languageNames = (() => {
+  try {
+    return new Intl.DisplayNames([navigator.language || 'en'], {type: 'language'});
+  } catch (e) {
+    return null;
+  }
+})();
+
+let limits = null;  // ListModelsResponse.limits
+let models = [];    // ListModelsResponse.models
+// The last translation shown: the source text it was made from, the sentences of that text and
+// of the translation (string index ranges, pairwise), or null.
+let shown = null;
+let busy = false;
+
+function languageName(code) {
+  if (!code) return '';
+  try {
+    return (languageNames && languageNames.of(code)) || code;
+  } catch (e) {
+    return code;
+  }
+}
+
+function number(n) {
+  return n.toLocaleString('en');
+}
+
+// Where each UTF-8 byte offset of `text` falls in its UTF-16 string: byte offset -> index, for
+// the offsets at which a character starts (and the end).
+function byteToIndex(text) {
+  const map = new Map();
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    map.set(bytes, i);
+    const code = text.codePointAt(i);
+    if (code > 0xffff) {
+      bytes += 4;
+      i++;
+    } else {
+      bytes += code < 0x80 ? 1 : code < 0x800 ? 2 : 3;
+    }
+  }
+  map.set(bytes, text.length);
+  return map;
+}
+
+// The server's byte ranges ({begin, end}) as string index ranges, or null if one does not fall
+// on character boundaries.
+function stringRanges(text, ranges) {
+  const map = byteToIndex(text);
+  const result = [];
+  for (const range of ranges || []) {
+    const begin = map.get(range.begin);
+    const end = map.get(range.end);
+    if (begin === undefined || end === undefined || end < begin) return null;
+    result.push([begin, end]);
+  }
+  return result;
+}
+
+function showError(message) {
+  ui.error.textContent = message;
+  ui.error.hidden = false;
+}
+
+function clearError() {
+  ui.error.hidden = true;
+  ui.error.textContent = '';
+}
+
+// What an error answer of the API means to the user, with the server's own message.
+function describeError(status, body) {
+  const message = body && typeof body.message === 'string' ? body.message : '';
+  const lead = {
+    400: 'The server cannot translate this',
+    404: 'Not found',
+    408: 'The request took too long to arrive',
+    413: 'The text is too large for one request',
+    429: 'The server is busy; try again in a moment',
+    499: 'The translation was cancelled',
+    503: 'The server is not serving right now (loading its models or shutting down)',
+    504: 'The translation took too long',
+  }[status] || `The server answered ${status}`;
+  return message ? `${lead}: ${message}` : `${lead}.`;
+}
+
+async function callApi(path, init) {
+  let response;
+  try {
+    response = await fetch(path, init);
+  } catch (e) {
+    throw new Error(`Cannot reach the server: ${e.message}`);
+  }
+  let body = null;
+  try {
+    body = await response.json();
+  } catch (e) {
+    // Left null: described by the status alone.
+  }
+  if (!response.ok) {
+    const error = new Error(describeError(response.status, body));
+    error.status = response.status;
+    throw error;
+  }
+  return body;
+}
+
+function fillSelect(select, values, selected, label) {
+  select.replaceChildren(...values.map((value) => {
+    const option = new Option(label ? label(value) : String(value), String(value));
+    option.selected = value === selected;
+    return option;
+  }));
+}
+
+function selectedModel() {
+  return models.find((m) => m.name === ui.model.value) || models[0];
+}
+
+function updateAlternatives() {
+  // Alternatives are the next hypotheses of the beam search: at most beam size - 1.
+  const beam = Number(ui.beamSize.value);
+  const current = Math.min(Number(ui.alternatives.value) || 0, beam - 1);
+  fillSelect(ui.alternatives, [...Array(beam).keys()], current);
+}
+
+function updateSourceLabel() {
+  const model = selectedModel();
+  if (!model) return;
+  const from = languageName(model.source_language);
+  const to = languageName(model.target_language);
+  ui.sourceLabel.textContent = from ? `Text in ${from}` : 'Text';
+  $('target-label').textContent = to ? `Translation into ${to}` : 'Translation';
+}
+
+function updateCount() {
+  const bytes = utf8.encode(ui.source.value).length;
+  const characters = [...ui.source.value].length;
+  if (!limits) {
+    ui.count.textContent = `${number(characters)} characters`;
+    return;
+  }
+  const over = bytes > limits.max_text_bytes;
+  ui.count.classList.toggle('over', over);
+  const bytesText = characters === bytes ? '' : ` (${number(bytes)} bytes)`;
+  ui.count.textContent = over
+    ? `${number(characters)} characters${bytesText}: over the limit of ` +
+      `${number(limits.max_text_bytes)} bytes a text`
+    : `${number(characters)} characters${bytesText} of ${number(limits.max_text_bytes)} bytes`;
+}
+
+function updateTranslateButton() {
+  ui.translate.disabled = busy || !limits || ui.source.value.trim() === '';
+}
+
+// Marks sentence `index` (or none, with -1) in the source and in the translation.
+function highlight(index) {
+  for (const span of ui.translation.querySelectorAll('.sentence')) {
+    span.classList.toggle('active', Number(span.dataset.index) === index);
+  }
+  const text = ui.source.value;
+  if (!shown || index < 0 || text !== shown.source) {
+    ui.highlights.textContent = text;
+  } else {
+    const [begin, end] = shown.sourceSentences[index];
+    const mark = document.createElement('mark');
+    mark.textContent = text.slice(begin, end);
+    ui.highlights.replaceChildren(text.slice(0, begin), mark, text.slice(end));
+  }
+  // A final newline is not drawn by a text area's last line but would be by the copy.
+  ui.highlights.append('\u200b');
+  ui.highlights.scrollTop = ui.source.scrollTop;
+}
+
+// The sentence of the source text under the cursor, or -1.
+function sentenceAtCursor() {
+  if (!shown || ui.source.value !== shown.source) return -1;
+  const at = ui.source.selectionStart;
+  const sentences = shown.sourceSentences;
+  for (let i = 0; i < sentences.length; i++) {
+    const [begin, end] = sentences[i];
+    if (at >= begin && (at < end || (at === end && i === sentences.length - 1))) return i;
+  }
+  return -1;
+}
+
+function showTranslation(source, translation) {
+  const [best, ...others] = translation.hypotheses;
+  const text = best ? best.text : '';
+  const sourceSentences = stringRanges(source, translation.sentences);
+  const targetSentences = best ? stringRanges(text, best.sentences) : null;
+  const paired = sourceSentences && targetSentences &&
+      sourceSentences.length === targetSentences.length;
+  shown = paired ? {source, sourceSentences, targetSentences} : null;
+
+  const nodes = [];
+  if (paired) {
+    let at = 0;
+    targetSentences.forEach(([begin, end], index) => {
+      if (begin > at) nodes.push(text.slice(at, begin));
+      const span = document.createElement('span');
+      span.className = 'sentence';
+      span.tabIndex = 0;
+      span.dataset.index = String(index);
+      span.textContent = text.slice(begin, end);
+      nodes.push(span);
+      at = end;
+    });
+    if (at < text.length) nodes.push(text.slice(at));
+  } else {
+    nodes.push(text);
+  }
+  ui.translation.replaceChildren(...nodes);
+  ui.translation.classList.remove('stale');
+  ui.stale.hidden = true;
+  ui.copy.disabled = text === '';
+  ui.copyStatus.textContent = '';
+
+  ui.alternativesList.replaceChildren(...others.map((hypothesis) => {
+    const item = document.createElement('li');
+    item.textContent = hypothesis.text;
+    return item;
+  }));
+  ui.alternativesSection.hidden = others.length === 0;
+  highlight(sentenceAtCursor());
+}
+
+async function translate() {
+  if (busy || ui.translate.disabled) return;
+  const source = ui.source.value;
+  const beam = Number(ui.beamSize.value);
+  const alternatives = Number(ui.alternatives.value);
+  const request = {
+    model: ui.model.value,
+    texts: [source],
+    options: {
+      beam_size: beam,
+      num_hypotheses: alternatives + 1,
+      format: ui.html.checked ? 'TEXT_FORMAT_HTML' : 'TEXT_FORMAT_PLAIN',
+    },
+  };
+  busy = true;
+  updateTranslateButton();
+  ui.translate.textContent = 'Translating…';
+  ui.translation.setAttribute('aria-busy', 'true');
+  clearError();
+  try {
+    const response = await callApi('/v1/translate', {
+      method: 'POST',
+      headers: {'Content-Type': 'application/json', 'X-Request-Timeout': REQUEST_TIMEOUT},
+      body: JSON.stringify(request),
+    });
+    showTranslation(source, response.translations[0]);
+  } catch (e) {
+    showError(e.message);
+  } finally {
+    busy = false;
+    ui.translate.textContent = 'Translate';
+    ui.translation.setAttribute('aria-busy', 'false');
+    updateTranslateButton();
+  }
+}
+
+async function copyTranslation() {
+  const text = ui.translation.textContent;
+  try {
+    if (navigator.clipboard && window.isSecureContext) {
+      await navigator.clipboard.writeText(text);
+    } else {
+      // Pages served over plain HTTP from another host have no clipboard API.
+      const scratch = document.createElement('textarea');
+      scratch.value = text;
+      scratch.setAttribute('readonly', '');
+      scratch.className = 'visually-hidden';
+      document.body.append(scratch);
+      scratch.select();
+      const copied = document.execCommand('copy');
+      scratch.remove();
+      if (!copied) throw new Error('the browser refused');
+    }
+    ui.copyStatus.textContent = 'Copied.';
+  } catch (e) {
+    ui.copyStatus.textContent = 'Could not copy: select the translation and copy it.';
+  }
+}
+
+async function loadModels() {
+  try {
+    const answer = await callApi('/v1/models');
+    models = answer.models;
+    limits = answer.limits;
+  } catch (e) {
+    // 503 while the server loads its models: try again shortly.
+    ui.status.textContent = e.status === 503 ? 'The server is loading its models…' : e.message;
+    setTimeout(loadModels, 2000);
+    return;
+  }
+  fillSelect(ui.model, models.map((m) => m.name), (models.find((m) => m.is_default) || {}).name,
+             (name) => {
+               const m = models.find((model) => model.name === name);
+               const pair = m.source_language && m.target_language
+                 ? ` (${m.source_language} → ${m.target_language})` : '';
+               return name + pair;
+             });
+  const beams = [...Array(limits.max_beam_size).keys()].map((i) => i + 1);
+  fillSelect(ui.beamSize, beams, Math.min(DEFAULT_BEAM_SIZE, limits.max_beam_size));
+  updateAlternatives();
+  updateSourceLabel();
+  ui.controls.disabled = false;
+  ui.status.textContent =
+      `Serving ${models.length} model${models.length === 1 ? '' : 's'}.`;
+  updateCount();
+  updateTranslateButton();
+}
+
+ui.form.addEventListener('submit', (event) => {
+  event.preventDefault();
+  translate();
+});
+ui.source.addEventListener('keydown', (event) => {
+  if (event.key === 'Enter' && (event.ctrlKey || event.metaKey)) {
+    event.preventDefault();
+    translate();
+  }
+});
+ui.source.addEventListener('input', () => {
+  ui.copyStatus.textContent = '';
+  updateCount();
+  updateTranslateButton();
+  const changed = shown !== null && ui.source.value !== shown.source;
+  ui.translation.classList.toggle('stale', changed);
+  ui.stale.hidden = !changed;
+  highlight(sentenceAtCursor());
+});
+for (const event of ['keyup', 'click', 'select', 'focus']) {
+  ui.source.addEventListener(event, () => highlight(sentenceAtCursor()));
+}
+ui.source.addEventListener('scroll', () => {
+  ui.highlights.scrollTop = ui.source.scrollTop;
+});
+for (const event of ['mouseover', 'focusin']) {
+  ui.translation.addEventListener(event, (e) => {
+    if (e.target.classList && e.target.classList.contains('sentence')) {
+      highlight(Number(e.target.dataset.index));
+    }
+  });
+}
+for (const event of ['mouseleave', 'focusout']) {
+  ui.translation.addEventListener(event, () => highlight(sentenceAtCursor()));
+}
+ui.beamSize.addEventListener('change', updateAlternatives);
+ui.model.addEventListener('change', updateSourceLabel);
+ui.copy.addEventListener('click', copyTranslation);
+
+updateCount();
+loadModels();

@@ -1,0 +1,55 @@
+#!/usr/bin/env python3
+"""mtserve's translation page (GET /) in a real browser: Debian's headless Chromium driven by the
+npm package playwright-core (tests/web, pinned by its package-lock.json; `npm ci` installs it into
+NPM_DIR unless that version is there already). tests/web/page_test.js types, translates, reads the
+page and compares it with the JSON API's answers, triggers errors, and saves screenshots into
+SCREENSHOT_DIR (their paths are printed); it ends by sending mtserve SIGTERM, after which mtserve
+must drain and exit 0.
+
+Usage: web_page_test.py BIN_DIR WEB_TEST_DIR NPM_DIR SCREENSHOT_DIR
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../scripts/lib"))
+from http_api_test import Server  # noqa: E402
+from npm_packages import npm_ci  # noqa: E402
+
+CHROMIUM = "/usr/bin/chromium"  # Debian's package `chromium` (scripts/install-deps.sh).
+
+
+def main():
+    bin_dir, web_test_dir, npm_dir, screenshot_dir = sys.argv[1:5]
+    if not os.path.exists(CHROMIUM):
+        sys.exit(f"FAIL {CHROMIUM} is missing: scripts/install-deps.sh installs Debian's chromium")
+    node_modules = npm_ci(web_test_dir, npm_dir)
+    shutil.rmtree(screenshot_dir, ignore_errors=True)
+    os.makedirs(screenshot_dir)
+    # A small text limit, for the over-the-limit error; a long grace, for the draining check.
+    server = Server(bin_dir, "--workers=1", "--max_text_bytes=1000", "--http_timeout=60s",
+                    "--shutdown_grace=60s")
+    try:
+        config = {"url": f"http://127.0.0.1:{server.http_port}",
+                  "chromium": CHROMIUM, "screenshots": screenshot_dir, "pid": server.process.pid}
+        node = subprocess.run(["node", os.path.join(web_test_dir, "page_test.js"),
+                               json.dumps(config)],
+                              env={**os.environ, "NODE_PATH": node_modules},
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              timeout=300)
+        print(node.stdout, end="")
+        exit_code = server.process.wait(timeout=120)
+        if exit_code != 0:
+            print(f"FAIL mtserve exited {exit_code} after draining:\n{server.stderr()}")
+        ok = node.returncode == 0 and exit_code == 0
+    finally:
+        server.stop()
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()

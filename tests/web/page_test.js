@@ -1,0 +1,275 @@
+// mtserve's translation page (GET /) in headless Chromium, driven by playwright-core: typed text is
+// translated, and what the page shows must be what the JSON API answers for the same request
+// (translation, alternatives, sentence ranges, error messages). Sentence ranges are turned into
+// text here with Node's Buffer, independently of the page's own conversion.
+//
+// Usage: node page_test.js CONFIG_JSON, with CONFIG_JSON's fields:
+//   url         the server's HTTP address (http://127.0.0.1:PORT)
+//   chromium    the browser's executable
+//   screenshots the directory to save screenshots into
+//   pid         mtserve's process id: the last check sends it SIGTERM and it must be draining
+// NODE_PATH holds node_modules with playwright-core. Exit status 1 if a check fails.
+'use strict';
+
+const net = require('net');
+const path = require('path');
+const { chromium } = require('playwright-core');
+
+const config = JSON.parse(process.argv[2]);
+let passed = 0;
+let failed = 0;
+
+function expect(name, ok, detail) {
+  if (ok) {
+    passed++;
+    console.log(`ok   ${name}`);
+  } else {
+    failed++;
+    console.log(`FAIL ${name}: ${detail}`);
+  }
+  return ok;
+}
+
+async function api(route, body) {
+  const response = await fetch(config.url + route, body === undefined ? {} : {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  return { status: response.status, body: await response.json() };
+}
+
+// The text of each {begin, end} byte range of `text` (UTF-8).
+function slices(text, ranges) {
+  const bytes = Buffer.from(text, 'utf8');
+  return ranges.map((r) => bytes.subarray(r.begin, r.end).toString('utf8'));
+}
+
+async function screenshot(page, name) {
+  const file = path.join(config.screenshots, name);
+  await page.screenshot({ path: file, fullPage: true });
+  console.log(`screenshot: ${file}`);
+}
+
+// The page's request for `text` with these options, sent to the API directly.
+function request(model, text, beam, alternatives) {
+  return {
+    model,
+    texts: [text],
+    options: { beam_size: beam, num_hypotheses: alternatives + 1, format: 'TEXT_FORMAT_PLAIN' },
+  };
+}
+
+async function waitForAnswer(page) {
+  await page.waitForFunction(() => {
+    const output = document.getElementById('translation');
+    const error = document.getElementById('error');
+    return output.getAttribute('aria-busy') === 'false' &&
+        (output.textContent !== '' || !error.hidden);
+  });
+}
+
+async function checkTranslation(page, models) {
+  const model = models.models.find((m) => m.is_default).name;
+  expect('the model picker shows the default model',
+         await page.inputValue('#model') === model, await page.inputValue('#model'));
+  const beams = await page.$$eval('#beam-size option', (o) => o.map((x) => x.value));
+  expect('beam sizes 1 to the server\'s limit, 4 chosen',
+         beams.length === models.limits.max_beam_size && beams[0] === '1' &&
+             await page.inputValue('#beam-size') === '4',
+         `${beams} ${await page.inputValue('#beam-size')}`);
+
+  // Non-ASCII text: the ranges the server gives are UTF-8 byte offsets.
+  const text = 'A man in a café is reading a newspaper. Two dogs – one black, one white – ' +
+      'play in the snow. A woman sings on a stage.';
+  await page.locator('#source').pressSequentially(text);
+  const count = await page.textContent('#count');
+  const bytes = Buffer.byteLength(text, 'utf8');
+  expect('the live count gives characters and bytes against the limit',
+         count.includes(`${[...text].length} characters (${bytes} bytes) of ` +
+                        `${models.limits.max_text_bytes.toLocaleString('en')} bytes`),
+         count);
+
+  await page.selectOption('#alternatives', '2');
+  // The keyboard shortcut, as a keyboard user translates.
+  await page.focus('#source');
+  await page.keyboard.press('Control+Enter');
+  await waitForAnswer(page);
+
+  const expected = await api('/v1/translate', request(model, text, 4, 2));
+  const translation = expected.body.translations[0];
+  const [best, ...others] = translation.hypotheses;
+  const shown = await page.textContent('#translation');
+  expect('the translation shown is the API\'s answer', shown === best.text,
+         `page ${JSON.stringify(shown)}, API ${JSON.stringify(best.text)}`);
+  const alternatives = await page.$$eval('#alternatives-list li', (l) => l.map((x) => x.textContent));
+  expect('the alternatives shown are the API\'s next hypotheses',
+         JSON.stringify(alternatives) === JSON.stringify(others.map((h) => h.text)),
+         `page ${JSON.stringify(alternatives)}, API ${JSON.stringify(others.map((h) => h.text))}`);
+
+  // Sentence by sentence: each translated sentence is a span; pointing at one marks its source.
+  const sourceSentences = slices(text, translation.sentences);
+  const targetSentences = slices(best.text, best.sentences);
+  const spans = await page.$$eval('#translation .sentence', (s) => s.map((x) => x.textContent));
+  expect('the translation is shown sentence by sentence, as the API\'s ranges cut it',
+         sourceSentences.length === 3 && JSON.stringify(spans) === JSON.stringify(targetSentences),
+         `page ${JSON.stringify(spans)}, API ${JSON.stringify(targetSentences)}`);
+  for (let i = 0; i < spans.length; i++) {
+    await page.hover(`#translation .sentence[data-index="${i}"]`);
+    const marked = await page.textContent('#source-highlights mark');
+    expect(`pointing at translated sentence ${i + 1} marks its source sentence`,
+           marked === sourceSentences[i], `marked ${JSON.stringify(marked)}, want ` +
+               JSON.stringify(sourceSentences[i]));
+  }
+  await screenshot(page, 'page-desktop.png');
+  // With the keyboard: the cursor in the text marks the translation of its sentence.
+  await page.mouse.move(0, 0);
+  await page.focus('#source');
+  await page.keyboard.press('Control+End');
+  const active = await page.$$eval('#translation .sentence.active', (s) => s.map((x) => x.textContent));
+  expect('the cursor at the end of the text marks the last translated sentence',
+         active.length === 1 && active[0] === targetSentences[2], JSON.stringify(active));
+  await page.keyboard.press('Control+Home');
+  const first = await page.$$eval('#translation .sentence.active', (s) => s.map((x) => x.textContent));
+  expect('the cursor at the start marks the first', first.length === 1 &&
+             first[0] === targetSentences[0], JSON.stringify(first));
+
+  await page.click('#copy');
+  await page.waitForFunction(() => document.getElementById('copy-status').textContent !== '');
+  const copied = await page.evaluate(() => navigator.clipboard.readText());
+  expect('Copy puts the translation on the clipboard', copied === best.text &&
+             await page.textContent('#copy-status') === 'Copied.',
+         `${JSON.stringify(copied)} ${await page.textContent('#copy-status')}`);
+
+  // Editing the text marks the translation as out of date.
+  await page.focus('#source');
+  await page.keyboard.type('X');
+  expect('an edit after translating says the translation is out of date',
+         await page.isVisible('#stale'), 'not shown');
+  return model;
+}
+
+async function checkLimitError(page, models, model) {
+  const text = 'A dog runs. '.repeat(Math.ceil(models.limits.max_text_bytes / 12) + 1);
+  await page.fill('#source', text);
+  const count = await page.locator('#count');
+  expect('over the limit, the count says so',
+         (await count.getAttribute('class')).includes('over') &&
+             (await count.textContent()).includes('over the limit of'),
+         await count.textContent());
+  await page.click('#translate');
+  await waitForAnswer(page);
+  const expected = await api('/v1/translate', request(model, text, 4, 0));
+  const error = await page.textContent('#error');
+  expect('the page shows the API\'s error for a text over the limit',
+         expected.status === 400 && await page.isVisible('#error') &&
+             error.includes(expected.body.message) && error.includes('max_text_bytes'),
+         `page ${JSON.stringify(error)}, API ${expected.status} ${JSON.stringify(expected.body)}`);
+  await screenshot(page, 'page-error.png');
+}
+
+async function checkPhone(browser, models) {
+  const context = await browser.newContext({ viewport: { width: 390, height: 844 },
+                                             isMobile: true, hasTouch: true });
+  const page = await context.newPage();
+  await page.goto(config.url + '/');
+  await page.waitForSelector('#controls:not([disabled])');
+  await page.fill('#source', 'A little girl climbs into a wooden playhouse. A dog runs.');
+  await page.tap('#translate');
+  await waitForAnswer(page);
+  const layout = await page.evaluate(() => {
+    const source = document.getElementById('source').getBoundingClientRect();
+    const output = document.getElementById('translation').getBoundingClientRect();
+    return { scrollWidth: document.documentElement.scrollWidth, width: window.innerWidth,
+             stacked: output.top >= source.bottom, outputWidth: output.width };
+  });
+  expect('on a phone: no sideways scrolling, translation below the text, full width',
+         layout.scrollWidth <= layout.width && layout.stacked && layout.outputWidth > 300,
+         JSON.stringify(layout));
+  expect('on a phone: translated', (await page.textContent('#translation')).length > 0, 'empty');
+  await screenshot(page, 'page-phone.png');
+  await context.close();
+}
+
+// A request that stays in flight until `finish` is called: its headers ask for 100-continue, so
+// the server has counted it once it answers that, and it waits for the body.
+async function requestInFlight(port, body) {
+  const socket = net.connect(port, '127.0.0.1');
+  let received = '';
+  socket.on('data', (chunk) => { received += chunk.toString('utf8'); });
+  socket.write('POST /v1/translate HTTP/1.1\r\nHost: 127.0.0.1\r\n' +
+               'Content-Type: application/json\r\nExpect: 100-continue\r\n' +
+               `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n`);
+  while (!received.includes('100 Continue')) await new Promise((r) => setTimeout(r, 20));
+  return {
+    finish: async () => {
+      socket.write(body);
+      const ended = new Promise((r) => socket.on('close', r));
+      await ended;
+      return received;
+    },
+  };
+}
+
+async function checkDraining(page) {
+  const port = Number(new URL(config.url).port);
+  const held = await requestInFlight(port, JSON.stringify({ texts: ['A dog runs.'] }));
+  process.kill(config.pid, 'SIGTERM');
+  for (;;) {
+    const ready = await fetch(config.url + '/readyz');
+    if (ready.status === 503) break;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const expected = await api('/v1/translate', { texts: ['A dog runs.'] });
+  await page.fill('#source', 'A dog runs.');
+  await page.click('#translate');
+  await waitForAnswer(page);
+  const error = await page.textContent('#error');
+  expect('draining: the page says the server is not serving, with the API\'s message',
+         expected.status === 503 && error.includes('not serving right now') &&
+             error.includes(expected.body.message),
+         `page ${JSON.stringify(error)}, API ${expected.status} ${JSON.stringify(expected.body)}`);
+  // Its body comes after the drain began: like a gRPC stream's texts read then, it is refused
+  // (to be sent to another server), but answered, and the server waited for it.
+  const answer = await held.finish();
+  expect('draining: a request still sending its body is answered (503, as work arriving now is)',
+         /HTTP\/1.1 503/.test(answer) && answer.includes(expected.body.message),
+         answer.slice(0, 300));
+}
+
+async function main() {
+  const browser = await chromium.launch({ executablePath: config.chromium, headless: true });
+  try {
+    const models = (await api('/v1/models')).body;
+    const context = await browser.newContext({ viewport: { width: 1100, height: 800 } });
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: config.url });
+    const page = await context.newPage();
+    const problems = [];
+    page.on('console', (m) => { if (m.type() === 'error') problems.push(m.text()); });
+    page.on('pageerror', (e) => problems.push(e.message));
+    page.on('requestfailed', (r) => problems.push(`${r.url()}: ${r.failure().errorText}`));
+    const loaded = await page.goto(config.url + '/');
+    expect('GET / is the page', loaded.status() === 200 &&
+               (await page.title()).includes('mtserve'), `${loaded.status()}`);
+    await page.waitForSelector('#controls:not([disabled])');
+    expect('the page says the server serves', (await page.textContent('#server-status')) ===
+               'Serving 1 model.', await page.textContent('#server-status'));
+    const model = await checkTranslation(page, models);
+    await checkLimitError(page, models, model);
+    await checkPhone(browser, models);
+    // Errors the page causes itself are expected console messages from here on: none before.
+    const serverErrors = problems.filter((p) => !p.includes('status of 400'));
+    expect('no script error, refused resource or failed request', serverErrors.length === 0,
+           JSON.stringify(serverErrors));
+    await checkDraining(page);
+  } finally {
+    await browser.close();
+  }
+  console.log(`${passed} passed, ${failed} failed`);
+  process.exit(failed ? 1 : 0);
+}
+
+main().catch((e) => {
+  console.log(`FAIL ${e.stack}`);
+  process.exit(1);
+});
