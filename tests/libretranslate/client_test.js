@@ -7,22 +7,11 @@
 'use strict';
 
 const { translate } = require('libretranslate');
+const { expect, run } = require('../test_lib/checks');
 
 const port = process.argv[2];
 const sentences = process.argv.slice(3);
 const apiurl = `http://127.0.0.1:${port}`;
-let passed = 0;
-let failed = 0;
-
-function expect(name, ok, detail) {
-  if (ok) {
-    passed++;
-    console.log(`ok ${name}`);
-  } else {
-    failed++;
-    console.log(`FAIL ${name}: ${detail}`);
-  }
-}
 
 async function native(texts, format) {
   const response = await fetch(`${apiurl}/v1/translate`, {
@@ -61,11 +50,6 @@ async function main() {
   }
   expect('a target not in /languages refused by the client', refused instanceof TypeError,
          `${refused}`);
-  console.log(`${passed} passed, ${failed} failed`);
-  process.exit(failed === 0 ? 0 : 1);
 }
 
-main().catch((error) => {
-  console.log(`FAIL ${error.stack || error}`);
-  process.exit(1);
-});
+run(main);

@@ -14,21 +14,9 @@
 const net = require('net');
 const path = require('path');
 const { chromium } = require('playwright-core');
+const { expect, run } = require('../test_lib/checks');
 
 const config = JSON.parse(process.argv[2]);
-let passed = 0;
-let failed = 0;
-
-function expect(name, ok, detail) {
-  if (ok) {
-    passed++;
-    console.log(`ok   ${name}`);
-  } else {
-    failed++;
-    console.log(`FAIL ${name}: ${detail}`);
-  }
-  return ok;
-}
 
 async function api(route, body) {
   const response = await fetch(config.url + route, body === undefined ? {} : {
@@ -265,11 +253,6 @@ async function main() {
   } finally {
     await browser.close();
   }
-  console.log(`${passed} passed, ${failed} failed`);
-  process.exit(failed ? 1 : 0);
 }
 
-main().catch((e) => {
-  console.log(`FAIL ${e.stack}`);
-  process.exit(1);
-});
+run(main);
