@@ -34,7 +34,15 @@ TranslationClient::TranslationClient(const std::string& target, const Options& o
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(options.max_message_bytes);
   args.SetMaxSendMessageSize(options.max_message_bytes);
-  channel_ = grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
+  std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
+  if (options.tls) {
+    grpc::SslCredentialsOptions ssl;
+    ssl.pem_root_certs = options.tls_ca_pem;
+    ssl.pem_cert_chain = options.tls_cert_pem;
+    ssl.pem_private_key = options.tls_key_pem;
+    credentials = grpc::SslCredentials(ssl);
+  }
+  channel_ = grpc::CreateCustomChannel(target, credentials, args);
   translator_ = v1::Translator::NewStub(channel_);
   health_ = ::grpc::health::v1::Health::NewStub(channel_);
 }

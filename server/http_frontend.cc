@@ -188,11 +188,13 @@ class HttpFrontend::Exchange {
 absl::StatusOr<std::unique_ptr<HttpFrontend>> HttpFrontend::Start(const Options& options,
                                                                   TranslationCore* core) {
   std::unique_ptr<HttpFrontend> frontend(new HttpFrontend(options, core));
-  mg_init_library(0);
+  mg_init_library(options.tls != nullptr ? MG_FEATURES_SSL : 0);
+  // civetweb marks a TLS port with a trailing "s".
+  const std::string ports = options.tls != nullptr ? options.listen + "s" : options.listen;
   const std::string threads = absl::StrCat(options.threads);
   const std::string timeout_ms = absl::StrCat(absl::ToInt64Milliseconds(options.timeout));
   const std::pair<std::string, std::string> settings[] = {
-      {"listening_ports", options.listen},
+      {"listening_ports", ports},
       {"num_threads", threads},
       // Accepted connections waiting for a thread; beyond them the kernel's backlog.
       {"connection_queue", threads},
@@ -215,6 +217,19 @@ absl::StatusOr<std::unique_ptr<HttpFrontend>> HttpFrontend::Start(const Options&
     if (start_message != nullptr) absl::StrAppend(start_message, ": ", message);
     return 1;
   };
+  if (options.tls != nullptr) {
+    // The SSL_CTX is set up by ServerTls alone (1: civetweb loads no files itself), so that each
+    // handshake takes the files current at that moment.
+    callbacks.init_ssl = [](void* context, void* frontend) {
+      const absl::Status status =
+          static_cast<HttpFrontend*>(frontend)->options_.tls->ConfigureSslContext(
+              static_cast<SSL_CTX*>(context));
+      if (!status.ok() && start_message != nullptr) {
+        absl::StrAppend(start_message, ": ", status.message());
+      }
+      return status.ok() ? 1 : -1;
+    };
+  }
   mg_init_data init = {&callbacks, frontend.get(), config.data()};
   char error_text[256] = "";
   unsigned error_code = 0;

@@ -5,6 +5,7 @@
 
 #include <atomic>
 
+#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
 
@@ -31,6 +32,32 @@ TEST(ShutdownSignalsTest, LoadingThenServing) {
   ASSERT_EQ(kill(getpid(), SIGINT), 0);
   EXPECT_EQ(signals.WaitForShutdown(), SIGTERM);
   EXPECT_EQ(seen, SIGINT);
+}
+
+// SIGHUP is ignored until a reload action is set, then runs it each time, in either phase, and
+// is never taken for a shutdown.
+TEST(ShutdownSignalsTest, HangupRunsTheReloadAction) {
+  ShutdownSignals signals([](int) { ADD_FAILURE() << "SIGHUP taken for a shutdown signal"; });
+  ASSERT_EQ(kill(getpid(), SIGHUP), 0);  // Nothing set: ignored (not the default: exit).
+  absl::Mutex mutex;
+  int reloads = 0;
+  signals.OnHangup([&] {
+    absl::MutexLock lock(&mutex);
+    ++reloads;
+  });
+  auto reloaded = [&](int n) {
+    absl::MutexLock lock(&mutex);
+    auto done = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex) { return reloads >= n; };
+    mutex.Await(absl::Condition(&done));
+  };
+  ASSERT_EQ(kill(getpid(), SIGHUP), 0);
+  reloaded(1);
+  signals.Serving();
+  ASSERT_EQ(kill(getpid(), SIGHUP), 0);
+  reloaded(2);
+  ASSERT_EQ(kill(getpid(), SIGTERM), 0);
+  EXPECT_EQ(signals.WaitForShutdown(), SIGTERM);
+  signals.OnHangup(nullptr);
 }
 
 }  // namespace

@@ -32,10 +32,16 @@ def parse_args():
     parser.add_argument("--batch_size", type=int, default=32, help="lines per Translate call")
     parser.add_argument("--stream", action="store_true",
                         help="send the lines one by one through TranslateStream")
+    parser.add_argument("--tls_ca",
+                        help="PEM file of the CAs that sign the server's certificate: use TLS")
+    parser.add_argument("--tls_cert", help="PEM client certificate, for mutual TLS (with --tls_key)")
+    parser.add_argument("--tls_key", help="PEM private key of --tls_cert")
     parser.add_argument("--stubs_dir", help="directory holding mtserve/v1/translation_pb2*.py")
     args = parser.parse_args()
     if args.batch_size < 1:
         parser.error("--batch_size must be >= 1")
+    if bool(args.tls_cert) != bool(args.tls_key):
+        parser.error("--tls_cert and --tls_key go together")
     return args
 
 
@@ -50,6 +56,23 @@ def format_translation(translation, args):
         score = h.score if h is not None else 0.0
         lines.append(f"{score:.6f}\t{text}" if args.with_scores else text)
     return lines
+
+
+def read_file(path):
+    if not path:
+        return None
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def open_channel(grpc, args):
+    """A TLS channel with --tls_ca (and a client certificate with --tls_cert), else plaintext."""
+    if not (args.tls_ca or args.tls_cert):
+        return grpc.insecure_channel(args.server)
+    credentials = grpc.ssl_channel_credentials(root_certificates=read_file(args.tls_ca),
+                                               private_key=read_file(args.tls_key),
+                                               certificate_chain=read_file(args.tls_cert))
+    return grpc.secure_channel(args.server, credentials)
 
 
 def main():
@@ -70,7 +93,7 @@ def main():
                                  split_sentences=not args.no_split_sentences)
 
     output = []
-    with grpc.insecure_channel(args.server) as channel:
+    with open_channel(grpc, args) as channel:
         stub = pb_grpc.TranslatorStub(channel)
         try:
             if not args.stream:
