@@ -25,6 +25,7 @@
 #include "absl/flags/usage_config.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -40,6 +41,11 @@ ABSL_FLAG(std::string, tls_cert, "",
           "[all] PEM client certificate (chain) for servers that require one (mutual TLS); with "
           "--tls_key. Connects with TLS (the system's CAs unless --tls_ca).");
 ABSL_FLAG(std::string, tls_key, "", "[all] PEM private key of --tls_cert.");
+ABSL_FLAG(std::string, api_key, "",
+          "[all] API key for a server with --api_keys_file (sent as authorization: Bearer KEY).");
+ABSL_FLAG(std::string, api_key_file, "",
+          "[all] File holding the API key (its first line), so that it is not on the command "
+          "line.");
 ABSL_FLAG(double, timeout, 60,
           "[all] Deadline of each request in seconds; 0: none. Probes want a short one, "
           "e.g. --timeout=3.");
@@ -91,8 +97,9 @@ constexpr char kUsage[] =
       succeeded requests; latency_p50/p90/p99/max_ms of succeeded requests (nearest rank);
       errors.CODE_NAME: failed requests by status code.
 
-Every subcommand takes --tls_ca=FILE to connect with TLS, and --tls_cert=FILE --tls_key=FILE
-for a server that requires client certificates.
+Every subcommand takes --tls_ca=FILE to connect with TLS, --tls_cert=FILE --tls_key=FILE
+for a server that requires client certificates, and --api_key=KEY (or --api_key_file=FILE) for
+a server that requires API keys.
 
 Exit status: 0 success; 1 a request failed ("error: CODE_NAME: message" on stderr; bench: no
 request succeeded); 2 bad command line. Flags are marked with the subcommands they apply to.)";
@@ -228,7 +235,7 @@ int Bench(const TranslationClient& client, absl::Duration timeout) {
 }
 
 // The bytes of `path`, or an error naming `flag`.
-absl::StatusOr<std::string> ReadPemFlag(const char* flag, const std::string& path) {
+absl::StatusOr<std::string> ReadFlagFile(const char* flag, const std::string& path) {
   std::ifstream file(path, std::ios::binary);
   std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
   if (!file.good() && !file.eof()) {
@@ -237,7 +244,7 @@ absl::StatusOr<std::string> ReadPemFlag(const char* flag, const std::string& pat
   return text;
 }
 
-// The connection's options from the --tls_* flags.
+// The connection's options from the --tls_* and --api_key* flags.
 absl::StatusOr<TranslationClient::Options> ClientOptionsFromFlags() {
   TranslationClient::Options options;
   const std::string ca = absl::GetFlag(FLAGS_tls_ca);
@@ -251,9 +258,19 @@ absl::StatusOr<TranslationClient::Options> ClientOptionsFromFlags() {
                                  {"tls_cert", cert, &options.tls_cert_pem},
                                  {"tls_key", key, &options.tls_key_pem}}) {
     if (path.empty()) continue;
-    absl::StatusOr<std::string> text = ReadPemFlag(flag, path);
+    absl::StatusOr<std::string> text = ReadFlagFile(flag, path);
     if (!text.ok()) return text.status();
     *pem = *std::move(text);
+  }
+  options.api_key = absl::GetFlag(FLAGS_api_key);
+  if (const std::string path = absl::GetFlag(FLAGS_api_key_file); !path.empty()) {
+    if (!options.api_key.empty()) {
+      return absl::InvalidArgumentError("give --api_key or --api_key_file, not both");
+    }
+    absl::StatusOr<std::string> text = ReadFlagFile("api_key_file", path);
+    if (!text.ok()) return text.status();
+    options.api_key = std::string(
+        absl::StripAsciiWhitespace(absl::string_view(*text).substr(0, text->find('\n'))));
   }
   return options;
 }

@@ -38,6 +38,8 @@ class TranslationClient {
     // A client certificate chain and its private key (PEM), for servers that require one.
     std::string tls_cert_pem;
     std::string tls_key_pem;
+    // Sent with every call as "authorization: Bearer KEY" when not empty.
+    std::string api_key;
   };
 
   // `target` is "HOST:PORT" (or any gRPC target URI). The connection is made lazily:
@@ -60,6 +62,7 @@ class TranslationClient {
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Translator::Stub> translator_;
   std::unique_ptr<::grpc::health::v1::Health::Stub> health_;
+  std::string authorization_;  // "Bearer KEY", or empty.
 };
 
 }  // namespace mtserve

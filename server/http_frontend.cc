@@ -14,6 +14,8 @@
 #include "absl/time/clock.h"
 #include "civetweb.h"
 #include "model/excerpt.h"
+#include "server/api_key_auth.h"
+#include "server/api_key_quota.h"
 #include "server/http_json.h"
 #include "server/http_status.h"
 #include "server/libretranslate_api.h"
@@ -57,6 +59,15 @@ class HttpFrontend::Exchange {
   }
   // Errors from now on in LibreTranslate's shape ({"error": ...}) and statuses.
   void UseLibreTranslateErrors() { libre_translate_errors_ = true; }
+  // The API key of the request's headers: "Authorization: Bearer KEY" or "X-API-Key: KEY".
+  std::optional<std::string> ApiKey() const {
+    auto header = [&](const char* name) -> std::optional<absl::string_view> {
+      const char* value = mg_get_header(connection_, name);
+      if (value == nullptr) return std::nullopt;
+      return value;
+    };
+    return PresentedApiKey(header("Authorization"), header("X-API-Key"));
+  }
 
   // The body, whole: 413 (RESOURCE_EXHAUSTED) if over the limit, 408 (DEADLINE_EXCEEDED) if it
   // does not arrive within the timeout. Either is answered here, on a connection that then closes;
@@ -127,6 +138,13 @@ class HttpFrontend::Exchange {
     mg_write(connection_, body.data(), body.size());
   }
   void SendError(const absl::Status& status, int http_status = 0) {
+    // How to authenticate, and when to come back over an API key's limit.
+    if (status.code() == absl::StatusCode::kUnauthenticated) {
+      extra_headers_.emplace_back("WWW-Authenticate", "Bearer");
+    }
+    if (const absl::Duration wait = RetryAfter(status); wait > absl::ZeroDuration()) {
+      extra_headers_.emplace_back("Retry-After", absl::StrCat(absl::ToInt64Seconds(wait)));
+    }
     if (libre_translate_errors_) {
       Send(http_status != 0 ? http_status : LibreTranslateHttpStatus(status), kJson,
            LibreTranslateErrorJson(status));
@@ -173,6 +191,9 @@ class HttpFrontend::Exchange {
       mg_response_header_add(connection_, "Transfer-Encoding", "chunked", -1);
     }
     mg_response_header_add(connection_, "Cache-Control", "no-store", -1);
+    for (const auto& [name, value] : extra_headers_) {
+      mg_response_header_add(connection_, name.c_str(), value.c_str(), -1);
+    }
     mg_response_header_send(connection_);
   }
 
@@ -183,6 +204,7 @@ class HttpFrontend::Exchange {
   int status_ = 0;
   bool body_read_ = false;
   bool libre_translate_errors_ = false;
+  std::vector<std::pair<std::string, std::string>> extra_headers_;  // Added to the answer's.
 };
 
 absl::StatusOr<std::unique_ptr<HttpFrontend>> HttpFrontend::Start(const Options& options,
@@ -319,14 +341,19 @@ int HttpFrontend::HandleRequest(mg_connection* connection, void* data) {
     absl::string_view method;
     void (HttpFrontend::*handle)(Exchange&);
     bool libre_translate;  // LibreTranslate's API: its error shape.
+    // With --api_keys_file, the headers' key is checked before anything else (LibreTranslate's
+    // /translate checks its own: the key may be in the body).
+    bool header_key;
+    absl::string_view counted_as;  // The requests metric's method label; empty: not counted.
   };
   static constexpr Route kApi[] = {
-      {"/v1/translate", "POST", &HttpFrontend::Translate, false},
-      {"/v1/translate:stream", "POST", &HttpFrontend::TranslateStream, false},
-      {"/v1/models", "GET", &HttpFrontend::ListModels, false},
-      {"/translate", "POST", &HttpFrontend::LibreTranslate, true},
-      {"/languages", "GET", &HttpFrontend::LibreTranslateLanguages, true},
-      {"/frontend/settings", "GET", &HttpFrontend::LibreTranslateSettings, true},
+      {"/v1/translate", "POST", &HttpFrontend::Translate, false, true, "Translate"},
+      {"/v1/translate:stream", "POST", &HttpFrontend::TranslateStream, false, true,
+       "TranslateStream"},
+      {"/v1/models", "GET", &HttpFrontend::ListModels, false, true, ""},
+      {"/translate", "POST", &HttpFrontend::LibreTranslate, true, false, "LibreTranslate"},
+      {"/languages", "GET", &HttpFrontend::LibreTranslateLanguages, true, false, ""},
+      {"/frontend/settings", "GET", &HttpFrontend::LibreTranslateSettings, true, false, ""},
   };
   if (path == "/healthz" || path == "/readyz") {
     // Live while the process answers; ready as the gRPC health of the Translator: SERVING once
@@ -355,6 +382,15 @@ int HttpFrontend::HandleRequest(mg_connection* connection, void* data) {
                          405);
       return exchange.status();
     }
+    if (route.header_key) {
+      if (absl::Status status = self.core_->CheckApiKey(exchange.ApiKey(), false); !status.ok()) {
+        if (!route.counted_as.empty()) {
+          self.core_->RecordRefused(Frontend::kHttp, std::string(route.counted_as), status);
+        }
+        exchange.SendError(status);
+        return exchange.status();
+      }
+    }
     if (!self.RequestStarted()) {
       exchange.SendError(absl::UnavailableError("the server is shutting down"));
       return exchange.status();
@@ -375,6 +411,11 @@ int HttpFrontend::HandleRequest(mg_connection* connection, void* data) {
 }
 
 void HttpFrontend::ListModels(Exchange& exchange) {
+  if (absl::Status status = core_->CheckApiKey(exchange.ApiKey(), /*charge_request=*/true);
+      !status.ok()) {
+    exchange.SendError(status);
+    return;
+  }
   absl::StatusOr<v1::ListModelsResponse> models = mtserve::ListModels(*core_);
   if (!models.ok()) {
     exchange.SendError(models.status());
@@ -398,8 +439,9 @@ void HttpFrontend::Translate(Exchange& exchange) {
     if (exchange.status() == 0) exchange.SendError(parsed);
     return;
   }
-  absl::StatusOr<TranslationCore::Reply> reply =
-      RunCall(ToCoreRequest(message, *deadline, kMethod, Frontend::kHttp));
+  TranslationCore::Request request = ToCoreRequest(message, *deadline, kMethod, Frontend::kHttp);
+  request.api_key = exchange.ApiKey();
+  absl::StatusOr<TranslationCore::Reply> reply = RunCall(std::move(request));
   if (!reply.ok()) {
     exchange.SendError(reply.status());
     return;
@@ -433,7 +475,7 @@ void HttpFrontend::LibreTranslate(Exchange& exchange) {
     if (!deadline.ok()) return deadline.status();
     absl::StatusOr<std::string> body = exchange.ReadBody();
     if (!body.ok()) return body.status();
-    return ParseLibreTranslateRequest(*body, exchange.content_type(), *core_);
+    return ParseLibreTranslateRequest(*body, exchange.content_type(), exchange.ApiKey(), *core_);
   }();
   if (!request.ok()) {
     core_->RecordRefused(Frontend::kHttp, kMethod, request.status());
@@ -523,6 +565,7 @@ void HttpFrontend::TranslateStream(Exchange& exchange) {
       request.texts_repeated = false;
       request.method = kMethod;
       request.frontend = Frontend::kHttp;
+      request.api_key = exchange.ApiKey();
       core_->Translate(std::move(request), call,
                        [this, answers, id = std::move(*message.mutable_id()),
                         with_scores = message.options().return_scores()](

@@ -23,6 +23,7 @@
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/server.h"
 #include "grpcpp/server_builder.h"
+#include "server/api_key_auth.h"
 #include "server/batch_scheduler.h"
 #include "server/byte_size.h"
 #include "server/cpu_count.h"
@@ -102,9 +103,13 @@ ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert, unencrypted"
 ABSL_FLAG(std::string, tls_client_ca, "",
           "PEM CA certificates: gRPC and HTTP then require client certificates signed by one of "
           "them (mutual TLS)");
+ABSL_FLAG(std::string, api_keys_file, "",
+          "File of API keys (NAME sha256:HEX [requests_per_minute=N] [characters_per_day=N] a "
+          "line): every translation and model list then needs one of them. Re-read when it "
+          "changes or on SIGHUP");
 ABSL_FLAG(absl::Duration, reload_interval, absl::Seconds(10),
-          "How often the files re-read while serving (--tls_*) are checked for changes; SIGHUP "
-          "re-reads them at once");
+          "How often the files re-read while serving (--tls_*, --api_keys_file) are checked for "
+          "changes; SIGHUP re-reads them at once");
 ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(25),
           "On SIGTERM/SIGINT, how long requests in flight may take to finish before they are "
           "cancelled");
@@ -233,7 +238,6 @@ int Run(int argc, char** argv) {
   if (absl::GetFlag(FLAGS_reload_interval) <= absl::ZeroDuration()) {
     return Fail(absl::InvalidArgumentError("--reload_interval must be positive"));
   }
-  // Shared with the SIGHUP handler, which may run until the process ends.
   std::shared_ptr<ServerTls> tls;
   if (!absl::GetFlag(FLAGS_tls_cert).empty() || !absl::GetFlag(FLAGS_tls_key).empty() ||
       !absl::GetFlag(FLAGS_tls_client_ca).empty()) {
@@ -246,12 +250,23 @@ int Run(int argc, char** argv) {
     if (!started.ok()) return Fail(started.status());
     tls = *std::move(started);
   }
-  signals.OnHangup([tls] {
-    if (tls != nullptr) tls->Reload().IgnoreError();  // Logged.
+  std::shared_ptr<ApiKeyAuthenticator> api_keys;
+  if (const std::string path = absl::GetFlag(FLAGS_api_keys_file); !path.empty()) {
+    absl::StatusOr<std::unique_ptr<ApiKeyAuthenticator>> started =
+        ApiKeyAuthenticator::Start(path, absl::GetFlag(FLAGS_reload_interval), metrics->get());
+    if (!started.ok()) return Fail(started.status());
+    api_keys = *std::move(started);
+  }
+  // Shared with the handler, which may run until the process ends.
+  signals.OnHangup([tls, api_keys] {
+    // Each logs its outcome.
+    if (tls != nullptr) tls->Reload().IgnoreError();
+    if (api_keys != nullptr) api_keys->Reload().IgnoreError();
   });
 
   TranslationCore core(limits, batching.max_queued_texts, absl::GetFlag(FLAGS_cache_bytes).bytes,
                        metrics->get());
+  if (api_keys != nullptr) core.RequireApiKeys(api_keys.get());
   TranslationService service(&core);
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -304,6 +319,10 @@ int Run(int argc, char** argv) {
                                              " (port ", (*metrics)->port(), ")");
   std::fprintf(stderr, "mtserve: listening on %s (port %d), %s\n",
                absl::GetFlag(FLAGS_listen).c_str(), port, metrics_where.c_str());
+  if (api_keys != nullptr) {
+    std::fprintf(stderr, "mtserve: API keys required (%s)\n",
+                 absl::GetFlag(FLAGS_api_keys_file).c_str());
+  }
   if (tls != nullptr) {
     std::fprintf(stderr, "mtserve: TLS on gRPC and HTTP%s\n",
                  tls->verifies_clients() ? ", client certificates required" : "");

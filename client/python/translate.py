@@ -36,6 +36,9 @@ def parse_args():
                         help="PEM file of the CAs that sign the server's certificate: use TLS")
     parser.add_argument("--tls_cert", help="PEM client certificate, for mutual TLS (with --tls_key)")
     parser.add_argument("--tls_key", help="PEM private key of --tls_cert")
+    parser.add_argument("--api_key",
+                        help="API key, for a server with --api_keys_file (sent as "
+                             "authorization: Bearer KEY)")
     parser.add_argument("--stubs_dir", help="directory holding mtserve/v1/translation_pb2*.py")
     args = parser.parse_args()
     if args.batch_size < 1:
@@ -92,6 +95,7 @@ def main():
                                  return_scores=args.with_scores,
                                  split_sentences=not args.no_split_sentences)
 
+    metadata = [("authorization", f"Bearer {args.api_key}")] if args.api_key else None
     output = []
     with open_channel(grpc, args) as channel:
         stub = pb_grpc.TranslatorStub(channel)
@@ -100,7 +104,7 @@ def main():
                 for start in range(0, len(texts), args.batch_size):
                     request = pb.TranslateRequest(model=args.model, options=options,
                                                   texts=texts[start:start + args.batch_size])
-                    response = stub.Translate(request, timeout=args.timeout)
+                    response = stub.Translate(request, timeout=args.timeout, metadata=metadata)
                     for translation in response.translations:
                         output += format_translation(translation, args)
             else:
@@ -108,7 +112,8 @@ def main():
                                                       options=options)
                             for i, text in enumerate(texts))
                 answers = [None] * len(texts)
-                for answer in stub.TranslateStream(requests, timeout=args.timeout):
+                for answer in stub.TranslateStream(requests, timeout=args.timeout,
+                                                   metadata=metadata):
                     if answer.HasField("error"):
                         # A failed text does not end the stream; this example gives up at once.
                         code = next((c.name for c in grpc.StatusCode

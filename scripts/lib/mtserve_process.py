@@ -45,6 +45,17 @@ def running_mtserve(binary, *flags):
             server.wait(timeout=60)
 
 
+def wait_until(predicate, seconds=60):
+    """Polls `predicate` until it is true (True) or `seconds` pass (False): for what a server does
+    in its own time, such as re-reading a file; the bound only keeps a test from hanging."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.2)
+    return False
+
+
 def cpu_seconds(pid):
     """User + system CPU seconds the process has used so far."""
     with open(f"/proc/{pid}/stat") as f:

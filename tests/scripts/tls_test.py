@@ -3,8 +3,8 @@
 
 mtserve serves gRPC and HTTP with a server certificate signed by CA "one" and requires client
 certificates signed by a client CA. Then:
-- gRPC (Python grpcio, mtclient, client/python/translate.py) and HTTPS (Python's ssl) translate with the right CA and a
-  client certificate;
+- gRPC (Python grpcio, mtclient, client/python/translate.py) and HTTPS (Python's ssl) translate
+  with the right CA and a client certificate;
 - plaintext to either TLS port fails, a client trusting another CA fails, and a client without a
   client certificate fails;
 - start-up refuses what cannot work, naming the flag: a certificate without a key, a missing
@@ -27,30 +27,17 @@ import sys
 import tempfile
 import time
 
+# The check counter of the HTTP test (without writing bytecode into the source tree).
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../scripts/lib"))
-from mtserve_process import running_mtserve  # noqa: E402
+from http_api_test import Checks  # noqa: E402
+from mtserve_process import running_mtserve, wait_until  # noqa: E402
 from test_certificates import install, make_ca, make_certificate  # noqa: E402
 
 TEXT = "A man is riding a bike."
-# Waiting for a reload: polled until it shows, with a bound only against hanging forever.
-WAIT_SECONDS = 60
-
-failures = []
 
 
-def check(condition, message):
-    print(("ok: " if condition else "FAIL: ") + message)
-    if not condition:
-        failures.append(message)
-
-
-def wait_for(predicate):
-    deadline = time.monotonic() + WAIT_SECONDS
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.2)
-    return False
 
 
 def grpc_translate(grpc, pb, pb_grpc, port, ca=None, client=None, plaintext=False):
@@ -116,6 +103,7 @@ def plaintext_http_fails(port):
 
 
 def main():
+    checks = Checks()
     bin_dir, stubs_dir = sys.argv[1:3]
     sys.path.insert(0, stubs_dir)
     import grpc
@@ -147,44 +135,52 @@ def main():
             run = subprocess.run([os.path.join(bin_dir, "mtserve"), "--listen=127.0.0.1:0",
                                   "--http_listen=127.0.0.1:0", "--metrics_listen=", *flags],
                                  capture_output=True, text=True, timeout=120)
-            check(run.returncode == 1 and message in run.stderr,
-                  f"start-up with {' '.join(flags)} fails naming it: {run.stderr.strip()!r}")
+            checks.expect(f"start-up with {' '.join(flags)} fails naming it: "
+                          f"{run.stderr.strip()!r}",
+                          run.returncode == 1 and message in run.stderr)
 
         # A plaintext translation to compare with.
         with running_mtserve(os.path.join(bin_dir, "mtserve"), "--workers=1") as (_, port):
             expected = grpc_translate(grpc, pb, pb_grpc, port, plaintext=True)
-        check(isinstance(expected, str) and expected, f"plaintext translation: {expected!r}")
+        checks.expect(f"plaintext translation: {expected!r}",
+                      isinstance(expected, str) and expected)
 
         with running_mtserve(os.path.join(bin_dir, "mtserve"), "--workers=1",
                              f"--tls_cert={cert_path}", f"--tls_key={key_path}",
                              f"--tls_client_ca={client_ca.cert}", "--reload_interval=1s") as (
                                  server, port):
             http_port = server.http_port
-            check("client certificates required" in server.stderr_text(),
-                  "the start-up line says TLS with client certificates")
+            checks.expect("the start-up line says TLS with client certificates",
+                          "client certificates required" in server.stderr_text())
 
             # gRPC.
             got = grpc_translate(grpc, pb, pb_grpc, port, ca_one, client)
-            check(got == expected, f"gRPC over mutual TLS translates: {got!r}")
+            checks.expect(f"gRPC over mutual TLS translates: {got!r}",
+                          got == expected)
             got = grpc_translate(grpc, pb, pb_grpc, port, plaintext=True)
-            check(got == grpc.StatusCode.UNAVAILABLE, f"plaintext gRPC to the TLS port: {got}")
+            checks.expect(f"plaintext gRPC to the TLS port: {got}",
+                          got == grpc.StatusCode.UNAVAILABLE)
             got = grpc_translate(grpc, pb, pb_grpc, port, ca_two, client)
-            check(got == grpc.StatusCode.UNAVAILABLE, f"gRPC trusting the wrong CA: {got}")
+            checks.expect(f"gRPC trusting the wrong CA: {got}",
+                          got == grpc.StatusCode.UNAVAILABLE)
             got = grpc_translate(grpc, pb, pb_grpc, port, ca_one)
-            check(got == grpc.StatusCode.UNAVAILABLE, f"gRPC without a client certificate: {got}")
+            checks.expect(f"gRPC without a client certificate: {got}",
+                          got == grpc.StatusCode.UNAVAILABLE)
             got = grpc_translate(grpc, pb, pb_grpc, port, ca_one, stranger)
-            check(got == grpc.StatusCode.UNAVAILABLE,
-                  f"gRPC with a client certificate of another CA: {got}")
-            mtclient = [os.path.join(bin_dir, "mtclient"), "translate", f"--server=127.0.0.1:{port}"]
+            checks.expect(f"gRPC with a client certificate of another CA: {got}",
+                          got == grpc.StatusCode.UNAVAILABLE)
+            mtclient = [os.path.join(bin_dir, "mtclient"), "translate",
+                        f"--server=127.0.0.1:{port}"]
             run = subprocess.run(mtclient + [f"--tls_ca={ca_one.cert}", f"--tls_cert={client.cert}",
                                              f"--tls_key={client.key}"],
                                  input=TEXT + "\n", capture_output=True, text=True)
-            check(run.returncode == 0 and run.stdout == expected + "\n",
-                  f"mtclient over mutual TLS: {run.returncode} {run.stdout!r} {run.stderr!r}")
+            checks.expect(f"mtclient over mutual TLS: {run.returncode} {run.stdout!r} "
+                          f"{run.stderr!r}",
+                          run.returncode == 0 and run.stdout == expected + "\n")
             run = subprocess.run(mtclient + [f"--tls_ca={ca_one.cert}"], input=TEXT + "\n",
                                  capture_output=True, text=True)
-            check(run.returncode == 1 and "UNAVAILABLE" in run.stderr,
-                  f"mtclient without a client certificate fails: {run.stderr!r}")
+            checks.expect(f"mtclient without a client certificate fails: {run.stderr!r}",
+                          run.returncode == 1 and "UNAVAILABLE" in run.stderr)
 
             python_client = [sys.executable, os.path.join(os.path.dirname(os.path.abspath(
                 __file__)), "../../client/python/translate.py"), f"--server=127.0.0.1:{port}",
@@ -192,24 +188,31 @@ def main():
             run = subprocess.run(python_client + [f"--tls_cert={client.cert}",
                                                   f"--tls_key={client.key}"],
                                  input=TEXT + "\n", capture_output=True, text=True)
-            check(run.returncode == 0 and run.stdout == expected + "\n",
-                  f"client/python/translate.py over mutual TLS: {run.stdout!r} {run.stderr[-300:]!r}")
+            checks.expect(f"client/python/translate.py over mutual TLS: {run.stdout!r} "
+                          f"{run.stderr[-300:]!r}",
+                          run.returncode == 0 and run.stdout == expected + "\n")
 
             # HTTPS.
             got = https_result(http_port, ca_one, client)
-            check(got == expected, f"HTTPS with a client certificate translates: {got!r}")
-            check(plaintext_http_fails(http_port), "plaintext HTTP to the TLS port fails")
+            checks.expect(f"HTTPS with a client certificate translates: {got!r}",
+                          got == expected)
+            checks.expect("plaintext HTTP to the TLS port fails",
+                          plaintext_http_fails(http_port))
             got = https_result(http_port, ca_two, client)
-            check(got == "SSLCertVerificationError", f"HTTPS trusting the wrong CA: {got}")
+            checks.expect(f"HTTPS trusting the wrong CA: {got}",
+                          got == "SSLCertVerificationError")
             got = https_result(http_port, ca_one)
-            check(got != expected, f"HTTPS without a client certificate: {got}")
+            checks.expect(f"HTTPS without a client certificate: {got}",
+                          got != expected)
             got = https_result(http_port, ca_one, stranger)
-            check(got != expected, f"HTTPS with a client certificate of another CA: {got}")
+            checks.expect(f"HTTPS with a client certificate of another CA: {got}",
+                          got != expected)
 
             # Rotation to CA two's certificate, with connections open on the old one.
             kept_http = http.client.HTTPSConnection("127.0.0.1", http_port, timeout=30,
                                                     context=https_context(ca_one, client))
-            check(https_translate(kept_http) == expected, "a keep-alive HTTPS connection answers")
+            checks.expect("a keep-alive HTTPS connection answers",
+                          https_translate(kept_http) == expected)
             client_cert, client_key = client.read()
             with open(ca_one.cert, "rb") as f:
                 kept_channel = grpc.secure_channel(
@@ -221,18 +224,18 @@ def main():
             kept_stub.Translate(pb.TranslateRequest(texts=[TEXT.encode()]), timeout=30)
             install(server_two, cert_path, key_path)
             server.send_signal(signal.SIGHUP)
-            check(wait_for(lambda: https_result(http_port, ca_two, client) == expected),
-                  "after rotation, new HTTPS handshakes get the new certificate")
-            check(wait_for(lambda: grpc_translate(grpc, pb, pb_grpc, port, ca_two, client)
-                           == expected),
-                  "after rotation, new gRPC handshakes get the new certificate")
-            check(https_result(http_port, ca_one, client) == "SSLCertVerificationError",
-                  "after rotation, the old certificate is no longer served")
-            check(https_translate(kept_http) == expected,
-                  "the HTTPS connection opened before the rotation still answers")
+            checks.expect("after rotation, new HTTPS handshakes get the new certificate",
+                          wait_until(lambda: https_result(http_port, ca_two, client) == expected))
+            checks.expect("after rotation, new gRPC handshakes get the new certificate",
+                          wait_until(lambda: grpc_translate(grpc, pb, pb_grpc, port, ca_two, client)
+                           == expected))
+            checks.expect("after rotation, the old certificate is no longer served",
+                          https_result(http_port, ca_one, client) == "SSLCertVerificationError")
+            checks.expect("the HTTPS connection opened before the rotation still answers",
+                          https_translate(kept_http) == expected)
             answer = kept_stub.Translate(pb.TranslateRequest(texts=[TEXT.encode()]), timeout=30)
-            check(answer.translations[0].hypotheses[0].text == expected,
-                  "the gRPC connection opened before the rotation still answers")
+            checks.expect("the gRPC connection opened before the rotation still answers",
+                          answer.translations[0].hypotheses[0].text == expected)
             kept_http.close()
             kept_channel.close()
 
@@ -241,35 +244,32 @@ def main():
                 f.write("-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n")
             os.replace(cert_path + ".new", cert_path)
             server.send_signal(signal.SIGHUP)
-            check(wait_for(lambda: "previous one stays in use: --tls_cert" in
-                           server.stderr_text()),
-                  "a broken certificate is logged with the flag it came from")
-            check(https_result(http_port, ca_two, client) == expected,
-                  "with a broken certificate file HTTPS keeps the last good certificate")
+            checks.expect("a broken certificate is logged with the flag it came from",
+                          wait_until(lambda: "previous one stays in use: --tls_cert" in
+                           server.stderr_text()))
+            checks.expect("with a broken certificate file HTTPS keeps the last good certificate",
+                          https_result(http_port, ca_two, client) == expected)
             time.sleep(2)  # Two of gRPC's reads of its copy: it must not have changed.
-            check(grpc_translate(grpc, pb, pb_grpc, port, ca_two, client) == expected,
-                  "with a broken certificate file gRPC keeps the last good certificate")
+            checks.expect("with a broken certificate file gRPC keeps the last good certificate",
+                          grpc_translate(grpc, pb, pb_grpc, port, ca_two, client) == expected)
             # CA one's certificate with server two's key (left at key_path).
             install(server_one, cert_path, os.path.join(tmp, "unused.key"))
             server.send_signal(signal.SIGHUP)
-            check(wait_for(lambda: "does not match" in server.stderr_text()),
-                  "a key that does not match the certificate is logged")
-            check(https_result(http_port, ca_two, client) == expected,
-                  "with a mismatched key HTTPS keeps the last good certificate")
+            checks.expect("a key that does not match the certificate is logged",
+                          wait_until(lambda: "does not match" in server.stderr_text()))
+            checks.expect("with a mismatched key HTTPS keeps the last good certificate",
+                          https_result(http_port, ca_two, client) == expected)
 
             # Polling: the files replaced again, no signal.
             install(server_one, cert_path, key_path)
-            check(wait_for(lambda: https_result(http_port, ca_one, client) == expected),
-                  "files replaced without a signal are picked up by polling (HTTPS)")
-            check(wait_for(lambda: grpc_translate(grpc, pb, pb_grpc, port, ca_one, client)
-                           == expected),
-                  "files replaced without a signal are picked up by polling (gRPC)")
+            checks.expect("files replaced without a signal are picked up by polling (HTTPS)",
+                          wait_until(lambda: https_result(http_port, ca_one, client) == expected))
+            checks.expect("files replaced without a signal are picked up by polling (gRPC)",
+                          wait_until(lambda: grpc_translate(grpc, pb, pb_grpc, port, ca_one, client)
+                           == expected))
 
-    if failures:
-        print(f"{len(failures)} check(s) failed", file=sys.stderr)
-        return 1
-    print("all TLS checks passed")
-    return 0
+    print(f"{checks.passed} passed, {checks.failed} failed")
+    return 1 if checks.failed else 0
 
 
 if __name__ == "__main__":
