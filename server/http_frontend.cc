@@ -383,7 +383,9 @@ int HttpFrontend::HandleRequest(mg_connection* connection, void* data) {
       return exchange.status();
     }
     if (route.header_key) {
-      if (absl::Status status = self.core_->CheckApiKey(exchange.ApiKey(), false); !status.ok()) {
+      if (absl::Status status =
+              self.core_->CheckApiKey(exchange.ApiKey(), /*charge_request=*/false);
+          !status.ok()) {
         if (!route.counted_as.empty()) {
           self.core_->RecordRefused(Frontend::kHttp, std::string(route.counted_as), status);
         }
