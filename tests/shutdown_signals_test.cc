@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdlib>
 
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
@@ -35,29 +36,34 @@ TEST(ShutdownSignalsTest, LoadingThenServing) {
 }
 
 // SIGHUP is ignored until a reload action is set, then runs it each time, in either phase, and
-// is never taken for a shutdown.
+// is never taken for a shutdown. In a child process of its own (a death test that exits 0): the
+// watching thread of another test's ShutdownSignals, which never ends, could take the signals.
 TEST(ShutdownSignalsTest, HangupRunsTheReloadAction) {
-  ShutdownSignals signals([](int) { ADD_FAILURE() << "SIGHUP taken for a shutdown signal"; });
-  ASSERT_EQ(kill(getpid(), SIGHUP), 0);  // Nothing set: ignored (not the default: exit).
-  absl::Mutex mutex;
-  int reloads = 0;
-  signals.OnHangup([&] {
-    absl::MutexLock lock(&mutex);
-    ++reloads;
-  });
-  auto reloaded = [&](int n) {
-    absl::MutexLock lock(&mutex);
-    auto done = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex) { return reloads >= n; };
-    mutex.Await(absl::Condition(&done));
-  };
-  ASSERT_EQ(kill(getpid(), SIGHUP), 0);
-  reloaded(1);
-  signals.Serving();
-  ASSERT_EQ(kill(getpid(), SIGHUP), 0);
-  reloaded(2);
-  ASSERT_EQ(kill(getpid(), SIGTERM), 0);
-  EXPECT_EQ(signals.WaitForShutdown(), SIGTERM);
-  signals.OnHangup(nullptr);
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        ShutdownSignals signals([](int) { std::_Exit(2); });  // SIGHUP taken for a shutdown.
+        kill(getpid(), SIGHUP);  // Nothing set: ignored (not the default action: exit).
+        absl::Mutex mutex;
+        int reloads = 0;
+        signals.OnHangup([&] {
+          absl::MutexLock lock(&mutex);
+          ++reloads;
+        });
+        auto reloaded = [&](int n) {
+          absl::MutexLock lock(&mutex);
+          auto done = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex) { return reloads >= n; };
+          mutex.Await(absl::Condition(&done));
+        };
+        kill(getpid(), SIGHUP);
+        reloaded(1);
+        signals.Serving();
+        kill(getpid(), SIGHUP);
+        reloaded(2);
+        kill(getpid(), SIGTERM);
+        std::_Exit(signals.WaitForShutdown() == SIGTERM ? 0 : 3);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 }  // namespace
