@@ -32,9 +32,10 @@ BioPtr MemoryBio(absl::string_view text) {
 // A passphrase callback that has none: an encrypted key fails instead of prompting on a terminal.
 int NoPassphrase(char*, int, int, void*) { return -1; }
 
-// Every certificate in `pem`, in order; InvalidArgument naming `flag` if there is none.
+// Every certificate in `pem`, in order; InvalidArgument naming `flag` if there is none, or with
+// `refuse_expired` if one has expired (a CA bundle may hold expired CAs that verify nothing).
 absl::StatusOr<std::vector<std::unique_ptr<X509, TlsFiles::Deleter>>> ReadCertificates(
-    absl::string_view pem, absl::string_view flag) {
+    absl::string_view pem, absl::string_view flag, bool refuse_expired) {
   std::vector<std::unique_ptr<X509, TlsFiles::Deleter>> certificates;
   BioPtr bio = MemoryBio(pem);
   ERR_clear_error();
@@ -52,7 +53,7 @@ absl::StatusOr<std::vector<std::unique_ptr<X509, TlsFiles::Deleter>>> ReadCertif
     return absl::InvalidArgumentError(
         absl::StrCat(flag, ": no PEM certificate (-----BEGIN CERTIFICATE-----) in the file"));
   }
-  for (size_t i = 0; i < certificates.size(); ++i) {
+  for (size_t i = 0; refuse_expired && i < certificates.size(); ++i) {
     if (X509_cmp_current_time(X509_get0_notAfter(certificates[i].get())) < 0) {
       return absl::InvalidArgumentError(
           absl::StrCat(flag, ": certificate ", i + 1, " of the file has expired"));
@@ -67,7 +68,7 @@ absl::StatusOr<std::shared_ptr<const TlsFiles>> ParseTlsFiles(
     absl::string_view certificate_pem, absl::string_view private_key_pem,
     std::optional<absl::string_view> client_ca_pem) {
   auto files = std::make_shared<TlsFiles>();
-  auto certificates = ReadCertificates(certificate_pem, "--tls_cert");
+  auto certificates = ReadCertificates(certificate_pem, "--tls_cert", /*refuse_expired=*/true);
   if (!certificates.ok()) return certificates.status();
   files->certificate = std::move((*certificates)[0]);
   files->chain.reset(sk_X509_new_null());
@@ -89,7 +90,7 @@ absl::StatusOr<std::shared_ptr<const TlsFiles>> ParseTlsFiles(
   }
 
   if (client_ca_pem.has_value()) {
-    auto cas = ReadCertificates(*client_ca_pem, "--tls_client_ca");
+    auto cas = ReadCertificates(*client_ca_pem, "--tls_client_ca", /*refuse_expired=*/false);
     if (!cas.ok()) return cas.status();
     files->client_ca.reset(X509_STORE_new());
     for (const auto& ca : *cas) X509_STORE_add_cert(files->client_ca.get(), ca.get());
