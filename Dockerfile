@@ -27,7 +27,7 @@ RUN set -eux; \
       cmake g++ make pkg-config \
       libdnnl-dev libsentencepiece-dev libabsl-dev nlohmann-json3-dev \
       libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler \
-      prometheus-cpp-dev libcivetweb-dev libicu-dev libgumbo-dev; \
+      prometheus-cpp-dev libcivetweb-dev libicu-dev libgumbo-dev libssl-dev; \
     if [ "$RUN_TESTS" = 1 ]; then /tmp/install-deps.sh; fi; \
     rm -rf /var/lib/apt/lists/* /tmp/install-deps.sh
 
@@ -45,6 +45,8 @@ RUN set -eux; \
     install -d /opt/mtserve/bin /opt/mtserve/lib /opt/mtserve/models; \
     install -m 0755 /build/bin/mtserve /build/bin/mtclient /opt/mtserve/bin/; \
     install -m 0644 /build/lib/libmtserve_sentencepiece.so /opt/mtserve/lib/; \
+    # What civetweb opens for HTTPS (server/CMakeLists.txt), found through mtserve's RPATH.
+    cp -P -R /build/lib/civetweb-openssl /opt/mtserve/lib/; \
     cp -R models/multi30k-en-de /opt/mtserve/models/; \
     chmod -R a+rX,go-w /opt/mtserve
 
@@ -64,7 +66,8 @@ RUN set -eux; \
     apt-get install -y --no-install-recommends \
       libdnnl2 libgomp1 libsentencepiece0 libabsl20220623 \
       libgrpc++1.51 libgrpc29 libprotobuf32 \
-      libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0 libcivetweb1 libicu72 libgumbo1; \
+      libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0 libcivetweb1 libicu72 libgumbo1 \
+      libssl3; \
     rm -rf /var/lib/apt/lists/*; \
     groupadd --system --gid 10001 mtserve; \
     useradd --system --uid 10001 --gid mtserve --home-dir /nonexistent --no-create-home \
@@ -76,7 +79,8 @@ COPY --from=builder /opt/mtserve /opt/mtserve
 # Fails the build if a library is missing.
 RUN set -eu; \
     if ldd /opt/mtserve/bin/mtserve /opt/mtserve/bin/mtclient \
-           /opt/mtserve/lib/libmtserve_sentencepiece.so | grep 'not found'; then exit 1; fi
+           /opt/mtserve/lib/libmtserve_sentencepiece.so \
+           /opt/mtserve/lib/civetweb-openssl/libssl.so | grep 'not found'; then exit 1; fi
 
 # Every mtserve flag can be set as MTSERVE_<FLAG>; the command line wins. The image computes in
 # int8 where the CPU has VNNI and in float32 elsewhere (auto), as deploy/ does: int8 is how CPU
@@ -96,9 +100,12 @@ EXPOSE 50051 8080 9464
 USER 10001:10001
 
 # SERVING only once the models are loaded; NOT_SERVING while draining. Asks the port of
-# MTSERVE_LISTEN on loopback.
+# MTSERVE_LISTEN on loopback. With TLS, MTSERVE_HEALTHCHECK_FLAGS gives mtclient what it needs
+# (e.g. "--server=localhost:50051 --tls_ca=/tls/ca.crt", plus --tls_cert and --tls_key of a
+# client certificate when MTSERVE_TLS_CLIENT_CA is set); a later --server wins.
 HEALTHCHECK --interval=15s --timeout=5s --start-period=60s --retries=3 \
-  CMD mtclient health --timeout=3 --server="127.0.0.1:${MTSERVE_LISTEN##*:}" || exit 1
+  CMD mtclient health --timeout=3 --server="127.0.0.1:${MTSERVE_LISTEN##*:}" \
+    $MTSERVE_HEALTHCHECK_FLAGS || exit 1
 
 # mtserve is PID 1: it handles SIGTERM itself (drains, then exits 0 within --shutdown_grace,
 # 25 s by default; keep the stop timeout above it). Arguments are mtserve flags.

@@ -14,7 +14,9 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -23,6 +25,7 @@
 #include "absl/flags/usage_config.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -32,6 +35,17 @@
 #include "client/translation_client.h"
 
 ABSL_FLAG(std::string, server, "127.0.0.1:50051", "[all] The server, HOST:PORT.");
+ABSL_FLAG(std::string, tls_ca, "",
+          "[all] PEM file of the CAs that sign the server's certificate: connect with TLS.");
+ABSL_FLAG(std::string, tls_cert, "",
+          "[all] PEM client certificate (chain) for servers that require one (mutual TLS); with "
+          "--tls_key. Connects with TLS (the system's CAs unless --tls_ca).");
+ABSL_FLAG(std::string, tls_key, "", "[all] PEM private key of --tls_cert.");
+ABSL_FLAG(std::string, api_key, "",
+          "[all] API key for a server with --api_keys_file (sent as authorization: Bearer KEY).");
+ABSL_FLAG(std::string, api_key_file, "",
+          "[all] File holding the API key (its first line), so that it is not on the command "
+          "line.");
 ABSL_FLAG(double, timeout, 60,
           "[all] Deadline of each request in seconds; 0: none. Probes want a short one, "
           "e.g. --timeout=3.");
@@ -82,6 +96,10 @@ constexpr char kUsage[] =
       included), summed over succeeded requests, and each per second; requests_per_s counts
       succeeded requests; latency_p50/p90/p99/max_ms of succeeded requests (nearest rank);
       errors.CODE_NAME: failed requests by status code.
+
+Every subcommand takes --tls_ca=FILE to connect with TLS, --tls_cert=FILE --tls_key=FILE
+for a server that requires client certificates, and --api_key=KEY (or --api_key_file=FILE) for
+a server that requires API keys.
 
 Exit status: 0 success; 1 a request failed ("error: CODE_NAME: message" on stderr; bench: no
 request succeeded); 2 bad command line. Flags are marked with the subcommands they apply to.)";
@@ -222,13 +240,56 @@ int Bench(const TranslationClient& client, absl::Duration timeout) {
   return report->requests > report->failed_requests ? 0 : 1;
 }
 
+// The bytes of `path`, or an error naming `flag`.
+absl::StatusOr<std::string> ReadFlagFile(const char* flag, const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  if (!file.good() && !file.eof()) {
+    return absl::InvalidArgumentError(absl::StrCat("--", flag, ": cannot read ", path));
+  }
+  return text;
+}
+
+// The connection's options from the --tls_* and --api_key* flags.
+absl::StatusOr<TranslationClient::Options> ClientOptionsFromFlags() {
+  TranslationClient::Options options;
+  const std::string ca = absl::GetFlag(FLAGS_tls_ca);
+  const std::string cert = absl::GetFlag(FLAGS_tls_cert);
+  const std::string key = absl::GetFlag(FLAGS_tls_key);
+  if (cert.empty() != key.empty()) {
+    return absl::InvalidArgumentError("--tls_cert and --tls_key go together");
+  }
+  options.tls = !ca.empty() || !cert.empty();
+  for (auto [flag, path, pem] : {std::tuple{"tls_ca", ca, &options.tls_ca_pem},
+                                 {"tls_cert", cert, &options.tls_cert_pem},
+                                 {"tls_key", key, &options.tls_key_pem}}) {
+    if (path.empty()) continue;
+    absl::StatusOr<std::string> text = ReadFlagFile(flag, path);
+    if (!text.ok()) return text.status();
+    *pem = *std::move(text);
+  }
+  options.api_key = absl::GetFlag(FLAGS_api_key);
+  if (const std::string path = absl::GetFlag(FLAGS_api_key_file); !path.empty()) {
+    if (!options.api_key.empty()) {
+      return absl::InvalidArgumentError("give --api_key or --api_key_file, not both");
+    }
+    absl::StatusOr<std::string> text = ReadFlagFile("api_key_file", path);
+    if (!text.ok()) return text.status();
+    options.api_key = std::string(
+        absl::StripAsciiWhitespace(absl::string_view(*text).substr(0, text->find('\n'))));
+  }
+  return options;
+}
+
 int Run(const std::vector<char*>& args) {
   if (args.size() != 2)
     return UsageError("give exactly one subcommand: translate, models, health or bench");
   const std::string command = args[1];
   absl::StatusOr<absl::Duration> timeout = TimeoutFromFlag();
   if (!timeout.ok()) return UsageError(std::string(timeout.status().message()));
-  const TranslationClient client(absl::GetFlag(FLAGS_server));
+  absl::StatusOr<TranslationClient::Options> options = ClientOptionsFromFlags();
+  if (!options.ok()) return UsageError(std::string(options.status().message()));
+  const TranslationClient client(absl::GetFlag(FLAGS_server), *options);
   if (command == "translate") return Translate(client, *timeout);
   if (command == "models") return Models(client, *timeout);
   if (command == "health") return Health(client, *timeout);

@@ -16,6 +16,10 @@ void SetTimeout(grpc::ClientContext& context, absl::Duration timeout) {
   }
 }
 
+void SetAuthorization(grpc::ClientContext& context, const std::string& authorization) {
+  if (!authorization.empty()) context.AddMetadata("authorization", authorization);
+}
+
 }  // namespace
 
 absl::Status ToAbslStatus(const grpc::Status& status) {
@@ -34,7 +38,16 @@ TranslationClient::TranslationClient(const std::string& target, const Options& o
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(options.max_message_bytes);
   args.SetMaxSendMessageSize(options.max_message_bytes);
-  channel_ = grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
+  std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
+  if (options.tls) {
+    grpc::SslCredentialsOptions ssl;
+    ssl.pem_root_certs = options.tls_ca_pem;
+    ssl.pem_cert_chain = options.tls_cert_pem;
+    ssl.pem_private_key = options.tls_key_pem;
+    credentials = grpc::SslCredentials(ssl);
+  }
+  channel_ = grpc::CreateCustomChannel(target, credentials, args);
+  if (!options.api_key.empty()) authorization_ = "Bearer " + options.api_key;
   translator_ = v1::Translator::NewStub(channel_);
   health_ = ::grpc::health::v1::Health::NewStub(channel_);
 }
@@ -43,6 +56,7 @@ absl::StatusOr<v1::TranslateResponse> TranslationClient::Translate(
     const v1::TranslateRequest& request, absl::Duration timeout) const {
   grpc::ClientContext context;
   SetTimeout(context, timeout);
+  SetAuthorization(context, authorization_);
   v1::TranslateResponse response;
   if (grpc::Status status = translator_->Translate(&context, request, &response); !status.ok()) {
     return ToAbslStatus(status);
@@ -53,6 +67,7 @@ absl::StatusOr<v1::TranslateResponse> TranslationClient::Translate(
 absl::StatusOr<v1::ListModelsResponse> TranslationClient::ListModels(absl::Duration timeout) const {
   grpc::ClientContext context;
   SetTimeout(context, timeout);
+  SetAuthorization(context, authorization_);
   v1::ListModelsResponse response;
   if (grpc::Status status = translator_->ListModels(&context, v1::ListModelsRequest(), &response);
       !status.ok()) {
@@ -65,6 +80,7 @@ absl::StatusOr<HealthStatus> TranslationClient::Health(const std::string& servic
                                                        absl::Duration timeout) const {
   grpc::ClientContext context;
   SetTimeout(context, timeout);
+  SetAuthorization(context, authorization_);
   ::grpc::health::v1::HealthCheckRequest request;
   request.set_service(service);
   ::grpc::health::v1::HealthCheckResponse response;

@@ -31,9 +31,18 @@ class TranslationClient {
     // Largest message sent or received. gRPC's default receive limit (4 MiB) is too small for big
     // batches with scores.
     int max_message_bytes = 64 << 20;
+    // TLS instead of plaintext. The server's certificate must be signed by one of `tls_ca_pem`'s
+    // CAs (PEM; empty: the system's CAs) and name the target's host.
+    bool tls = false;
+    std::string tls_ca_pem;
+    // A client certificate chain and its private key (PEM), for servers that require one.
+    std::string tls_cert_pem;
+    std::string tls_key_pem;
+    // Sent with every call as "authorization: Bearer KEY" when not empty.
+    std::string api_key;
   };
 
-  // `target` is "HOST:PORT" (or any gRPC target URI). The connection is plaintext and made lazily:
+  // `target` is "HOST:PORT" (or any gRPC target URI). The connection is made lazily:
   // an unreachable server shows up as UNAVAILABLE from the first call, not here.
   explicit TranslationClient(const std::string& target);
   TranslationClient(const std::string& target, const Options& options);
@@ -53,6 +62,7 @@ class TranslationClient {
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Translator::Stub> translator_;
   std::unique_ptr<::grpc::health::v1::Health::Stub> health_;
+  std::string authorization_;  // "Bearer KEY", or empty.
 };
 
 }  // namespace mtserve

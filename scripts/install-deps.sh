@@ -14,9 +14,11 @@ packages=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   prometheus-cpp-dev
   libcivetweb-dev
+  libssl-dev
   libgtest-dev libgmock-dev
-  # Tests: the Python client example and a real Prometheus scraping the server.
-  python3-grpcio python3-protobuf python3-yaml prometheus curl
+  # Tests: the Python client example and a real Prometheus scraping the server; openssl makes
+  # the TLS tests' certificates.
+  python3-grpcio python3-protobuf python3-yaml prometheus curl openssl
   # The translation page's test: a real browser.
   chromium
 )

@@ -14,6 +14,8 @@
 #include "absl/time/clock.h"
 #include "civetweb.h"
 #include "model/excerpt.h"
+#include "server/api_key_auth.h"
+#include "server/api_key_quota.h"
 #include "server/embedded_files.h"
 #include "server/http_json.h"
 #include "server/http_status.h"
@@ -80,6 +82,15 @@ class HttpFrontend::Exchange {
   // A header for the answer (sent with the status line).
   void AddHeader(std::string name, std::string value) {
     headers_.emplace_back(std::move(name), std::move(value));
+  }
+  // The API key of the request's headers: "Authorization: Bearer KEY" or "X-API-Key: KEY".
+  std::optional<std::string> ApiKey() const {
+    auto header = [&](const char* name) -> std::optional<absl::string_view> {
+      const char* value = mg_get_header(connection_, name);
+      if (value == nullptr) return std::nullopt;
+      return value;
+    };
+    return PresentedApiKey(header("Authorization"), header("X-API-Key"));
   }
 
   // The body, whole: 413 (RESOURCE_EXHAUSTED) if over the limit, 408 (DEADLINE_EXCEEDED) if it
@@ -152,6 +163,13 @@ class HttpFrontend::Exchange {
     if (method() != "HEAD") mg_write(connection_, body.data(), body.size());
   }
   void SendError(const absl::Status& status, int http_status = 0) {
+    // How to authenticate, and when to come back over an API key's limit.
+    if (status.code() == absl::StatusCode::kUnauthenticated) {
+      AddHeader("WWW-Authenticate", "Bearer");
+    }
+    if (const absl::Duration wait = RetryAfter(status); wait > absl::ZeroDuration()) {
+      AddHeader("Retry-After", absl::StrCat(absl::ToInt64Seconds(wait)));
+    }
     if (libre_translate_errors_) {
       Send(http_status != 0 ? http_status : LibreTranslateHttpStatus(status), kJson,
            LibreTranslateErrorJson(status));
@@ -238,11 +256,13 @@ class HttpFrontend::Exchange {
 absl::StatusOr<std::unique_ptr<HttpFrontend>> HttpFrontend::Start(const Options& options,
                                                                   TranslationCore* core) {
   std::unique_ptr<HttpFrontend> frontend(new HttpFrontend(options, core));
-  mg_init_library(0);
+  mg_init_library(options.tls != nullptr ? MG_FEATURES_SSL : 0);
+  // civetweb marks a TLS port with a trailing "s".
+  const std::string ports = options.tls != nullptr ? options.listen + "s" : options.listen;
   const std::string threads = absl::StrCat(options.threads);
   const std::string timeout_ms = absl::StrCat(absl::ToInt64Milliseconds(options.timeout));
   const std::pair<std::string, std::string> settings[] = {
-      {"listening_ports", options.listen},
+      {"listening_ports", ports},
       {"num_threads", threads},
       // Accepted connections waiting for a thread; beyond them the kernel's backlog.
       {"connection_queue", threads},
@@ -265,6 +285,19 @@ absl::StatusOr<std::unique_ptr<HttpFrontend>> HttpFrontend::Start(const Options&
     if (start_message != nullptr) absl::StrAppend(start_message, ": ", message);
     return 1;
   };
+  if (options.tls != nullptr) {
+    // The SSL_CTX is set up by ServerTls alone (1: civetweb loads no files itself), so that each
+    // handshake takes the files current at that moment.
+    callbacks.init_ssl = [](void* context, void* frontend) {
+      const absl::Status status =
+          static_cast<HttpFrontend*>(frontend)->options_.tls->ConfigureSslContext(
+              static_cast<SSL_CTX*>(context));
+      if (!status.ok() && start_message != nullptr) {
+        absl::StrAppend(start_message, ": ", status.message());
+      }
+      return status.ok() ? 1 : -1;
+    };
+  }
   mg_init_data init = {&callbacks, frontend.get(), config.data()};
   char error_text[256] = "";
   unsigned error_code = 0;
@@ -354,14 +387,19 @@ int HttpFrontend::HandleRequest(mg_connection* connection, void* data) {
     absl::string_view method;
     void (HttpFrontend::*handle)(Exchange&);
     bool libre_translate;  // LibreTranslate's API: its error shape.
+    // With --api_keys_file, the headers' key is checked before anything else (LibreTranslate's
+    // /translate checks its own: the key may be in the body).
+    bool header_key;
+    absl::string_view counted_as;  // The requests metric's method label; empty: not counted.
   };
   static constexpr Route kApi[] = {
-      {"/v1/translate", "POST", &HttpFrontend::Translate, false},
-      {"/v1/translate:stream", "POST", &HttpFrontend::TranslateStream, false},
-      {"/v1/models", "GET", &HttpFrontend::ListModels, false},
-      {"/translate", "POST", &HttpFrontend::LibreTranslate, true},
-      {"/languages", "GET", &HttpFrontend::LibreTranslateLanguages, true},
-      {"/frontend/settings", "GET", &HttpFrontend::LibreTranslateSettings, true},
+      {"/v1/translate", "POST", &HttpFrontend::Translate, false, true, "Translate"},
+      {"/v1/translate:stream", "POST", &HttpFrontend::TranslateStream, false, true,
+       "TranslateStream"},
+      {"/v1/models", "GET", &HttpFrontend::ListModels, false, true, ""},
+      {"/translate", "POST", &HttpFrontend::LibreTranslate, true, false, "LibreTranslate"},
+      {"/languages", "GET", &HttpFrontend::LibreTranslateLanguages, true, false, ""},
+      {"/frontend/settings", "GET", &HttpFrontend::LibreTranslateSettings, true, false, ""},
   };
   if (path == "/healthz" || path == "/readyz") {
     // Live while the process answers; ready as the gRPC health of the Translator: SERVING once
@@ -390,6 +428,17 @@ int HttpFrontend::HandleRequest(mg_connection* connection, void* data) {
       exchange.SendMethodNotAllowed(route.method);
       return exchange.status();
     }
+    if (route.header_key) {
+      if (absl::Status status =
+              self.core_->CheckApiKey(exchange.ApiKey(), /*charge_request=*/false);
+          !status.ok()) {
+        if (!route.counted_as.empty()) {
+          self.core_->RecordRefused(Frontend::kHttp, std::string(route.counted_as), status);
+        }
+        exchange.SendError(status);
+        return exchange.status();
+      }
+    }
     if (!self.RequestStarted()) {
       exchange.SendError(absl::UnavailableError("the server is shutting down"));
       return exchange.status();
@@ -410,6 +459,11 @@ int HttpFrontend::HandleRequest(mg_connection* connection, void* data) {
 }
 
 void HttpFrontend::ListModels(Exchange& exchange) {
+  if (absl::Status status = core_->CheckApiKey(exchange.ApiKey(), /*charge_request=*/true);
+      !status.ok()) {
+    exchange.SendError(status);
+    return;
+  }
   absl::StatusOr<v1::ListModelsResponse> models = mtserve::ListModels(*core_);
   if (!models.ok()) {
     exchange.SendError(models.status());
@@ -433,8 +487,9 @@ void HttpFrontend::Translate(Exchange& exchange) {
     if (exchange.status() == 0) exchange.SendError(parsed);
     return;
   }
-  absl::StatusOr<TranslationCore::Reply> reply =
-      RunCall(ToCoreRequest(message, *deadline, kMethod, Frontend::kHttp));
+  TranslationCore::Request request = ToCoreRequest(message, *deadline, kMethod, Frontend::kHttp);
+  request.api_key = exchange.ApiKey();
+  absl::StatusOr<TranslationCore::Reply> reply = RunCall(std::move(request));
   if (!reply.ok()) {
     exchange.SendError(reply.status());
     return;
@@ -468,7 +523,7 @@ void HttpFrontend::LibreTranslate(Exchange& exchange) {
     if (!deadline.ok()) return deadline.status();
     absl::StatusOr<std::string> body = exchange.ReadBody();
     if (!body.ok()) return body.status();
-    return ParseLibreTranslateRequest(*body, exchange.content_type(), *core_);
+    return ParseLibreTranslateRequest(*body, exchange.content_type(), exchange.ApiKey(), *core_);
   }();
   if (!request.ok()) {
     core_->RecordRefused(Frontend::kHttp, kMethod, request.status());
@@ -558,6 +613,7 @@ void HttpFrontend::TranslateStream(Exchange& exchange) {
       request.texts_repeated = false;
       request.method = kMethod;
       request.frontend = Frontend::kHttp;
+      request.api_key = exchange.ApiKey();
       core_->Translate(std::move(request), call,
                        [this, answers, id = std::move(*message.mutable_id()),
                         with_scores = message.options().return_scores()](

@@ -33,6 +33,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "server/server_tls.h"
 #include "server/translation_core.h"
 
 struct mg_context;
@@ -51,6 +52,8 @@ class HttpFrontend {
     // an answer; also how long an idle keep-alive connection stays open.
     absl::Duration timeout = absl::Seconds(10);
     int64_t max_body_bytes = 4 << 20;  // Bigger bodies get 413.
+    // HTTPS with these files (and client certificates when it verifies clients); null: HTTP.
+    ServerTls* tls = nullptr;
   };
 
   // Listens and serves at once (the core answers UNAVAILABLE until its models are loaded).

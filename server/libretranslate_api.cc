@@ -111,13 +111,31 @@ std::string LanguageName(absl::string_view code) {
   return it == kNames->end() ? std::string(code) : it->second;
 }
 
-absl::StatusOr<LibreTranslateRequest> ParseLibreTranslateRequest(absl::string_view body,
-                                                                 absl::string_view content_type,
-                                                                 const TranslationCore& core) {
+absl::StatusOr<LibreTranslateRequest> ParseLibreTranslateRequest(
+    absl::string_view body, absl::string_view content_type,
+    const std::optional<std::string>& header_key, const TranslationCore& core) {
   absl::StatusOr<Json> fields = ParseBody(body, content_type);
   if (!fields.ok()) return fields.status();
   LibreTranslateRequest request;
   TranslationCore::Request& core_request = request.core;
+  // LibreTranslate's clients send api_key (some apiKey); a header works too. Checked first, so a
+  // caller without a key learns nothing else; the core checks it again and charges it.
+  core_request.api_key = header_key;
+  for (const char* name : {"api_key", "apiKey"}) {
+    auto key = fields->find(name);
+    if (key != fields->end() && key->is_string() && !key->get_ref<const std::string&>().empty()) {
+      core_request.api_key = key->get<std::string>();
+      break;
+    }
+  }
+  if (absl::Status status = core.CheckApiKey(core_request.api_key, /*charge_request=*/false);
+      !status.ok()) {
+    if (!core_request.api_key.has_value()) {
+      return absl::UnauthenticatedError(
+          "an API key is required: send it as api_key (or in an Authorization: Bearer header)");
+    }
+    return status;
+  }
   // Errors name the texts as the request does. (Assigning the literal itself trips GCC 12's
   // false -Wrestrict warning, bug 105329.)
   core_request.texts_field = std::string("q");
@@ -184,8 +202,6 @@ absl::StatusOr<LibreTranslateRequest> ParseLibreTranslateRequest(absl::string_vi
     core_request.options.beam_size = static_cast<uint32_t>(request.alternatives) + 1;
     core_request.options.num_hypotheses = static_cast<uint32_t>(request.alternatives) + 1;
   }
-  // api_key (and the apiKey some clients send) is accepted and ignored: mtserve has no keys yet.
-
   // Routing: the first served model for the pair; for "auto", the one source language that
   // translates into the target.
   const std::vector<ServedModel> models = core.models();
@@ -287,8 +303,8 @@ std::string LibreTranslateSettings(const TranslationCore& core) {
       {"charLimit", core.limits().max_text_bytes},
       // How long the web UI waits after a keystroke before it translates, in milliseconds.
       {"frontendTimeout", 500},
-      {"apiKeys", false},
-      {"keyRequired", false},
+      {"apiKeys", core.requires_api_keys()},
+      {"keyRequired", core.requires_api_keys()},
       {"suggestions", false},
       {"filesTranslation", false},
       {"supportedFilesFormat", Json::array()},
@@ -320,6 +336,8 @@ int LibreTranslateHttpStatus(const absl::Status& status) {
     case absl::StatusCode::kFailedPrecondition:
     case absl::StatusCode::kOutOfRange:
       return 400;
+    case absl::StatusCode::kUnauthenticated:
+      return 403;
     case absl::StatusCode::kResourceExhausted:
       return 429;
     case absl::StatusCode::kUnavailable:

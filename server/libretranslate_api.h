@@ -13,6 +13,7 @@
 #ifndef MTSERVE_SERVER_LIBRETRANSLATE_API_H_
 #define MTSERVE_SERVER_LIBRETRANSLATE_API_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,11 +34,13 @@ struct LibreTranslateRequest {
 };
 
 // Parses a /translate body (`content_type` says whether it is a form; otherwise it is JSON) and
-// routes it to a served model. INVALID_ARGUMENT for a malformed request, an unknown language pair
-// or an "auto" that more than one model could serve; UNAVAILABLE while the models load.
-absl::StatusOr<LibreTranslateRequest> ParseLibreTranslateRequest(absl::string_view body,
-                                                                 absl::string_view content_type,
-                                                                 const TranslationCore& core);
+// routes it to a served model. When the core requires API keys, the body's api_key (or apiKey),
+// else `header_key`, must be one: UNAUTHENTICATED, checked before anything else. INVALID_ARGUMENT
+// for a malformed request, an unknown language pair or an "auto" that more than one model could
+// serve; UNAVAILABLE while the models load.
+absl::StatusOr<LibreTranslateRequest> ParseLibreTranslateRequest(
+    absl::string_view body, absl::string_view content_type,
+    const std::optional<std::string>& header_key, const TranslationCore& core);
 
 // The JSON answer to `request`: {"translatedText": ...} with "alternatives" when they were asked
 // for and "detectedLanguage" for "auto".
@@ -57,8 +60,9 @@ absl::StatusOr<std::string> LibreTranslateLanguages(const TranslationCore& core)
 std::string LibreTranslateSettings(const TranslationCore& core);
 
 // LibreTranslate's error answer: {"error": "message"}, and its HTTP status. LibreTranslate answers
-// 400 for every bad request (an unknown language too, which the core would call NOT_FOUND), 429
-// when it is too busy and 500 otherwise; mtserve keeps its own statuses where LibreTranslate has
+// 400 for every bad request (an unknown language too, which the core would call NOT_FOUND), 403
+// for a missing or invalid API key, 429 when it is too busy or over a key's limit and 500
+// otherwise; mtserve keeps its own statuses where LibreTranslate has
 // none (413 for a body over the limit, 503 while loading or draining, 504 past a deadline).
 int LibreTranslateHttpStatus(const absl::Status& status);
 std::string LibreTranslateErrorJson(const absl::Status& status);

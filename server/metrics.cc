@@ -138,6 +138,12 @@ Metrics::Metrics()
                      .Name("mtserve_in_flight_requests")
                      .Help("RPCs received and not yet answered (a streamed text counts as one).")
                      .Register(*registry_)),
+      api_key_requests_(prometheus::BuildCounter()
+                            .Name("mtserve_api_key_requests_total")
+                            .Help("Calls checked against the API keys file, by key name (none: "
+                                  "no key; unknown: a key not in the file) and status code: OK, "
+                                  "UNAUTHENTICATED, RESOURCE_EXHAUSTED (over a limit).")
+                            .Register(*registry_)),
       cache_hits_(prometheus::BuildCounter()
                       .Name("mtserve_cache_hits_total")
                       .Help("Sentences answered from the translation cache.")
@@ -223,6 +229,10 @@ void Metrics::RecordCacheLookup(bool hit) { (hit ? cache_hits_ : cache_misses_).
 void Metrics::SetCacheSize(int64_t entries, int64_t bytes) {
   cache_entries_.Set(static_cast<double>(entries));
   cache_bytes_.Set(static_cast<double>(bytes));
+}
+
+void Metrics::RecordApiKeyRequest(const std::string& key, const std::string& code) {
+  api_key_requests_.Add({{"key", key}, {"code", code}}).Increment();
 }
 
 std::string Metrics::Scrape() const {

@@ -52,6 +52,9 @@ class Metrics {
   // The sentence cache (translation_cache.h): lookups, and what it holds now.
   void RecordCacheLookup(bool hit);
   void SetCacheSize(int64_t entries, int64_t bytes);
+  // A call's API key check (api_key_auth.h): `key` is the key's name from the keys file, "none"
+  // or "unknown", so the label stays bounded by the file; `code` as for RecordRequest.
+  void RecordApiKeyRequest(const std::string& key, const std::string& code);
 
   // The text exposition format, as /metrics serves it.
   std::string Scrape() const;
@@ -75,6 +78,7 @@ class Metrics {
   prometheus::Family<prometheus::Counter>& generated_tokens_;
   prometheus::Family<prometheus::Gauge>& queued_texts_;
   prometheus::Family<prometheus::Gauge>& in_flight_;
+  prometheus::Family<prometheus::Counter>& api_key_requests_;
   prometheus::Counter& cache_hits_;
   prometheus::Counter& cache_misses_;
   prometheus::Gauge& cache_entries_;

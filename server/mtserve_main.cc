@@ -23,6 +23,7 @@
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/server.h"
 #include "grpcpp/server_builder.h"
+#include "server/api_key_auth.h"
 #include "server/batch_scheduler.h"
 #include "server/byte_size.h"
 #include "server/cpu_count.h"
@@ -30,6 +31,7 @@
 #include "server/http_frontend.h"
 #include "server/metrics.h"
 #include "server/model_specs.h"
+#include "server/server_tls.h"
 #include "server/shutdown_signals.h"
 #include "server/translation_core.h"
 #include "server/translation_service.h"
@@ -94,6 +96,20 @@ ABSL_FLAG(int, max_message_bytes, 4 << 20,
 ABSL_FLAG(absl::Duration, max_connection_age, absl::ZeroDuration(),
           "Close client connections after this long (gracefully), so that clients balancing "
           "over DNS (a headless Kubernetes Service) re-resolve and find new replicas; 0: never");
+ABSL_FLAG(std::string, tls_cert, "",
+          "PEM certificate chain (the server's certificate first): with --tls_key, gRPC and HTTP "
+          "serve TLS only. Re-read when it changes (see --reload_interval) or on SIGHUP");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert, unencrypted");
+ABSL_FLAG(std::string, tls_client_ca, "",
+          "PEM CA certificates: gRPC and HTTP then require client certificates signed by one of "
+          "them (mutual TLS)");
+ABSL_FLAG(std::string, api_keys_file, "",
+          "File of API keys (NAME sha256:HEX [requests_per_minute=N] [characters_per_day=N] a "
+          "line): every translation and model list then needs one of them. Re-read when it "
+          "changes or on SIGHUP");
+ABSL_FLAG(absl::Duration, reload_interval, absl::Seconds(10),
+          "How often the files re-read while serving (--tls_*, --api_keys_file) are checked for "
+          "changes; SIGHUP re-reads them at once");
 ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(25),
           "On SIGTERM/SIGINT, how long requests in flight may take to finish before they are "
           "cancelled");
@@ -219,14 +235,46 @@ int Run(int argc, char** argv) {
       Metrics::Create(absl::GetFlag(FLAGS_metrics_listen));
   if (!metrics.ok()) return Fail(metrics.status());
 
+  if (absl::GetFlag(FLAGS_reload_interval) <= absl::ZeroDuration()) {
+    return Fail(absl::InvalidArgumentError("--reload_interval must be positive"));
+  }
+  std::shared_ptr<ServerTls> tls;
+  if (!absl::GetFlag(FLAGS_tls_cert).empty() || !absl::GetFlag(FLAGS_tls_key).empty() ||
+      !absl::GetFlag(FLAGS_tls_client_ca).empty()) {
+    ServerTls::Options options;
+    options.certificate_path = absl::GetFlag(FLAGS_tls_cert);
+    options.private_key_path = absl::GetFlag(FLAGS_tls_key);
+    options.client_ca_path = absl::GetFlag(FLAGS_tls_client_ca);
+    options.poll_interval = absl::GetFlag(FLAGS_reload_interval);
+    absl::StatusOr<std::unique_ptr<ServerTls>> started = ServerTls::Start(options);
+    if (!started.ok()) return Fail(started.status());
+    tls = *std::move(started);
+  }
+  std::shared_ptr<ApiKeyAuthenticator> api_keys;
+  if (const std::string path = absl::GetFlag(FLAGS_api_keys_file); !path.empty()) {
+    absl::StatusOr<std::unique_ptr<ApiKeyAuthenticator>> started =
+        ApiKeyAuthenticator::Start(path, absl::GetFlag(FLAGS_reload_interval), metrics->get());
+    if (!started.ok()) return Fail(started.status());
+    api_keys = *std::move(started);
+  }
+  // Shared with the handler, which may run until the process ends.
+  signals.OnHangup([tls, api_keys] {
+    // Each logs its outcome.
+    if (tls != nullptr) tls->Reload().IgnoreError();
+    if (api_keys != nullptr) api_keys->Reload().IgnoreError();
+  });
+
   TranslationCore core(limits, batching.max_queued_texts, absl::GetFlag(FLAGS_cache_bytes).bytes,
                        metrics->get());
+  if (api_keys != nullptr) core.RequireApiKeys(api_keys.get());
   TranslationService service(&core);
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   int port = 0;
-  builder.AddListeningPort(absl::GetFlag(FLAGS_listen), grpc::InsecureServerCredentials(), &port);
+  builder.AddListeningPort(
+      absl::GetFlag(FLAGS_listen),
+      tls != nullptr ? tls->GrpcCredentials() : grpc::InsecureServerCredentials(), &port);
   builder.RegisterService(&service);
   builder.SetMaxReceiveMessageSize(absl::GetFlag(FLAGS_max_message_bytes));
   builder.SetMaxSendMessageSize(-1);
@@ -256,6 +304,7 @@ int Run(int argc, char** argv) {
     options.threads = absl::GetFlag(FLAGS_http_threads);
     options.timeout = absl::GetFlag(FLAGS_http_timeout);
     options.max_body_bytes = absl::GetFlag(FLAGS_max_message_bytes);
+    options.tls = tls.get();
     absl::StatusOr<std::unique_ptr<HttpFrontend>> started = HttpFrontend::Start(options, &core);
     if (!started.ok()) {
       server->Shutdown();
@@ -270,6 +319,14 @@ int Run(int argc, char** argv) {
                                              " (port ", (*metrics)->port(), ")");
   std::fprintf(stderr, "mtserve: listening on %s (port %d), %s\n",
                absl::GetFlag(FLAGS_listen).c_str(), port, metrics_where.c_str());
+  if (api_keys != nullptr) {
+    std::fprintf(stderr, "mtserve: API keys required (%s)\n",
+                 absl::GetFlag(FLAGS_api_keys_file).c_str());
+  }
+  if (tls != nullptr) {
+    std::fprintf(stderr, "mtserve: TLS on gRPC and HTTP%s\n",
+                 tls->verifies_clients() ? ", client certificates required" : "");
+  }
   if (http != nullptr) {
     std::fprintf(stderr, "mtserve: HTTP on %s (port %d)\n",
                  absl::GetFlag(FLAGS_http_listen).c_str(), http->port());

@@ -16,6 +16,7 @@ struct ShutdownSignals::State {
   absl::Mutex mutex;
   bool serving ABSL_GUARDED_BY(mutex) = false;
   int received ABSL_GUARDED_BY(mutex) = 0;
+  std::function<void()> on_hangup ABSL_GUARDED_BY(mutex);
 };
 
 namespace {
@@ -25,6 +26,7 @@ sigset_t ShutdownSet() {
   sigemptyset(&set);
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGHUP);
   return set;
 }
 
@@ -39,6 +41,15 @@ ShutdownSignals::ShutdownSignals(std::function<void(int signal)> while_loading)
     while (true) {
       int signal = 0;
       if (sigwait(&set, &signal) != 0) continue;
+      if (signal == SIGHUP) {
+        std::function<void()> reload;
+        {
+          absl::MutexLock lock(&state->mutex);
+          reload = state->on_hangup;
+        }
+        if (reload) reload();
+        continue;
+      }
       bool serving;
       {
         absl::MutexLock lock(&state->mutex);
@@ -48,6 +59,11 @@ ShutdownSignals::ShutdownSignals(std::function<void(int signal)> while_loading)
       if (!serving) state->while_loading(signal);
     }
   }).detach();
+}
+
+void ShutdownSignals::OnHangup(std::function<void()> reload) {
+  absl::MutexLock lock(&state_->mutex);
+  state_->on_hangup = std::move(reload);
 }
 
 void ShutdownSignals::Serving() {

@@ -197,6 +197,14 @@ void TranslationCore::RecordRefused(Frontend frontend, const std::string& method
   metrics_->RecordRequest(frontend, kNoModel, method, absl::StatusCodeToString(status.code()), 0);
 }
 
+absl::Status TranslationCore::CheckApiKey(const std::optional<std::string>& presented,
+                                          bool charge_request) const {
+  if (authenticator_ == nullptr) return absl::OkStatus();
+  absl::StatusOr<ApiKey> key = authenticator_->Authenticate(presented);
+  if (!key.ok()) return key.status();
+  return charge_request ? authenticator_->Charge(*key, 1, 0) : absl::OkStatus();
+}
+
 void TranslationCore::Translate(Request request, std::shared_ptr<Call> call, Done done) {
   auto pending = std::make_shared<Pending>();
   pending->request = std::move(request);
@@ -206,6 +214,11 @@ void TranslationCore::Translate(Request request, std::shared_ptr<Call> call, Don
   const Request& r = pending->request;
   // What can be checked at once, cheaply, is: the caller hears of it without waiting.
   const absl::Status refused = [&]() -> absl::Status {
+    // Who is asking comes first: a caller without a key learns nothing else.
+    std::optional<ApiKey> key;
+    if (authenticator_ != nullptr) {
+      MT_ASSIGN_OR_RETURN(key, authenticator_->Authenticate(r.api_key));
+    }
     MT_ASSIGN_OR_RETURN(pending->model, FindModel(r.model));
     const ServedModel served = models()[pending->model];
     pending->model_name = served.name;
@@ -219,6 +232,12 @@ void TranslationCore::Translate(Request request, std::shared_ptr<Call> call, Don
     MT_ASSIGN_OR_RETURN(pending->options, ToDecodingOptions(r.options, *served.model, limits_));
     for (size_t i = 0; i < r.texts.size(); ++i) {
       MT_RETURN_IF_ERROR(CheckTextBytes(r.texts[i], FieldName(r, i), limits_));
+    }
+    // Charged once the request is known to be valid.
+    if (key.has_value()) {
+      int64_t characters = 0;
+      for (const std::string& text : r.texts) characters += CountCharacters(text);
+      MT_RETURN_IF_ERROR(authenticator_->Charge(*key, 1, characters));
     }
     absl::MutexLock lock(&mutex_);
     if (tokenizing_texts_ + texts > max_queued_texts_) {

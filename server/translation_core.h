@@ -10,6 +10,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,7 @@
 #include "model/model.h"
 #include "model/text/sentence_splitter.h"
 #include "model/translator.h"
+#include "server/api_key_auth.h"
 #include "server/batch_scheduler.h"
 #include "server/metrics.h"
 #include "server/request_limits.h"
@@ -49,6 +51,8 @@ class TranslationCore {
     // The front end's name for the call, for the metrics' method label.
     std::string method;
     Frontend frontend = Frontend::kGrpc;  // The metrics' frontend label.
+    // The API key the call presented (PresentedApiKey), checked when keys are required.
+    std::optional<std::string> api_key;
   };
 
   struct Reply {
@@ -77,6 +81,15 @@ class TranslationCore {
   TranslationCore(const RequestLimits& limits, int max_queued_texts, int64_t cache_bytes,
                   Metrics* metrics);
   ~TranslationCore();
+
+  // From now on every request needs a key of `authenticator` and is charged to it (call before
+  // serving; it outlives the core).
+  void RequireApiKeys(ApiKeyAuthenticator* authenticator) { authenticator_ = authenticator; }
+  bool requires_api_keys() const { return authenticator_ != nullptr; }
+  // For calls that are not a Request (ListModels, a stream's start): OK when no keys are
+  // required; else UNAUTHENTICATED unless `presented` is a key of the file, and with
+  // `charge_request`, RESOURCE_EXHAUSTED when one more request is over its limit.
+  absl::Status CheckApiKey(const std::optional<std::string>& presented, bool charge_request) const;
 
   // Until this is called requests get UNAVAILABLE (models loading). The first model is the
   // default. `scheduler` was made with the same models, in the same order. Each model's texts
@@ -116,6 +129,7 @@ class TranslationCore {
   const RequestLimits limits_;
   const int max_queued_texts_;
   Metrics* const metrics_;
+  ApiKeyAuthenticator* authenticator_ = nullptr;
   TranslationCache cache_;
 
   mutable absl::Mutex mutex_;

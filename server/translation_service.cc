@@ -10,6 +10,8 @@
 #include "absl/time/clock.h"
 #include "grpcpp/support/proto_buffer_reader.h"
 #include "grpcpp/support/proto_buffer_writer.h"
+#include "server/api_key_auth.h"
+#include "server/api_key_quota.h"
 #include "server/proto_mapping.h"
 #include "server/stop_reason.h"
 
@@ -19,6 +21,27 @@ namespace {
 // A stream keeps at most this many texts between reading them and writing their answers; it
 // reads no more until answers are written (backpressure on clients that do not read).
 constexpr int kMaxStreamTextsInFlight = 64;
+
+// The API key in the call's metadata: "authorization: Bearer KEY" or "x-api-key: KEY".
+std::optional<std::string> ApiKeyOf(const grpc::CallbackServerContext& context) {
+  const auto& metadata = context.client_metadata();
+  auto value = [&](const char* name) -> std::optional<absl::string_view> {
+    auto it = metadata.find(name);
+    if (it == metadata.end()) return std::nullopt;
+    return absl::string_view(it->second.data(), it->second.size());
+  };
+  return PresentedApiKey(value("authorization"), value("x-api-key"));
+}
+
+// Ends a unary call with `status`; over an API key's limit, with trailing metadata "retry-after"
+// (seconds), as HTTP's Retry-After.
+void FinishWith(grpc::CallbackServerContext* context, grpc::ServerUnaryReactor* reactor,
+                const absl::Status& status) {
+  if (const absl::Duration wait = RetryAfter(status); wait > absl::ZeroDuration()) {
+    context->AddTrailingMetadata("retry-after", absl::StrCat(absl::ToInt64Seconds(wait)));
+  }
+  reactor->Finish(ToGrpcStatus(status));
+}
 
 absl::Time DeadlineOf(const grpc::CallbackServerContext& context) {
   const auto deadline = context.deadline();
@@ -76,7 +99,7 @@ class TranslateReactor : public grpc::ServerUnaryReactor {
  public:
   TranslateReactor(TranslationService* service, grpc::CallbackServerContext* context,
                    const grpc::ByteBuffer* request, grpc::ByteBuffer* response)
-      : service_(service), response_(response) {
+      : service_(service), context_(context), response_(response) {
     service_->CallStarted();
     // A call cancelled (or past its deadline) before its message arrived comes without one (an
     // empty buffer would parse as a valid request of no texts).
@@ -96,6 +119,7 @@ class TranslateReactor : public grpc::ServerUnaryReactor {
     }
     TranslationCore::Request core_request =
         ToCoreRequest(message, DeadlineOf(*context), "Translate", Frontend::kGrpc);
+    core_request.api_key = ApiKeyOf(*context);
     // Nothing below may touch members: the core may answer, and the call end, at once.
     service_->core_->Translate(std::move(core_request), call_,
                                [this, with_scores = message.options().return_scores()](
@@ -113,7 +137,7 @@ class TranslateReactor : public grpc::ServerUnaryReactor {
  private:
   void Answer(absl::StatusOr<TranslationCore::Reply> reply, bool with_scores) {
     if (!reply.ok()) {
-      Finish(ToGrpcStatus(reply.status()));
+      FinishWith(context_, this, reply.status());
       return;
     }
     const v1::TranslateResponse response =
@@ -123,6 +147,7 @@ class TranslateReactor : public grpc::ServerUnaryReactor {
   }
 
   TranslationService* const service_;
+  grpc::CallbackServerContext* const context_;
   grpc::ByteBuffer* const response_;
   const std::shared_ptr<TranslationCore::Call> call_ = std::make_shared<TranslationCore::Call>();
 };
@@ -141,13 +166,24 @@ grpc::ServerUnaryReactor* TranslationService::Translate(grpc::CallbackServerCont
 class TranslateStreamReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
  public:
   TranslateStreamReactor(TranslationService* service, grpc::CallbackServerContext* context)
-      : service_(service), deadline_(DeadlineOf(*context)) {
+      : service_(service), deadline_(DeadlineOf(*context)), api_key_(ApiKeyOf(*context)) {
     service_->CallStarted();
     if (!service_->StreamStarted(this)) {
       Finish(ToGrpcStatus(absl::UnavailableError("the server is shutting down")));
       return;
     }
     registered_ = true;
+    // Each text is charged to the key as it comes (HandleText).
+    if (absl::Status status = service_->core_->CheckApiKey(api_key_, /*charge_request=*/false);
+        !status.ok()) {
+      service_->core_->RecordRefused(Frontend::kGrpc, "TranslateStream", status);
+      {
+        absl::MutexLock lock(&mutex_);
+        finished_ = true;
+      }
+      Finish(ToGrpcStatus(status));  // Outside the lock: gRPC may end the call at once.
+      return;
+    }
     absl::MutexLock lock(&mutex_);
     ReadNextLocked();
   }
@@ -233,6 +269,7 @@ class TranslateStreamReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, 
     request.texts_repeated = false;
     request.method = "TranslateStream";
     request.frontend = Frontend::kGrpc;
+    request.api_key = api_key_;
     service_->core_->Translate(std::move(request), call_,
                                [this, id = std::move(*message.mutable_id()),
                                 with_scores = message.options().return_scores()](
@@ -299,6 +336,7 @@ class TranslateStreamReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, 
 
   TranslationService* const service_;
   const absl::Time deadline_;
+  const std::optional<std::string> api_key_;
   const std::shared_ptr<TranslationCore::Call> call_ = std::make_shared<TranslationCore::Call>();
   bool registered_ = false;
   grpc::ByteBuffer read_;
@@ -356,6 +394,11 @@ grpc::ServerUnaryReactor* TranslationService::ListModels(grpc::CallbackServerCon
       reactor->Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, "the server is shutting down"));
       return reactor;
     }
+  }
+  if (absl::Status status = core_->CheckApiKey(ApiKeyOf(*context), /*charge_request=*/true);
+      !status.ok()) {
+    FinishWith(context, reactor, status);
+    return reactor;
   }
   absl::StatusOr<v1::ListModelsResponse> models = mtserve::ListModels(*core_);
   if (!models.ok()) {

@@ -32,10 +32,19 @@ def parse_args():
     parser.add_argument("--batch_size", type=int, default=32, help="lines per Translate call")
     parser.add_argument("--stream", action="store_true",
                         help="send the lines one by one through TranslateStream")
+    parser.add_argument("--tls_ca",
+                        help="PEM file of the CAs that sign the server's certificate: use TLS")
+    parser.add_argument("--tls_cert", help="PEM client certificate, for mutual TLS (with --tls_key)")
+    parser.add_argument("--tls_key", help="PEM private key of --tls_cert")
+    parser.add_argument("--api_key",
+                        help="API key, for a server with --api_keys_file (sent as "
+                             "authorization: Bearer KEY)")
     parser.add_argument("--stubs_dir", help="directory holding mtserve/v1/translation_pb2*.py")
     args = parser.parse_args()
     if args.batch_size < 1:
         parser.error("--batch_size must be >= 1")
+    if bool(args.tls_cert) != bool(args.tls_key):
+        parser.error("--tls_cert and --tls_key go together")
     return args
 
 
@@ -50,6 +59,23 @@ def format_translation(translation, args):
         score = h.score if h is not None else 0.0
         lines.append(f"{score:.6f}\t{text}" if args.with_scores else text)
     return lines
+
+
+def read_file(path):
+    if not path:
+        return None
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def open_channel(grpc, args):
+    """A TLS channel with --tls_ca (and a client certificate with --tls_cert), else plaintext."""
+    if not (args.tls_ca or args.tls_cert):
+        return grpc.insecure_channel(args.server)
+    credentials = grpc.ssl_channel_credentials(root_certificates=read_file(args.tls_ca),
+                                               private_key=read_file(args.tls_key),
+                                               certificate_chain=read_file(args.tls_cert))
+    return grpc.secure_channel(args.server, credentials)
 
 
 def main():
@@ -69,15 +95,16 @@ def main():
                                  return_scores=args.with_scores,
                                  split_sentences=not args.no_split_sentences)
 
+    metadata = [("authorization", f"Bearer {args.api_key}")] if args.api_key else None
     output = []
-    with grpc.insecure_channel(args.server) as channel:
+    with open_channel(grpc, args) as channel:
         stub = pb_grpc.TranslatorStub(channel)
         try:
             if not args.stream:
                 for start in range(0, len(texts), args.batch_size):
                     request = pb.TranslateRequest(model=args.model, options=options,
                                                   texts=texts[start:start + args.batch_size])
-                    response = stub.Translate(request, timeout=args.timeout)
+                    response = stub.Translate(request, timeout=args.timeout, metadata=metadata)
                     for translation in response.translations:
                         output += format_translation(translation, args)
             else:
@@ -85,7 +112,8 @@ def main():
                                                       options=options)
                             for i, text in enumerate(texts))
                 answers = [None] * len(texts)
-                for answer in stub.TranslateStream(requests, timeout=args.timeout):
+                for answer in stub.TranslateStream(requests, timeout=args.timeout,
+                                                   metadata=metadata):
                     if answer.HasField("error"):
                         # A failed text does not end the stream; this example gives up at once.
                         code = next((c.name for c in grpc.StatusCode

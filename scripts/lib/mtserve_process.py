@@ -11,11 +11,17 @@ import time
 @contextlib.contextmanager
 def running_mtserve(binary, *flags):
     """Yields (process, grpc_port) once mtserve serves; stops it (SIGTERM) on exit. The HTTP API
-    listens on a port of its own too: process.http_port. Raises RuntimeError with its stderr if
-    it exits first."""
+    listens on a port of its own too: process.http_port (and with --metrics_listen=HOST:0 among
+    `flags`, the metrics: process.metrics_port); process.stderr_text() is what mtserve printed so
+    far. Raises RuntimeError with its stderr if it exits first."""
     with tempfile.NamedTemporaryFile("w+", prefix="mtserve_", suffix=".log") as log:
         server = subprocess.Popen([binary, "--listen=127.0.0.1:0", "--metrics_listen=",
                                    "--http_listen=127.0.0.1:0", *flags], stderr=log)
+        def stderr_text():
+            log.seek(0)
+            return log.read()
+
+        server.stderr_text = stderr_text
         try:
             port = None
             while port is None:
@@ -29,12 +35,25 @@ def running_mtserve(binary, *flags):
                     port = match.group(1)
                     http = re.search(r"mtserve: HTTP on \S+ \(port (\d+)\)", text)
                     server.http_port = int(http.group(1)) if http else None
+                    metrics = re.search(r"metrics on \S+ \(port (\d+)\)", text)
+                    server.metrics_port = int(metrics.group(1)) if metrics else None
                 else:
                     time.sleep(0.1)
             yield server, port
         finally:
             server.terminate()
             server.wait(timeout=60)
+
+
+def wait_until(predicate, seconds=60):
+    """Polls `predicate` until it is true (True) or `seconds` pass (False): for what a server does
+    in its own time, such as re-reading a file; the bound only keeps a test from hanging."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.2)
+    return False
 
 
 def cpu_seconds(pid):

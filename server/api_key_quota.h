@@ -1,0 +1,48 @@
+// What each API key has used of its limits (api_keys.h), with time passed in (tests use their
+// own clock):
+// - requests_per_minute is a token bucket holding at most a minute's requests and refilled
+//   continuously (limit / 60 a second): a key may burst its whole minute, then goes at the rate;
+// - characters_per_day counts Unicode characters in fixed UTC days (reset at 00:00 UTC).
+// Usage is kept by key name, so re-reading the keys file (new limits, a new key) keeps it.
+#ifndef MTSERVE_SERVER_API_KEY_QUOTA_H_
+#define MTSERVE_SERVER_API_KEY_QUOTA_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "server/api_keys.h"
+
+namespace mtserve {
+
+class ApiKeyQuota {
+ public:
+  // Charges `requests` (0 or more) and `characters` to `key` at `now` when both fit its limits,
+  // else charges nothing and returns RESOURCE_EXHAUSTED naming the limit and when to retry
+  // (RetryAfter gives it), or INVALID_ARGUMENT for more characters than a whole day allows.
+  absl::Status Charge(const ApiKey& key, int64_t requests, int64_t characters, absl::Time now);
+
+ private:
+  struct Usage {
+    double tokens = 0;  // Requests that may be made now.
+    absl::Time refilled = absl::InfinitePast();
+    int64_t day = -1;        // Days since the epoch, UTC.
+    int64_t characters = 0;  // Used on `day`.
+  };
+  absl::Mutex mutex_;
+  absl::flat_hash_map<std::string, Usage> usage_ ABSL_GUARDED_BY(mutex_);
+};
+
+// When to retry after `status` from Charge (rounded up to whole seconds); zero when it says none.
+absl::Duration RetryAfter(const absl::Status& status);
+
+// Unicode characters in UTF-8 `text` (bytes that do not start a sequence are not counted).
+int64_t CountCharacters(absl::string_view text);
+
+}  // namespace mtserve
+
+#endif  // MTSERVE_SERVER_API_KEY_QUOTA_H_

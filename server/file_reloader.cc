@@ -1,0 +1,102 @@
+#include "server/file_reloader.h"
+
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "model/json_file.h"
+
+namespace mtserve {
+
+absl::StatusOr<std::unique_ptr<FileReloader>> FileReloader::Start(Options options, Apply apply) {
+  std::unique_ptr<FileReloader> reloader(new FileReloader(std::move(options), std::move(apply)));
+  {
+    absl::MutexLock lock(&reloader->reload_mutex_);
+    if (absl::Status status = reloader->ReadAndApply(reloader->Fingerprint()); !status.ok()) {
+      return absl::Status(status.code(),
+                          absl::StrCat(reloader->options_.what, ": ", status.message()));
+    }
+    reloader->started_ = true;
+  }
+  if (reloader->options_.poll_interval != absl::InfiniteDuration()) {
+    reloader->poller_ = std::thread([r = reloader.get()] { r->Poll(); });
+  }
+  return reloader;
+}
+
+FileReloader::FileReloader(Options options, Apply apply)
+    : options_(std::move(options)), apply_(std::move(apply)) {}
+
+FileReloader::~FileReloader() {
+  {
+    absl::MutexLock lock(&stop_mutex_);
+    stopping_ = true;
+  }
+  if (poller_.joinable()) poller_.join();
+}
+
+void FileReloader::Poll() {
+  while (true) {
+    {
+      absl::MutexLock lock(&stop_mutex_);
+      stop_mutex_.AwaitWithTimeout(absl::Condition(&stopping_), options_.poll_interval);
+      if (stopping_) return;
+    }
+    ReloadIfChanged().IgnoreError();  // Logged.
+  }
+}
+
+std::string FileReloader::Fingerprint() const {
+  std::vector<std::string> parts;
+  for (const std::string& path : options_.paths) {
+    struct stat st;
+    if (stat(path.c_str(), &st) != 0) {
+      parts.push_back("");
+      continue;
+    }
+    parts.push_back(absl::StrCat(st.st_dev, ":", st.st_ino, ":", st.st_size, ":", st.st_mtim.tv_sec,
+                                 ".", st.st_mtim.tv_nsec, ":", st.st_ctim.tv_sec, ".",
+                                 st.st_ctim.tv_nsec));
+  }
+  return absl::StrJoin(parts, "|");
+}
+
+absl::Status FileReloader::Reload() {
+  absl::MutexLock lock(&reload_mutex_);
+  return ReadAndApply(Fingerprint());
+}
+
+absl::Status FileReloader::ReloadIfChanged() {
+  absl::MutexLock lock(&reload_mutex_);
+  const std::string fingerprint = Fingerprint();
+  if (fingerprint == last_fingerprint_) return absl::OkStatus();
+  return ReadAndApply(fingerprint);
+}
+
+absl::Status FileReloader::ReadAndApply(const std::string& fingerprint) {
+  // Even when this attempt fails: a bad version is logged once, not at every poll.
+  last_fingerprint_ = fingerprint;
+  const absl::Status status = [&]() -> absl::Status {
+    std::vector<std::string> contents;
+    for (const std::string& path : options_.paths) {
+      absl::StatusOr<std::string> bytes = ReadRegularFile(path, options_.max_bytes);
+      if (!bytes.ok()) return bytes.status();
+      contents.push_back(*std::move(bytes));
+    }
+    return apply_(contents);
+  }();
+  if (!started_) return status;  // Start-up: Start's caller reports it.
+  if (status.ok()) {
+    std::fprintf(stderr, "mtserve: %s reloaded from %s\n", options_.what.c_str(),
+                 absl::StrJoin(options_.paths, ", ").c_str());
+  } else {
+    std::fprintf(stderr, "mtserve: %s not reloaded, the previous one stays in use: %s\n",
+                 options_.what.c_str(), std::string(status.message()).c_str());
+  }
+  return status;
+}
+
+}  // namespace mtserve
