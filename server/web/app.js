@@ -24,9 +24,14 @@ const ui = {
   alternativesSection: $('alternatives-section'),
   alternativesList: $('alternatives-list'),
   error: $('error'),
+  keyForm: $('key-form'),
+  key: $('api-key'),
 };
 
 const REQUEST_TIMEOUT = '60s';  // X-Request-Timeout: the server gives up after it.
+// A server started with --api_keys_file wants a key with every call: the user gives it once, and
+// it stays in this tab's session storage (not shared with other tabs, gone when the tab closes).
+const KEY_STORAGE = 'mtserve-api-key';
 const DEFAULT_BEAM_SIZE = 4;
 const utf8 = new TextEncoder();
 const languageNames = (() => {
@@ -105,6 +110,7 @@ function describeError(status, body) {
   const message = body && typeof body.message === 'string' ? body.message : '';
   const lead = {
     400: 'The server cannot translate this',
+    401: 'The server asks for a valid API key',
     404: 'Not found',
     408: 'The request took too long to arrive',
     413: 'The text is too large for one request',
@@ -116,10 +122,26 @@ function describeError(status, body) {
   return message ? `${lead}: ${message}` : `${lead}.`;
 }
 
-async function callApi(path, init) {
+function apiKey() {
+  try {
+    return sessionStorage.getItem(KEY_STORAGE) || '';
+  } catch (e) {
+    return ui.key.value;  // Storage refused (private modes): the field itself.
+  }
+}
+
+function askForKey(message) {
+  ui.keyForm.hidden = false;
+  ui.status.textContent = message;
+  ui.key.focus();
+}
+
+async function callApi(path, init = {}) {
+  const headers = {...(init.headers || {})};
+  if (apiKey()) headers.Authorization = `Bearer ${apiKey()}`;
   let response;
   try {
-    response = await fetch(path, init);
+    response = await fetch(path, {...init, headers});
   } catch (e) {
     throw new Error(`Cannot reach the server: ${e.message}`);
   }
@@ -128,6 +150,10 @@ async function callApi(path, init) {
     body = await response.json();
   } catch (e) {
     // Left null: described by the status alone.
+  }
+  if (response.status === 401) {
+    askForKey(apiKey() ? 'The server did not accept this API key.' :
+                         'This server asks for an API key.');
   }
   if (!response.ok) {
     const error = new Error(describeError(response.status, body));
@@ -322,11 +348,13 @@ async function loadModels() {
     models = answer.models;
     limits = answer.limits;
   } catch (e) {
+    if (e.status === 401) return;  // Loaded again once a key is given.
     // 503 while the server loads its models: try again shortly.
     ui.status.textContent = e.status === 503 ? 'The server is loading its models…' : e.message;
     setTimeout(loadModels, 2000);
     return;
   }
+  ui.keyForm.hidden = true;
   fillSelect(ui.model, models.map((m) => m.name), (models.find((m) => m.is_default) || {}).name,
              (name) => {
                const m = models.find((model) => model.name === name);
@@ -383,6 +411,16 @@ for (const event of ['mouseleave', 'focusout']) {
 ui.beamSize.addEventListener('change', updateAlternatives);
 ui.model.addEventListener('change', updateSourceLabel);
 ui.copy.addEventListener('click', copyTranslation);
+ui.keyForm.addEventListener('submit', (event) => {
+  event.preventDefault();
+  try {
+    sessionStorage.setItem(KEY_STORAGE, ui.key.value.trim());
+  } catch (e) {
+    // apiKey() reads the field instead.
+  }
+  ui.status.textContent = 'Checking the key…';
+  loadModels();
+});
 
 updateCount();
 loadModels();

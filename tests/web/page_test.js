@@ -8,6 +8,8 @@
 //   chromium    the browser's executable
 //   screenshots the directory to save screenshots into
 //   pid         mtserve's process id: the last check sends it SIGTERM and it must be draining
+//   keys_url    another mtserve's address, one started with --api_keys_file
+//   key         the API key it accepts
 // NODE_PATH holds node_modules with playwright-core. Exit status 1 if a check fails.
 'use strict';
 
@@ -18,10 +20,10 @@ const { expect, run } = require('../test_lib/checks');
 
 const config = JSON.parse(process.argv[2]);
 
-async function api(route, body) {
-  const response = await fetch(config.url + route, body === undefined ? {} : {
+async function api(route, body, url = config.url, headers = {}) {
+  const response = await fetch(url + route, body === undefined ? { headers } : {
     method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
+    headers: { 'Content-Type': 'application/json', ...headers },
     body: JSON.stringify(body),
   });
   return { status: response.status, body: await response.json() };
@@ -179,6 +181,41 @@ async function checkPhone(browser, models) {
   await context.close();
 }
 
+// A server that wants API keys: the page asks for one, says when it is refused, and sends it.
+async function checkApiKey(browser) {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await page.goto(config.keys_url + '/');
+  await page.waitForSelector('#key-form:not([hidden])');
+  expect('a server that wants a key: the page asks for one',
+         (await page.textContent('#server-status')) === 'This server asks for an API key.' &&
+             await page.$eval('#controls', (f) => f.disabled),
+         await page.textContent('#server-status'));
+  await page.fill('#api-key', 'not-the-key');
+  await page.press('#api-key', 'Enter');
+  const refused = await page.waitForFunction(
+      () => document.getElementById('server-status').textContent ===
+          'The server did not accept this API key.', null, { timeout: 10000 })
+      .then(() => true, () => false);
+  expect('a wrong key: the page says it was not accepted', refused,
+         await page.textContent('#server-status'));
+  await page.fill('#api-key', config.key);
+  await page.click('#key-form button');
+  await page.waitForSelector('#controls:not([disabled])');
+  await page.fill('#source', 'A dog runs in the park.');
+  await page.click('#translate');
+  await waitForAnswer(page);
+  const model = await page.inputValue('#model');
+  const expected = await api('/v1/translate', request(model, 'A dog runs in the park.', 4, 0),
+                             config.keys_url, { Authorization: `Bearer ${config.key}` });
+  const shown = await page.textContent('#translation');
+  expect('with the key: the key form goes, and the translation is the API\'s',
+         await page.isHidden('#key-form') && expected.status === 200 &&
+             shown === expected.body.translations[0].hypotheses[0].text,
+         `page ${JSON.stringify(shown)}, API ${expected.status} ${JSON.stringify(expected.body)}`);
+  await context.close();
+}
+
 // A request that stays in flight until `finish` is called: its headers ask for 100-continue, so
 // the server has counted it once it answers that, and it waits for the body.
 async function requestInFlight(port, body) {
@@ -245,6 +282,7 @@ async function main() {
     const model = await checkTranslation(page, models);
     await checkLimitError(page, models, model);
     await checkPhone(browser, models);
+    await checkApiKey(browser);
     // Errors the page causes itself are expected console messages from here on: none before.
     const serverErrors = problems.filter((p) => !p.includes('status of 400'));
     expect('no script error, refused resource or failed request', serverErrors.length === 0,
