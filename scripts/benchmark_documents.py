@@ -21,7 +21,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts", "lib"))
-from mtserve_process import cpu_seconds, running_mtserve  # noqa: E402
+from mtserve_process import MtserveProcess, cpu_seconds  # noqa: E402
 
 
 def paragraphs(lines):
@@ -64,7 +64,8 @@ def main():
               f"{len(lines)} sentences, {len(paras)} paragraphs")
         print(f"{'texts':<11} {'concurrency':>11} {'texts/s':>8} {'sentences/s':>12} "
               f"{'p50_ms':>8} {'p99_ms':>8} {'cores':>6}")
-        with running_mtserve(mtserve, "--cache_bytes=0") as (server, port):
+        with MtserveProcess(mtserve, "--cache_bytes=0") as server:
+            port = server.grpc_port
             runs = [("sentences", 1, 1000), ("sentences", 32, 3000), ("paragraphs", 1, 180),
                     ("paragraphs", 32, 540), ("document", 1, 3)]
             for name, concurrency, requests in runs:

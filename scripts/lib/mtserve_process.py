@@ -1,48 +1,90 @@
 """Runs an mtserve of its own for Python scripts and tests: loopback ports the kernel chooses,
-stderr in a file, and the gRPC port once the server serves."""
-import contextlib
+stderr in a file, and the ports once the server prints them."""
 import os
 import re
+import signal
 import subprocess
 import tempfile
+import threading
 import time
+import urllib.request
 
 
-@contextlib.contextmanager
-def running_mtserve(binary, *flags):
-    """Yields (process, grpc_port) once mtserve serves; stops it (SIGTERM) on exit. The HTTP API
-    listens on a port of its own too: process.http_port (and with --metrics_listen=HOST:0 among
-    `flags`, the metrics: process.metrics_port); process.stderr_text() is what mtserve printed so
-    far. Raises RuntimeError with its stderr if it exits first."""
-    with tempfile.NamedTemporaryFile("w+", prefix="mtserve_", suffix=".log") as log:
-        server = subprocess.Popen([binary, "--listen=127.0.0.1:0", "--metrics_listen=",
-                                   "--http_listen=127.0.0.1:0", *flags], stderr=log)
-        def stderr_text():
-            log.seek(0)
-            return log.read()
+class MtserveProcess:
+    """mtserve on loopback ports the kernel chooses (gRPC, HTTP, metrics; `flags` may override
+    them, e.g. --metrics_listen= turns metrics off). Waits until it serves unless `wait_serving`
+    is False; as a context manager, stops it (SIGTERM) on exit. Raises RuntimeError with its
+    stderr if it exits first or does not serve in time."""
 
-        server.stderr_text = stderr_text
-        try:
-            port = None
-            while port is None:
-                if server.poll() is not None:
-                    log.seek(0)
-                    raise RuntimeError(f"mtserve exited before serving:\n{log.read()}")
-                log.seek(0)
-                text = log.read()
-                match = re.search(r"listening on \S+ \(port (\d+)\)", text)
-                if match and "mtserve: serving" in text:
-                    port = match.group(1)
-                    http = re.search(r"mtserve: HTTP on \S+ \(port (\d+)\)", text)
-                    server.http_port = int(http.group(1)) if http else None
-                    metrics = re.search(r"metrics on \S+ \(port (\d+)\)", text)
-                    server.metrics_port = int(metrics.group(1)) if metrics else None
-                else:
-                    time.sleep(0.1)
-            yield server, port
-        finally:
-            server.terminate()
-            server.wait(timeout=60)
+    def __init__(self, binary, *flags, wait_serving=True):
+        self.log = tempfile.NamedTemporaryFile("w+", prefix="mtserve_", suffix=".log")
+        self.process = subprocess.Popen(
+            [binary, "--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0",
+             "--http_listen=127.0.0.1:0", *flags], stderr=self.log)
+        self.pid = self.process.pid
+        self.grpc_port = self.http_port = self.metrics_port = None
+        if wait_serving:
+            self.wait_for("mtserve: serving", timeout=300)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    def stderr(self):
+        """What mtserve printed so far."""
+        self.log.seek(0)
+        return self.log.read()
+
+    def wait_for(self, pattern, timeout=120):
+        """The match of `pattern` (a regular expression) in stderr, once it is printed; the ports
+        printed by then are read."""
+        deadline = time.monotonic() + timeout
+        while True:
+            text = self.stderr()
+            match = re.search(pattern, text, re.MULTILINE)
+            if match:
+                for name, line in (("grpc_port", r"listening on \S+ \(port (\d+)\)"),
+                                   ("http_port", r"mtserve: HTTP on \S+ \(port (\d+)\)"),
+                                   ("metrics_port", r"metrics on \S+ \(port (\d+)\)")):
+                    port = re.search(line, text)
+                    if port:
+                        setattr(self, name, int(port.group(1)))
+                return match
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"mtserve did not print {pattern!r}:\n{text}")
+            time.sleep(0.05)
+
+    def metrics(self):
+        """A scrape of /metrics."""
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.metrics_port}/metrics",
+                                    timeout=60) as response:
+            return response.read().decode()
+
+    def terminate_during(self, request):
+        """Runs `request()` on a thread and sends SIGTERM once mtserve counts it in flight (its
+        metrics must be on); returns the thread once mtserve says it drains. Join it: its
+        `result` is what `request()` returned."""
+        thread = threading.Thread(target=lambda: setattr(thread, "result", request()),
+                                  daemon=True)
+        thread.result = None
+        thread.start()
+        deadline = time.monotonic() + 60
+        while not re.search(r"^mtserve_in_flight_requests\{[^}]*\} 1", self.metrics(),
+                            re.MULTILINE):
+            if time.monotonic() > deadline or not thread.is_alive():
+                break
+            time.sleep(0.01)
+        self.process.send_signal(signal.SIGTERM)
+        self.wait_for("draining")
+        return thread
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.terminate()
+        self.process.wait(timeout=120)
+        self.log.close()
 
 
 def wait_until(predicate, seconds=60):

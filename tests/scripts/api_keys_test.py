@@ -25,12 +25,12 @@ import tempfile
 import time
 import urllib.parse
 
-# The check counter and HTTP call of the HTTP test (without writing bytecode into the source tree).
+# The shared helpers (without writing bytecode into the source tree).
 sys.dont_write_bytecode = True
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../scripts/lib"))
-from http_api_test import Checks, call  # noqa: E402
-from mtserve_process import running_mtserve, wait_until  # noqa: E402
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [os.path.join(HERE, "../test_lib"), os.path.join(HERE, "../../scripts/lib")]
+from http_checks import Checks, call  # noqa: E402
+from mtserve_process import MtserveProcess, wait_until  # noqa: E402
 
 TEXT = "A man is riding a bike."  # 23 characters.
 KEYS = {name: f"{name}-{os.urandom(16).hex()}" for name in
@@ -72,9 +72,10 @@ def main():
         write_keys(keys_path, "# test keys\n" + key_line("alice") +
                    key_line("limited", "requests_per_minute=2") +
                    key_line("wordy", "characters_per_day=30"))
-        with running_mtserve(os.path.join(bin_dir, "mtserve"), "--workers=1",
-                             "--metrics_listen=127.0.0.1:0", f"--api_keys_file={keys_path}",
-                             "--reload_interval=1s") as (server, port):
+        with MtserveProcess(os.path.join(bin_dir, "mtserve"), "--workers=1",
+                            f"--api_keys_file={keys_path}",
+                            "--reload_interval=1s") as server:
+            port = server.grpc_port
             http_port = server.http_port
             channel = grpc.insecure_channel(f"127.0.0.1:{port}")
             stub = pb_grpc.TranslatorStub(channel)
@@ -244,7 +245,7 @@ def main():
             checks.expect("dave is not a key yet",
                           code == grpc.StatusCode.UNAUTHENTICATED)
             write_keys(keys_path, key_line("alice") + key_line("dave"))
-            server.send_signal(signal.SIGHUP)
+            server.process.send_signal(signal.SIGHUP)
 
             def dave_works():
                 return grpc_code(stub.Translate, request,
@@ -252,17 +253,17 @@ def main():
             checks.expect("a key added to the file works after SIGHUP",
                           wait_until(dave_works))
             write_keys(keys_path, key_line("alice") + "dave sha256:123\n")
-            server.send_signal(signal.SIGHUP)
+            server.process.send_signal(signal.SIGHUP)
             checks.expect("a broken keys file is logged with its line",
                           wait_until(lambda: "line 2: the key of \"dave\" is not sha256:" in
-                            server.stderr_text()))
+                            server.stderr()))
             checks.expect("a broken keys file keeps the previous keys",
                           dave_works())
             write_keys(keys_path, key_line("alice"))  # No signal: polling.
             checks.expect("a key removed stops working (polling)",
                           wait_until(lambda: not dave_works()))
 
-            log = server.stderr_text()
+            log = server.stderr()
             checks.expect("no key appears in the log or the metrics",
                           not any(key in log or key in metrics for key in KEYS.values()))
             channel.close()

@@ -8,7 +8,6 @@ Usage: broken_checkpoint_test.py BIN_DIR MODEL_DIR
 """
 import json
 import os
-import shutil
 import struct
 import subprocess
 import sys

@@ -25,60 +25,20 @@ import http.client
 import json
 import os
 import re
-import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
-import urllib.request
+
+sys.dont_write_bytecode = True
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [os.path.join(HERE, "../test_lib"), os.path.join(HERE, "../../scripts/lib")]
+from http_checks import Checks, call  # noqa: E402
+from mtserve_process import MtserveProcess  # noqa: E402
 
 FLAGS = ["--workers=1", "--http_threads=2", "--http_timeout=1s", "--max_message_bytes=65536",
          "--max_text_bytes=4096", "--max_texts_per_request=8"]
-
-
-class Server:
-    """mtserve on loopback ports the kernel chooses, its stderr in a file."""
-
-    def __init__(self, bin_dir, *flags):
-        self.log = tempfile.NamedTemporaryFile("w+", prefix="mtserve_http_", suffix=".log")
-        self.process = subprocess.Popen(
-            [os.path.join(bin_dir, "mtserve"), "--listen=127.0.0.1:0",
-             "--metrics_listen=127.0.0.1:0", "--http_listen=127.0.0.1:0", *flags],
-            stderr=self.log)
-        deadline = time.monotonic() + 120
-        while "mtserve: serving" not in self.stderr():
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"mtserve did not serve:\n{self.stderr()}")
-            time.sleep(0.1)
-        text = self.stderr()
-        self.grpc_port = int(re.search(r"listening on \S+ \(port (\d+)\)", text).group(1))
-        self.metrics_port = int(re.search(r"metrics on \S+ \(port (\d+)\)", text).group(1))
-        self.http_port = int(re.search(r"mtserve: HTTP on \S+ \(port (\d+)\)", text).group(1))
-
-    def stderr(self):
-        self.log.seek(0)
-        return self.log.read()
-
-    def stop(self):
-        if self.process.poll() is None:
-            self.process.terminate()
-        self.process.wait(timeout=120)
-        self.log.close()
-
-
-def call(port, method, path, body=None, headers=None, timeout=120):
-    """(status, headers, body bytes) of one request on a new connection."""
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
-    try:
-        if isinstance(body, (dict, list)):
-            body = json.dumps(body)
-        connection.request(method, path, body=body, headers=headers or {})
-        response = connection.getresponse()
-        return response.status, response.headers, response.read()
-    finally:
-        connection.close()
 
 
 def call_with_continue(port, path, body):
@@ -108,12 +68,6 @@ def grpc_translations(bin_dir, server, lines, *flags):
     return out.stdout.splitlines()
 
 
-def scrape(server):
-    with urllib.request.urlopen(f"http://127.0.0.1:{server.metrics_port}/metrics",
-                                timeout=60) as response:
-        return response.read().decode()
-
-
 def requests_total(text, **labels):
     """The sum of mtserve_requests_total over the series with these labels."""
     total = 0.0
@@ -122,35 +76,6 @@ def requests_total(text, **labels):
         if all(series.get(k) == v for k, v in labels.items()):
             total += float(match.group(2))
     return total
-
-
-class Checks:
-    def __init__(self):
-        self.failed = 0
-        self.passed = 0
-
-    def expect(self, name, condition, detail=""):
-        if condition:
-            self.passed += 1
-            print(f"ok   {name}")
-        else:
-            self.failed += 1
-            print(f"FAIL {name}" + (f": {detail}" if detail else ""))
-        return condition
-
-    def error(self, name, result, status, code, *needles):
-        """An error answer: this HTTP status, JSON {"code", "message"} with the message holding
-        every needle."""
-        got_status, headers, body = result
-        try:
-            error = json.loads(body)
-        except ValueError:
-            error = None
-        good = (got_status == status and headers.get("Content-Type") == "application/json"
-                and isinstance(error, dict) and set(error) == {"code", "message"}
-                and error["code"] == code and all(n in error["message"] for n in needles))
-        return self.expect(f"{name}: {status} {code}", good,
-                           f"got {got_status} {body[:400]!r}, want {status} {code} {needles}")
 
 
 def slow_client(port, sent, closed):
@@ -182,7 +107,7 @@ def main():
     with open(source, encoding="utf-8") as f:
         sentences = [line.strip() for line in f if line.strip()]
     checks = Checks()
-    server = Server(bin_dir, *FLAGS)
+    server = MtserveProcess(os.path.join(bin_dir, "mtserve"), *FLAGS)
     try:
         run_api_checks(checks, bin_dir, server, sentences)
         run_slow_client_checks(checks, server)
@@ -356,7 +281,7 @@ def run_slow_client_checks(checks, server):
 
 
 def run_metrics_checks(checks, server):
-    text = scrape(server)
+    text = server.metrics()
     frontends = set(re.findall(r'^mtserve_requests_total\{[^}]*frontend="([^"]*)"', text,
                                re.MULTILINE))
     checks.expect("the frontend label has the values grpc and http only",
@@ -379,26 +304,13 @@ def run_metrics_checks(checks, server):
 
 def run_drain_checks(checks, bin_dir, sentences):
     # A translation that takes a while on one worker: the whole file as one text.
-    server = Server(bin_dir, "--workers=1", "--http_timeout=60s", "--shutdown_grace=120s",
-                    "--cache_bytes=0")
+    server = MtserveProcess(os.path.join(bin_dir, "mtserve"), "--workers=1", "--http_timeout=60s",
+                            "--shutdown_grace=120s", "--cache_bytes=0")
     try:
         document = " ".join(sentences[:400])
-        result = {}
-
-        def translate():
-            result["answer"] = call(server.http_port, "POST", "/v1/translate",
-                                    {"texts": [document]}, timeout=300)
-        thread = threading.Thread(target=translate, daemon=True)
-        thread.start()
-        deadline = time.monotonic() + 60
-        while not re.search(r"^mtserve_in_flight_requests\{[^}]*\} 1", scrape(server),
-                            re.MULTILINE):
-            if time.monotonic() > deadline or not thread.is_alive():
-                break
-            time.sleep(0.01)
-        server.process.send_signal(signal.SIGTERM)
-        while "draining" not in server.stderr() and time.monotonic() < deadline:
-            time.sleep(0.01)
+        translating = server.terminate_during(
+            lambda: call(server.http_port, "POST", "/v1/translate", {"texts": [document]},
+                         timeout=300))
         ready = call(server.http_port, "GET", "/readyz")
         live = call(server.http_port, "GET", "/healthz")
         refused = call(server.http_port, "POST", "/v1/translate", {"texts": ["a"]})
@@ -407,8 +319,8 @@ def run_drain_checks(checks, bin_dir, sentences):
                       f"{ready[0]} {ready[2]!r}")
         checks.expect("draining: /healthz 200", live[0] == 200, f"{live[0]} {live[2]!r}")
         checks.error("draining: a new request", refused, 503, "UNAVAILABLE", "shutting down")
-        thread.join(300)
-        status, _, body = result.get("answer", (None, None, b""))
+        translating.join(300)
+        status, _, body = translating.result or (None, None, b"")
         text = json.loads(body)["translations"][0]["hypotheses"][0]["text"] if status == 200 else ""
         checks.expect("draining: the translation in flight is answered in full",
                       status == 200 and len(text) > len(document) // 2, f"{status} {body[:300]!r}")

@@ -26,10 +26,10 @@ import urllib.parse
 import urllib.request
 
 sys.dont_write_bytecode = True
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from http_api_test import Checks, Server, call  # noqa: E402
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../scripts/lib"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [os.path.join(HERE, "../test_lib"), os.path.join(HERE, "../../scripts/lib")]
+from http_checks import Checks, call  # noqa: E402
+from mtserve_process import MtserveProcess  # noqa: E402
 from npm_packages import npm_ci  # noqa: E402
 
 FLAGS = ["--workers=1", "--http_threads=4", "--max_text_bytes=4096", "--max_beam_size=8"]
@@ -185,7 +185,8 @@ def check_two_models(checks, bin_dir, model_dir, sentence):
         config = json.load(open(os.path.join(model_dir, "tokenizer_config.json")))
         config["source_lang"] = "fr"
         json.dump(config, open(os.path.join(fr_dir, "tokenizer_config.json"), "w"))
-        server = Server(bin_dir, *FLAGS, f"--model=en-de={model_dir}", f"--model=fr-de={fr_dir}")
+        server = MtserveProcess(os.path.join(bin_dir, "mtserve"), *FLAGS,
+                                f"--model=en-de={model_dir}", f"--model=fr-de={fr_dir}")
         try:
             port = server.http_port
             expect_error(checks, "auto with two sources into de",
@@ -206,8 +207,9 @@ def check_two_models(checks, bin_dir, model_dir, sentence):
 def check_queue_full(checks, bin_dir, sentences):
     """429 as LibreTranslate answers when it is too busy: a small queue decoded a sentence at a
     time, filled by one text of 16 sentences, refuses the same text again."""
-    server = Server(bin_dir, "--workers=1", "--max_texts_per_request=8", "--max_queued_texts=16",
-                    "--max_batch_size=1", "--cache_bytes=0")
+    server = MtserveProcess(os.path.join(bin_dir, "mtserve"), "--workers=1",
+                            "--max_texts_per_request=8", "--max_queued_texts=16",
+                            "--max_batch_size=1", "--cache_bytes=0")
     try:
         port = server.http_port
         body = {"q": " ".join(sentences[100:116]), "source": "en", "target": "de"}
@@ -238,7 +240,7 @@ def main():
     sentences = all_sentences[:4]
     node_modules = npm_ci(node_test_dir, npm_dir)
     checks = Checks()
-    server = Server(bin_dir, *FLAGS)
+    server = MtserveProcess(os.path.join(bin_dir, "mtserve"), *FLAGS)
     try:
         check_one_model(checks, server.http_port, sentences)
         node = subprocess.run(

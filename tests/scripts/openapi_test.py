@@ -25,19 +25,16 @@ import copy
 import json
 import os
 import re
-import signal
-import subprocess
 import sys
-import tempfile
 import threading
 import time
-import urllib.request
 
-# The server and client helpers of the HTTP test, imported without writing bytecode into the source
-# tree.
+# The shared helpers, imported without writing bytecode into the source tree.
 sys.dont_write_bytecode = True
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from http_api_test import Checks, Server, call  # noqa: E402
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [os.path.join(HERE, "../test_lib"), os.path.join(HERE, "../../scripts/lib")]
+from http_checks import Checks, call  # noqa: E402
+from mtserve_process import MtserveProcess  # noqa: E402
 
 # A small queue decoded a sentence at a time, so that one request can fill it (429 for the next).
 FLAGS = ["--workers=1", "--http_timeout=2s", "--max_message_bytes=65536", "--max_text_bytes=4096",
@@ -422,41 +419,15 @@ def check_validator(checks, api, answer, stream_line, models, bad_request):
     refuses("a stream line with neither translation nor error", line_schema, neither, "oneOf")
 
 
-def scrape(metrics_port):
-    with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics",
-                                timeout=60) as response:
-        return response.read().decode()
-
-
-def start_loading(bin_dir, model_dir, copies):
-    """mtserve loading `copies` copies of the model; returns (process, log, HTTP port) as soon as
-    HTTP listens, before the models are loaded."""
-    log = tempfile.NamedTemporaryFile("w+", prefix="mtserve_openapi_", suffix=".log")
-    specs = ",".join(f"m{i}={model_dir}" for i in range(copies))
-    process = subprocess.Popen(
-        [os.path.join(bin_dir, "mtserve"), "--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0",
-         "--http_listen=127.0.0.1:0", f"--model={specs}", "--workers=1", "--http_timeout=60s",
-         "--shutdown_grace=120s", "--cache_bytes=0"], stderr=log)
-    deadline = time.monotonic() + 120
-    while True:
-        log.seek(0)
-        match = re.search(r"mtserve: HTTP on \S+ \(port (\d+)\)", log.read())
-        if match:
-            return process, log, int(match.group(1))
-        if process.poll() is not None or time.monotonic() > deadline:
-            log.seek(0)
-            raise RuntimeError(f"mtserve did not listen:\n{log.read()}")
-        time.sleep(0.005)
-
-
 def run_loading_and_drain_checks(checks, api, bin_dir, model_dir, sentences):
-    process, log, port = start_loading(bin_dir, model_dir, copies=16)
-
-    def stderr():
-        log.seek(0)
-        return log.read()
-
+    # 16 copies of the model: time to ask while they load.
+    specs = ",".join(f"m{i}={model_dir}" for i in range(16))
+    server = MtserveProcess(os.path.join(bin_dir, "mtserve"), f"--model={specs}", "--workers=1",
+                            "--http_timeout=60s", "--shutdown_grace=120s", "--cache_bytes=0",
+                            wait_serving=False)
     try:
+        server.wait_for(r"mtserve: HTTP on")
+        port = server.http_port
         # While the models load: 503 from readyz, models and translate, stream lines with errors.
         ready = api.exchange("loading: /readyz", port, "GET", "/readyz")
         models = api.exchange("loading: /v1/models", port, "GET", "/v1/models")
@@ -465,7 +436,7 @@ def run_loading_and_drain_checks(checks, api, bin_dir, model_dir, sentences):
         stream = api.exchange("loading: /v1/translate:stream", port, "POST",
                               "/v1/translate:stream", '{"id": "1", "text": "A dog runs."}\n',
                               request_valid=True)
-        still_loading = "mtserve: serving" not in stderr()
+        still_loading = "mtserve: serving" not in server.stderr()
         checks.expect("loading: the requests above were answered while the models loaded",
                       still_loading and ready[0] == 503 and models[0] == 503
                       and translate[0] == 503 and stream[0] == 200
@@ -473,31 +444,12 @@ def run_loading_and_drain_checks(checks, api, bin_dir, model_dir, sentences):
                       f"still loading: {still_loading}; {ready[0]} {models[0]} {translate[0]} "
                       f"{stream[2][:200]!r}")
         api.exchange("loading: /openapi.json", port, "GET", "/openapi.json", status=200)
-        deadline = time.monotonic() + 300
-        while "mtserve: serving" not in stderr():
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"mtserve did not serve:\n{stderr()}")
-            time.sleep(0.1)
-        metrics_port = int(re.search(r"metrics on \S+ \(port (\d+)\)", stderr()).group(1))
+        server.wait_for("mtserve: serving", timeout=300)
 
         # Draining: a translation in flight, then SIGTERM.
         document = " ".join(sentences[:300])
-        result = {}
-
-        def translate_document():
-            result["answer"] = call(port, "POST", "/v1/translate", {"texts": [document]},
-                                    timeout=300)
-        thread = threading.Thread(target=translate_document, daemon=True)
-        thread.start()
-        deadline = time.monotonic() + 60
-        while not re.search(r"^mtserve_in_flight_requests\{[^}]*\} 1", scrape(metrics_port),
-                            re.MULTILINE):
-            if time.monotonic() > deadline or not thread.is_alive():
-                break
-            time.sleep(0.01)
-        process.send_signal(signal.SIGTERM)
-        while "draining" not in stderr() and time.monotonic() < deadline:
-            time.sleep(0.01)
+        translating = server.terminate_during(
+            lambda: call(port, "POST", "/v1/translate", {"texts": [document]}, timeout=300))
         api.exchange("draining: /readyz", port, "GET", "/readyz", status=503)
         api.exchange("draining: /healthz", port, "GET", "/healthz", status=200)
         api.exchange("draining: /v1/models", port, "GET", "/v1/models", status=503)
@@ -506,20 +458,18 @@ def run_loading_and_drain_checks(checks, api, bin_dir, model_dir, sentences):
         api.exchange("draining: /v1/translate:stream", port, "POST", "/v1/translate:stream",
                      '{"id": "1", "text": "a"}\n', status=503, request_valid=True)
         api.exchange("draining: /openapi.json", port, "GET", "/openapi.json", status=200)
-        thread.join(300)
-        answer = result.get("answer", (0, {}, b""))
+        translating.join(300)
+        answer = translating.result or (0, {}, b"")
         api.seen.setdefault(("POST", "/v1/translate"), set()).add(answer[0])
         api.check_answer("draining: the translation in flight",
                          api.doc["paths"]["/v1/translate"]["post"]["responses"].get(
                              str(answer[0])), answer, "POST /v1/translate")
         checks.expect("draining: the translation in flight is answered 200", answer[0] == 200,
                       f"{answer[0]} {answer[2][:200]!r}")
-        checks.expect("draining: mtserve exits 0", process.wait(timeout=120) == 0, stderr())
+        checks.expect("draining: mtserve exits 0", server.process.wait(timeout=120) == 0,
+                      server.stderr())
     finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-        log.close()
+        server.stop()
 
 
 def run_serving_checks(checks, api, server, sentences):
@@ -576,7 +526,7 @@ def run_serving_checks(checks, api, server, sentences):
         thread.start()
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and thread.is_alive() and not re.search(
-                r"^mtserve_queue_depth\{[^}]*\} ([2-9]|1[0-9])", scrape(server.metrics_port),
+                r"^mtserve_queue_depth\{[^}]*\} ([2-9]|1[0-9])", server.metrics(),
                 re.MULTILINE):
             time.sleep(0.005)
         full = ex("translate: the queue full", port, "POST", "/v1/translate",
@@ -649,7 +599,7 @@ def main():
     with open(source, encoding="utf-8") as f:
         sentences = [line.strip() for line in f if line.strip()]
     checks = Checks()
-    server = Server(bin_dir, *FLAGS)
+    server = MtserveProcess(os.path.join(bin_dir, "mtserve"), *FLAGS)
     try:
         status, headers, body = call(server.http_port, "GET", "/openapi.json")
         if not checks.expect("GET /openapi.json: 200 application/json",

@@ -21,7 +21,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
                                 "scripts", "lib"))
-from mtserve_process import running_mtserve  # noqa: E402
+from mtserve_process import MtserveProcess  # noqa: E402
 
 CLIENTS = 64
 WARMUP_FRACTION = 0.4
@@ -56,8 +56,9 @@ def main():
         texts = os.path.join(tmp, "texts.txt")
         write_texts(source, texts)
         # No cache: the texts repeat, and a cache would answer them undecoded.
-        with running_mtserve(os.path.join(bin_dir, "mtserve"),
-                             "--cache_bytes=0") as (server, port):
+        with MtserveProcess(os.path.join(bin_dir, "mtserve"),
+                            "--cache_bytes=0") as server:
+            port = server.grpc_port
             client = subprocess.Popen(
                 [os.path.join(bin_dir, "mtclient"), "bench", f"--server=127.0.0.1:{port}",
                  f"--input={texts}", "--beam_size=4", f"--concurrency={CLIENTS}",

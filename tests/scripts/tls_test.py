@@ -20,19 +20,18 @@ import http.client
 import json
 import os
 import signal
-import socket
 import ssl
 import subprocess
 import sys
 import tempfile
 import time
 
-# The check counter of the HTTP test (without writing bytecode into the source tree).
+# The shared helpers (without writing bytecode into the source tree).
 sys.dont_write_bytecode = True
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../scripts/lib"))
-from http_api_test import Checks  # noqa: E402
-from mtserve_process import running_mtserve, wait_until  # noqa: E402
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [os.path.join(HERE, "../test_lib"), os.path.join(HERE, "../../scripts/lib")]
+from http_checks import Checks  # noqa: E402
+from mtserve_process import MtserveProcess, wait_until  # noqa: E402
 from test_certificates import install, make_ca, make_certificate  # noqa: E402
 
 TEXT = "A man is riding a bike."
@@ -140,18 +139,19 @@ def main():
                           run.returncode == 1 and message in run.stderr)
 
         # A plaintext translation to compare with.
-        with running_mtserve(os.path.join(bin_dir, "mtserve"), "--workers=1") as (_, port):
+        with MtserveProcess(os.path.join(bin_dir, "mtserve"), "--workers=1") as server:
+            port = server.grpc_port
             expected = grpc_translate(grpc, pb, pb_grpc, port, plaintext=True)
         checks.expect(f"plaintext translation: {expected!r}",
                       isinstance(expected, str) and expected)
 
-        with running_mtserve(os.path.join(bin_dir, "mtserve"), "--workers=1",
-                             f"--tls_cert={cert_path}", f"--tls_key={key_path}",
-                             f"--tls_client_ca={client_ca.cert}", "--reload_interval=1s") as (
-                                 server, port):
+        with MtserveProcess(os.path.join(bin_dir, "mtserve"), "--workers=1",
+                            f"--tls_cert={cert_path}", f"--tls_key={key_path}",
+                            f"--tls_client_ca={client_ca.cert}", "--reload_interval=1s") as server:
+            port = server.grpc_port
             http_port = server.http_port
             checks.expect("the start-up line says TLS with client certificates",
-                          "client certificates required" in server.stderr_text())
+                          "client certificates required" in server.stderr())
 
             # gRPC.
             got = grpc_translate(grpc, pb, pb_grpc, port, ca_one, client)
@@ -223,7 +223,7 @@ def main():
             kept_stub = pb_grpc.TranslatorStub(kept_channel)
             kept_stub.Translate(pb.TranslateRequest(texts=[TEXT.encode()]), timeout=30)
             install(server_two, cert_path, key_path)
-            server.send_signal(signal.SIGHUP)
+            server.process.send_signal(signal.SIGHUP)
             checks.expect("after rotation, new HTTPS handshakes get the new certificate",
                           wait_until(lambda: https_result(http_port, ca_two, client) == expected))
             checks.expect("after rotation, new gRPC handshakes get the new certificate",
@@ -243,10 +243,10 @@ def main():
             with open(cert_path + ".new", "w") as f:
                 f.write("-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n")
             os.replace(cert_path + ".new", cert_path)
-            server.send_signal(signal.SIGHUP)
+            server.process.send_signal(signal.SIGHUP)
             checks.expect("a broken certificate is logged with the flag it came from",
                           wait_until(lambda: "previous one stays in use: --tls_cert" in
-                           server.stderr_text()))
+                           server.stderr()))
             checks.expect("with a broken certificate file HTTPS keeps the last good certificate",
                           https_result(http_port, ca_two, client) == expected)
             time.sleep(2)  # Two of gRPC's reads of its copy: it must not have changed.
@@ -254,9 +254,9 @@ def main():
                           grpc_translate(grpc, pb, pb_grpc, port, ca_two, client) == expected)
             # CA one's certificate with server two's key (left at key_path).
             install(server_one, cert_path, os.path.join(tmp, "unused.key"))
-            server.send_signal(signal.SIGHUP)
+            server.process.send_signal(signal.SIGHUP)
             checks.expect("a key that does not match the certificate is logged",
-                          wait_until(lambda: "does not match" in server.stderr_text()))
+                          wait_until(lambda: "does not match" in server.stderr()))
             checks.expect("with a mismatched key HTTPS keeps the last good certificate",
                           https_result(http_port, ca_two, client) == expected)
 

@@ -18,9 +18,9 @@ import sys
 import tempfile
 
 sys.dont_write_bytecode = True
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../scripts/lib"))
-from http_api_test import Server  # noqa: E402
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [os.path.join(HERE, "../test_lib"), os.path.join(HERE, "../../scripts/lib")]
+from mtserve_process import MtserveProcess  # noqa: E402
 from npm_packages import npm_ci  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"  # Debian's package `chromium` (scripts/install-deps.sh).
@@ -38,9 +38,10 @@ def main():
     keys_file = tempfile.NamedTemporaryFile("w", prefix="mtserve_keys_", suffix=".txt")
     keys_file.write(f"page sha256:{hashlib.sha256(KEY.encode()).hexdigest()}\n")
     keys_file.flush()
-    keyed = Server(bin_dir, "--workers=1", f"--api_keys_file={keys_file.name}")
-    server = Server(bin_dir, "--workers=1", "--max_text_bytes=1000", "--http_timeout=60s",
-                    "--shutdown_grace=60s")
+    mtserve = os.path.join(bin_dir, "mtserve")
+    keyed = MtserveProcess(mtserve, "--workers=1", f"--api_keys_file={keys_file.name}")
+    server = MtserveProcess(mtserve, "--workers=1", "--max_text_bytes=1000", "--http_timeout=60s",
+                            "--shutdown_grace=60s")
     try:
         config = {"url": f"http://127.0.0.1:{server.http_port}",
                   "chromium": CHROMIUM, "screenshots": screenshot_dir, "pid": server.process.pid,
