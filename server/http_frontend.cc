@@ -19,6 +19,7 @@
 #include "server/libretranslate_api.h"
 #include "server/openapi.h"
 #include "server/proto_mapping.h"
+#include "server/request_mapping.h"
 
 namespace mtserve {
 namespace {

@@ -11,6 +11,7 @@
 #include "grpcpp/support/proto_buffer_reader.h"
 #include "grpcpp/support/proto_buffer_writer.h"
 #include "server/proto_mapping.h"
+#include "server/request_mapping.h"
 #include "server/stop_reason.h"
 
 namespace mtserve {
