@@ -17,6 +17,8 @@ packages=(
   libgtest-dev libgmock-dev
   # Tests: the Python client example and a real Prometheus scraping the server.
   python3-grpcio python3-protobuf python3-yaml prometheus curl
+  # Fuzzing the parsers (scripts/fuzz.sh): clang with libFuzzer and the sanitizers' runtimes.
+  clang libclang-rt-14-dev
 )
 
 missing=()
