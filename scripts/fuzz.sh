@@ -26,12 +26,15 @@ for name in "${targets[@]}"; do
   mkdir -p "$build_dir/corpus/$name" "$build_dir/artifacts/$name"
   dirs=("$build_dir/corpus/$name" "tests/fuzz/corpus/$name")
   [[ -d tests/fuzz/regressions/$name ]] && dirs+=("tests/fuzz/regressions/$name")
+  # The words of the format, which random mutation takes long to spell.
+  dict=()
+  [[ -f tests/fuzz/dicts/$name.dict ]] && dict=(-dict="tests/fuzz/dicts/$name.dict")
   log="$build_dir/artifacts/$name/log"
   # -timeout: seconds one input may take; -rss_limit_mb: the process's memory (the parsers bound
   # what they allocate far below it); -max_len: inputs up to 16 KiB (a real safetensors header).
   if ! "$build_dir/fuzz/${name}_fuzzer" -max_total_time="${FUZZ_SECONDS:-15}" -timeout=10 \
     -rss_limit_mb=2048 -max_len=16384 -artifact_prefix="$build_dir/artifacts/$name/" \
-    ${FUZZ_FLAGS:-} "${dirs[@]}" >"$log" 2>&1; then
+    "${dict[@]}" ${FUZZ_FLAGS:-} "${dirs[@]}" >"$log" 2>&1; then
     tail -n 80 "$log"
     echo "fuzz: $name FAILED; the input is in $build_dir/artifacts/$name/ (reproduce:" \
       "$build_dir/fuzz/${name}_fuzzer FILE; then add it to tests/fuzz/regressions/$name/)"
