@@ -29,15 +29,21 @@ std::string JoinPath(const std::string& dir, absl::string_view file) {
 // config.json and its siblings are a few kilobytes; this leaves room for any real one.
 constexpr size_t kMaxConfigBytes = 16 << 20;
 
-// Reads and parses a JSON file whose top level must be an object.
-absl::StatusOr<Json> ReadJsonObject(const std::string& path) {
-  MT_ASSIGN_OR_RETURN(const std::string text, ReadRegularFile(path, kMaxConfigBytes));
-  MT_ASSIGN_OR_RETURN(Json json, ParseJson(text, path));
+// Parses a JSON file whose top level must be an object.
+absl::StatusOr<Json> ParseJsonObject(const ConfigFile& file) {
+  MT_ASSIGN_OR_RETURN(Json json, ParseJson(file.text, file.path));
   if (!json.is_object()) {
     return absl::InvalidArgumentError(
-        absl::StrCat(path, ": top level is ", DescribeJson(json), ", not a JSON object"));
+        absl::StrCat(file.path, ": top level is ", DescribeJson(json), ", not a JSON object"));
   }
   return json;
+}
+
+// The file at `path`, or nullopt when there is none.
+absl::StatusOr<std::optional<ConfigFile>> ReadOptionalFile(const std::string& path) {
+  if (!PathExists(path)) return std::nullopt;
+  MT_ASSIGN_OR_RETURN(std::string text, ReadRegularFile(path, kMaxConfigBytes));
+  return ConfigFile{path, std::move(text)};
 }
 
 // Accessors for one file's object. Absent keys and explicit nulls are treated alike, because HF
@@ -292,19 +298,31 @@ absl::Status ParseConfigJson(const JsonFields& fields, ModelConfig& config,
 }  // namespace
 
 absl::StatusOr<ModelConfig> LoadModelConfig(const std::string& dir) {
+  const std::string config_path = JoinPath(dir, "config.json");
+  MT_ASSIGN_OR_RETURN(std::string config_text, ReadRegularFile(config_path, kMaxConfigBytes));
+  MT_ASSIGN_OR_RETURN(const std::optional<ConfigFile> generation,
+                      ReadOptionalFile(JoinPath(dir, "generation_config.json")));
+  MT_ASSIGN_OR_RETURN(const std::optional<ConfigFile> tokenizer,
+                      ReadOptionalFile(JoinPath(dir, "tokenizer_config.json")));
+  return ParseModelConfig({config_path, std::move(config_text)},
+                          generation.has_value() ? &*generation : nullptr,
+                          tokenizer.has_value() ? &*tokenizer : nullptr);
+}
+
+absl::StatusOr<ModelConfig> ParseModelConfig(const ConfigFile& config_file,
+                                             const ConfigFile* generation,
+                                             const ConfigFile* tokenizer) {
   ModelConfig config;
   std::optional<int> decoder_start;
   std::optional<std::vector<int>> bad_words;
 
-  const std::string config_path = JoinPath(dir, "config.json");
-  MT_ASSIGN_OR_RETURN(const Json config_json, ReadJsonObject(config_path));
+  MT_ASSIGN_OR_RETURN(const Json config_json, ParseJsonObject(config_file));
   MT_RETURN_IF_ERROR(
-      ParseConfigJson(JsonFields(config_path, config_json), config, decoder_start, bad_words));
+      ParseConfigJson(JsonFields(config_file.path, config_json), config, decoder_start, bad_words));
 
-  const std::string generation_path = JoinPath(dir, "generation_config.json");
-  if (PathExists(generation_path)) {
-    MT_ASSIGN_OR_RETURN(const Json generation_json, ReadJsonObject(generation_path));
-    MT_RETURN_IF_ERROR(ApplyGenerationFields(JsonFields(generation_path, generation_json), config,
+  if (generation != nullptr) {
+    MT_ASSIGN_OR_RETURN(const Json generation_json, ParseJsonObject(*generation));
+    MT_RETURN_IF_ERROR(ApplyGenerationFields(JsonFields(generation->path, generation_json), config,
                                              decoder_start, bad_words));
   }
 
@@ -317,10 +335,9 @@ absl::StatusOr<ModelConfig> LoadModelConfig(const std::string& dir) {
   std::sort(never.begin(), never.end());
   never.erase(std::unique(never.begin(), never.end()), never.end());
 
-  const std::string tokenizer_path = JoinPath(dir, "tokenizer_config.json");
-  if (PathExists(tokenizer_path)) {
-    MT_ASSIGN_OR_RETURN(const Json tokenizer_json, ReadJsonObject(tokenizer_path));
-    const JsonFields fields(tokenizer_path, tokenizer_json);
+  if (tokenizer != nullptr) {
+    MT_ASSIGN_OR_RETURN(const Json tokenizer_json, ParseJsonObject(*tokenizer));
+    const JsonFields fields(tokenizer->path, tokenizer_json);
     MT_ASSIGN_OR_RETURN(const std::string* source, fields.OptionalString("source_lang"));
     MT_ASSIGN_OR_RETURN(const std::string* target, fields.OptionalString("target_lang"));
     if (source != nullptr) config.source_lang = *source;

@@ -46,6 +46,18 @@ struct ModelConfig {
 // norm, learned positions, a model_type other than "marian") with an error naming the file and key.
 absl::StatusOr<ModelConfig> LoadModelConfig(const std::string& dir);
 
+// One of a checkpoint's JSON files: the path its errors name, and its bytes.
+struct ConfigFile {
+  std::string path;
+  std::string text;
+};
+
+// What LoadModelConfig runs on the files it read: config.json, and generation_config.json and
+// tokenizer_config.json when present (null when absent). Takes bytes so that the parsing can be
+// fuzzed without files (tests/fuzz/).
+absl::StatusOr<ModelConfig> ParseModelConfig(const ConfigFile& config, const ConfigFile* generation,
+                                             const ConfigFile* tokenizer);
+
 const char* ActivationName(Activation activation);
 
 // One line, e.g. "marian transformer: 6+6 layers, d_model 512, 8 heads, ffn 2048, swish,

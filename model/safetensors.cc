@@ -25,6 +25,7 @@
 #include "nlohmann/json.hpp"
 
 #if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
 #include <immintrin.h>
 #define MTSERVE_HAVE_F16C_PATH 1
 #endif
@@ -88,7 +89,12 @@ __attribute__((target("avx,f16c"))) void ConvertF16F16c(const uint8_t* src, floa
 }
 
 bool CpuHasF16c() {
-  static const bool has = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+  // F16C from CPUID leaf 1 itself: clang's __builtin_cpu_supports does not know "f16c".
+  static const bool has = [] {
+    unsigned int eax, ebx, ecx, edx;
+    return __builtin_cpu_supports("avx") && __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 &&
+           (ecx & bit_F16C) != 0;
+  }();
   return has;
 }
 #endif
@@ -235,47 +241,15 @@ int64_t TensorInfo::NumElements() const {
   return count;
 }
 
-absl::StatusOr<std::unique_ptr<SafetensorsFile>> SafetensorsFile::Open(const std::string& path) {
-  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, forever.
-  const int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) {
-    const int err = errno;
-    if (err == ENOENT) return absl::NotFoundError(absl::StrCat(path, ": file not found"));
-    return absl::InvalidArgumentError(absl::StrCat(path, ": cannot open: ", std::strerror(err)));
-  }
-  struct stat st;
-  if (fstat(fd, &st) != 0) {
-    const int err = errno;
-    close(fd);
-    return absl::InvalidArgumentError(absl::StrCat(path, ": cannot stat: ", std::strerror(err)));
-  }
-  if (!S_ISREG(st.st_mode)) {
-    close(fd);
-    return absl::InvalidArgumentError(absl::StrCat(path, ": not a regular file"));
-  }
-  const uint64_t file_size = static_cast<uint64_t>(st.st_size);
+absl::StatusOr<std::vector<TensorInfo>> ParseSafetensors(const std::string& path,
+                                                         absl::Span<const uint8_t> bytes) {
+  const uint64_t file_size = bytes.size();
   if (file_size < 8) {
-    close(fd);
     return absl::InvalidArgumentError(absl::StrCat(
         path, ": file is ", file_size, " bytes, shorter than the 8-byte header length"));
   }
-
-  // The destructor unmaps from here on.
-  std::unique_ptr<SafetensorsFile> file(new SafetensorsFile());
-  file->path_ = path;
-  void* map = mmap(nullptr, file_size, PROT_READ, MAP_PRIVATE, fd, 0);
-  const int mmap_errno = errno;
-  close(fd);  // The mapping keeps the file referenced.
-  if (map == MAP_FAILED) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, ": cannot mmap: ", std::strerror(mmap_errno)));
-  }
-  file->map_ = map;
-  file->map_size_ = file_size;
-  const uint8_t* bytes = static_cast<const uint8_t*>(map);
-
   uint64_t header_size;
-  std::memcpy(&header_size, bytes, sizeof(header_size));
+  std::memcpy(&header_size, bytes.data(), sizeof(header_size));
   if (header_size > file_size - 8) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": header length ", header_size,
                                                    " goes past the end of the ", file_size,
@@ -288,7 +262,7 @@ absl::StatusOr<std::unique_ptr<SafetensorsFile>> SafetensorsFile::Open(const std
                                                    " is over the format's limit of ",
                                                    kMaxHeaderBytes, " bytes"));
   }
-  const char* header_begin = reinterpret_cast<const char*>(bytes + 8);
+  const char* header_begin = reinterpret_cast<const char*>(bytes.data() + 8);
   MT_ASSIGN_OR_RETURN(const Json header, ParseJson(absl::string_view(header_begin, header_size),
                                                    absl::StrCat(path, " (header)")));
   if (!header.is_object()) {
@@ -296,21 +270,22 @@ absl::StatusOr<std::unique_ptr<SafetensorsFile>> SafetensorsFile::Open(const std
         absl::StrCat(path, ": header is ", DescribeJson(header), ", not a JSON object"));
   }
 
-  const uint8_t* data = bytes + 8 + header_size;
+  const uint8_t* data = bytes.data() + 8 + header_size;
   const uint64_t data_size = file_size - 8 - header_size;
+  std::vector<TensorInfo> tensors;
   for (const auto& [name, entry] : header.items()) {
     if (name == "__metadata__") {
       MT_RETURN_IF_ERROR(ValidateMetadata(path, entry));
       continue;
     }
     MT_ASSIGN_OR_RETURN(TensorInfo info, ParseEntry(path, name, entry, data, data_size));
-    file->tensors_.push_back(std::move(info));
+    tensors.push_back(std::move(info));
   }
 
   // Overlap check: sort the non-empty ranges by start; each must begin at or after the furthest
   // end seen so far. Empty tensors occupy no bytes and cannot overlap anything.
   std::vector<const TensorInfo*> by_offset;
-  for (const TensorInfo& tensor : file->tensors_) {
+  for (const TensorInfo& tensor : tensors) {
     if (tensor.num_bytes > 0) by_offset.push_back(&tensor);
   }
   std::sort(by_offset.begin(), by_offset.end(), [](const TensorInfo* a, const TensorInfo* b) {
@@ -332,8 +307,51 @@ absl::StatusOr<std::unique_ptr<SafetensorsFile>> SafetensorsFile::Open(const std
   }
 
   // nlohmann::json objects iterate in key order, but do not rely on it for Find's binary search.
-  std::sort(file->tensors_.begin(), file->tensors_.end(),
+  std::sort(tensors.begin(), tensors.end(),
             [](const TensorInfo& a, const TensorInfo& b) { return a.name < b.name; });
+  return tensors;
+}
+
+absl::StatusOr<std::unique_ptr<SafetensorsFile>> SafetensorsFile::Open(const std::string& path) {
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, forever.
+  const int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    const int err = errno;
+    if (err == ENOENT) return absl::NotFoundError(absl::StrCat(path, ": file not found"));
+    return absl::InvalidArgumentError(absl::StrCat(path, ": cannot open: ", std::strerror(err)));
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    const int err = errno;
+    close(fd);
+    return absl::InvalidArgumentError(absl::StrCat(path, ": cannot stat: ", std::strerror(err)));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    close(fd);
+    return absl::InvalidArgumentError(absl::StrCat(path, ": not a regular file"));
+  }
+  const size_t file_size = static_cast<size_t>(st.st_size);
+
+  // The destructor unmaps from here on.
+  std::unique_ptr<SafetensorsFile> file(new SafetensorsFile());
+  file->path_ = path;
+  // An empty file cannot be mapped; ParseSafetensors refuses it as too short.
+  if (file_size > 0) {
+    void* map = mmap(nullptr, file_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    const int mmap_errno = errno;
+    if (map == MAP_FAILED) {
+      close(fd);
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ": cannot mmap: ", std::strerror(mmap_errno)));
+    }
+    file->map_ = map;
+    file->map_size_ = file_size;
+  }
+  close(fd);  // The mapping keeps the file referenced.
+  MT_ASSIGN_OR_RETURN(
+      file->tensors_,
+      ParseSafetensors(path,
+                       absl::MakeConstSpan(static_cast<const uint8_t*>(file->map_), file_size)));
   return file;
 }
 

@@ -12,6 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 
 namespace mtserve {
 
@@ -30,6 +31,12 @@ struct TensorInfo {
 
   int64_t NumElements() const;
 };
+
+// The tensors of a whole safetensors file held in `bytes`, validated as SafetensorsFile::Open
+// describes (their `data` point into `bytes`); errors name `path`. Open runs it on the mapped file;
+// it takes bytes so that the header's parsing can be fuzzed without files (tests/fuzz/).
+absl::StatusOr<std::vector<TensorInfo>> ParseSafetensors(const std::string& path,
+                                                         absl::Span<const uint8_t> bytes);
 
 class SafetensorsFile {
  public:

@@ -19,6 +19,10 @@ absl::StatusOr<Vocab> Vocab::Load(const std::string& path) {
   // The largest OPUS-MT vocabularies (about 250k pieces) take a few megabytes.
   constexpr size_t kMaxBytes = 256 << 20;
   MT_ASSIGN_OR_RETURN(const std::string text, ReadRegularFile(path, kMaxBytes));
+  return Parse(text, path);
+}
+
+absl::StatusOr<Vocab> Vocab::Parse(absl::string_view text, const std::string& path) {
   MT_ASSIGN_OR_RETURN(const nlohmann::json json, ParseJson(text, path));
   if (!json.is_object()) {
     return absl::InvalidArgumentError(absl::StrCat(

@@ -17,6 +17,8 @@ class Vocab {
   // Errors (naming the file) for a missing file, invalid JSON, a non-integer or negative id, or
   // two pieces with one id.
   static absl::StatusOr<Vocab> Load(const std::string& path);
+  // The same from the file's bytes `text` (errors name `path`): what Load runs on what it read.
+  static absl::StatusOr<Vocab> Parse(absl::string_view text, const std::string& path);
 
   int size() const { return static_cast<int>(pieces_.size()); }  // Largest id + 1.
   std::optional<int> Find(absl::string_view piece) const;

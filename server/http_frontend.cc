@@ -21,6 +21,7 @@
 #include "server/http_status.h"
 #include "server/libretranslate_api.h"
 #include "server/proto_mapping.h"
+#include "server/request_mapping.h"
 
 namespace mtserve {
 namespace {

@@ -1,6 +1,6 @@
-// Between the proto messages (mtserve.v1) and the TranslationCore's requests and results: what
-// every front end that mirrors the proto (gRPC, and HTTP through protobuf's JSON mapping) shares,
-// so that both answer the same request with the same message.
+// From the TranslationCore's results to the proto messages (mtserve.v1): what every front end
+// that mirrors the proto (gRPC, and HTTP through protobuf's JSON mapping) shares, so that both
+// answer the same request with the same message. (Requests come in through request_mapping.h.)
 #ifndef MTSERVE_SERVER_PROTO_MAPPING_H_
 #define MTSERVE_SERVER_PROTO_MAPPING_H_
 
@@ -11,14 +11,6 @@
 #include "server/translation_core.h"
 
 namespace mtserve {
-
-// The decoding options a request asked for (the core checks them against the limits).
-RequestedOptions ToRequested(const v1::DecodingOptions& proto);
-
-// The core request of a TranslateRequest (its texts moved out of `message`), made by `frontend`
-// for its call `method`, due by `deadline`.
-TranslationCore::Request ToCoreRequest(v1::TranslateRequest& message, absl::Time deadline,
-                                       std::string method, Frontend frontend);
 
 // `result` as a message; scores and token log-probabilities only `with_scores`. `eos_id` is the
 // model's, for counting target tokens.

@@ -20,15 +20,16 @@ absl::Status OverLimit(absl::string_view field, uint64_t value, int64_t limit,
 
 }  // namespace
 
-int MaxInputTokens(const Model& model, const RequestLimits& limits) {
-  return std::min(limits.max_input_tokens, model.config().max_position_embeddings);
+int MaxInputTokens(const ModelConfig& config, const RequestLimits& limits) {
+  return std::min(limits.max_input_tokens, config.max_position_embeddings);
 }
 
-int MaxOutputTokens(const Model& model, const RequestLimits& limits) {
-  return std::min(limits.max_output_tokens, model.config().max_position_embeddings);
+int MaxOutputTokens(const ModelConfig& config, const RequestLimits& limits) {
+  return std::min(limits.max_output_tokens, config.max_position_embeddings);
 }
 
-absl::StatusOr<DecodingOptions> ToDecodingOptions(const RequestedOptions& proto, const Model& model,
+absl::StatusOr<DecodingOptions> ToDecodingOptions(const RequestedOptions& proto,
+                                                  const ModelConfig& config,
                                                   const RequestLimits& limits) {
   // The server's own limits here; what the model allows in ValidateDecodingOptions, the one
   // place those rules live, with the same form of message.
@@ -40,7 +41,7 @@ absl::StatusOr<DecodingOptions> ToDecodingOptions(const RequestedOptions& proto,
     return OverLimit("options.sampling_topk", proto.sampling_topk, limits.max_sampling_topk,
                      "the server's --max_sampling_topk");
   }
-  const int max_output = MaxOutputTokens(model, limits);
+  const int max_output = MaxOutputTokens(config, limits);
   if (proto.max_length > static_cast<uint32_t>(max_output)) {
     return OverLimit("options.max_length", proto.max_length, max_output,
                      "the server's --max_output_tokens and the model's positions");
@@ -54,7 +55,6 @@ absl::StatusOr<DecodingOptions> ToDecodingOptions(const RequestedOptions& proto,
   auto count = [](uint32_t value, int unset) {
     return value == 0 ? unset : static_cast<int>(std::min<uint32_t>(value, INT32_MAX));
   };
-  const ModelConfig& config = model.config();
   DecodingOptions options;
   options.beam_size = count(proto.beam_size, 1);
   options.num_hypotheses = count(proto.num_hypotheses, 1);
@@ -84,15 +84,6 @@ absl::Status CheckTextBytes(absl::string_view text, absl::string_view field,
   return absl::InvalidArgumentError(absl::StrCat(field, " has ", text.size(),
                                                  " bytes; the limit is ", limits.max_text_bytes,
                                                  " (the server's --max_text_bytes)"));
-}
-
-absl::StatusOr<std::vector<SourceSentence>> SplitText(absl::string_view text,
-                                                      absl::string_view field,
-                                                      const SentenceSplitter* splitter,
-                                                      const Model& model,
-                                                      const RequestLimits& limits) {
-  MT_RETURN_IF_ERROR(CheckUtf8(text, field));
-  return SplitIntoSentences(text, splitter, model.tokenizer(), MaxInputTokens(model, limits));
 }
 
 absl::Status CheckDecodeMemory(int source_tokens, const DecodingOptions& options,

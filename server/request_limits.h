@@ -13,7 +13,6 @@
 #include "absl/strings/string_view.h"
 #include "model/decoding/decoding_options.h"
 #include "model/model.h"
-#include "model/sentences.h"
 
 namespace mtserve {
 
@@ -31,10 +30,11 @@ struct RequestLimits {
   int64_t worker_memory_bytes = 0;
 };
 
-// The most source tokens a text may have with `model` (the limit or the model's positions).
-int MaxInputTokens(const Model& model, const RequestLimits& limits);
-// The most tokens a hypothesis may have with `model`.
-int MaxOutputTokens(const Model& model, const RequestLimits& limits);
+// The most source tokens a text may have with a model of `config` (the limit or the model's
+// positions).
+int MaxInputTokens(const ModelConfig& config, const RequestLimits& limits);
+// The most tokens a hypothesis may have with a model of `config`.
+int MaxOutputTokens(const ModelConfig& config, const RequestLimits& limits);
 
 // Decoding options as a caller sent them (the API's DecodingOptions): 0 or unset means the
 // documented default.
@@ -61,7 +61,8 @@ struct RequestedOptions {
 // The engine's options for `requested` (unset fields take their documented defaults), or an
 // InvalidArgument naming the first field out of bounds (as options.FIELD).
 absl::StatusOr<DecodingOptions> ToDecodingOptions(const RequestedOptions& requested,
-                                                  const Model& model, const RequestLimits& limits);
+                                                  const ModelConfig& config,
+                                                  const RequestLimits& limits);
 
 // An InvalidArgument naming `field` if `text` is not valid UTF-8.
 absl::Status CheckUtf8(absl::string_view text, absl::string_view field);
@@ -70,15 +71,6 @@ absl::Status CheckUtf8(absl::string_view text, absl::string_view field);
 // work on it).
 absl::Status CheckTextBytes(absl::string_view text, absl::string_view field,
                             const RequestLimits& limits);
-
-// The sentences of `text` (`field` names it in errors) as the engine translates them (see
-// model/sentences.h), each within the token limit; with `splitter` null, the text as one. An
-// InvalidArgument if it is not valid UTF-8.
-absl::StatusOr<std::vector<SourceSentence>> SplitText(absl::string_view text,
-                                                      absl::string_view field,
-                                                      const SentenceSplitter* splitter,
-                                                      const Model& model,
-                                                      const RequestLimits& limits);
 
 // An InvalidArgument naming `field` when decoding a text of `source_tokens` tokens with `options`
 // could need more memory than a worker may hold even alone (see model/decode_memory.h).

@@ -8,6 +8,7 @@
 #include "absl/time/clock.h"
 #include "model/excerpt.h"
 #include "model/inline_placement.h"
+#include "model/sentences.h"
 #include "model/status_macros.h"
 #include "model/text/html_document.h"
 #include "server/stop_reason.h"
@@ -102,6 +103,19 @@ TranslationResult JoinHtml(const HtmlText& html, absl::Span<const SourceSentence
     out.hypotheses.push_back(std::move(h));
   }
   return out;
+}
+
+// The sentences of `text` (`field` names it in errors) as the engine translates them (see
+// model/sentences.h), each within the token limit; with `splitter` null, the text as one. An
+// InvalidArgument if it is not valid UTF-8.
+absl::StatusOr<std::vector<SourceSentence>> SplitText(absl::string_view text,
+                                                      absl::string_view field,
+                                                      const SentenceSplitter* splitter,
+                                                      const Model& model,
+                                                      const RequestLimits& limits) {
+  MT_RETURN_IF_ERROR(CheckUtf8(text, field));
+  return SplitIntoSentences(text, splitter, model.tokenizer(),
+                            MaxInputTokens(model.config(), limits));
 }
 
 // `status` said of `where`, unless it is the call's own end (cancelled, past its deadline), which
@@ -229,7 +243,8 @@ void TranslationCore::Translate(Request request, std::shared_ptr<Call> call, Don
           absl::StrCat(r.texts_field, " has ", texts, " entries; the limit is ",
                        limits_.max_texts_per_request, " (the server's --max_texts_per_request)"));
     }
-    MT_ASSIGN_OR_RETURN(pending->options, ToDecodingOptions(r.options, *served.model, limits_));
+    MT_ASSIGN_OR_RETURN(pending->options,
+                        ToDecodingOptions(r.options, served.model->config(), limits_));
     for (size_t i = 0; i < r.texts.size(); ++i) {
       MT_RETURN_IF_ERROR(CheckTextBytes(r.texts[i], FieldName(r, i), limits_));
     }

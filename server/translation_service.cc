@@ -13,6 +13,7 @@
 #include "server/api_key_auth.h"
 #include "server/api_key_quota.h"
 #include "server/proto_mapping.h"
+#include "server/request_mapping.h"
 #include "server/stop_reason.h"
 
 namespace mtserve {

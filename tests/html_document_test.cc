@@ -145,6 +145,16 @@ TEST(HtmlDocumentTest, AltAndTitleAreTranslatedInPlace) {
             "<p>Text!</p></div>");
 }
 
+// Found by tests/fuzz/html_document_fuzzer.cc: gumbo leaves a value-less attribute's value
+// position unset, and the run made from it pointed anywhere (Render then threw out_of_range).
+TEST(HtmlDocumentTest, AltAndTitleWithoutValueAreLeftAsWritten) {
+  const std::string html = "<p title>A dog.</p><img src=\"dog.png\" alt><img alt=\"\" title=''>";
+  const HtmlDocument d = Parse(html);
+  EXPECT_THAT(Texts(d), ElementsAre("A dog."));
+  EXPECT_EQ(d.Render(Upper(d)),
+            "<p title>A DOG.</p><img src=\"dog.png\" alt><img alt=\"\" title=''>");
+}
+
 TEST(HtmlDocumentTest, UntranslatablePartsAreLeftAlone) {
   const std::string html =
       "<p>Run <code>ls -l</code> now.</p><pre>  keep\n  this</pre>"

@@ -1,0 +1,38 @@
+#include "server/request_mapping.h"
+
+#include <iterator>
+#include <utility>
+
+namespace mtserve {
+
+RequestedOptions ToRequested(const v1::DecodingOptions& proto) {
+  RequestedOptions options;
+  options.beam_size = proto.beam_size();
+  options.num_hypotheses = proto.num_hypotheses();
+  if (proto.has_length_penalty()) options.length_penalty = proto.length_penalty();
+  options.sampling_topk = proto.sampling_topk();
+  if (proto.has_sampling_temperature()) options.sampling_temperature = proto.sampling_temperature();
+  if (proto.has_seed()) options.seed = proto.seed();
+  options.max_length = proto.max_length();
+  options.min_length = proto.min_length();
+  options.return_scores = proto.return_scores();
+  options.return_alignment = proto.return_alignment();
+  options.split_sentences = !proto.has_split_sentences() || proto.split_sentences();
+  options.format = proto.format();
+  return options;
+}
+
+TranslationCore::Request ToCoreRequest(v1::TranslateRequest& message, absl::Time deadline,
+                                       std::string method, Frontend frontend) {
+  TranslationCore::Request request;
+  request.model = message.model();
+  request.texts.assign(std::make_move_iterator(message.mutable_texts()->begin()),
+                       std::make_move_iterator(message.mutable_texts()->end()));
+  request.options = ToRequested(message.options());
+  request.deadline = deadline;
+  request.method = std::move(method);
+  request.frontend = frontend;
+  return request;
+}
+
+}  // namespace mtserve

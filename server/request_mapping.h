@@ -1,0 +1,26 @@
+// From the request messages (mtserve.v1) to the TranslationCore's requests: what every front end
+// that mirrors the proto (gRPC, and HTTP through protobuf's JSON mapping) shares, so that both
+// check the same request the same way. (Answers go back through proto_mapping.h.) Apart from the
+// core itself, so that the request path can be fuzzed without a server (tests/fuzz/).
+#ifndef MTSERVE_SERVER_REQUEST_MAPPING_H_
+#define MTSERVE_SERVER_REQUEST_MAPPING_H_
+
+#include <string>
+
+#include "absl/time/time.h"
+#include "mtserve/v1/translation.pb.h"
+#include "server/translation_core.h"
+
+namespace mtserve {
+
+// The decoding options a request asked for (the core checks them against the limits).
+RequestedOptions ToRequested(const v1::DecodingOptions& proto);
+
+// The core request of a TranslateRequest (its texts moved out of `message`), made by `frontend`
+// for its call `method`, due by `deadline`.
+TranslationCore::Request ToCoreRequest(v1::TranslateRequest& message, absl::Time deadline,
+                                       std::string method, Frontend frontend);
+
+}  // namespace mtserve
+
+#endif  // MTSERVE_SERVER_REQUEST_MAPPING_H_
