@@ -304,8 +304,11 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
       const std::string field = FieldName(r, i);
       if (r.options.format == RequestedOptions::kHtml) {
         MT_RETURN_IF_ERROR(CheckUtf8(r.texts[i], field));
-        MT_ASSIGN_OR_RETURN(HtmlDocument document, HtmlDocument::Parse(r.texts[i]));
-        HtmlText html{std::move(document), {}};
+        absl::StatusOr<HtmlDocument> document = HtmlDocument::Parse(r.texts[i]);
+        if (!document.ok()) {
+          return absl::InvalidArgumentError(absl::StrCat(field, ": ", document.status().message()));
+        }
+        HtmlText html{*std::move(document), {}};
         for (const HtmlDocument::Run& run : html.document.runs()) {
           html.first.push_back(pending->sentences[i].size());
           MT_ASSIGN_OR_RETURN(std::vector<SourceSentence> run_sentences,

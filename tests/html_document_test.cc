@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
 
 namespace mtserve {
 namespace {
@@ -218,6 +219,42 @@ TEST(HtmlDocumentTest, MalformedHtmlNeverCrashesAndKeepsBytesOutsideRuns) {
     // Rendering again what was rendered is stable.
     const HtmlDocument again = Parse(out);
     EXPECT_EQ(again.Render(Identity(again)), out);
+  }
+}
+
+std::string Repeat(absl::string_view piece, int times) {
+  std::string out;
+  for (int i = 0; i < times; ++i) absl::StrAppend(&out, piece);
+  return out;
+}
+
+// Deep nesting costs gumbo time by depth times tags, and the walk of its tree stack space: 100,000
+// nested <div>s (500 KB, under the default text limit) took a server down.
+TEST(HtmlDocumentTest, ElementsNestedDeeperThanTheLimitAreRefused) {
+  constexpr int kLimit = static_cast<int>(HtmlDocument::kMaxDepth);
+  EXPECT_EQ(Texts(Parse(Repeat("<div>", kLimit) + "A dog.")), std::vector<std::string>{"A dog."});
+  for (const int depth : {kLimit + 1, 100000}) {
+    const absl::StatusOr<HtmlDocument> refused =
+        HtmlDocument::Parse(Repeat("<div>", depth) + "A dog.");
+    EXPECT_TRUE(absl::IsInvalidArgument(refused.status())) << refused.status();
+    EXPECT_THAT(refused.status().message(),
+                ::testing::HasSubstr(
+                    absl::StrCat("nests elements ", depth, " deep; the limit is ", kLimit)));
+  }
+  // Closed elements do not add up, however many.
+  EXPECT_TRUE(HtmlDocument::Parse(Repeat("<div><b>a</b></div>", 20000)).ok());
+}
+
+TEST(HtmlDocumentTest, ElementsClosedWithoutEndTagsOrHoldingTextDoNotCountAsNesting) {
+  // Paragraphs, list items and cells close at the next of their kind; void elements hold nothing;
+  // a script's, style's or comment's "tags" are text.
+  for (const std::string& html :
+       {Repeat("<p>One.", 5000), "<ul>" + Repeat("<li>One", 5000) + "</ul>",
+        "<table>" + Repeat("<tr><td>a<td>b", 2000) + "</table>", Repeat("A<br>b<img src=x>", 5000),
+        "<script>" + Repeat("<div>", 5000) + "</script><p>A dog.</p>",
+        "<style>" + Repeat("<div>", 5000) + "</STYLE><p>A dog.</p>",
+        "<!--" + Repeat("<div>", 5000) + "--><p>A dog.</p>", Repeat("<svg/>", 5000)}) {
+    EXPECT_TRUE(HtmlDocument::Parse(html).ok()) << html.substr(0, 60);
   }
 }
 

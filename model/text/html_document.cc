@@ -8,11 +8,81 @@
 #include <utility>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "model/text/words.h"
 
 namespace mtserve {
 namespace {
+
+// Elements that never hold others (void), or that the next one like them closes without an end
+// tag (<p>, <li>, table cells...): neither nests.
+bool NeverNests(absl::string_view tag) {
+  static constexpr absl::string_view kTags[] = {
+      "area",     "base", "basefont", "bgsound", "br",    "col",      "embed",  "frame",
+      "hr",       "img",  "input",    "keygen",  "link",  "meta",     "param",  "source",
+      "track",    "wbr",  "html",     "head",    "body",  "p",        "li",     "dt",
+      "dd",       "tr",   "td",       "th",      "tbody", "thead",    "tfoot",  "option",
+      "optgroup", "rb",   "rt",       "rtc",     "rp",    "colgroup", "caption"};
+  return std::find(std::begin(kTags), std::end(kTags), tag) != std::end(kTags);
+}
+
+// Elements whose content is text up to their end tag, not markup.
+bool IsRawText(absl::string_view tag) {
+  return tag == "script" || tag == "style" || tag == "textarea" || tag == "title" || tag == "xmp" ||
+         tag == "iframe" || tag == "noembed" || tag == "noframes";
+}
+
+// How deep `html`'s elements nest, estimated from its tags without parsing: start tags of elements
+// that nest add one level, their end tags take one away. gumbo's time grows with the depth times
+// the tags (a document of 50,000 nested <div>s, 250 KB, took 11 s), and the tree it builds is
+// walked recursively (100,000 took the process's stack), so the depth is checked before gumbo
+// runs. Elements that close without end tags are not counted, so the real depth can be a few
+// times the estimate (a table in a table cell: table, tbody, tr, td), never unboundedly more.
+size_t EstimatedDepth(absl::string_view html) {
+  size_t depth = 0, deepest = 0;
+  size_t i = 0;
+  auto name_at = [&](size_t start) {
+    size_t end = start;
+    while (end < html.size() &&
+           (absl::ascii_isalnum(static_cast<unsigned char>(html[end])) || html[end] == '-')) {
+      ++end;
+    }
+    return absl::AsciiStrToLower(html.substr(start, end - start));
+  };
+  while ((i = html.find('<', i)) != absl::string_view::npos) {
+    if (html.substr(i, 4) == "<!--") {
+      const size_t end = html.find("-->", i + 4);
+      i = end == absl::string_view::npos ? html.size() : end + 3;
+      continue;
+    }
+    const bool end_tag = i + 1 < html.size() && html[i + 1] == '/';
+    const size_t name_start = i + (end_tag ? 2 : 1);
+    if (name_start >= html.size() ||
+        !absl::ascii_isalpha(static_cast<unsigned char>(html[name_start]))) {
+      ++i;
+      continue;
+    }
+    const std::string tag = name_at(name_start);
+    const size_t close = html.find('>', name_start);
+    if (close == absl::string_view::npos) break;
+    const bool self_closing = html[close - 1] == '/';
+    i = close + 1;
+    if (end_tag) {
+      if (!NeverNests(tag) && depth > 0) --depth;
+    } else if (IsRawText(tag)) {
+      const std::string text_end = "</" + tag;
+      while ((i = html.find("</", i)) != absl::string_view::npos &&
+             !absl::StartsWithIgnoreCase(html.substr(i), text_end)) {
+        i += 2;
+      }
+      if (i == absl::string_view::npos) break;
+    } else if (!NeverNests(tag) && !self_closing) {
+      deepest = std::max(deepest, ++depth);
+    }
+  }
+  return deepest;
+}
 
 // Elements whose content is not text to translate.
 bool IsUntranslatable(const GumboElement& e) {
@@ -311,6 +381,10 @@ void RenderRun(const HtmlDocument::Run& run, const HtmlDocument::Translated& t, 
 }  // namespace
 
 absl::StatusOr<HtmlDocument> HtmlDocument::Parse(std::string html) {
+  if (const size_t depth = EstimatedDepth(html); depth > kMaxDepth) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the HTML nests elements ", depth, " deep; the limit is ", kMaxDepth));
+  }
   HtmlDocument document;
   document.html_ = std::move(html);
   // No parse errors recorded: nothing reads them, and gumbo copies the stack of open elements

@@ -52,7 +52,12 @@ class HtmlDocument {
   // decoder's alignment says nothing (model/inline_placement.h).
   static std::vector<Segment> PlaceByPosition(const Run& run, absl::string_view text);
 
-  // Fails only for input gumbo cannot parse at all (never seen: HTML5 parsing accepts anything).
+  // How deep elements may nest, as counted before parsing (see EstimatedDepth in the .cc):
+  // Chromium's HTML parser stops nesting at 512 too.
+  static constexpr size_t kMaxDepth = 512;
+
+  // InvalidArgument for elements nested deeper than kMaxDepth, or for input gumbo cannot parse
+  // at all (never seen: HTML5 parsing accepts anything).
   static absl::StatusOr<HtmlDocument> Parse(std::string html);
 
   const std::vector<Run>& runs() const { return runs_; }

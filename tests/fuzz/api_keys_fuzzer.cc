@@ -13,8 +13,8 @@
 #include "tests/test_lib/fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const absl::StatusOr<mtserve::ApiKeys> keys = mtserve::ParseApiKeys(
-      absl::string_view(reinterpret_cast<const char*>(data), size));
+  const absl::StatusOr<mtserve::ApiKeys> keys =
+      mtserve::ParseApiKeys(absl::string_view(reinterpret_cast<const char*>(data), size));
   if (!keys.ok()) {
     FUZZ_CHECK(absl::IsInvalidArgument(keys.status()));
     return 0;

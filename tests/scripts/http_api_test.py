@@ -228,6 +228,10 @@ def run_api_checks(checks, bin_dir, server, sentences):
                  call(port, "POST", "/v1/translate", {"texts": ["a"]},
                       headers={"X-Request-Timeout": "soon"}),
                  400, "INVALID_ARGUMENT", "X-Request-Timeout")
+    checks.error("HTML nested deeper than the limit",
+                 call(port, "POST", "/v1/translate",
+                      {"texts": ["<div>" * 600 + "A dog."], "options": {"format": "TEXT_FORMAT_HTML"}}),
+                 400, "INVALID_ARGUMENT", "texts[0]: the HTML nests elements 600 deep; the limit is 512")
     checks.error("an unknown path", call(port, "GET", "/v2/nothing"), 404, "NOT_FOUND",
                  "/v1/translate")
     wrong = call(port, "GET", "/v1/translate")
