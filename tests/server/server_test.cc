@@ -1715,9 +1715,13 @@ TEST_F(ServerTest, MetricsMoveWithTraffic) {
   EXPECT_GT(input_tokens, 0);
   EXPECT_GT(generated_tokens, 0);
 
-  // Token counters are added after the answers are sent: wait for them.
+  // Token counters and request counts are added after the answers are sent: wait for them (the
+  // checks below then say whether they are right).
   const MetricsSnapshot after = WaitForMetrics([&](const MetricsSnapshot& m) {
-    return m.Since(before, "mtserve_input_tokens_total") >= input_tokens;
+    return m.Since(before, "mtserve_input_tokens_total") >= input_tokens &&
+           m.Since(before, "mtserve_generated_tokens_total") >= generated_tokens &&
+           m.Since(before, "mtserve_requests_total") >= 4 &&
+           m.Since(before, "mtserve_request_duration_seconds_count") >= 4;
   });
   auto delta = [&](const std::string& name, const Labels& labels = {}) {
     return after.Since(before, name, labels);
