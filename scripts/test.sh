@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # The test command (what CI runs, .ci/run): installs what is missing, builds, runs every test,
-# then builds the container image and checks it (deploy/container-check.sh, about 2 minutes;
-# needs root and podman, which it installs: MTSERVE_SKIP_CONTAINER_CHECK=1 skips it on machines
-# that cannot run containers).
+# runs them again in sanitizer builds (scripts/test-sanitizers.sh), then builds the container
+# image and checks it (deploy/container-check.sh, about 2 minutes; needs root and podman, which
+# it installs: MTSERVE_SKIP_CONTAINER_CHECK=1 skips it on machines that cannot run containers).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 scripts/build.sh
 build_dir=${BUILD_DIR:-build}
 ctest --test-dir "$build_dir" --output-on-failure -j2
+# The suites again under AddressSanitizer + UBSan and ThreadSanitizer (build-asan, build-tsan).
+scripts/test-sanitizers.sh
 if [[ ${MTSERVE_SKIP_CONTAINER_CHECK:-0} != 1 ]]; then
   deploy/container-check.sh
 fi
