@@ -35,7 +35,8 @@ WORKDIR /src
 COPY . .
 
 # The default model's path is compiled into mtserve, so it is the path of the runtime image.
-# mtserve loads the SentencePiece module from <its directory>/../lib.
+# mtserve loads the SentencePiece module from <its directory>/../lib; the module finds its
+# libsentencepiece copy (libspm_symbolic.so.0) next to itself.
 RUN set -eux; \
     if [ "$RUN_TESTS" = 1 ]; then testing=ON; targets=all; \
     else testing=OFF; targets="mtserve mtclient mtserve_sentencepiece"; fi; \
@@ -44,7 +45,8 @@ RUN set -eux; \
     cmake --build /build -j"$JOBS" --target $targets; \
     install -d /opt/mtserve/bin /opt/mtserve/lib /opt/mtserve/models; \
     install -m 0755 /build/bin/mtserve /build/bin/mtclient /opt/mtserve/bin/; \
-    install -m 0644 /build/lib/libmtserve_sentencepiece.so /opt/mtserve/lib/; \
+    install -m 0644 /build/lib/libmtserve_sentencepiece.so /build/lib/libspm_symbolic.so.0 \
+      /opt/mtserve/lib/; \
     # What civetweb opens for HTTPS (server/CMakeLists.txt), found through mtserve's RPATH.
     cp -P -R /build/lib/civetweb-openssl /opt/mtserve/lib/; \
     cp -R models/multi30k-en-de /opt/mtserve/models/; \
@@ -64,7 +66,7 @@ RUN set -eux; \
     export DEBIAN_FRONTEND=noninteractive; \
     apt-get update; \
     apt-get install -y --no-install-recommends \
-      libdnnl2 libgomp1 libsentencepiece0 libabsl20220623 \
+      libdnnl2 libgomp1 libabsl20220623 \
       libgrpc++1.51 libgrpc29 libprotobuf32 \
       libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0 libcivetweb1 libicu72 libgumbo1 \
       libssl3; \
@@ -79,7 +81,7 @@ COPY --from=builder /opt/mtserve /opt/mtserve
 # Fails the build if a library is missing.
 RUN set -eu; \
     if ldd /opt/mtserve/bin/mtserve /opt/mtserve/bin/mtclient \
-           /opt/mtserve/lib/libmtserve_sentencepiece.so \
+           /opt/mtserve/lib/libmtserve_sentencepiece.so /opt/mtserve/lib/libspm_symbolic.so.0 \
            /opt/mtserve/lib/civetweb-openssl/libssl.so | grep 'not found'; then exit 1; fi
 
 # Every mtserve flag can be set as MTSERVE_<FLAG>; the command line wins. The image computes in

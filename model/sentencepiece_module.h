@@ -1,10 +1,22 @@
 // The one interface between mtserve and libsentencepiece, which lives in its own module
-// (libmtserve_sentencepiece.so) loaded with dlopen(RTLD_LOCAL | RTLD_DEEPBIND).
+// (libmtserve_sentencepiece.so) loaded with dlopen(RTLD_LOCAL).
 //
 // Why: Debian's libsentencepiece carries its own copy of protobuf-lite 3.14 and exports its
 // symbols. Linked into a process that also uses the system libprotobuf (gRPC does), one copy's
-// symbols replace the other's and the process aborts at start-up. Loaded this way, the module and
-// libsentencepiece bind to their own protobuf copy and nothing else sees it.
+// symbols replace the other's and the process aborts at start-up. Two things keep them apart:
+// - RTLD_LOCAL: the module's and libsentencepiece's symbols stay out of the global scope, so
+//   libprotobuf and everything else keep binding to their own.
+// - The module links a private copy of libsentencepiece made at build time
+//   (model/tools/make_symbolic_library.cc): DF_SYMBOLIC set, so the loader resolves its
+//   references to its own protobuf in itself first (what `ld -Bsymbolic` gives), and a soname of
+//   its own (libspm_symbolic.so.0, found through the module's RUNPATH $ORIGIN) so that the
+//   system library is never loaded in its place.
+// RTLD_DEEPBIND did the second job before; it put libsentencepiece's whole dependency tree
+// before the global scope, so malloc and free in libsentencepiece bound to libc's, not to a
+// sanitizer's replacements (strings and vectors allocated on one side are freed on the other),
+// and AddressSanitizer and ThreadSanitizer refuse it. DF_SYMBOLIC only puts the library itself
+// first: what it does not define (malloc, the C++ runtime) still comes from the global scope,
+// in every build.
 //
 // Only standard-library types cross this boundary (the module does not use Abseil, whose
 // string_view libsentencepiece's header redefines).

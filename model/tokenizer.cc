@@ -41,7 +41,7 @@ absl::StatusOr<LoadSentencePieceFn> SentencePieceLoader() {
   std::string errors;
   for (const std::string& path : candidates) {
     if (path.find('/') != std::string::npos && !std::filesystem::exists(path, ec)) continue;
-    void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+    void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (handle == nullptr) {
       absl::StrAppend(&errors, "; ", dlerror());
       continue;

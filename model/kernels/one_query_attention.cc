@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "model/float16.h"
+#include "model/kernels/target_clones.h"
 
 namespace mtserve {
 namespace {
@@ -88,18 +89,16 @@ inline __attribute__((always_inline)) void AttendRowOf(const float* q, const voi
   }
 }
 
-#define MTSERVE_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-
-MTSERVE_CLONES void AttendRow(const float* q, const void* const* keys, const void* const* values,
-                              int length, int heads, int head_dim, float* scores, float* out,
-                              float* probabilities) {
+MTSERVE_TARGET_CLONES void AttendRow(const float* q, const void* const* keys,
+                                     const void* const* values, int length, int heads, int head_dim,
+                                     float* scores, float* out, float* probabilities) {
   AttendRowOf<float>(q, keys, values, length, heads, head_dim, scores, out, probabilities);
 }
 
-MTSERVE_CLONES void AttendRowBFloat16(const float* q, const void* const* keys,
-                                      const void* const* values, int length, int heads,
-                                      int head_dim, float* scores, float* out,
-                                      float* probabilities) {
+MTSERVE_TARGET_CLONES void AttendRowBFloat16(const float* q, const void* const* keys,
+                                             const void* const* values, int length, int heads,
+                                             int head_dim, float* scores, float* out,
+                                             float* probabilities) {
   AttendRowOf<uint16_t>(q, keys, values, length, heads, head_dim, scores, out, probabilities);
 }
 

@@ -3,15 +3,15 @@
 #include <cmath>
 #include <cstring>
 
+#include "model/kernels/target_clones.h"
+
 namespace mtserve {
 namespace {
 
 // Below this many elements a parallel region costs more than it saves.
 constexpr int64_t kMinParallelElements = int64_t{1} << 15;
 
-#define MTSERVE_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-
-MTSERVE_CLONES void RowToBFloat16(const float* x, int64_t cols, uint16_t* out) {
+MTSERVE_TARGET_CLONES void RowToBFloat16(const float* x, int64_t cols, uint16_t* out) {
 #pragma omp simd
   for (int64_t c = 0; c < cols; ++c) {
     uint32_t bits;
@@ -23,7 +23,7 @@ MTSERVE_CLONES void RowToBFloat16(const float* x, int64_t cols, uint16_t* out) {
   }
 }
 
-MTSERVE_CLONES float RowMaxAbs(const float* x, int64_t cols) {
+MTSERVE_TARGET_CLONES float RowMaxAbs(const float* x, int64_t cols) {
   float m = 0.f;
 #pragma omp simd reduction(max : m)
   for (int64_t c = 0; c < cols; ++c) {
@@ -42,15 +42,16 @@ inline __attribute__((always_inline)) float QuantizeValue(float x, float inverse
   return v < -kInt8Max ? -kInt8Max : v;
 }
 
-MTSERVE_CLONES void QuantizeRow(const float* x, int64_t cols, float inverse_scale, int8_t* q) {
+MTSERVE_TARGET_CLONES void QuantizeRow(const float* x, int64_t cols, float inverse_scale,
+                                       int8_t* q) {
 #pragma omp simd
   for (int64_t c = 0; c < cols; ++c) {
     q[c] = static_cast<int8_t>(static_cast<int32_t>(QuantizeValue(x[c], inverse_scale)));
   }
 }
 
-MTSERVE_CLONES void QuantizeRowShifted(const float* x, int64_t cols, float inverse_scale,
-                                       uint8_t* q) {
+MTSERVE_TARGET_CLONES void QuantizeRowShifted(const float* x, int64_t cols, float inverse_scale,
+                                              uint8_t* q) {
 #pragma omp simd
   for (int64_t c = 0; c < cols; ++c) {
     // Through int32: a float converted to uint8_t directly is range-checked one by one.
@@ -58,9 +59,9 @@ MTSERVE_CLONES void QuantizeRowShifted(const float* x, int64_t cols, float inver
   }
 }
 
-MTSERVE_CLONES void DequantizeRow(const float* acc, int64_t cols, float row_scale,
-                                  const float* col_offsets, const float* col_scales,
-                                  const float* bias, bool accumulate, bool relu, float* y) {
+MTSERVE_TARGET_CLONES void DequantizeRow(const float* acc, int64_t cols, float row_scale,
+                                         const float* col_offsets, const float* col_scales,
+                                         const float* bias, bool accumulate, bool relu, float* y) {
   // Separate loops rather than branches inside one, so that each vectorises.
   if (accumulate) {
 #pragma omp simd

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <vector>
 
+#include "model/kernels/target_clones.h"
+
 namespace mtserve {
 namespace {
 
@@ -18,7 +20,7 @@ constexpr int kMaxInsertionK = 256;
 
 // Largest value of x[0..kChunk): vectorised so that most of a vocabulary row, which cannot beat
 // the current k-th best, is skipped sixteen values at a time.
-__attribute__((target_clones("avx512f", "avx2", "default"))) float ChunkMax(const float* x) {
+MTSERVE_TARGET_CLONES float ChunkMax(const float* x) {
   float m = x[0];
 #pragma omp simd reduction(max : m)
   for (int i = 0; i < kChunk; ++i) m = std::max(m, x[i]);

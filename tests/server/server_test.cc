@@ -1569,7 +1569,7 @@ TEST(LifecycleTest, NotServingUntilModelsAreLoaded) {
 TEST(LifecycleTest, SigtermDrainsThenExitsZero) {
   std::string error;
   std::unique_ptr<ServerProcess> server =
-      StartServer({"--workers=1", "--threads_per_worker=1", "--shutdown_grace=120s"}, &error);
+      StartServer({"--workers=1", "--threads_per_worker=1", "--shutdown_grace=240s"}, &error);
   ASSERT_NE(server, nullptr) << error;
   StderrOnFailure dump(&server->process());
   TranslationClient client(server->address());
@@ -1596,9 +1596,11 @@ TEST(LifecycleTest, SigtermDrainsThenExitsZero) {
   // A long request, running when the signal comes.
   v1::TranslateResponse long_response;
   grpc::Status long_status;
+  // Its deadline and the grace period leave room for a sanitizer build on a busy machine, where
+  // the three long texts on one worker took over a minute.
   std::thread long_call([&] {
-    long_status =
-        Translate(*stub, Request({TestLines()[0], TestLines()[1]}, Long()), &long_response);
+    long_status = Translate(*stub, Request({TestLines()[0], TestLines()[1]}, Long()),
+                            &long_response, std::chrono::seconds(240));
   });
   const MetricsSnapshot running = testing::WaitForMetrics(
       server->metrics_port(),
