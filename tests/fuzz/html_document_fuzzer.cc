@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "model/text/html_document.h"
 #include "tests/test_lib/fuzz_check.h"
@@ -34,6 +35,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     translated.push_back({std::move(text), std::move(placed)});
   }
   const std::string rendered = document->Render(translated);
-  FUZZ_CHECK(mtserve::HtmlDocument::Parse(rendered).ok());
+  // The output parses, unless the nesting limit refuses it: the depth is estimated from the tags
+  // before parsing, and rendering can move tags that the estimate read differently (markup inside
+  // malformed tags, bogus comments), so a document near the limit can come out just over it.
+  const absl::Status reparsed = mtserve::HtmlDocument::Parse(rendered).status();
+  FUZZ_CHECK(reparsed.ok() || (absl::IsInvalidArgument(reparsed) &&
+                               absl::StrContains(reparsed.message(), "nests elements")));
   return 0;
 }
