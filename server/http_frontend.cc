@@ -460,12 +460,7 @@ int HttpFrontend::HandleRequest(mg_connection* connection, void* data) {
 }
 
 void HttpFrontend::ListModels(Exchange& exchange) {
-  if (absl::Status status = core_->CheckApiKey(exchange.ApiKey(), /*charge_request=*/true);
-      !status.ok()) {
-    exchange.SendError(status);
-    return;
-  }
-  absl::StatusOr<v1::ListModelsResponse> models = mtserve::ListModels(*core_);
+  absl::StatusOr<v1::ListModelsResponse> models = mtserve::ListModels(*core_, exchange.ApiKey());
   if (!models.ok()) {
     exchange.SendError(models.status());
     return;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "model/model.h"
+#include "model/status_macros.h"
 
 namespace mtserve {
 namespace {
@@ -71,7 +72,9 @@ v1::TranslateStreamResponse ToStreamResponse(const TranslationCore& core, std::s
   return answer;
 }
 
-absl::StatusOr<v1::ListModelsResponse> ListModels(const TranslationCore& core) {
+absl::StatusOr<v1::ListModelsResponse> ListModels(const TranslationCore& core,
+                                                  const std::optional<std::string>& api_key) {
+  MT_RETURN_IF_ERROR(core.CheckApiKey(api_key, /*charge_request=*/true));
   const std::vector<ServedModel> models = core.models();
   if (models.empty()) return absl::UnavailableError("the server is loading its models");
   const RequestLimits& limits = core.limits();

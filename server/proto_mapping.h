@@ -4,6 +4,7 @@
 #ifndef MTSERVE_SERVER_PROTO_MAPPING_H_
 #define MTSERVE_SERVER_PROTO_MAPPING_H_
 
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -26,8 +27,11 @@ v1::TranslateStreamResponse ToStreamResponse(const TranslationCore& core, std::s
                                              const absl::StatusOr<TranslationCore::Reply>& reply,
                                              bool with_scores);
 
-// The served models; UNAVAILABLE while they load (draining is the front end's to say).
-absl::StatusOr<v1::ListModelsResponse> ListModels(const TranslationCore& core);
+// The served models for a call that presented `api_key`: the key's check and charge when keys
+// are required (TranslationCore::CheckApiKey), then UNAVAILABLE while they load (draining is the
+// front end's to say).
+absl::StatusOr<v1::ListModelsResponse> ListModels(const TranslationCore& core,
+                                                  const std::optional<std::string>& api_key);
 
 }  // namespace mtserve
 

@@ -396,14 +396,9 @@ grpc::ServerUnaryReactor* TranslationService::ListModels(grpc::CallbackServerCon
       return reactor;
     }
   }
-  if (absl::Status status = core_->CheckApiKey(ApiKeyOf(*context), /*charge_request=*/true);
-      !status.ok()) {
-    FinishWith(context, reactor, status);
-    return reactor;
-  }
-  absl::StatusOr<v1::ListModelsResponse> models = mtserve::ListModels(*core_);
+  absl::StatusOr<v1::ListModelsResponse> models = mtserve::ListModels(*core_, ApiKeyOf(*context));
   if (!models.ok()) {
-    reactor->Finish(ToGrpcStatus(models.status()));
+    FinishWith(context, reactor, models.status());
     return reactor;
   }
   *response = *std::move(models);
