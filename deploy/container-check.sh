@@ -9,8 +9,9 @@
 #   4. runs it with --network host on free loopback ports and checks: health SERVING, English to
 #      German translations (mtclient inside the container and, if built, build/bin/mtclient on the
 #      host), the HEALTHCHECK, /metrics, a model mounted as a volume, that mtserve is PID 1 and not
-#      root, that the image has no compiler or -dev package, and that SIGTERM (podman stop) ends it
-#      promptly with exit code 0;
+#      root, that the image has no compiler or -dev package, that SIGTERM (podman stop) ends it
+#      promptly with exit code 0, and TLS with an API key from mounted directories (gRPC, HTTPS,
+#      the HEALTHCHECK, certificate rotation);
 #   5. prints a summary (PASS/FAIL per step, build time, image size) and removes what it created:
 #      containers, images and the podman storage, which lives in a temporary directory.
 #
@@ -404,7 +405,8 @@ grpc_port=$(free_port)
 metrics_port=$(free_port "$grpc_port")
 server=127.0.0.1:$grpc_port
 
-# wait_serving CONTAINER SERVER: polls mtclient health inside the container for up to 120 s.
+# wait_serving CONTAINER SERVER [MTCLIENT_FLAG...]: polls mtclient health inside the container
+# for up to 120 s.
 wait_serving() {
   local i
   for ((i = 0; i < 240; i++)); do
@@ -413,7 +415,7 @@ wait_serving() {
       check_detail="container exited"
       return 1
     fi
-    if podman exec "$1" mtclient health --server="$2" --timeout=2 >/dev/null 2>&1; then
+    if podman exec "$1" mtclient health --server="$2" --timeout=2 "${@:3}" >/dev/null 2>&1; then
       check_detail="after $((i / 2)) s"
       return 0
     fi
@@ -537,6 +539,91 @@ volume_model() {
   grep -q en-de <<<"$models" && podman_quiet stop --time 30 "$volume_container" >/dev/null
 }
 check "model from a volume" volume_model
+
+# TLS and an API key, set up as deploy/compose and deploy/k8s show: certificates and keys file in
+# read-only mounted directories, the HEALTHCHECK given MTSERVE_HEALTHCHECK_FLAGS. Certificates
+# made here with openssl (EC P-256, for 127.0.0.1 and localhost).
+tls_dir=$work/tls keys_dir=$work/keys
+make_certificate() {  # make_certificate NAME: NAME.crt and NAME.key in $tls_dir, signed by ca
+  openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "/CN=$1" \
+    -keyout "$tls_dir/$1.key" -out "$tls_dir/$1.csr" 2>/dev/null &&
+    openssl x509 -req -in "$tls_dir/$1.csr" -CA "$tls_dir/ca.crt" -CAkey "$tls_dir/ca.key" \
+      -CAcreateserial -days 2 -out "$tls_dir/$1.crt" 2>/dev/null \
+      -extfile <(printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n')
+}
+served_serial() {  # the serial number of the certificate the server presents on port $1
+  openssl s_client -connect "127.0.0.1:$1" -CAfile "$tls_dir/ca.crt" </dev/null 2>/dev/null |
+    openssl x509 -noout -serial 2>/dev/null
+}
+api_key=$(openssl rand -hex 32)
+tls_container=mtserve-check-tls-$$
+http_port=$(free_port "$grpc_port" "$metrics_port")
+tls_flags=(--server="localhost:$grpc_port" --tls_ca=/tls/ca.crt)
+tls_start() {
+  mkdir -p "$tls_dir" "$keys_dir" &&
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+      -subj /CN=mtserve-check-ca -keyout "$tls_dir/ca.key" -out "$tls_dir/ca.crt" 2>/dev/null &&
+    make_certificate first && cp "$tls_dir/first.crt" "$tls_dir/tls.crt" &&
+    cp "$tls_dir/first.key" "$tls_dir/tls.key" &&
+    echo "check sha256:$(printf %s "$api_key" | sha256sum | cut -d' ' -f1)" >"$keys_dir/keys.txt" &&
+    chmod 755 "$tls_dir" "$keys_dir" && chmod 644 "$tls_dir"/* "$keys_dir"/* || return 1
+  podman_quiet run -d --name "$tls_container" --network host "${run_limits[@]}" \
+    --read-only --cap-drop ALL --security-opt no-new-privileges \
+    -v "$tls_dir:/tls:ro" -v "$keys_dir:/keys:ro" \
+    -e MTSERVE_TLS_CERT=/tls/tls.crt -e MTSERVE_TLS_KEY=/tls/tls.key \
+    -e MTSERVE_API_KEYS_FILE=/keys/keys.txt -e MTSERVE_RELOAD_INTERVAL=1s \
+    -e MTSERVE_HEALTHCHECK_FLAGS="${tls_flags[*]}" \
+    -e MTSERVE_LISTEN="$server" -e MTSERVE_METRICS_LISTEN="127.0.0.1:$metrics_port" \
+    -e MTSERVE_HTTP_LISTEN="127.0.0.1:$http_port" "$image" >/dev/null &&
+    wait_serving "$tls_container" "$server" "${tls_flags[@]}"
+}
+tls_ok() {
+  local out code
+  # gRPC: translated with the CA and the key; refused without the key, and in plain text.
+  out=$(printf '%s\n' "${sources[@]}" | podman exec -i "$tls_container" mtclient translate \
+    "${tls_flags[@]}" --api_key="$api_key" --timeout=30) && translations_ok "$out" || return 1
+  ! podman exec "$tls_container" mtclient models "${tls_flags[@]}" >/dev/null 2>&1 || return 1
+  ! podman exec "$tls_container" mtclient models --server="$server" --api_key="$api_key" \
+    --timeout=5 >/dev/null 2>&1 || return 1
+  # HTTPS: 200 with the key, 401 without; the HEALTHCHECK, with MTSERVE_HEALTHCHECK_FLAGS.
+  code=$(curl -sS -o /dev/null -w '%{http_code}' --max-time 30 --cacert "$tls_dir/ca.crt" \
+    -H "Authorization: Bearer $api_key" -d '{"texts": ["A dog."]}' \
+    "https://localhost:$http_port/v1/translate") && [[ $code == 200 ]] || return 1
+  code=$(curl -sS -o /dev/null -w '%{http_code}' --max-time 30 --cacert "$tls_dir/ca.crt" \
+    -d '{"texts": ["A dog."]}' "https://localhost:$http_port/v1/translate") &&
+    [[ $code == 401 ]] || return 1
+  podman healthcheck run "$tls_container" >/dev/null &&
+    [[ $(podman inspect --format '{{.State.Health.Status}}' "$tls_container") == healthy ]] &&
+    check_detail="gRPC and HTTPS with the key; refused without it and in plain text; healthy"
+}
+# Rotation as Kubernetes does it: new files renamed into the mounted directory, no restart.
+tls_rotation_ok() {
+  local first second i
+  first=$(served_serial "$grpc_port")
+  make_certificate second && second=$(openssl x509 -noout -serial -in "$tls_dir/second.crt") &&
+    [[ -n $first && $first != "$second" ]] || return 1
+  cp "$tls_dir/second.key" "$tls_dir/tls.key.new" && cp "$tls_dir/second.crt" "$tls_dir/tls.crt.new" &&
+    chmod 644 "$tls_dir"/*.new && mv "$tls_dir/tls.key.new" "$tls_dir/tls.key" &&
+    mv "$tls_dir/tls.crt.new" "$tls_dir/tls.crt" || return 1
+  for ((i = 0; i < 60; i++)); do
+    if [[ $(served_serial "$grpc_port") == "$second" && $(served_serial "$http_port") == "$second" ]]
+    then
+      check_detail="gRPC and HTTPS present the new certificate after $((i / 2)) s"
+      podman_quiet stop --time 30 "$tls_container" >/dev/null
+      return 0
+    fi
+    sleep 0.5
+  done
+  check_detail="still $(served_serial "$grpc_port") after 30 s"
+  return 1
+}
+if tls_start; then
+  record "TLS container start" PASS "certificates and keys file mounted read-only"
+  check "TLS and API key" tls_ok
+  check "TLS rotation" tls_rotation_ok
+else
+  record "TLS container start" FAIL "$check_detail"
+fi
 
 if [[ -n $save_file ]]; then
   if podman save --format docker-archive -o "$save_file" "$image"; then

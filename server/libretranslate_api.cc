@@ -1,19 +1,14 @@
 #include "server/libretranslate_api.h"
 
-#include <cstdint>
 #include <functional>
 #include <map>
 #include <set>
 #include <utility>
 #include <vector>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
-#include "civetweb.h"
 #include "model/excerpt.h"
 #include "nlohmann/json.hpp"
 #include "server/http_status.h"
@@ -27,58 +22,6 @@ using Json = nlohmann::json;
 // the whole answer failing.
 std::string Dump(const Json& json) {
   return json.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
-}
-
-// A request's fields, whichever way they came. A form's values are strings; JSON's keep their
-// types, so that q may be an array.
-absl::StatusOr<Json> ParseBody(absl::string_view body, absl::string_view content_type) {
-  // curl -d sends JSON labelled as a form; a form whose first name starts with "{" is not one
-  // LibreTranslate's clients send.
-  const bool form = absl::StartsWithIgnoreCase(content_type, "application/x-www-form-urlencoded") &&
-                    !absl::StartsWith(absl::StripLeadingAsciiWhitespace(body), "{");
-  if (absl::StartsWithIgnoreCase(content_type, "multipart/form-data")) {
-    return absl::InvalidArgumentError(
-        "Invalid request: multipart/form-data bodies are not supported here; send JSON or "
-        "application/x-www-form-urlencoded");
-  }
-  if (!form) {
-    Json json = Json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
-    if (json.is_discarded() || !json.is_object()) {
-      return absl::InvalidArgumentError(
-          "Invalid request: the body is not a JSON object (nor a form: its Content-Type is not "
-          "application/x-www-form-urlencoded)");
-    }
-    return json;
-  }
-  Json fields = Json::object();
-  for (absl::string_view pair : absl::StrSplit(body, '&', absl::SkipEmpty())) {
-    std::pair<absl::string_view, absl::string_view> name_value =
-        absl::StrSplit(pair, absl::MaxSplits('=', 1));
-    auto decode = [](absl::string_view text) {
-      std::string out(text.size() + 1, '\0');
-      const int n = mg_url_decode(text.data(), static_cast<int>(text.size()), out.data(),
-                                  static_cast<int>(out.size()), /*is_form_url_encoded=*/1);
-      out.resize(n < 0 ? 0 : static_cast<size_t>(n));
-      return out;
-    };
-    const std::string name = decode(name_value.first);
-    // The first of repeated names, as LibreTranslate (Flask) takes it.
-    if (!fields.contains(name)) fields[name] = decode(name_value.second);
-  }
-  return fields;
-}
-
-// The string field `name`; INVALID_ARGUMENT as LibreTranslate words it when missing.
-absl::StatusOr<std::string> StringField(const Json& fields, const std::string& name) {
-  auto it = fields.find(name);
-  if (it == fields.end() || it->is_null() || (it->is_string() && it->get<std::string>().empty())) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("Invalid request: missing ", name, " parameter"));
-  }
-  if (!it->is_string()) {
-    return absl::InvalidArgumentError(absl::StrCat("Invalid request: ", name, " is not a string"));
-  }
-  return it->get<std::string>();
 }
 
 std::string PairName(const ServedModel& served) {
@@ -114,104 +57,29 @@ std::string LanguageName(absl::string_view code) {
 absl::StatusOr<LibreTranslateRequest> ParseLibreTranslateRequest(
     absl::string_view body, absl::string_view content_type,
     const std::optional<std::string>& header_key, const TranslationCore& core) {
-  absl::StatusOr<Json> fields = ParseBody(body, content_type);
-  if (!fields.ok()) return fields.status();
-  LibreTranslateRequest request;
-  TranslationCore::Request& core_request = request.core;
-  // LibreTranslate's clients send api_key (some apiKey); a header works too. Checked first, so a
-  // caller without a key learns nothing else; the core checks it again and charges it.
-  core_request.api_key = header_key;
-  for (const char* name : {"api_key", "apiKey"}) {
-    auto key = fields->find(name);
-    if (key != fields->end() && key->is_string() && !key->get_ref<const std::string&>().empty()) {
-      core_request.api_key = key->get<std::string>();
-      break;
-    }
-  }
-  if (absl::Status status = core.CheckApiKey(core_request.api_key, /*charge_request=*/false);
-      !status.ok()) {
-    if (!core_request.api_key.has_value()) {
-      return absl::UnauthenticatedError(
-          "an API key is required: send it as api_key (or in an Authorization: Bearer header)");
-    }
-    return status;
-  }
-  // Errors name the texts as the request does. (Assigning the literal itself trips GCC 12's
-  // false -Wrestrict warning, bug 105329.)
-  core_request.texts_field = std::string("q");
-
-  auto q = fields->find("q");
-  if (q == fields->end() || q->is_null()) {
-    return absl::InvalidArgumentError("Invalid request: missing q parameter");
-  }
-  if (q->is_string()) {
-    core_request.texts.push_back(q->get<std::string>());
-    core_request.texts_repeated = false;
-  } else if (q->is_array()) {
-    request.q_is_array = true;
-    for (const Json& text : *q) {
-      if (!text.is_string()) {
-        return absl::InvalidArgumentError("Invalid request: q is an array of other than strings");
-      }
-      core_request.texts.push_back(text.get<std::string>());
-    }
-  } else {
-    return absl::InvalidArgumentError(
-        "Invalid request: q is neither a string nor an array of strings");
-  }
-  absl::StatusOr<std::string> source = StringField(*fields, "source");
-  if (!source.ok()) return source.status();
-  absl::StatusOr<std::string> target = StringField(*fields, "target");
-  if (!target.ok()) return target.status();
-
-  if (auto format = fields->find("format"); format != fields->end() && !format->is_null()) {
-    const std::string value = format->is_string() ? format->get<std::string>() : format->dump();
-    if (value == "html") {
-      core_request.options.format = RequestedOptions::kHtml;
-    } else if (value != "text" && !value.empty()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("Invalid request: format is \"", Excerpt(value), "\"; it is text or html"));
-    }
-  }
-  if (auto alternatives = fields->find("alternatives");
-      alternatives != fields->end() && !alternatives->is_null()) {
-    int n = -1;
-    if (alternatives->is_number_integer()) {
-      const int64_t value = alternatives->get<int64_t>();
-      if (value >= 0 && value < 1000) n = static_cast<int>(value);
-    } else if (alternatives->is_string()) {
-      // A form's value (LibreTranslate's web UI sends "0").
-      const std::string value = alternatives->get<std::string>();
-      int parsed = 0;
-      if (value.empty()) {
-        n = 0;
-      } else if (absl::SimpleAtoi(value, &parsed) && parsed >= 0 && parsed < 1000) {
-        n = parsed;
-      }
-    }
-    if (n < 0) {
-      return absl::InvalidArgumentError(absl::StrCat("Invalid request: alternatives is ",
-                                                     Excerpt(alternatives->dump()),
-                                                     "; it is a number of 0 or more"));
-    }
-    request.alternatives = n;
-  }
-  if (request.alternatives > 0) {
-    // Alternatives are the next best hypotheses of a beam search wide enough to hold them; the
-    // core checks the beam against --max_beam_size.
-    core_request.options.beam_size = static_cast<uint32_t>(request.alternatives) + 1;
-    core_request.options.num_hypotheses = static_cast<uint32_t>(request.alternatives) + 1;
-  }
+  absl::StatusOr<LibreTranslateRequest> request = ParseLibreTranslateFields(
+      body, content_type, header_key, [&core](const std::optional<std::string>& key) {
+        absl::Status status = core.CheckApiKey(key, /*charge_request=*/false);
+        if (!status.ok() && !key.has_value()) {
+          return absl::UnauthenticatedError(
+              "an API key is required: send it as api_key (or in an Authorization: Bearer "
+              "header)");
+        }
+        return status;
+      });
+  if (!request.ok()) return request.status();
+  const std::string& source = request->source;
+  const std::string& target = request->target;
   // Routing: the first served model for the pair; for "auto", the one source language that
   // translates into the target.
   const std::vector<ServedModel> models = core.models();
   if (models.empty()) return absl::UnavailableError("the server is loading its models");
   const ServedModel* chosen = nullptr;
-  if (*source == "auto") {
+  if (source == "auto") {
     std::vector<const ServedModel*> candidates;
     std::set<std::string> sources;
     for (const ServedModel& served : models) {
-      if (served.model->config().target_lang != *target) continue;
+      if (served.model->config().target_lang != target) continue;
       if (sources.insert(served.model->config().source_lang).second) {
         candidates.push_back(&served);
       }
@@ -219,7 +87,7 @@ absl::StatusOr<LibreTranslateRequest> ParseLibreTranslateRequest(
     if (candidates.size() > 1) {
       return absl::InvalidArgumentError(absl::StrCat(
           "Invalid request: source \"auto\" cannot choose between the models that translate into ",
-          Excerpt(*target), ": ",
+          Excerpt(target), ": ",
           absl::StrJoin(
               candidates, ", ",
               [](std::string* out, const ServedModel* served) { out->append(PairName(*served)); }),
@@ -227,12 +95,12 @@ absl::StatusOr<LibreTranslateRequest> ParseLibreTranslateRequest(
     }
     if (!candidates.empty()) {
       chosen = candidates.front();
-      request.detected_language = chosen->model->config().source_lang;
+      request->detected_language = chosen->model->config().source_lang;
     }
   } else {
     for (const ServedModel& served : models) {
       const ModelConfig& c = served.model->config();
-      if (c.source_lang == *source && c.target_lang == *target) {
+      if (c.source_lang == source && c.target_lang == target) {
         chosen = &served;
         break;
       }
@@ -240,10 +108,10 @@ absl::StatusOr<LibreTranslateRequest> ParseLibreTranslateRequest(
   }
   if (chosen == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat("Invalid request: no model here translates ",
-                                                   Excerpt(*source), " to ", Excerpt(*target),
+                                                   Excerpt(source), " to ", Excerpt(target),
                                                    "; the pairs served: ", ServedPairs(models)));
   }
-  core_request.model = chosen->name;
+  request->core.model = chosen->name;
   return request;
 }
 

@@ -20,21 +20,12 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "server/libretranslate_request.h"
 #include "server/translation_core.h"
 
 namespace mtserve {
 
-// A LibreTranslate /translate request, as the core request it becomes and what its answer needs.
-struct LibreTranslateRequest {
-  TranslationCore::Request core;
-  bool q_is_array = false;  // The answer's translatedText is then an array too.
-  int alternatives = 0;     // Hypotheses besides the best one to answer.
-  // The source language when the request asked for "auto" (the answer says it), else empty.
-  std::string detected_language;
-};
-
-// Parses a /translate body (`content_type` says whether it is a form; otherwise it is JSON) and
-// routes it to a served model. When the core requires API keys, the body's api_key (or apiKey),
+// Parses a /translate body (ParseLibreTranslateFields) and routes it to a served model. When the core requires API keys, the body's api_key (or apiKey),
 // else `header_key`, must be one: UNAUTHENTICATED, checked before anything else. INVALID_ARGUMENT
 // for a malformed request, an unknown language pair or an "auto" that more than one model could
 // serve; UNAVAILABLE while the models load.

@@ -146,6 +146,14 @@ def check_one_model(checks, port, sentences):
     expect_error(checks, "alternatives not a number",
                  post_form(port, "/translate", {"q": "a", "source": "en", "target": "de",
                                                 "alternatives": "many"}), 400, "alternatives")
+    # A form's values are any bytes (this one once crashed the server: an exception while
+    # quoting it in the error).
+    expect_error(checks, "alternatives not UTF-8 in a form",
+                 post_form(port, "/translate", {"q": "a", "source": "en", "target": "de",
+                                                "alternatives": b"\x8a"}), 400, "alternatives")
+    expect_error(checks, "q not UTF-8 in a form (the core's check, naming q)",
+                 post_form(port, "/translate", {"q": b"a\xff", "source": "en", "target": "de"}),
+                 400, "q", "UTF-8")
     expect_error(checks, "alternatives over the beam limit (the core's check)",
                  post_json(port, "/translate", {"q": "a", "source": "en", "target": "de",
                                                 "alternatives": 8}),

@@ -1,0 +1,170 @@
+#include "server/libretranslate_request.h"
+
+#include <cstdint>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "civetweb.h"
+#include "model/excerpt.h"
+#include "nlohmann/json.hpp"
+
+namespace mtserve {
+namespace {
+
+using Json = nlohmann::json;
+
+// A request's fields, whichever way they came. A form's values are strings; JSON's keep their
+// types, so that q may be an array.
+absl::StatusOr<Json> ParseBody(absl::string_view body, absl::string_view content_type) {
+  // curl -d sends JSON labelled as a form; a form whose first name starts with "{" is not one
+  // LibreTranslate's clients send.
+  const bool form = absl::StartsWithIgnoreCase(content_type, "application/x-www-form-urlencoded") &&
+                    !absl::StartsWith(absl::StripLeadingAsciiWhitespace(body), "{");
+  if (absl::StartsWithIgnoreCase(content_type, "multipart/form-data")) {
+    return absl::InvalidArgumentError(
+        "Invalid request: multipart/form-data bodies are not supported here; send JSON or "
+        "application/x-www-form-urlencoded");
+  }
+  if (!form) {
+    Json json = Json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
+    if (json.is_discarded() || !json.is_object()) {
+      return absl::InvalidArgumentError(
+          "Invalid request: the body is not a JSON object (nor a form: its Content-Type is not "
+          "application/x-www-form-urlencoded)");
+    }
+    return json;
+  }
+  Json fields = Json::object();
+  for (absl::string_view pair : absl::StrSplit(body, '&', absl::SkipEmpty())) {
+    std::pair<absl::string_view, absl::string_view> name_value =
+        absl::StrSplit(pair, absl::MaxSplits('=', 1));
+    auto decode = [](absl::string_view text) {
+      std::string out(text.size() + 1, '\0');
+      const int n = mg_url_decode(text.data(), static_cast<int>(text.size()), out.data(),
+                                  static_cast<int>(out.size()), /*is_form_url_encoded=*/1);
+      out.resize(n < 0 ? 0 : static_cast<size_t>(n));
+      return out;
+    };
+    const std::string name = decode(name_value.first);
+    // The first of repeated names, as LibreTranslate (Flask) takes it.
+    if (!fields.contains(name)) fields[name] = decode(name_value.second);
+  }
+  return fields;
+}
+
+// A field's value as JSON, for an error message. A form's values are any bytes, which
+// nlohmann::json::dump() would throw on when they are not UTF-8: replaced instead.
+std::string ValueText(const Json& value) {
+  return value.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+// The string field `name`; INVALID_ARGUMENT as LibreTranslate words it when missing.
+absl::StatusOr<std::string> StringField(const Json& fields, const std::string& name) {
+  auto it = fields.find(name);
+  if (it == fields.end() || it->is_null() || (it->is_string() && it->get<std::string>().empty())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Invalid request: missing ", name, " parameter"));
+  }
+  if (!it->is_string()) {
+    return absl::InvalidArgumentError(absl::StrCat("Invalid request: ", name, " is not a string"));
+  }
+  return it->get<std::string>();
+}
+
+}  // namespace
+
+absl::StatusOr<LibreTranslateRequest> ParseLibreTranslateFields(
+    absl::string_view body, absl::string_view content_type,
+    const std::optional<std::string>& header_key,
+    absl::FunctionRef<absl::Status(const std::optional<std::string>& key)> check_key) {
+  absl::StatusOr<Json> fields = ParseBody(body, content_type);
+  if (!fields.ok()) return fields.status();
+  LibreTranslateRequest request;
+  TranslationCore::Request& core_request = request.core;
+  // LibreTranslate's clients send api_key (some apiKey); a header works too. Checked first, so a
+  // caller without a key learns nothing else; the core checks it again and charges it.
+  core_request.api_key = header_key;
+  for (const char* name : {"api_key", "apiKey"}) {
+    auto key = fields->find(name);
+    if (key != fields->end() && key->is_string() && !key->get_ref<const std::string&>().empty()) {
+      core_request.api_key = key->get<std::string>();
+      break;
+    }
+  }
+  if (absl::Status status = check_key(core_request.api_key); !status.ok()) return status;
+  // Errors name the texts as the request does. (Assigning the literal itself trips GCC 12's
+  // false -Wrestrict warning, bug 105329.)
+  core_request.texts_field = std::string("q");
+
+  auto q = fields->find("q");
+  if (q == fields->end() || q->is_null()) {
+    return absl::InvalidArgumentError("Invalid request: missing q parameter");
+  }
+  if (q->is_string()) {
+    core_request.texts.push_back(q->get<std::string>());
+    core_request.texts_repeated = false;
+  } else if (q->is_array()) {
+    request.q_is_array = true;
+    for (const Json& text : *q) {
+      if (!text.is_string()) {
+        return absl::InvalidArgumentError("Invalid request: q is an array of other than strings");
+      }
+      core_request.texts.push_back(text.get<std::string>());
+    }
+  } else {
+    return absl::InvalidArgumentError(
+        "Invalid request: q is neither a string nor an array of strings");
+  }
+  absl::StatusOr<std::string> source = StringField(*fields, "source");
+  if (!source.ok()) return source.status();
+  request.source = *std::move(source);
+  absl::StatusOr<std::string> target = StringField(*fields, "target");
+  if (!target.ok()) return target.status();
+  request.target = *std::move(target);
+
+  if (auto format = fields->find("format"); format != fields->end() && !format->is_null()) {
+    const std::string value = format->is_string() ? format->get<std::string>() : ValueText(*format);
+    if (value == "html") {
+      core_request.options.format = RequestedOptions::kHtml;
+    } else if (value != "text" && !value.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Invalid request: format is \"", Excerpt(value), "\"; it is text or html"));
+    }
+  }
+  if (auto alternatives = fields->find("alternatives");
+      alternatives != fields->end() && !alternatives->is_null()) {
+    int n = -1;
+    if (alternatives->is_number_integer()) {
+      const int64_t value = alternatives->get<int64_t>();
+      if (value >= 0 && value < 1000) n = static_cast<int>(value);
+    } else if (alternatives->is_string()) {
+      // A form's value (LibreTranslate's web UI sends "0").
+      const std::string value = alternatives->get<std::string>();
+      int parsed = 0;
+      if (value.empty()) {
+        n = 0;
+      } else if (absl::SimpleAtoi(value, &parsed) && parsed >= 0 && parsed < 1000) {
+        n = parsed;
+      }
+    }
+    if (n < 0) {
+      return absl::InvalidArgumentError(absl::StrCat("Invalid request: alternatives is ",
+                                                     Excerpt(ValueText(*alternatives)),
+                                                     "; it is a number of 0 or more"));
+    }
+    request.alternatives = n;
+  }
+  if (request.alternatives > 0) {
+    // Alternatives are the next best hypotheses of a beam search wide enough to hold them; the
+    // core checks the beam against --max_beam_size.
+    core_request.options.beam_size = static_cast<uint32_t>(request.alternatives) + 1;
+    core_request.options.num_hypotheses = static_cast<uint32_t>(request.alternatives) + 1;
+  }
+  return request;
+}
+
+}  // namespace mtserve

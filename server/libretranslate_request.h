@@ -1,0 +1,40 @@
+// A LibreTranslate POST /translate body (libretranslate_api.h) read into the core's request: JSON
+// or a form (application/x-www-form-urlencoded), its fields checked as LibreTranslate checks them.
+// Apart from the rest of the API because it needs no server: its fuzz target runs it alone.
+#ifndef MTSERVE_SERVER_LIBRETRANSLATE_REQUEST_H_
+#define MTSERVE_SERVER_LIBRETRANSLATE_REQUEST_H_
+
+#include <optional>
+#include <string>
+
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "server/translation_core.h"
+
+namespace mtserve {
+
+// A LibreTranslate /translate request, as the core request it becomes and what its answer needs.
+struct LibreTranslateRequest {
+  TranslationCore::Request core;
+  bool q_is_array = false;  // The answer's translatedText is then an array too.
+  int alternatives = 0;     // Hypotheses besides the best one to answer.
+  std::string source;  // As the request gives them ("auto" included).
+  std::string target;
+  // The source language when the request asked for "auto" (the answer says it), else empty.
+  std::string detected_language;
+};
+
+// Reads a /translate body (`content_type` says whether it is a form; otherwise it is JSON) into a
+// request that is not routed yet (core.model is empty). `check_key` is given the key (the body's
+// api_key or apiKey, else `header_key`) before any other field is looked at; its error is
+// returned. Otherwise INVALID_ARGUMENT, in LibreTranslate's words, for a malformed body or field.
+absl::StatusOr<LibreTranslateRequest> ParseLibreTranslateFields(
+    absl::string_view body, absl::string_view content_type,
+    const std::optional<std::string>& header_key,
+    absl::FunctionRef<absl::Status(const std::optional<std::string>& key)> check_key);
+
+}  // namespace mtserve
+
+#endif  // MTSERVE_SERVER_LIBRETRANSLATE_REQUEST_H_

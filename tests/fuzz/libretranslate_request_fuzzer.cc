@@ -1,0 +1,76 @@
+// A LibreTranslate POST /translate body through ParseLibreTranslateFields, as JSON, as a form, as
+// multipart and with no Content-Type (the input's first byte chooses: j, f, m, anything else), and
+// with or without a header key (second byte). The key check accepts only the key "good". Any
+// bytes give a request the core can take, or INVALID_ARGUMENT, or the key check's own error.
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/string_view.h"
+#include "server/libretranslate_request.h"
+#include "tests/test_lib/fuzz_check.h"
+
+namespace {
+
+absl::string_view ContentType(char c) {
+  switch (c) {
+    case 'j': return "application/json";
+    case 'f': return "application/x-www-form-urlencoded; charset=utf-8";
+    case 'm': return "multipart/form-data; boundary=x";
+    default: return "";
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size < 2) return 0;
+  const absl::string_view bytes(reinterpret_cast<const char*>(data), size);
+  const absl::string_view content_type = ContentType(bytes[0]);
+  const std::optional<std::string> header_key =
+      bytes[1] == 'k' ? std::optional<std::string>("good") : std::nullopt;
+  const absl::string_view body = bytes.substr(2);
+
+  bool key_checked = false;
+  std::optional<std::string> checked_key;
+  const absl::StatusOr<mtserve::LibreTranslateRequest> request = mtserve::ParseLibreTranslateFields(
+      body, content_type, header_key, [&](const std::optional<std::string>& key) {
+        FUZZ_CHECK(!key_checked);
+        key_checked = true;
+        checked_key = key;
+        return key.has_value() && *key != "good"
+                   ? absl::UnauthenticatedError("not the good key")
+                   : absl::OkStatus();
+      });
+  if (!request.ok()) {
+    const absl::Status& status = request.status();
+    FUZZ_CHECK(absl::IsInvalidArgument(status) ||
+               (absl::IsUnauthenticated(status) && key_checked && checked_key != "good"));
+    return 0;
+  }
+  // A request is only made after its key passed, and carries that key to the core.
+  FUZZ_CHECK(key_checked && request->core.api_key == checked_key);
+  FUZZ_CHECK(!checked_key.has_value() || *checked_key == "good");
+  if (!request->core.api_key.has_value()) FUZZ_CHECK(!header_key.has_value());
+  // Not routed; every field the core needs is set and within LibreTranslate's bounds.
+  FUZZ_CHECK(request->core.model.empty());
+  FUZZ_CHECK(request->core.texts_field == "q");
+  FUZZ_CHECK(request->q_is_array || request->core.texts.size() == 1);
+  FUZZ_CHECK(!request->source.empty() && !request->target.empty());
+  FUZZ_CHECK(request->alternatives >= 0 && request->alternatives < 1000);
+  const uint32_t hypotheses = static_cast<uint32_t>(request->alternatives) + 1;
+  if (request->alternatives > 0) {
+    FUZZ_CHECK(request->core.options.beam_size == hypotheses &&
+               request->core.options.num_hypotheses == hypotheses);
+  }
+  // A form's fields are text: q is a string, never an array.
+  if (content_type.substr(0, 33) == "application/x-www-form-urlencoded" &&
+      absl::StripLeadingAsciiWhitespace(body).substr(0, 1) != "{") {
+    FUZZ_CHECK(!request->q_is_array);
+  }
+  FUZZ_CHECK(content_type.substr(0, 9) != "multipart");
+  return 0;
+}
