@@ -15,10 +15,14 @@
 #   5. prints a summary (PASS/FAIL per step, build time, image size) and removes what it created:
 #      containers, images and the podman storage, which lives in a temporary directory.
 #
-# Usage: deploy/container-check.sh [--run-tests] [--refresh-base] [--save=FILE.tar]
+# Usage: deploy/container-check.sh [--run-tests] [--refresh-base] [--save=FILE.tar] [--fresh-debian]
 #   --run-tests     build with --build-arg RUN_TESTS=1 (the builder also runs ctest)
 #   --refresh-base  remake the cached base images
 #   --save=FILE     also save the image (docker-archive) to FILE before cleaning up
+#   --fresh-debian  instead of steps 3-4: the README's test command (scripts/test.sh, all but this
+#                   check) in a container of plain debian:bookworm, on a copy of the working tree:
+#                   the set-up contract on a fresh Debian 12, with Debian's Node and npm (this
+#                   machine kind has its own), chromium and clang installed by install-deps.sh
 # Exit status 0 only if every step passes.
 set -euo pipefail
 
@@ -27,6 +31,7 @@ suite=bookworm
 image=localhost/mtserve:check
 run_tests=0
 refresh_base=0
+fresh_debian=0
 save_file=
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
@@ -34,6 +39,7 @@ for arg in "$@"; do
   case $arg in
     --run-tests) run_tests=1 ;;
     --refresh-base) refresh_base=1 ;;
+    --fresh-debian) fresh_debian=1 ;;
     --save=*) save_file=$(realpath -m "${arg#--save=}") ;;
     -h | --help) usage; exit 0 ;;
     *) echo "container-check: unknown argument $arg" >&2; usage >&2; exit 2 ;;
@@ -334,6 +340,24 @@ for variant in "$suite:$base_tar" "$suite-slim:$slim_tar"; do
 done
 base_size=$(podman images --format '{{.Size}}' "localhost/debian:$suite-slim")
 record "base images" PASS "$base_source in $cache_dir"
+
+# The test command on a fresh Debian 12: the repository's files (tracked and new, not ignored),
+# as a fresh clone has them, and nothing of this machine's but its apt sources.
+if ((fresh_debian)); then
+  fresh_src=$work/fresh-src
+  mkdir -p "$fresh_src"
+  git -C "$repo" ls-files -z --cached --others --exclude-standard |
+    tar -C "$repo" --null -T - -cf - | tar -C "$fresh_src" -xf -
+  t0=$SECONDS
+  if in_background podman run --rm --network host "${run_limits[@]}" -v "$fresh_src:/src" -w /src \
+    -e MTSERVE_SKIP_CONTAINER_CHECK=1 localhost/debian:$suite scripts/test.sh \
+    > >(tee "$work/fresh-debian.log" >&2) 2>&1; then
+    record "test command, fresh Debian" PASS "$((SECONDS - t0)) s"
+  else
+    record "test command, fresh Debian" FAIL "after $((SECONDS - t0)) s"
+  fi
+  exit 0
+fi
 
 # ------------------------------------------------------------------------------------------------
 # 3. The image.

@@ -180,18 +180,40 @@ void Linear::ForwardBlock(ComputeContext& ctx, const float* x, int64_t rows, flo
       MatMul(ctx, memory::desc({rows, in_}, dt::f32, memory::dims{x_stride, 1}), x, rows, y,
              epilogue, has_bias_);
       break;
-    case ComputeType::kBFloat16: {
-      auto* converted = reinterpret_cast<uint16_t*>(
-          ctx.conversion_scratch().input.Reserve(rows * in_ * sizeof(uint16_t)));
-      ToBFloat16(x, rows, in_, x_stride, converted);
-      MatMul(ctx, memory::desc({rows, in_}, dt::bf16, tag::ab), converted, rows, y, epilogue,
-             has_bias_);
+    case ComputeType::kBFloat16:
+      ForwardBFloat16Block(ctx, x, rows, y, epilogue, x_stride);
       break;
-    }
     case ComputeType::kInt8:
       ForwardInt8Block(ctx, x, rows, y, epilogue, x_stride);
       break;
   }
+}
+
+void Linear::ForwardBFloat16Block(ComputeContext& ctx, const float* x, int64_t rows, float* y,
+                                  Epilogue epilogue, int64_t x_stride) const {
+  // One row goes as two (itself twice). Where the CPU has AMX, oneDNN computes one row with an
+  // AVX-512 kernel and more with AMX tiles, and the two sum the products in different orders: a
+  // row would not come out the same alone as with others, which batching requires, and the
+  // difference, rounded to bfloat16 by the next op, can change the words. Two rows cost no more
+  // than one: reading the weight is the work.
+  ComputeContext::ConversionScratch& scratch = ctx.conversion_scratch();
+  const int64_t padded_rows = std::max<int64_t>(rows, 2);
+  auto* converted =
+      reinterpret_cast<uint16_t*>(scratch.input.Reserve(padded_rows * in_ * sizeof(uint16_t)));
+  ToBFloat16(x, rows, in_, x_stride, converted);
+  const memory::desc x_md({padded_rows, in_}, dt::bf16, tag::ab);
+  if (padded_rows == rows) {
+    MatMul(ctx, x_md, converted, rows, y, epilogue, has_bias_);
+    return;
+  }
+  std::copy_n(converted, in_, converted + in_);
+  float* padded_y = scratch.products.Reserve(2 * out_);
+  if (epilogue == Epilogue::kAddToOutput) {  // The residual, in both rows.
+    std::copy_n(y, out_, padded_y);
+    std::copy_n(y, out_, padded_y + out_);
+  }
+  MatMul(ctx, x_md, converted, padded_rows, padded_y, epilogue, has_bias_);
+  std::copy_n(padded_y, out_, y);
 }
 
 void Linear::ForwardInt8Block(ComputeContext& ctx, const float* x, int64_t rows, float* y,

@@ -5,7 +5,8 @@
 // The compute type is the op's: the packed weight is float32, bfloat16 or int8, and Forward
 // converts its float32 input to match, so layers are the same in every type.
 // - bfloat16: weight and input rounded to bfloat16, products summed in float32 by oneDNN, with
-//   bias, activation and residual add fused as in float32.
+//   bias, activation and residual add fused as in float32. A single row is computed as two, so
+//   that oneDNN runs the same kernel for every row count (on AMX CPUs it would not).
 // - int8: the weight quantised per output channel (row of W) and the input per row, both
 //   symmetric (the input stored shifted into unsigned bytes, for VNNI); oneDNN sums the int8
 //   products exactly, and one pass then scales each sum by its
@@ -68,6 +69,8 @@ class Linear {
  private:
   void ForwardBlock(ComputeContext& ctx, const float* x, int64_t rows, float* y, Epilogue epilogue,
                     int64_t x_stride) const;
+  void ForwardBFloat16Block(ComputeContext& ctx, const float* x, int64_t rows, float* y,
+                            Epilogue epilogue, int64_t x_stride) const;
   void ForwardInt8Block(ComputeContext& ctx, const float* x, int64_t rows, float* y,
                         Epilogue epilogue, int64_t x_stride) const;
   // Runs the matmul of `rows` rows of `x` (laid out as x_md) into y with `epilogue` fused.
