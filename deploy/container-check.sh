@@ -343,15 +343,20 @@ base_size=$(podman images --format '{{.Size}}' "localhost/debian:$suite-slim")
 record "base images" PASS "$base_source in $cache_dir"
 
 # The test command on a fresh Debian 12: the repository's files (tracked and new, not ignored),
-# as a fresh clone has them, and nothing of this machine's but its apt sources.
+# as a fresh clone has them, and nothing of this machine's but its apt sources (in the base
+# image) and trusted CAs.
 if ((fresh_debian)); then
   fresh_src=$work/fresh-src
   mkdir -p "$fresh_src"
   git -C "$repo" ls-files -z --cached --others --exclude-standard |
     tar -C "$repo" --null -T - -cf - | tar -C "$fresh_src" -xf -
+  # And the CAs this machine trusts, as a new machine of its kind has them: the network's own
+  # (an egress proxy's) signs what the npm registry presents here. Node reads NODE_EXTRA_CA_CERTS.
+  trust=(-v /etc/ssl/certs/ca-certificates.crt:/etc/ssl/machine-ca-certificates.crt:ro
+    -e NODE_EXTRA_CA_CERTS=/etc/ssl/machine-ca-certificates.crt)
   t0=$SECONDS
   if in_background podman run --rm --network host "${run_limits[@]}" -v "$fresh_src:/src" -w /src \
-    -e MTSERVE_SKIP_CONTAINER_CHECK=1 -e MTSERVE_SANITIZERS=0 localhost/debian:$suite \
+    "${trust[@]}" -e MTSERVE_SKIP_CONTAINER_CHECK=1 -e MTSERVE_SANITIZERS=0 localhost/debian:$suite \
     scripts/test.sh > >(tee "$work/fresh-debian.log" >&2) 2>&1; then
     record "test command, fresh Debian" PASS "$((SECONDS - t0)) s"
   else

@@ -21,8 +21,9 @@ packages=(
   python3-grpcio python3-protobuf python3-yaml prometheus curl openssl
   # The translation page's test: a real browser.
   chromium
-  # Fuzzing the parsers (scripts/fuzz.sh): clang with libFuzzer and the sanitizers' runtimes.
-  clang libclang-rt-14-dev
+  # Fuzzing the parsers (scripts/fuzz.sh): clang with libFuzzer and the sanitizers' runtimes,
+  # and clang's OpenMP (the build finds OpenMP whatever the compiler).
+  clang libclang-rt-14-dev libomp-dev
 )
 
 missing=()
