@@ -25,10 +25,11 @@
 
 namespace mtserve {
 
-// Parses a /translate body (ParseLibreTranslateFields) and routes it to a served model. When the core requires API keys, the body's api_key (or apiKey),
-// else `header_key`, must be one: UNAUTHENTICATED, checked before anything else. INVALID_ARGUMENT
-// for a malformed request, an unknown language pair or an "auto" that more than one model could
-// serve; UNAVAILABLE while the models load.
+// Parses a /translate body (ParseLibreTranslateFields) and routes it to a served model. When the
+// core requires API keys, the body's api_key (or apiKey), else `header_key`, must be one:
+// UNAUTHENTICATED, checked before anything else. INVALID_ARGUMENT for a malformed request, an
+// unknown language pair or an "auto" that more than one model could serve; UNAVAILABLE while the
+// models load.
 absl::StatusOr<LibreTranslateRequest> ParseLibreTranslateRequest(
     absl::string_view body, absl::string_view content_type,
     const std::optional<std::string>& header_key, const TranslationCore& core);
