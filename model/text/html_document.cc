@@ -33,22 +33,64 @@ bool IsRawText(absl::string_view tag) {
          tag == "iframe" || tag == "noembed" || tag == "noframes";
 }
 
-// How deep `html`'s elements nest, estimated from its tags without parsing: start tags of elements
-// that nest add one level, their end tags take one away. gumbo's time grows with the depth times
-// the tags (a document of 50,000 nested <div>s, 250 KB, took 11 s), and the tree it builds is
-// walked recursively (100,000 took the process's stack), so the depth is checked before gumbo
-// runs. Elements that close without end tags are not counted, so the real depth can be a few
-// times the estimate (a table in a table cell: table, tbody, tr, td), never unboundedly more.
-size_t EstimatedDepth(absl::string_view html) {
-  size_t depth = 0, deepest = 0;
+// Where the tag whose name ends at `i` ends (its '>', or the input's end), and how many
+// attributes it has, as an HTML tokenizer reads them: a quoted value may hold '>'.
+struct TagEnd {
+  size_t close;
+  size_t attributes;
+};
+TagEnd ScanTag(absl::string_view html, size_t i) {
+  auto space = [&](size_t j) {
+    return absl::ascii_isspace(static_cast<unsigned char>(html[j])) || html[j] == '/';
+  };
+  size_t attributes = 0;
+  while (true) {
+    while (i < html.size() && space(i)) ++i;
+    if (i >= html.size() || html[i] == '>') return {i, attributes};
+    ++attributes;
+    ++i;  // A name's first character may be anything else, '=' included.
+    while (i < html.size() && !space(i) && html[i] != '>' && html[i] != '=') ++i;
+    while (i < html.size() && absl::ascii_isspace(static_cast<unsigned char>(html[i]))) ++i;
+    if (i >= html.size() || html[i] != '=') continue;
+    ++i;
+    while (i < html.size() && absl::ascii_isspace(static_cast<unsigned char>(html[i]))) ++i;
+    if (i < html.size() && (html[i] == '"' || html[i] == '\'')) {
+      const size_t end = html.find(html[i], i + 1);
+      i = end == absl::string_view::npos ? html.size() : end + 1;
+    } else {
+      while (i < html.size() && !absl::ascii_isspace(static_cast<unsigned char>(html[i])) &&
+             html[i] != '>') {
+        ++i;
+      }
+    }
+  }
+}
+
+// What parsing `html` would cost, estimated from its tags without parsing: how deep its elements
+// nest (start tags of elements that nest add one level, their end tags take one away) and the
+// most attributes one element has. gumbo's time grows with the depth times the tags (a document
+// of 50,000 nested <div>s, 250 KB, took 11 s) and with the square of an element's attributes (it
+// looks each name up among those before: 1 MB of distinct names took 135 s), and the tree it
+// builds is walked recursively (100,000 nested elements took the process's stack), so both are
+// checked before gumbo runs. Elements that close without end tags are not counted, so the real
+// depth can be a few times the estimate (a table in a table cell: table, tbody, tr, td), never
+// unboundedly more.
+struct HtmlShape {
+  size_t depth = 0;
+  size_t attributes = 0;     // The most on one element,
+  size_t attributes_at = 0;  // at this byte (its '<').
+};
+HtmlShape EstimateShape(absl::string_view html) {
+  HtmlShape shape;
+  size_t depth = 0;
   size_t i = 0;
-  auto name_at = [&](size_t start) {
+  auto name_end = [&](size_t start) {
     size_t end = start;
     while (end < html.size() &&
            (absl::ascii_isalnum(static_cast<unsigned char>(html[end])) || html[end] == '-')) {
       ++end;
     }
-    return absl::AsciiStrToLower(html.substr(start, end - start));
+    return end;
   };
   while ((i = html.find('<', i)) != absl::string_view::npos) {
     if (html.substr(i, 4) == "<!--") {
@@ -63,11 +105,16 @@ size_t EstimatedDepth(absl::string_view html) {
       ++i;
       continue;
     }
-    const std::string tag = name_at(name_start);
-    const size_t close = html.find('>', name_start);
-    if (close == absl::string_view::npos) break;
-    const bool self_closing = html[close - 1] == '/';
-    i = close + 1;
+    const size_t name_stop = name_end(name_start);
+    const std::string tag = absl::AsciiStrToLower(html.substr(name_start, name_stop - name_start));
+    const TagEnd tag_end = ScanTag(html, name_stop);
+    if (tag_end.attributes > shape.attributes) {
+      shape.attributes = tag_end.attributes;
+      shape.attributes_at = i;
+    }
+    if (tag_end.close >= html.size()) break;
+    const bool self_closing = html[tag_end.close - 1] == '/';
+    i = tag_end.close + 1;
     if (end_tag) {
       if (!NeverNests(tag) && depth > 0) --depth;
     } else if (IsRawText(tag)) {
@@ -78,10 +125,10 @@ size_t EstimatedDepth(absl::string_view html) {
       }
       if (i == absl::string_view::npos) break;
     } else if (!NeverNests(tag) && !self_closing) {
-      deepest = std::max(deepest, ++depth);
+      shape.depth = std::max(shape.depth, ++depth);
     }
   }
-  return deepest;
+  return shape;
 }
 
 // Elements whose content is not text to translate.
@@ -381,9 +428,15 @@ void RenderRun(const HtmlDocument::Run& run, const HtmlDocument::Translated& t, 
 }  // namespace
 
 absl::StatusOr<HtmlDocument> HtmlDocument::Parse(std::string html) {
-  if (const size_t depth = EstimatedDepth(html); depth > kMaxDepth) {
+  const HtmlShape shape = EstimateShape(html);
+  if (shape.depth > kMaxDepth) {
     return absl::InvalidArgumentError(
-        absl::StrCat("the HTML nests elements ", depth, " deep; the limit is ", kMaxDepth));
+        absl::StrCat("the HTML nests elements ", shape.depth, " deep; the limit is ", kMaxDepth));
+  }
+  if (shape.attributes > kMaxAttributes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the HTML has an element with ", shape.attributes, " attributes (the tag at byte ",
+        shape.attributes_at, "); the limit is ", kMaxAttributes));
   }
   HtmlDocument document;
   document.html_ = std::move(html);

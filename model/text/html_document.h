@@ -52,12 +52,16 @@ class HtmlDocument {
   // decoder's alignment says nothing (model/inline_placement.h).
   static std::vector<Segment> PlaceByPosition(const Run& run, absl::string_view text);
 
-  // How deep elements may nest, as counted before parsing (see EstimatedDepth in the .cc):
+  // How deep elements may nest, as counted before parsing (see EstimateShape in the .cc):
   // Chromium's HTML parser stops nesting at 512 too.
   static constexpr size_t kMaxDepth = 512;
+  // Attributes of one element at most (gumbo's time grows with their square; real pages have a
+  // few, generated ones some dozens).
+  static constexpr size_t kMaxAttributes = 256;
 
-  // InvalidArgument for elements nested deeper than kMaxDepth, or for input gumbo cannot parse
-  // at all (never seen: HTML5 parsing accepts anything).
+  // InvalidArgument for elements nested deeper than kMaxDepth or with more than kMaxAttributes
+  // attributes, or for input gumbo cannot parse at all (never seen: HTML5 parsing accepts
+  // anything).
   static absl::StatusOr<HtmlDocument> Parse(std::string html);
 
   const std::vector<Run>& runs() const { return runs_; }
