@@ -8,10 +8,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "grpcpp/support/proto_buffer_reader.h"
 #include "grpcpp/support/proto_buffer_writer.h"
+#include "model/status_macros.h"
 #include "server/api_key_auth.h"
 #include "server/api_key_quota.h"
+#include "server/proto_bounds.h"
 #include "server/proto_mapping.h"
 #include "server/request_mapping.h"
 #include "server/stop_reason.h"
@@ -50,25 +51,30 @@ absl::Time DeadlineOf(const grpc::CallbackServerContext& context) {
   return absl::FromChrono(deadline);
 }
 
-// `message` from the bytes of a request. proto3 parsing also refuses a `string` field that is
-// not UTF-8 (the stream's `id`, the `model`).
-bool Parse(const grpc::ByteBuffer& bytes, google::protobuf::Message& message) {
-  grpc::ByteBuffer copy(bytes);  // The reader consumes its buffer.
-  grpc::ProtoBufferReader reader(&copy);
-  return message.ParseFromZeroCopyStream(&reader);
+absl::Status NotAMessage(absl::string_view what) {
+  return absl::InvalidArgumentError(
+      absl::StrCat(what, " is not a valid ",
+                   "message: its bytes do not parse (wrong message type "
+                   "or a string field that is not UTF-8)"));
+}
+
+// `message` from the bytes of a request, named `what` in errors: INVALID_ARGUMENT if they are
+// over `bounds` (checked before anything is built) or do not parse. proto3 parsing also refuses a
+// `string` field that is not UTF-8 (the stream's `id`, the `model`).
+absl::Status Parse(const grpc::ByteBuffer& bytes, const ValueBounds& bounds, absl::string_view what,
+                   google::protobuf::Message& message) {
+  grpc::Slice slice;
+  if (!bytes.DumpToSingleSlice(&slice).ok()) return NotAMessage(what);
+  const absl::string_view data(reinterpret_cast<const char*>(slice.begin()), slice.size());
+  MT_RETURN_IF_ERROR(CheckProtoBounds(data, *message.GetDescriptor(), bounds, what));
+  if (!message.ParseFromArray(data.data(), static_cast<int>(data.size()))) return NotAMessage(what);
+  return absl::OkStatus();
 }
 
 void Serialize(const google::protobuf::Message& message, grpc::ByteBuffer& bytes) {
   grpc::ProtoBufferWriter writer(&bytes, grpc::kProtoBufferWriterMaxBufferLength,
                                  static_cast<int>(message.ByteSizeLong()));
   message.SerializeToZeroCopyStream(&writer);
-}
-
-absl::Status NotAMessage(absl::string_view what) {
-  return absl::InvalidArgumentError(
-      absl::StrCat(what, " is not a valid ",
-                   "message: its bytes do not parse (wrong message type "
-                   "or a string field that is not UTF-8)"));
 }
 
 }  // namespace
@@ -112,8 +118,9 @@ class TranslateReactor : public grpc::ServerUnaryReactor {
       return;
     }
     v1::TranslateRequest message;
-    if (!Parse(*request, message)) {
-      const absl::Status status = NotAMessage("the request (mtserve.v1.TranslateRequest)");
+    if (const absl::Status status = Parse(*request, RequestValueBounds(service_->core_->limits()),
+                                          "the request (mtserve.v1.TranslateRequest)", message);
+        !status.ok()) {
       service_->core_->RecordRefused(Frontend::kGrpc, "Translate", status);
       Finish(ToGrpcStatus(status));
       return;
@@ -207,10 +214,14 @@ class TranslateStreamReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, 
         return;
       }
       ++messages_;
-      if (!Parse(read_, message)) {
+      if (absl::Status status =
+              Parse(read_, RequestValueBounds(service_->core_->limits()),
+                    absl::StrCat("message ", messages_,
+                                 " of the stream (mtserve.v1.TranslateStreamRequest)"),
+                    message);
+          !status.ok()) {
         // The texts already read are still answered; nothing after this one is read.
-        failed_ = NotAMessage(absl::StrCat("message ", messages_,
-                                           " of the stream (mtserve.v1.TranslateStreamRequest)"));
+        failed_ = std::move(status);
         service_->core_->RecordRefused(Frontend::kGrpc, "TranslateStream", failed_);
         MaybeFinishLocked();
         return;
