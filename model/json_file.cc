@@ -4,7 +4,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 
 #include "absl/cleanup/cleanup.h"
@@ -14,12 +16,17 @@
 namespace mtserve {
 namespace {
 
-// The deepest nesting of arrays and objects in `text` (brackets inside strings do not count),
-// stopping early past `limit`. Linear and allocation-free, so it runs before the parser builds
-// anything.
-int NestingDepth(absl::string_view text, int limit) {
+// What `text` would build: the deepest nesting of its arrays and objects, and its values counted
+// from above (the first, each array or object and each comma: one per member or element; brackets
+// and commas inside strings do not count). Stops early once past either limit. Linear and
+// allocation-free, so it runs before the parser builds anything.
+struct JsonShape {
   int depth = 0;
-  int deepest = 0;
+  int64_t values = 0;
+};
+JsonShape ScanJson(absl::string_view text, int max_depth, int64_t max_values) {
+  JsonShape shape{0, 1};
+  int depth = 0;
   bool in_string = false;
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
@@ -32,13 +39,28 @@ int NestingDepth(absl::string_view text, int limit) {
     } else if (c == '"') {
       in_string = true;
     } else if (c == '[' || c == '{') {
-      deepest = std::max(deepest, ++depth);
-      if (deepest > limit) return deepest;
+      shape.depth = std::max(shape.depth, ++depth);
+      ++shape.values;
     } else if (c == ']' || c == '}') {
       --depth;
+    } else if (c == ',') {
+      ++shape.values;
+    } else {
+      continue;
     }
+    if (shape.depth > max_depth || shape.values > max_values) break;
   }
-  return deepest;
+  return shape;
+}
+
+// `text` parsed; otherwise InvalidArgument: `error`, then the parser's words.
+absl::StatusOr<nlohmann::json> Parse(absl::string_view text, absl::string_view error) {
+  try {
+    return nlohmann::json::parse(text.begin(), text.end());
+  } catch (const nlohmann::json::exception& e) {
+    // e.what() quotes the last token read, which can be as long as the text.
+    return absl::InvalidArgumentError(absl::StrCat(error, ": ", Excerpt(e.what(), 200)));
+  }
 }
 
 }  // namespace
@@ -84,17 +106,26 @@ bool PathExists(const std::string& path) {
 }
 
 absl::StatusOr<nlohmann::json> ParseJson(absl::string_view text, absl::string_view what) {
-  if (NestingDepth(text, kMaxJsonDepth) > kMaxJsonDepth) {
+  if (ScanJson(text, kMaxJsonDepth, INT64_MAX).depth > kMaxJsonDepth) {
     return absl::InvalidArgumentError(absl::StrCat(
         what, ": JSON nested deeper than ", kMaxJsonDepth, " levels (not a checkpoint file)"));
   }
-  try {
-    return nlohmann::json::parse(text.begin(), text.end());
-  } catch (const nlohmann::json::exception& e) {
-    // e.what() quotes the last token read, which can be as long as the file.
+  return Parse(text, absl::StrCat(what, ": invalid JSON"));
+}
+
+absl::StatusOr<nlohmann::json> ParseJsonWithin(absl::string_view text, absl::string_view what,
+                                               const ValueBounds& bounds) {
+  const JsonShape shape = ScanJson(text, bounds.max_depth, bounds.max_values);
+  if (shape.depth > bounds.max_depth) {
     return absl::InvalidArgumentError(
-        absl::StrCat(what, ": invalid JSON: ", Excerpt(e.what(), 200)));
+        absl::StrCat(what, " is JSON nested deeper than ", bounds.max_depth, " levels"));
   }
+  if (shape.values > bounds.max_values) {
+    return absl::InvalidArgumentError(absl::StrCat(what, " is JSON of more than ",
+                                                   bounds.max_values, " values, the limit (",
+                                                   bounds.values_limit, ")"));
+  }
+  return Parse(text, absl::StrCat(what, " is not JSON"));
 }
 
 std::string DescribeJson(const nlohmann::json& value) {

@@ -7,6 +7,7 @@
 #define MTSERVE_MODEL_JSON_FILE_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -29,6 +30,23 @@ bool PathExists(const std::string& path);
 // `text` parsed, or InvalidArgument naming `what` (a path) for invalid JSON or nesting deeper
 // than kMaxJsonDepth.
 absl::StatusOr<nlohmann::json> ParseJson(absl::string_view text, absl::string_view what);
+
+// What a request's JSON (or protobuf message) from the network may build: a parsed value takes
+// about 30 to 100 bytes of memory whatever its text (`""` is 2 bytes), and each level of nesting
+// a frame of every recursive walk.
+struct ValueBounds {
+  int max_depth = kMaxJsonDepth;
+  // Values (scalars, arrays and objects; an object's member counts once) at most.
+  int64_t max_values = 0;
+  // Where max_values comes from, for messages: "--max_texts_per_request (256) plus 64".
+  std::string values_limit;
+};
+
+// `text` parsed, or InvalidArgument naming `what` ("the request body") for invalid JSON, nesting
+// deeper than bounds.max_depth or more than bounds.max_values values. The bounds are checked in
+// one linear, allocation-free pass before the parser builds anything.
+absl::StatusOr<nlohmann::json> ParseJsonWithin(absl::string_view text, absl::string_view what,
+                                               const ValueBounds& bounds);
 
 // A short description of `value` for messages: scalars as a prefix of their JSON text, arrays
 // and objects by type and size ("an array of 3 elements"); never longer than about 80 bytes.

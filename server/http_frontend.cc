@@ -1,5 +1,6 @@
 #include "server/http_frontend.h"
 
+#include <algorithm>
 #include <cmath>
 #include <deque>
 #include <utility>
@@ -14,6 +15,7 @@
 #include "absl/time/clock.h"
 #include "civetweb.h"
 #include "model/excerpt.h"
+#include "model/status_macros.h"
 #include "server/api_key_auth.h"
 #include "server/api_key_quota.h"
 #include "server/embedded_files.h"
@@ -476,7 +478,7 @@ void HttpFrontend::Translate(Exchange& exchange) {
     if (!deadline.ok()) return deadline.status();
     absl::StatusOr<std::string> body = exchange.ReadBody();
     if (!body.ok()) return body.status();
-    return ParseJson(*body, "the request body", message);
+    return ParseJson(*body, "the request body", RequestValueBounds(core_->limits()), message);
   }();
   if (!parsed.ok()) {
     core_->RecordRefused(Frontend::kHttp, kMethod, parsed);
@@ -553,22 +555,41 @@ void HttpFrontend::LibreTranslateSettings(Exchange& exchange) {
 
 void HttpFrontend::TranslateStream(Exchange& exchange) {
   constexpr char kMethod[] = "TranslateStream";
-  // Every line is parsed before any is translated: a body that is not valid is refused whole,
-  // with a status, rather than after some of its answers.
-  std::vector<v1::TranslateStreamRequest> messages;
+  // Every line is parsed before any is translated, so that a body that is not valid is refused
+  // whole, with a status, rather than after some of its answers; and again when its turn comes,
+  // so that a stream holds its body and the texts in the core rather than a message per line.
+  const ValueBounds bounds = RequestValueBounds(core_->limits());
+  auto parse_line = [&](absl::string_view line, int line_number,
+                        v1::TranslateStreamRequest& message) {
+    return ParseJson(line, absl::StrCat("line ", line_number, " of the request body"), bounds,
+                     message);
+  };
+  // The lines that are not blank, one after the other.
+  struct Lines {
+    absl::string_view rest;
+    int number = 0;
+    bool Next(absl::string_view& line) {
+      while (!rest.empty()) {
+        const size_t end = std::min(rest.find('\n'), rest.size());
+        line = rest.substr(0, end);
+        rest.remove_prefix(std::min(end + 1, rest.size()));
+        ++number;
+        if (line.find_first_not_of(" \t\r") != absl::string_view::npos) return true;
+      }
+      return false;
+    }
+  };
   absl::StatusOr<absl::Time> deadline = exchange.Deadline();
+  absl::StatusOr<std::string> body = absl::UnknownError("not read");
   const absl::Status parsed = [&]() -> absl::Status {
     if (!deadline.ok()) return deadline.status();
-    absl::StatusOr<std::string> body = exchange.ReadBody();
+    body = exchange.ReadBody();
     if (!body.ok()) return body.status();
-    int line_number = 0;
-    for (absl::string_view line : absl::StrSplit(*body, '\n')) {
-      ++line_number;
-      if (line.find_first_not_of(" \t\r") == absl::string_view::npos) continue;
-      v1::TranslateStreamRequest& message = messages.emplace_back();
-      const absl::Status status =
-          ParseJson(line, absl::StrCat("line ", line_number, " of the request body"), message);
-      if (!status.ok()) return status;
+    Lines lines{*body};
+    absl::string_view line;
+    while (lines.Next(line)) {
+      v1::TranslateStreamRequest message;
+      MT_RETURN_IF_ERROR(parse_line(line, lines.number, message));
     }
     return absl::OkStatus();
   }();
@@ -588,18 +609,23 @@ void HttpFrontend::TranslateStream(Exchange& exchange) {
   auto call = std::make_shared<TranslationCore::Call>();
   TrackCall(call.get());
   exchange.StartChunks(kNdjson);
-  size_t next = 0;
+  Lines lines{*body};
+  absl::string_view line;
+  bool more = lines.Next(line);
   bool client_gone = false;
   while (true) {
     // Hands texts to the core while fewer than the bound are in it. Every text gets its line,
     // an error if the server drains or stops meanwhile, unless the client is gone.
-    while (next < messages.size() && !client_gone) {
+    while (more && !client_gone) {
       {
         absl::MutexLock lock(&answers->mutex);
         if (answers->in_core >= kMaxStreamTextsInFlight) break;
         ++answers->in_core;
       }
-      v1::TranslateStreamRequest& message = messages[next++];
+      v1::TranslateStreamRequest message;
+      // Parsed once already: it cannot fail now.
+      parse_line(line, lines.number, message).IgnoreError();
+      more = lines.Next(line);
       TranslationCore::Request request;
       request.model = message.model();
       request.texts.push_back(std::move(*message.mutable_text()));
@@ -633,7 +659,7 @@ void HttpFrontend::TranslateStream(Exchange& exchange) {
       };
       answers->mutex.Await(absl::Condition(&can_go_on));
       ready.swap(answers->lines);
-      finished = answers->in_core == 0 && (next == messages.size() || client_gone);
+      finished = answers->in_core == 0 && (!more || client_gone);
     }
     for (const std::string& line : ready) {
       if (client_gone) break;

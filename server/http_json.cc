@@ -1,22 +1,15 @@
 #include "server/http_json.h"
 
-#include <exception>
-
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/util/json_util.h"
 #include "model/excerpt.h"
+#include "model/json_file.h"
 #include "nlohmann/json.hpp"
 
 namespace mtserve {
 namespace {
-
-// Deeper JSON is refused while it is parsed (the messages nest 3 levels; protobuf's own parser
-// stops at 100, and nothing should build a tree of a million levels first).
-constexpr int kMaxDepth = 64;
-
-struct TooDeep {};
 
 // Rewrites the text of `bytes` fields in `value` (a JSON object for `descriptor`) as base64, the
 // form protobuf's JSON parser reads them in. Fields it does not know are left for that parser to
@@ -46,21 +39,11 @@ void TextToBase64(nlohmann::json& value, const google::protobuf::Descriptor& des
 
 }  // namespace
 
-absl::Status ParseJson(absl::string_view json, absl::string_view what,
+absl::Status ParseJson(absl::string_view json, absl::string_view what, const ValueBounds& bounds,
                        google::protobuf::Message& message) {
-  nlohmann::json tree;
-  try {
-    tree = nlohmann::json::parse(json.begin(), json.end(),
-                                 [](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
-                                   if (depth > kMaxDepth) throw TooDeep();
-                                   return true;
-                                 });
-  } catch (const TooDeep&) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(what, " is JSON nested deeper than ", kMaxDepth, " levels"));
-  } catch (const std::exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat(what, " is not JSON: ", Excerpt(e.what(), 200)));
-  }
+  absl::StatusOr<nlohmann::json> parsed = ParseJsonWithin(json, what, bounds);
+  if (!parsed.ok()) return parsed.status();
+  nlohmann::json& tree = *parsed;
   TextToBase64(tree, *message.GetDescriptor());
   google::protobuf::util::JsonParseOptions options;
   options.ignore_unknown_fields = false;  // A misspelt option is an error, not a silent default.

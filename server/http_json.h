@@ -14,13 +14,14 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "google/protobuf/message.h"
+#include "model/json_file.h"
 
 namespace mtserve {
 
 // Fills `message` from `json`. INVALID_ARGUMENT naming `what` ("the request body") if it is not
-// JSON (or not UTF-8, or nested deeper than 64 levels) or not a valid message of that type (an
-// unknown field, a wrong type).
-absl::Status ParseJson(absl::string_view json, absl::string_view what,
+// JSON (or not UTF-8), is outside `bounds` (checked before anything is built:
+// RequestValueBounds) or is not a valid message of that type (an unknown field, a wrong type).
+absl::Status ParseJson(absl::string_view json, absl::string_view what, const ValueBounds& bounds,
                        google::protobuf::Message& message);
 
 // `message` as JSON, on one line; INTERNAL if it cannot be (a string field that is not UTF-8).

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <utility>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -17,9 +18,10 @@ namespace {
 
 using Json = nlohmann::json;
 
-// A request's fields, whichever way they came. A form's values are strings; JSON's keep their
-// types, so that q may be an array.
-absl::StatusOr<Json> ParseBody(absl::string_view body, absl::string_view content_type) {
+// A request's fields, whichever way they came, within `bounds` (a form's fields count as values).
+// A form's values are strings; JSON's keep their types, so that q may be an array.
+absl::StatusOr<Json> ParseBody(absl::string_view body, absl::string_view content_type,
+                               const ValueBounds& bounds) {
   // curl -d sends JSON labelled as a form; a form whose first name starts with "{" is not one
   // LibreTranslate's clients send.
   const bool form = absl::StartsWithIgnoreCase(content_type, "application/x-www-form-urlencoded") &&
@@ -30,13 +32,25 @@ absl::StatusOr<Json> ParseBody(absl::string_view body, absl::string_view content
         "application/x-www-form-urlencoded");
   }
   if (!form) {
-    Json json = Json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
-    if (json.is_discarded() || !json.is_object()) {
+    absl::StatusOr<Json> json = ParseJsonWithin(body, "the body", bounds);
+    if (!json.ok()) {
       return absl::InvalidArgumentError(
-          "Invalid request: the body is not a JSON object (nor a form: its Content-Type is not "
-          "application/x-www-form-urlencoded)");
+          absl::StrCat("Invalid request: ", json.status().message(),
+                       absl::StartsWithIgnoreCase(content_type, "application/json")
+                           ? ""
+                           : " (a form's Content-Type is application/x-www-form-urlencoded)"));
+    }
+    if (!json->is_object()) {
+      return absl::InvalidArgumentError(absl::StrCat("Invalid request: the body is JSON, but ",
+                                                     DescribeJson(*json), ", not an object"));
     }
     return json;
+  }
+  const int64_t pairs = absl::c_count(body, '&') + 1;
+  if (pairs > bounds.max_values) {
+    return absl::InvalidArgumentError(absl::StrCat("Invalid request: the form has ", pairs,
+                                                   " fields; the limit is ", bounds.max_values,
+                                                   " (", bounds.values_limit, ")"));
   }
   Json fields = Json::object();
   for (absl::string_view pair : absl::StrSplit(body, '&', absl::SkipEmpty())) {
@@ -56,12 +70,6 @@ absl::StatusOr<Json> ParseBody(absl::string_view body, absl::string_view content
   return fields;
 }
 
-// A field's value as JSON, for an error message. A form's values are any bytes, which
-// nlohmann::json::dump() would throw on when they are not UTF-8: replaced instead.
-std::string ValueText(const Json& value) {
-  return value.dump(-1, ' ', false, Json::error_handler_t::replace);
-}
-
 // The string field `name`; INVALID_ARGUMENT as LibreTranslate words it when missing.
 absl::StatusOr<std::string> StringField(const Json& fields, const std::string& name) {
   auto it = fields.find(name);
@@ -78,10 +86,10 @@ absl::StatusOr<std::string> StringField(const Json& fields, const std::string& n
 }  // namespace
 
 absl::StatusOr<LibreTranslateRequest> ParseLibreTranslateFields(
-    absl::string_view body, absl::string_view content_type,
+    absl::string_view body, absl::string_view content_type, const ValueBounds& bounds,
     const std::optional<std::string>& header_key,
     absl::FunctionRef<absl::Status(const std::optional<std::string>& key)> check_key) {
-  absl::StatusOr<Json> fields = ParseBody(body, content_type);
+  absl::StatusOr<Json> fields = ParseBody(body, content_type, bounds);
   if (!fields.ok()) return fields.status();
   LibreTranslateRequest request;
   TranslationCore::Request& core_request = request.core;
@@ -127,12 +135,12 @@ absl::StatusOr<LibreTranslateRequest> ParseLibreTranslateFields(
   request.target = *std::move(target);
 
   if (auto format = fields->find("format"); format != fields->end() && !format->is_null()) {
-    const std::string value = format->is_string() ? format->get<std::string>() : ValueText(*format);
+    const std::string value = format->is_string() ? format->get<std::string>() : "";
     if (value == "html") {
       core_request.options.format = RequestedOptions::kHtml;
-    } else if (value != "text" && !value.empty()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("Invalid request: format is \"", Excerpt(value), "\"; it is text or html"));
+    } else if (value != "text" && !(format->is_string() && value.empty())) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Invalid request: format is ", DescribeJson(*format), "; it is text or html"));
     }
   }
   if (auto alternatives = fields->find("alternatives");
@@ -153,8 +161,8 @@ absl::StatusOr<LibreTranslateRequest> ParseLibreTranslateFields(
     }
     if (n < 0) {
       return absl::InvalidArgumentError(absl::StrCat("Invalid request: alternatives is ",
-                                                     Excerpt(ValueText(*alternatives)),
-                                                     "; it is a number of 0 or more"));
+                                                     DescribeJson(*alternatives),
+                                                     "; it is a number from 0 to 999"));
     }
     request.alternatives = n;
   }

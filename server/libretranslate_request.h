@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "model/json_file.h"
 #include "server/translation_core.h"
 
 namespace mtserve {
@@ -20,18 +21,20 @@ struct LibreTranslateRequest {
   TranslationCore::Request core;
   bool q_is_array = false;  // The answer's translatedText is then an array too.
   int alternatives = 0;     // Hypotheses besides the best one to answer.
-  std::string source;  // As the request gives them ("auto" included).
+  std::string source;       // As the request gives them ("auto" included).
   std::string target;
   // The source language when the request asked for "auto" (the answer says it), else empty.
   std::string detected_language;
 };
 
 // Reads a /translate body (`content_type` says whether it is a form; otherwise it is JSON) into a
-// request that is not routed yet (core.model is empty). `check_key` is given the key (the body's
-// api_key or apiKey, else `header_key`) before any other field is looked at; its error is
-// returned. Otherwise INVALID_ARGUMENT, in LibreTranslate's words, for a malformed body or field.
+// request that is not routed yet (core.model is empty). Its JSON, or its form's fields, must be
+// within `bounds` (RequestValueBounds), checked before anything is built. `check_key` is given the
+// key (the body's api_key or apiKey, else `header_key`) before any other field is looked at; its
+// error is returned. Otherwise INVALID_ARGUMENT, in LibreTranslate's words, for a malformed body or
+// field.
 absl::StatusOr<LibreTranslateRequest> ParseLibreTranslateFields(
-    absl::string_view body, absl::string_view content_type,
+    absl::string_view body, absl::string_view content_type, const ValueBounds& bounds,
     const std::optional<std::string>& header_key,
     absl::FunctionRef<absl::Status(const std::optional<std::string>& key)> check_key);
 

@@ -28,6 +28,14 @@ int MaxOutputTokens(const ModelConfig& config, const RequestLimits& limits) {
   return std::min(limits.max_output_tokens, config.max_position_embeddings);
 }
 
+ValueBounds RequestValueBounds(const RequestLimits& limits) {
+  constexpr int kOtherValues = 64;
+  return {.max_depth = kMaxJsonDepth,
+          .max_values = int64_t{limits.max_texts_per_request} + kOtherValues,
+          .values_limit = absl::StrCat("the server's --max_texts_per_request (",
+                                       limits.max_texts_per_request, ") plus ", kOtherValues)};
+}
+
 absl::StatusOr<DecodingOptions> ToDecodingOptions(const RequestedOptions& proto,
                                                   const ModelConfig& config,
                                                   const RequestLimits& limits) {

@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "model/decoding/decoding_options.h"
+#include "model/json_file.h"
 #include "model/model.h"
 
 namespace mtserve {
@@ -57,6 +58,11 @@ struct RequestedOptions {
   static constexpr int kPlainText = 0;
   static constexpr int kHtml = 1;
 };
+
+// What a request's JSON (a body, or one line of a stream) or protobuf message may build before it
+// is read into a request: 64 levels (messages nest 3) and the texts a request may have plus 64
+// values for its other fields, so that a 4 MiB body of `"",""...` cannot become a million values.
+ValueBounds RequestValueBounds(const RequestLimits& limits);
 
 // The engine's options for `requested` (unset fields take their documented defaults), or an
 // InvalidArgument naming the first field out of bounds (as options.FIELD).

@@ -6,11 +6,14 @@
 #include "gtest/gtest.h"
 #include "mtserve/v1/translation.pb.h"
 #include "nlohmann/json.hpp"
+#include "server/request_limits.h"
 
 namespace mtserve {
 namespace {
 
 using ::testing::HasSubstr;
+
+const ValueBounds kBounds = RequestValueBounds(RequestLimits{});  // 256 texts plus 64 values.
 
 TEST(HttpJsonTest, TextsAreJsonStringsAndOptionsUseTheProtoNames) {
   v1::TranslateRequest request;
@@ -18,7 +21,7 @@ TEST(HttpJsonTest, TextsAreJsonStringsAndOptionsUseTheProtoNames) {
                             "options": {"beam_size": 4, "returnScores": true,
                                         "seed": "18446744073709551615",
                                         "format": "TEXT_FORMAT_HTML"}})",
-                        "the body", request)
+                        "the body", kBounds, request)
                   .ok());
   EXPECT_EQ(request.model(), "en-de");
   ASSERT_EQ(request.texts_size(), 2);
@@ -32,27 +35,27 @@ TEST(HttpJsonTest, TextsAreJsonStringsAndOptionsUseTheProtoNames) {
 
 TEST(HttpJsonTest, AStreamLinesTextIsAJsonString) {
   v1::TranslateStreamRequest request;
-  ASSERT_TRUE(ParseJson(R"({"id": "a", "text": "QSBtYW4="})", "line 1", request).ok());
+  ASSERT_TRUE(ParseJson(R"({"id": "a", "text": "QSBtYW4="})", "line 1", kBounds, request).ok());
   EXPECT_EQ(request.text(), "QSBtYW4=");  // Taken as it is, not as base64.
 }
 
 TEST(HttpJsonTest, RefusalsNameWhatAndWhy) {
   v1::TranslateRequest request;
-  absl::Status status = ParseJson(R"({"texts": ["a"],)", "the request body", request);
+  absl::Status status = ParseJson(R"({"texts": ["a"],)", "the request body", kBounds, request);
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(status.message(), HasSubstr("the request body is not JSON"));
 
-  status =
-      ParseJson(R"({"texts": ["a"], "options": {"beam_sise": 4}})", "the request body", request);
+  status = ParseJson(R"({"texts": ["a"], "options": {"beam_sise": 4}})", "the request body",
+                     kBounds, request);
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(status.message(),
               HasSubstr("the request body is not a valid mtserve.v1.TranslateRequest"));
   EXPECT_THAT(status.message(), HasSubstr("beam_sise"));
 
-  status = ParseJson(R"({"texts": [1]})", "the request body", request);
+  status = ParseJson(R"({"texts": [1]})", "the request body", kBounds, request);
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
 
-  status = ParseJson("{\"texts\": [\"\xff\"]}", "the request body", request);
+  status = ParseJson("{\"texts\": [\"\xff\"]}", "the request body", kBounds, request);
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(status.message(), HasSubstr("not JSON"));
 }
@@ -60,9 +63,30 @@ TEST(HttpJsonTest, RefusalsNameWhatAndWhy) {
 TEST(HttpJsonTest, DeepNestingIsRefusedWhileParsing) {
   const std::string deep = std::string(100000, '[') + std::string(100000, ']');
   v1::TranslateRequest request;
-  const absl::Status status = ParseJson(deep, "the request body", request);
+  const absl::Status status = ParseJson(deep, "the request body", kBounds, request);
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(status.message(), HasSubstr("nested deeper than 64 levels"));
+}
+
+TEST(HttpJsonTest, ValuesAreCountedBeforeAnythingIsBuilt) {
+  // 320 values: the object, the array and its 318 texts.
+  std::string body = R"({"texts": ["")";
+  for (int i = 1; i < 318; ++i) body += R"(,"")";
+  body += "]}";
+  v1::TranslateRequest request;
+  EXPECT_TRUE(ParseJson(body, "the request body", kBounds, request).ok());
+  EXPECT_EQ(request.texts_size(), 318);
+  body.insert(body.size() - 2, R"(,"")");
+  const absl::Status status = ParseJson(body, "the request body", kBounds, request);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(),
+              HasSubstr("the request body is JSON of more than 320 values, the limit (the "
+                        "server's --max_texts_per_request (256) plus 64)"));
+  // Commas and brackets inside strings are text, not values.
+  const std::string text(10000, ',');
+  EXPECT_TRUE(
+      ParseJson(R"({"texts": [")" + text + R"(["]})", "the request body", kBounds, request).ok());
+  EXPECT_EQ(request.texts(0), text + "[");
 }
 
 TEST(HttpJsonTest, AnswersUseTheProtoNamesAndHaveEveryField) {

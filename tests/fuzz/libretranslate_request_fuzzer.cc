@@ -1,7 +1,8 @@
 // A LibreTranslate POST /translate body through ParseLibreTranslateFields, as JSON, as a form, as
 // multipart and with no Content-Type (the input's first byte chooses: j, f, m, anything else), and
 // with or without a header key (second byte). The key check accepts only the key "good". Any
-// bytes give a request the core can take, or INVALID_ARGUMENT, or the key check's own error.
+// bytes give a request the core can take, or INVALID_ARGUMENT, or the key check's own error, on
+// the stack of an HTTP request thread.
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -11,24 +12,26 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/string_view.h"
 #include "server/libretranslate_request.h"
+#include "server/request_limits.h"
 #include "tests/test_lib/fuzz_check.h"
+#include "tests/test_lib/request_thread_stack.h"
 
 namespace {
 
 absl::string_view ContentType(char c) {
   switch (c) {
-    case 'j': return "application/json";
-    case 'f': return "application/x-www-form-urlencoded; charset=utf-8";
-    case 'm': return "multipart/form-data; boundary=x";
-    default: return "";
+    case 'j':
+      return "application/json";
+    case 'f':
+      return "application/x-www-form-urlencoded; charset=utf-8";
+    case 'm':
+      return "multipart/form-data; boundary=x";
+    default:
+      return "";
   }
 }
 
-}  // namespace
-
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  if (size < 2) return 0;
-  const absl::string_view bytes(reinterpret_cast<const char*>(data), size);
+void Check(absl::string_view bytes) {
   const absl::string_view content_type = ContentType(bytes[0]);
   const std::optional<std::string> header_key =
       bytes[1] == 'k' ? std::optional<std::string>("good") : std::nullopt;
@@ -37,19 +40,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   bool key_checked = false;
   std::optional<std::string> checked_key;
   const absl::StatusOr<mtserve::LibreTranslateRequest> request = mtserve::ParseLibreTranslateFields(
-      body, content_type, header_key, [&](const std::optional<std::string>& key) {
+      body, content_type, mtserve::RequestValueBounds(mtserve::RequestLimits{}), header_key,
+      [&](const std::optional<std::string>& key) {
         FUZZ_CHECK(!key_checked);
         key_checked = true;
         checked_key = key;
-        return key.has_value() && *key != "good"
-                   ? absl::UnauthenticatedError("not the good key")
-                   : absl::OkStatus();
+        return key.has_value() && *key != "good" ? absl::UnauthenticatedError("not the good key")
+                                                 : absl::OkStatus();
       });
   if (!request.ok()) {
     const absl::Status& status = request.status();
     FUZZ_CHECK(absl::IsInvalidArgument(status) ||
                (absl::IsUnauthenticated(status) && key_checked && checked_key != "good"));
-    return 0;
+    return;
   }
   // A request is only made after its key passed, and carries that key to the core.
   FUZZ_CHECK(key_checked && request->core.api_key == checked_key);
@@ -72,5 +75,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FUZZ_CHECK(!request->q_is_array);
   }
   FUZZ_CHECK(content_type.substr(0, 9) != "multipart");
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size < 2) return 0;
+  const absl::string_view bytes(reinterpret_cast<const char*>(data), size);
+  // On the stack the server parses it on (an HTTP request thread's).
+  mtserve::RunOnRequestThreadStack([bytes] { Check(bytes); });
   return 0;
 }

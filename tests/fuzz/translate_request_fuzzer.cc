@@ -15,6 +15,7 @@
 #include "server/request_limits.h"
 #include "server/request_mapping.h"
 #include "tests/test_lib/fuzz_check.h"
+#include "tests/test_lib/request_thread_stack.h"
 
 namespace {
 
@@ -64,14 +65,21 @@ void CheckRequest(mtserve::v1::TranslateRequest& message) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const absl::string_view bytes(reinterpret_cast<const char*>(data), size);
-  mtserve::v1::TranslateRequest from_json;
-  const absl::Status parsed = mtserve::ParseJson(bytes, "the request body", from_json);
-  if (parsed.ok()) {
-    CheckRequest(from_json);
-  } else {
-    FUZZ_CHECK(absl::IsInvalidArgument(parsed));
-  }
-  mtserve::v1::TranslateRequest from_proto;
-  if (from_proto.ParseFromArray(data, static_cast<int>(size))) CheckRequest(from_proto);
+  // On the stack the server parses it on (an HTTP request thread's, the smallest).
+  mtserve::RunOnRequestThreadStack([bytes] {
+    mtserve::v1::TranslateRequest from_json;
+    const absl::Status parsed =
+        mtserve::ParseJson(bytes, "the request body",
+                           mtserve::RequestValueBounds(mtserve::RequestLimits{}), from_json);
+    if (parsed.ok()) {
+      CheckRequest(from_json);
+    } else {
+      FUZZ_CHECK(absl::IsInvalidArgument(parsed));
+    }
+    mtserve::v1::TranslateRequest from_proto;
+    if (from_proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+      CheckRequest(from_proto);
+    }
+  });
   return 0;
 }

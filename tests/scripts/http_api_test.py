@@ -232,6 +232,23 @@ def run_api_checks(checks, bin_dir, server, sentences):
                  call(port, "POST", "/v1/translate",
                       {"texts": ["<div>" * 600 + "A dog."], "options": {"format": "TEXT_FORMAT_HTML"}}),
                  400, "INVALID_ARGUMENT", "texts[0]: the HTML nests elements 600 deep; the limit is 512")
+    checks.error("an element with more attributes than the limit",
+                 call(port, "POST", "/v1/translate",
+                      {"texts": ["<b" + "".join(f" a{i}" for i in range(300)) + ">A dog.</b>"],
+                       "options": {"format": "TEXT_FORMAT_HTML"}}),
+                 400, "INVALID_ARGUMENT",
+                 "texts[0]: the HTML has an element with 300 attributes (the tag at byte 0); the "
+                 "limit is 256")
+    # A value takes tens of bytes of memory whatever its text: a 4 MiB body of "","",... took
+    # 130 MiB before the bound.
+    checks.error("more JSON values than the limit",
+                 call(port, "POST", "/v1/translate", '{"texts": [' + ",".join(['""'] * 100) + "]}"),
+                 400, "INVALID_ARGUMENT", "the request body is JSON of more than 72 values, the "
+                 "limit (the server's --max_texts_per_request (8) plus 64)")
+    checks.error("a stream line of more JSON values than the limit",
+                 call(port, "POST", "/v1/translate:stream",
+                      '{"text": "a"}\n{"text": "a", "x": [' + ",".join(["1"] * 100) + "]}\n"),
+                 400, "INVALID_ARGUMENT", "line 2 of the request body is JSON of more than 72")
     checks.error("an unknown path", call(port, "GET", "/v2/nothing"), 404, "NOT_FOUND",
                  "/v1/translate")
     wrong = call(port, "GET", "/v1/translate")

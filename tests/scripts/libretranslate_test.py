@@ -162,7 +162,40 @@ def check_one_model(checks, port, sentences):
                  post_json(port, "/translate", {"q": "a " * 3000, "source": "en", "target": "de"}),
                  400, "q ", "--max_text_bytes")
     expect_error(checks, "not JSON", call(port, "POST", "/translate", "{oops",
-                                          {"Content-Type": "application/json"}), 400, "JSON")
+                                          {"Content-Type": "application/json"}), 400,
+                 "Invalid request: the body is not JSON: ")
+    expect_error(checks, "JSON, but not an object",
+                 call(port, "POST", "/translate", '["a"]', {"Content-Type": "application/json"}),
+                 400, "the body is JSON, but an array of 1 element, not an object")
+    # Nested values (these took the server down: a 1,386-byte body, formatted recursively into
+    # the error on a request thread's 100 KiB stack) are refused before anything is built, and
+    # never quoted.
+    deep = json.dumps({"q": "a", "source": "en", "target": "de"})[:-1]
+    expect_error(checks, "format nested 666 deep",
+                 call(port, "POST", "/translate",
+                      deep + ', "format": ' + "[" * 666 + "]" * 666 + "}",
+                      {"Content-Type": "application/json"}),
+                 400, "the body is JSON nested deeper than 64 levels")
+    expect_error(checks, "alternatives of objects nested 1,000 deep",
+                 call(port, "POST", "/translate",
+                      deep + ', "alternatives": ' + '{"a":' * 1000 + "1" + "}" * 1000 + "}",
+                      {"Content-Type": "application/json"}),
+                 400, "the body is JSON nested deeper than 64 levels")
+    expect_error(checks, "format an array within the depth: described, not quoted",
+                 post_json(port, "/translate", {"q": "a", "source": "en", "target": "de",
+                                                "format": [[["html"]]]}),
+                 400, "format is an array of 1 element; it is text or html")
+    expect_error(checks, "more JSON values than the limit",
+                 post_json(port, "/translate", {"q": [""] * 400, "source": "en", "target": "de"}),
+                 400, "the body is JSON of more than 320 values, the limit (the server's "
+                 "--max_texts_per_request (256) plus 64)")
+    expect_error(checks, "a form of more fields than the limit",
+                 call(port, "POST", "/translate",
+                      "q=a&source=en&target=de" + "".join(f"&a{i}=" for i in range(400)),
+                      {"Content-Type": "application/x-www-form-urlencoded"}),
+                 400, "the form has 403 fields; the limit is 320")
+    checks.expect("the server still answers after them",
+                  call(port, "GET", "/languages")[0] == 200)
     expect_error(checks, "GET /translate", call(port, "GET", "/translate"), 405, "POST")
     expect_error(checks, "a bad X-Request-Timeout",
                  post_json(port, "/translate", {"q": "a", "source": "en", "target": "de"},
