@@ -19,6 +19,7 @@
 #include "server/api_key_auth.h"
 #include "server/api_key_quota.h"
 #include "server/embedded_files.h"
+#include "server/http_framing.h"
 #include "server/http_json.h"
 #include "server/http_status.h"
 #include "server/libretranslate_api.h"
@@ -74,6 +75,21 @@ class HttpFrontend::Exchange {
         start_(absl::Now()) {}
 
   absl::string_view method() const { return info_.request_method; }
+  // The body's framing from the headers (http_framing.h); its error is the caller's to answer,
+  // on a connection that then closes (CloseAfterAnswer).
+  absl::Status CheckFraming() {
+    std::vector<HeaderField> fields;
+    fields.reserve(static_cast<size_t>(info_.num_headers));
+    for (int i = 0; i < info_.num_headers; ++i) {
+      fields.push_back({info_.http_headers[i].name, info_.http_headers[i].value});
+    }
+    absl::StatusOr<BodyFraming> framing = RequestBodyFraming(fields, MG_MAX_HEADERS);
+    if (!framing.ok()) return framing.status();
+    framing_ = *framing;
+    return absl::OkStatus();
+  }
+  // The connection closes after the answer.
+  void CloseAfterAnswer() { mg_disable_connection_keep_alive(connection_); }
   absl::string_view path() const { return info_.local_uri == nullptr ? "" : info_.local_uri; }
   int status() const { return status_; }
   absl::string_view content_type() const {
@@ -97,8 +113,8 @@ class HttpFrontend::Exchange {
   }
 
   // The body, whole: 413 (RESOURCE_EXHAUSTED) if over the limit, 408 (DEADLINE_EXCEEDED) if it
-  // does not arrive within the timeout. Either is answered here, on a connection that then closes;
-  // the caller only counts it.
+  // does not arrive within the timeout, 400 (INVALID_ARGUMENT) if its chunked framing is broken.
+  // Each is answered here, on a connection that then closes; the caller only counts it.
   absl::StatusOr<std::string> ReadBody() {
     const int64_t limit = frontend_.options_.max_body_bytes;
     auto too_large = [&] {
@@ -108,37 +124,68 @@ class HttpFrontend::Exchange {
       SendError(status, 413);
       return status;
     };
-    if (info_.content_length > limit) return too_large();
+    if (framing_.content_length > limit) return too_large();
     // curl asks for this before bodies over 1 MiB, and waits a second for it otherwise.
     if (const char* expect = mg_get_header(connection_, "Expect");
         expect != nullptr && absl::EqualsIgnoreCase(expect, "100-continue")) {
       mg_printf(connection_, "HTTP/1.1 100 Continue\r\n\r\n");
       continue_sent_ = true;
     }
+    // civetweb decodes a chunked body inside mg_read, which answers 0 once the last (zero-size)
+    // chunk is read and -1 when the body cannot go on: a read failed (the client stopped
+    // sending, or closed) or the framing is broken (civetweb 1.15 also counts a chunk extension,
+    // ";name=value", as broken). Only the first ends a chunked body.
+    const bool chunked = framing_.chunked;
     std::string body;
     // Each read is bounded by civetweb's timeout, this by the whole body's.
-    const absl::Time deadline = start_ + frontend_.options_.timeout;
-    const size_t want = info_.content_length >= 0 ? static_cast<size_t>(info_.content_length)
-                                                  : static_cast<size_t>(limit) + 1;
+    const absl::Duration timeout = frontend_.options_.timeout;
+    const absl::Time deadline = start_ + timeout;
+    const size_t want =
+        chunked ? static_cast<size_t>(limit) + 1 : static_cast<size_t>(framing_.content_length);
     body.resize(want);
     size_t got = 0;
+    bool ended = false;       // A chunked body's last chunk was read.
+    bool waited_out = false;  // A read failed after waiting the timeout for the client.
     while (got < want) {
+      const absl::Time read_start = absl::Now();
       const int n = mg_read(connection_, body.data() + got, want - got);
-      if (n <= 0) break;  // The end of a chunked body, or the connection failed or timed out.
+      if (n == 0 && chunked) {
+        ended = true;
+        break;
+      }
+      if (n <= 0) {
+        // civetweb waits for each read up to its request_timeout_ms, the timeout in whole ms.
+        waited_out =
+            absl::Now() - read_start >= absl::Milliseconds(absl::ToInt64Milliseconds(timeout));
+        break;
+      }
       got += static_cast<size_t>(n);
-      if (absl::Now() > deadline) break;
+      if (absl::Now() > deadline) {
+        waited_out = true;
+        break;
+      }
     }
     body.resize(got);
     if (static_cast<int64_t>(got) > limit) return too_large();
-    body_read_ = info_.content_length < 0 || got == want;
-    if (info_.content_length >= 0 && got < want) {
-      const absl::Status status = absl::DeadlineExceededError(
+    body_read_ = chunked ? ended : got == want;
+    if (body_read_) return body;
+    absl::Status status;
+    if (!chunked) {
+      status = absl::DeadlineExceededError(
           absl::StrCat("the request body did not arrive: ", got, " of its ", want,
                        " bytes within the server's --http_timeout"));
-      SendError(status, 408);
-      return status;
+    } else if (waited_out) {
+      status = absl::DeadlineExceededError(
+          "the chunked request body stopped arriving before its last (zero-size) chunk, within "
+          "the server's --http_timeout");
+    } else {
+      status = absl::InvalidArgumentError(
+          "the chunked request body is malformed or ends before its last (zero-size) chunk: each "
+          "chunk is its size in hexadecimal, CRLF, its bytes, CRLF, and the body ends with "
+          "0 CRLF CRLF (RFC 9112 §7.1); chunk extensions (\";name=value\") are not supported");
     }
-    return body;
+    SendError(status, status.code() == absl::StatusCode::kDeadlineExceeded ? 408 : 400);
+    return status;
   }
 
   // The deadline of kTimeoutHeader; INVALID_ARGUMENT if it is not a duration.
@@ -216,7 +263,7 @@ class HttpFrontend::Exchange {
     if (frontend_.draining()) mg_disable_connection_keep_alive(connection_);
     // A body not read whole (refused before, over the limit, late) would be read as the next
     // request.
-    if (!body_read_ && info_.content_length != 0) mg_disable_connection_keep_alive(connection_);
+    if (!body_read_ && framing_.has_body()) mg_disable_connection_keep_alive(connection_);
     headers_.emplace_back("Content-Type", std::string(content_type));
     if (length >= 0) {
       headers_.emplace_back("Content-Length", absl::StrCat(length));
@@ -250,6 +297,7 @@ class HttpFrontend::Exchange {
   const HttpFrontend& frontend_;
   const absl::Time start_;
   int status_ = 0;
+  BodyFraming framing_;  // CheckFraming's; no body until then.
   bool body_read_ = false;
   bool libre_translate_errors_ = false;
   bool continue_sent_ = false;  // "100 Continue" was written.
@@ -385,26 +433,46 @@ int HttpFrontend::HandleRequest(mg_connection* connection, void* data) {
   Exchange exchange(connection, self);
   const absl::string_view path = exchange.path();
   const absl::string_view method = exchange.method();
+  // With --api_keys_file, which key is checked before the body is read (so that a client without
+  // a key cannot make the server read and parse a body): the headers' key, or (LibreTranslate's
+  // /translate, whose key may be in the body) the headers' key when there is one; the body's key
+  // is checked once the body is parsed. None is charged here: the core charges the request.
+  enum class KeyCheck { kNone, kHeader, kHeaderIfPresent };
   struct Route {
     absl::string_view path;
     absl::string_view method;
     void (HttpFrontend::*handle)(Exchange&);
     bool libre_translate;  // LibreTranslate's API: its error shape.
-    // With --api_keys_file, the headers' key is checked before anything else (LibreTranslate's
-    // /translate checks its own: the key may be in the body).
-    bool header_key;
+    KeyCheck key_check;
     absl::string_view counted_as;  // The requests metric's method label; empty: not counted.
   };
   static constexpr Route kApi[] = {
-      {"/v1/translate", "POST", &HttpFrontend::Translate, false, true, "Translate"},
-      {"/v1/translate:stream", "POST", &HttpFrontend::TranslateStream, false, true,
+      {"/v1/translate", "POST", &HttpFrontend::Translate, false, KeyCheck::kHeader, "Translate"},
+      {"/v1/translate:stream", "POST", &HttpFrontend::TranslateStream, false, KeyCheck::kHeader,
        "TranslateStream"},
-      {"/v1/models", "GET", &HttpFrontend::ListModels, false, true, ""},
-      {"/translate", "POST", &HttpFrontend::LibreTranslate, true, false, "LibreTranslate"},
-      {"/languages", "GET", &HttpFrontend::LibreTranslateLanguages, true, false, ""},
-      {"/frontend/settings", "GET", &HttpFrontend::LibreTranslateSettings, true, false, ""},
+      {"/v1/models", "GET", &HttpFrontend::ListModels, false, KeyCheck::kHeader, ""},
+      {"/translate", "POST", &HttpFrontend::LibreTranslate, true, KeyCheck::kHeaderIfPresent,
+       "LibreTranslate"},
+      {"/languages", "GET", &HttpFrontend::LibreTranslateLanguages, true, KeyCheck::kNone, ""},
+      {"/frontend/settings", "GET", &HttpFrontend::LibreTranslateSettings, true, KeyCheck::kNone,
+       ""},
   };
+  const Route* route = nullptr;
+  for (const Route& candidate : kApi) {
+    if (path == candidate.path) route = &candidate;
+  }
+  if (route != nullptr && route->libre_translate) exchange.UseLibreTranslateErrors();
+  // Framing two readers could take differently: 400, and no next request on this connection.
+  if (absl::Status framing = exchange.CheckFraming(); !framing.ok()) {
+    exchange.CloseAfterAnswer();
+    exchange.SendError(framing);
+    return exchange.status();
+  }
   if (path == "/healthz" || path == "/readyz") {
+    if (method != "GET" && method != "HEAD") {
+      exchange.SendMethodNotAllowed("GET, HEAD");
+      return exchange.status();
+    }
     // Live while the process answers; ready as the gRPC health of the Translator: SERVING once
     // the models are loaded, until draining.
     const bool ready = path == "/healthz" || (!self.draining() && !self.core_->models().empty());
@@ -424,19 +492,18 @@ int HttpFrontend::HandleRequest(mg_connection* connection, void* data) {
     }
     return exchange.status();
   }
-  for (const Route& route : kApi) {
-    if (path != route.path) continue;
-    if (route.libre_translate) exchange.UseLibreTranslateErrors();
-    if (method != route.method) {
-      exchange.SendMethodNotAllowed(route.method);
+  if (route != nullptr) {
+    if (method != route->method) {
+      exchange.SendMethodNotAllowed(route->method);
       return exchange.status();
     }
-    if (route.header_key) {
-      if (absl::Status status =
-              self.core_->CheckApiKey(exchange.ApiKey(), /*charge_request=*/false);
+    const std::optional<std::string> key = exchange.ApiKey();
+    if (route->key_check == KeyCheck::kHeader ||
+        (route->key_check == KeyCheck::kHeaderIfPresent && key.has_value())) {
+      if (absl::Status status = self.core_->CheckApiKey(key, /*charge_request=*/false);
           !status.ok()) {
-        if (!route.counted_as.empty()) {
-          self.core_->RecordRefused(Frontend::kHttp, std::string(route.counted_as), status);
+        if (!route->counted_as.empty()) {
+          self.core_->RecordRefused(Frontend::kHttp, std::string(route->counted_as), status);
         }
         exchange.SendError(status);
         return exchange.status();
@@ -446,7 +513,7 @@ int HttpFrontend::HandleRequest(mg_connection* connection, void* data) {
       exchange.SendError(absl::UnavailableError("the server is shutting down"));
       return exchange.status();
     }
-    (self.*route.handle)(exchange);
+    (self.*route->handle)(exchange);
     self.RequestEnded();
     return exchange.status();
   }
