@@ -2299,5 +2299,33 @@ TEST(LifecycleTest, RefusesComputeTypesItCannotUse) {
   }
 }
 
+// The metrics port answers a scrape while connections that send nothing are open, and closes
+// them itself: it had one thread and civetweb's 30 s request timeout, so one idle socket (the
+// Kubernetes manifests listen on every address) held every scrape back. The sockets' 30 s
+// timeouts only catch that hang.
+TEST(LifecycleTest, IdleConnectionsDoNotBlockScrapes) {
+  ServerProcess server(ServerBinary(), {"--workers=1"});
+  StderrOnFailure dump(&server.process());
+  std::vector<int> idle;
+  auto open_idle = [&](int count) {
+    for (int i = 0; i < count; ++i) {
+      idle.push_back(testing::ConnectLoopback(server.metrics_port()));
+      ASSERT_GE(idle.back(), 0);
+    }
+  };
+  // Fewer than the endpoint's threads: the scrape is answered beside them.
+  open_idle(3);
+  EXPECT_TRUE(testing::HttpGet(server.metrics_port()).has_value())
+      << "a scrape waited behind 3 idle connections";
+  // More than its threads: the scrape is answered once the server has closed those before it.
+  open_idle(12);
+  EXPECT_TRUE(testing::HttpGet(server.metrics_port()).has_value())
+      << "a scrape waited behind 15 idle connections";
+  for (const int fd : idle) {
+    EXPECT_TRUE(testing::ClosedByPeer(fd)) << "an idle connection stayed open";
+    close(fd);
+  }
+}
+
 }  // namespace
 }  // namespace mtserve
