@@ -6,6 +6,7 @@
 #include <signal.h>
 
 #include <cstdio>
+#include <limits>
 #include <memory>
 #include <string>
 #include <thread>
@@ -91,8 +92,9 @@ ABSL_FLAG(mtserve::ByteSize, worker_memory, mtserve::ByteSize{1LL << 30},
 ABSL_FLAG(mtserve::ByteSize, cache_bytes, mtserve::ByteSize{32LL << 20},
           "What the cache of sentence translations may hold (KiB, MiB, GiB; 0: no cache): a "
           "sentence translated before with the same model and options is answered at once");
-ABSL_FLAG(int, max_message_bytes, 4 << 20,
-          "Size of a gRPC request message, and of an HTTP request body, at most");
+ABSL_FLAG(mtserve::ByteSize, max_message_bytes, mtserve::ByteSize{4 << 20},
+          "Size of a gRPC request message, and of an HTTP request body, at most (KiB, MiB; "
+          "under 2GiB, gRPC's bound)");
 ABSL_FLAG(absl::Duration, max_connection_age, absl::ZeroDuration(),
           "Close client connections after this long (gracefully), so that clients balancing "
           "over DNS (a headless Kubernetes Service) re-resolve and find new replicas; 0: never");
@@ -201,7 +203,6 @@ int Run(int argc, char** argv) {
                              {"max_output_tokens", limits.max_output_tokens},
                              {"max_beam_size", limits.max_beam_size},
                              {"max_sampling_topk", limits.max_sampling_topk},
-                             {"max_message_bytes", absl::GetFlag(FLAGS_max_message_bytes)},
                              {"http_threads", absl::GetFlag(FLAGS_http_threads)}}) {
     if (value < 1) {
       return Fail(absl::InvalidArgumentError(absl::StrCat("--", name, " must be at least 1")));
@@ -214,14 +215,21 @@ int Run(int argc, char** argv) {
   if (absl::GetFlag(FLAGS_http_timeout) <= absl::ZeroDuration()) {
     return Fail(absl::InvalidArgumentError("--http_timeout must be positive"));
   }
+  // gRPC takes the message limit as an int.
+  const int64_t max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes).bytes;
+  if (max_message_bytes < 1 || max_message_bytes > std::numeric_limits<int>::max()) {
+    return Fail(absl::InvalidArgumentError(
+        absl::StrCat("--max_message_bytes is ", max_message_bytes, "; it must be 1 to ",
+                     std::numeric_limits<int>::max(), " (under 2GiB, gRPC's bound)")));
+  }
   if (limits.max_text_bytes < 1) {
     return Fail(absl::InvalidArgumentError("--max_text_bytes must be at least 1"));
   }
   // A text at the byte limit must be able to arrive in a message.
-  if (limits.max_text_bytes > absl::GetFlag(FLAGS_max_message_bytes)) {
+  if (limits.max_text_bytes > max_message_bytes) {
     return Fail(absl::InvalidArgumentError(absl::StrCat(
         "--max_text_bytes (", limits.max_text_bytes, ") must not exceed --max_message_bytes (",
-        absl::GetFlag(FLAGS_max_message_bytes), "): a text that long could never arrive")));
+        max_message_bytes, "): a text that long could never arrive")));
   }
   // A request is queued whole or not at all: one larger than the queue could never be.
   if (limits.max_texts_per_request > batching.max_queued_texts) {
@@ -276,7 +284,7 @@ int Run(int argc, char** argv) {
       absl::GetFlag(FLAGS_listen),
       tls != nullptr ? tls->GrpcCredentials() : grpc::InsecureServerCredentials(), &port);
   builder.RegisterService(&service);
-  builder.SetMaxReceiveMessageSize(absl::GetFlag(FLAGS_max_message_bytes));
+  builder.SetMaxReceiveMessageSize(static_cast<int>(max_message_bytes));
   builder.SetMaxSendMessageSize(-1);
   if (const absl::Duration age = absl::GetFlag(FLAGS_max_connection_age);
       age > absl::ZeroDuration()) {
@@ -303,7 +311,7 @@ int Run(int argc, char** argv) {
     options.listen = listen;
     options.threads = absl::GetFlag(FLAGS_http_threads);
     options.timeout = absl::GetFlag(FLAGS_http_timeout);
-    options.max_body_bytes = absl::GetFlag(FLAGS_max_message_bytes);
+    options.max_body_bytes = max_message_bytes;
     options.tls = tls.get();
     absl::StatusOr<std::unique_ptr<HttpFrontend>> started = HttpFrontend::Start(options, &core);
     if (!started.ok()) {

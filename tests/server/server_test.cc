@@ -2299,6 +2299,40 @@ TEST(LifecycleTest, RefusesComputeTypesItCannotUse) {
   }
 }
 
+// --max_message_bytes takes units like the other size flags, from the command line and from the
+// environment (16MiB stopped start-up: the flag took a plain number only). A 5 MiB message, over
+// the default 4 MiB, then arrives and is refused for its text's size, not for the message's.
+TEST(LifecycleTest, MaxMessageBytesTakesUnits) {
+  const std::string text(5 << 20, 'a');
+  for (const bool from_environment : {false, true}) {
+    SCOPED_TRACE(from_environment ? "MTSERVE_MAX_MESSAGE_BYTES=16MiB"
+                                  : "--max_message_bytes=16MiB");
+    std::optional<ScopedEnv> env;
+    std::vector<std::string> flags = {"--workers=1"};
+    if (from_environment) {
+      env.emplace("MTSERVE_MAX_MESSAGE_BYTES", "16MiB");
+    } else {
+      flags.push_back("--max_message_bytes=16MiB");
+    }
+    ServerProcess server(ServerBinary(), flags);
+    StderrOnFailure dump(&server.process());
+    ASSERT_TRUE(server.WaitUntilServing());
+    auto stub = v1::Translator::NewStub(NewChannel(server.address()));
+    const grpc::Status status = TranslateError(*stub, Request({text}, Greedy()));
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << Describe(status);
+    EXPECT_THAT(status.error_message(), HasSubstr("--max_text_bytes"));
+  }
+  // gRPC takes the limit as an int: beyond it, start-up stops naming the flag and the bound.
+  ChildProcess server(
+      ServerBinary(),
+      {"--listen=127.0.0.1:0", "--metrics_listen=", "--http_listen=", "--max_message_bytes=2GiB"});
+  const std::optional<int> exit_status = server.WaitForExit(60s);
+  ASSERT_TRUE(exit_status.has_value());
+  EXPECT_TRUE(WIFEXITED(*exit_status) && WEXITSTATUS(*exit_status) == 1) << *exit_status;
+  EXPECT_THAT(server.StderrText(),
+              HasSubstr("--max_message_bytes is 2147483648; it must be 1 to 2147483647"));
+}
+
 // The metrics port answers a scrape while connections that send nothing are open, and closes
 // them itself: it had one thread and civetweb's 30 s request timeout, so one idle socket (the
 // Kubernetes manifests listen on every address) held every scrape back. The sockets' 30 s
