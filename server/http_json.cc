@@ -8,6 +8,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "model/excerpt.h"
 #include "nlohmann/json.hpp"
+#include "server/json_null_elements.h"
 
 namespace mtserve {
 namespace {
@@ -61,6 +62,7 @@ absl::Status ParseJson(absl::string_view json, absl::string_view what,
   } catch (const std::exception& e) {
     return absl::InvalidArgumentError(absl::StrCat(what, " is not JSON: ", Excerpt(e.what(), 200)));
   }
+  if (absl::Status status = RefuseNullElements(tree, what); !status.ok()) return status;
   TextToBase64(tree, *message.GetDescriptor());
   google::protobuf::util::JsonParseOptions options;
   options.ignore_unknown_fields = false;  // A misspelt option is an error, not a silent default.
