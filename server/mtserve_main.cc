@@ -111,7 +111,7 @@ ABSL_FLAG(std::string, api_keys_file, "",
           "changes or on SIGHUP");
 ABSL_FLAG(absl::Duration, reload_interval, absl::Seconds(10),
           "How often the files re-read while serving (--tls_*, --api_keys_file) are checked for "
-          "changes; SIGHUP re-reads them at once");
+          "changes; SIGHUP re-reads them at once (a burst of SIGHUPs: at most once a second)");
 ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(25),
           "On SIGTERM/SIGINT, how long requests in flight may take to finish before they are "
           "cancelled");
@@ -272,7 +272,10 @@ int Run(int argc, char** argv) {
     api_keys = *std::move(started);
   }
   // Shared with the handler, which may run until the process ends.
-  signals.OnHangup([tls, api_keys] {
+  signals.OnHangup([tls, api_keys](int hangups) {
+    if (tls == nullptr && api_keys == nullptr) return;
+    // One line a reload, however many signals it answers (at most one reload a kHangupGap).
+    std::fprintf(stderr, "mtserve: reloading on SIGHUP (%d since the last reload)\n", hangups);
     // Each logs its outcome.
     if (tls != nullptr) tls->Reload().IgnoreError();
     if (api_keys != nullptr) api_keys->Reload().IgnoreError();
