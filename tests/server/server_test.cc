@@ -1487,39 +1487,34 @@ class StderrOnFailure {
   const ChildProcess* process_;
 };
 
+// The stderr of mtserve started with `flags` (no metrics or HTTP port), which must refuse to
+// start: exit status 1.
+std::string RefusedStartUp(const std::vector<std::string>& flags) {
+  std::vector<std::string> all = {"--listen=127.0.0.1:0", "--metrics_listen=", "--http_listen="};
+  all.insert(all.end(), flags.begin(), flags.end());
+  ChildProcess server(ServerBinary(), all);
+  const std::optional<int> exit_status = server.WaitForExit(60s);
+  EXPECT_TRUE(exit_status.has_value() && WIFEXITED(*exit_status) && WEXITSTATUS(*exit_status) == 1)
+      << exit_status.value_or(-1);
+  return server.StderrText();
+}
+
 // Flags that could never work together are refused at start-up, naming both: a request of more
 // texts than the queue holds used to get RESOURCE_EXHAUSTED "retry later", forever.
 TEST(LifecycleTest, RefusesARequestLimitOverTheQueueAtStartUp) {
-  ChildProcess server(ServerBinary(),
-                      {"--listen=127.0.0.1:0", "--metrics_listen=", "--http_listen=",
-                       "--max_texts_per_request=10", "--max_queued_texts=5"});
-  const std::optional<int> exit_status = server.WaitForExit(60s);
-  ASSERT_TRUE(exit_status.has_value());
-  EXPECT_TRUE(WIFEXITED(*exit_status) && WEXITSTATUS(*exit_status) == 1) << *exit_status;
-  EXPECT_THAT(server.StderrText(),
+  EXPECT_THAT(RefusedStartUp({"--max_texts_per_request=10", "--max_queued_texts=5"}),
               HasSubstr("--max_texts_per_request (10) must not exceed --max_queued_texts (5)"));
 }
 
 // A sentence is cut into pieces of a token and </s> at least.
 TEST(LifecycleTest, RefusesATokenLimitBelowTwoAtStartUp) {
-  ChildProcess server(
-      ServerBinary(),
-      {"--listen=127.0.0.1:0", "--metrics_listen=", "--http_listen=", "--max_input_tokens=1"});
-  const std::optional<int> exit_status = server.WaitForExit(60s);
-  ASSERT_TRUE(exit_status.has_value());
-  EXPECT_TRUE(WIFEXITED(*exit_status) && WEXITSTATUS(*exit_status) == 1) << *exit_status;
-  EXPECT_THAT(server.StderrText(), HasSubstr("--max_input_tokens must be at least 2"));
+  EXPECT_THAT(RefusedStartUp({"--max_input_tokens=1"}),
+              HasSubstr("--max_input_tokens must be at least 2"));
 }
 
 TEST(LifecycleTest, RefusesATextLimitOverTheMessageLimitAtStartUp) {
-  ChildProcess server(ServerBinary(),
-                      {"--listen=127.0.0.1:0", "--metrics_listen=", "--http_listen=",
-                       "--max_text_bytes=2MiB", "--max_message_bytes=1048576"});
-  const std::optional<int> exit_status = server.WaitForExit(60s);
-  ASSERT_TRUE(exit_status.has_value());
-  EXPECT_TRUE(WIFEXITED(*exit_status) && WEXITSTATUS(*exit_status) == 1) << *exit_status;
   EXPECT_THAT(
-      server.StderrText(),
+      RefusedStartUp({"--max_text_bytes=2MiB", "--max_message_bytes=1048576"}),
       HasSubstr("--max_text_bytes (2097152) must not exceed --max_message_bytes (1048576)"));
 }
 
@@ -2323,13 +2318,7 @@ TEST(LifecycleTest, MaxMessageBytesTakesUnits) {
     EXPECT_THAT(status.error_message(), HasSubstr("--max_text_bytes"));
   }
   // gRPC takes the limit as an int: beyond it, start-up stops naming the flag and the bound.
-  ChildProcess server(
-      ServerBinary(),
-      {"--listen=127.0.0.1:0", "--metrics_listen=", "--http_listen=", "--max_message_bytes=2GiB"});
-  const std::optional<int> exit_status = server.WaitForExit(60s);
-  ASSERT_TRUE(exit_status.has_value());
-  EXPECT_TRUE(WIFEXITED(*exit_status) && WEXITSTATUS(*exit_status) == 1) << *exit_status;
-  EXPECT_THAT(server.StderrText(),
+  EXPECT_THAT(RefusedStartUp({"--max_message_bytes=2GiB"}),
               HasSubstr("--max_message_bytes is 2147483648; it must be 1 to 2147483647"));
 }
 
