@@ -7,6 +7,7 @@
 #include "model/excerpt.h"
 #include "model/json_file.h"
 #include "nlohmann/json.hpp"
+#include "server/json_null_elements.h"
 
 namespace mtserve {
 namespace {
@@ -44,6 +45,7 @@ absl::Status ParseJson(absl::string_view json, absl::string_view what, const Val
   absl::StatusOr<nlohmann::json> parsed = ParseJsonWithin(json, what, bounds);
   if (!parsed.ok()) return parsed.status();
   nlohmann::json& tree = *parsed;
+  if (absl::Status status = RefuseNullElements(tree, what); !status.ok()) return status;
   TextToBase64(tree, *message.GetDescriptor());
   google::protobuf::util::JsonParseOptions options;
   options.ignore_unknown_fields = false;  // A misspelt option is an error, not a silent default.

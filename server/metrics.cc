@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <exception>
 #include <sstream>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -169,7 +171,15 @@ absl::StatusOr<std::unique_ptr<Metrics>> Metrics::Create(const std::string& list
   std::unique_ptr<Metrics> metrics(new Metrics());
   if (!listen.empty()) {
     try {
-      metrics->exposer_ = std::make_unique<prometheus::Exposer>(listen, /*num_threads=*/1);
+      // civetweb's settings (name, value, ...). A scrape is one small GET. With one thread and
+      // civetweb's default request timeout (30 s), one connection that sent nothing held the only
+      // thread and every scrape waited behind it. Now a silent or slow client holds one of four
+      // threads for 2 s at most, and a connection closes after its answer (a scraper reconnects
+      // each interval). The port still belongs on a private network: enough idle connections
+      // can always fill the threads.
+      std::vector<std::string> options = {"listening_ports",    listen, "num_threads",       "4",
+                                          "request_timeout_ms", "2000", "enable_keep_alive", "no"};
+      metrics->exposer_ = std::make_unique<prometheus::Exposer>(std::move(options));
     } catch (const std::exception& e) {
       return absl::UnavailableError(
           absl::StrCat("cannot serve metrics on ", listen, " (--metrics_listen): ", e.what()));

@@ -6,6 +6,7 @@
 #include <signal.h>
 
 #include <cstdio>
+#include <limits>
 #include <memory>
 #include <string>
 #include <thread>
@@ -91,8 +92,9 @@ ABSL_FLAG(mtserve::ByteSize, worker_memory, mtserve::ByteSize{1LL << 30},
 ABSL_FLAG(mtserve::ByteSize, cache_bytes, mtserve::ByteSize{32LL << 20},
           "What the cache of sentence translations may hold (KiB, MiB, GiB; 0: no cache): a "
           "sentence translated before with the same model and options is answered at once");
-ABSL_FLAG(int, max_message_bytes, 4 << 20,
-          "Size of a gRPC request message, and of an HTTP request body, at most");
+ABSL_FLAG(mtserve::ByteSize, max_message_bytes, mtserve::ByteSize{4 << 20},
+          "Size of a gRPC request message, and of an HTTP request body, at most (KiB, MiB; "
+          "under 2GiB, gRPC's bound)");
 ABSL_FLAG(absl::Duration, max_connection_age, absl::ZeroDuration(),
           "Close client connections after this long (gracefully), so that clients balancing "
           "over DNS (a headless Kubernetes Service) re-resolve and find new replicas; 0: never");
@@ -109,7 +111,7 @@ ABSL_FLAG(std::string, api_keys_file, "",
           "changes or on SIGHUP");
 ABSL_FLAG(absl::Duration, reload_interval, absl::Seconds(10),
           "How often the files re-read while serving (--tls_*, --api_keys_file) are checked for "
-          "changes; SIGHUP re-reads them at once");
+          "changes; SIGHUP re-reads them at once (a burst of SIGHUPs: at most once a second)");
 ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(25),
           "On SIGTERM/SIGINT, how long requests in flight may take to finish before they are "
           "cancelled");
@@ -119,9 +121,15 @@ namespace {
 
 constexpr char kServiceName[] = "mtserve.v1.Translator";
 
-int Fail(const absl::Status& status) {
+// Start-up failed: says why and ends the process at once with status 1 (an int, so that callers
+// write `return Fail(...)`). Nothing has been served yet, so nothing drains: returning from Run
+// instead ran the destructors, which waited for civetweb to stop (its listening thread polls in
+// 2 s steps: 2 s for the metrics port, 2 more for HTTP), so a checkpoint that could not load
+// exited 4 s after its message.
+[[noreturn]] int Fail(const absl::Status& status) {
   std::fprintf(stderr, "mtserve: %s\n", std::string(status.message()).c_str());
-  return 1;
+  std::fflush(stderr);
+  std::_Exit(1);
 }
 
 int Run(int argc, char** argv) {
@@ -201,7 +209,6 @@ int Run(int argc, char** argv) {
                              {"max_output_tokens", limits.max_output_tokens},
                              {"max_beam_size", limits.max_beam_size},
                              {"max_sampling_topk", limits.max_sampling_topk},
-                             {"max_message_bytes", absl::GetFlag(FLAGS_max_message_bytes)},
                              {"http_threads", absl::GetFlag(FLAGS_http_threads)}}) {
     if (value < 1) {
       return Fail(absl::InvalidArgumentError(absl::StrCat("--", name, " must be at least 1")));
@@ -214,14 +221,21 @@ int Run(int argc, char** argv) {
   if (absl::GetFlag(FLAGS_http_timeout) <= absl::ZeroDuration()) {
     return Fail(absl::InvalidArgumentError("--http_timeout must be positive"));
   }
+  // gRPC takes the message limit as an int.
+  const int64_t max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes).bytes;
+  if (max_message_bytes < 1 || max_message_bytes > std::numeric_limits<int>::max()) {
+    return Fail(absl::InvalidArgumentError(
+        absl::StrCat("--max_message_bytes is ", max_message_bytes, "; it must be 1 to ",
+                     std::numeric_limits<int>::max(), " (under 2GiB, gRPC's bound)")));
+  }
   if (limits.max_text_bytes < 1) {
     return Fail(absl::InvalidArgumentError("--max_text_bytes must be at least 1"));
   }
   // A text at the byte limit must be able to arrive in a message.
-  if (limits.max_text_bytes > absl::GetFlag(FLAGS_max_message_bytes)) {
+  if (limits.max_text_bytes > max_message_bytes) {
     return Fail(absl::InvalidArgumentError(absl::StrCat(
         "--max_text_bytes (", limits.max_text_bytes, ") must not exceed --max_message_bytes (",
-        absl::GetFlag(FLAGS_max_message_bytes), "): a text that long could never arrive")));
+        max_message_bytes, "): a text that long could never arrive")));
   }
   // A request is queued whole or not at all: one larger than the queue could never be.
   if (limits.max_texts_per_request > batching.max_queued_texts) {
@@ -258,7 +272,10 @@ int Run(int argc, char** argv) {
     api_keys = *std::move(started);
   }
   // Shared with the handler, which may run until the process ends.
-  signals.OnHangup([tls, api_keys] {
+  signals.OnHangup([tls, api_keys](int hangups) {
+    if (tls == nullptr && api_keys == nullptr) return;
+    // One line a reload, however many signals it answers (at most one reload a kHangupGap).
+    std::fprintf(stderr, "mtserve: reloading on SIGHUP (%d since the last reload)\n", hangups);
     // Each logs its outcome.
     if (tls != nullptr) tls->Reload().IgnoreError();
     if (api_keys != nullptr) api_keys->Reload().IgnoreError();
@@ -276,7 +293,7 @@ int Run(int argc, char** argv) {
       absl::GetFlag(FLAGS_listen),
       tls != nullptr ? tls->GrpcCredentials() : grpc::InsecureServerCredentials(), &port);
   builder.RegisterService(&service);
-  builder.SetMaxReceiveMessageSize(absl::GetFlag(FLAGS_max_message_bytes));
+  builder.SetMaxReceiveMessageSize(static_cast<int>(max_message_bytes));
   builder.SetMaxSendMessageSize(-1);
   if (const absl::Duration age = absl::GetFlag(FLAGS_max_connection_age);
       age > absl::ZeroDuration()) {
@@ -303,13 +320,10 @@ int Run(int argc, char** argv) {
     options.listen = listen;
     options.threads = absl::GetFlag(FLAGS_http_threads);
     options.timeout = absl::GetFlag(FLAGS_http_timeout);
-    options.max_body_bytes = absl::GetFlag(FLAGS_max_message_bytes);
+    options.max_body_bytes = max_message_bytes;
     options.tls = tls.get();
     absl::StatusOr<std::unique_ptr<HttpFrontend>> started = HttpFrontend::Start(options, &core);
-    if (!started.ok()) {
-      server->Shutdown();
-      return Fail(started.status());
-    }
+    if (!started.ok()) return Fail(started.status());
     http = *std::move(started);
   }
   // The ports chosen are printed for tools and tests that ask for port 0.
@@ -339,10 +353,7 @@ int Run(int argc, char** argv) {
   for (const ModelSpec& spec : *specs) {
     const absl::Time start = absl::Now();
     absl::StatusOr<std::shared_ptr<const Model>> model = Model::Load(spec.dir, *spec.compute_type);
-    if (!model.ok()) {
-      server->Shutdown();
-      return Fail(model.status());
-    }
+    if (!model.ok()) return Fail(model.status());
     const ModelConfig& config = (*model)->config();
     (*metrics)->SetModelInfo({spec.name, config.source_lang, config.target_lang,
                               ArchitectureSummary(config),

@@ -1,11 +1,14 @@
 #include "server/shutdown_signals.h"
 
 #include <signal.h>
+#include <time.h>
 
+#include <algorithm>
 #include <thread>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
+#include "server/hangup_throttle.h"
 
 namespace mtserve {
 
@@ -16,7 +19,7 @@ struct ShutdownSignals::State {
   absl::Mutex mutex;
   bool serving ABSL_GUARDED_BY(mutex) = false;
   int received ABSL_GUARDED_BY(mutex) = 0;
-  std::function<void()> on_hangup ABSL_GUARDED_BY(mutex);
+  std::function<void(int)> on_hangup ABSL_GUARDED_BY(mutex);
 };
 
 namespace {
@@ -30,6 +33,13 @@ sigset_t ShutdownSet() {
   return set;
 }
 
+// For the reload throttle, which compares times only: a clock that never jumps.
+absl::Time MonotonicNow() {
+  timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return absl::TimeFromTimespec(now);
+}
+
 }  // namespace
 
 ShutdownSignals::ShutdownSignals(std::function<void(int signal)> while_loading)
@@ -38,18 +48,27 @@ ShutdownSignals::ShutdownSignals(std::function<void(int signal)> while_loading)
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   std::thread([state = state_] {
     const sigset_t set = ShutdownSet();
+    HangupThrottle hangups(kHangupGap);
     while (true) {
+      // Waits for a signal, or until the reload of SIGHUPs held back is due.
       int signal = 0;
-      if (sigwait(&set, &signal) != 0) continue;
-      if (signal == SIGHUP) {
-        std::function<void()> reload;
+      if (const absl::Time due = hangups.Due(); due == absl::InfiniteFuture()) {
+        if (sigwait(&set, &signal) != 0) continue;
+      } else {
+        const timespec timeout =
+            absl::ToTimespec(std::max(due - MonotonicNow(), absl::ZeroDuration()));
+        signal = sigtimedwait(&set, nullptr, &timeout);  // -1 (EAGAIN) when due, or EINTR.
+      }
+      if (signal == SIGHUP) hangups.Signal();
+      if (const int signals = hangups.TakeDue(MonotonicNow()); signals > 0) {
+        std::function<void(int)> reload;
         {
           absl::MutexLock lock(&state->mutex);
           reload = state->on_hangup;
         }
-        if (reload) reload();
-        continue;
+        if (reload) reload(signals);
       }
+      if (signal != SIGTERM && signal != SIGINT) continue;
       bool serving;
       {
         absl::MutexLock lock(&state->mutex);
@@ -61,7 +80,7 @@ ShutdownSignals::ShutdownSignals(std::function<void(int signal)> while_loading)
   }).detach();
 }
 
-void ShutdownSignals::OnHangup(std::function<void()> reload) {
+void ShutdownSignals::OnHangup(std::function<void(int signals)> reload) {
   absl::MutexLock lock(&state_->mutex);
   state_->on_hangup = std::move(reload);
 }

@@ -46,7 +46,7 @@ TEST(ShutdownSignalsTest, HangupRunsTheReloadAction) {
         kill(getpid(), SIGHUP);  // Nothing set: ignored (not the default action: exit).
         absl::Mutex mutex;
         int reloads = 0;
-        signals.OnHangup([&] {
+        signals.OnHangup([&](int) {
           absl::MutexLock lock(&mutex);
           ++reloads;
         });

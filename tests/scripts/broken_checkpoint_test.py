@@ -8,10 +8,15 @@ Usage: broken_checkpoint_test.py BIN_DIR MODEL_DIR
 """
 import json
 import os
+import re
 import struct
 import subprocess
 import sys
 import tempfile
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../scripts/lib"))
+from mtserve_process import MtserveProcess  # noqa: E402
 
 
 def copy_model(model_dir, out):
@@ -87,6 +92,33 @@ def check(name, command, stdin, file, needle):
     return not problems
 
 
+def check_with_ports_open(name, binary, out, file, needle):
+    """mtserve with its HTTP and metrics ports open when the model fails to load: it ends right
+    after its message, status 1. Before, it ran its destructors, which waited for civetweb's
+    listening threads (2 s each) and went on answering scrapes meanwhile, exiting 4 s after the
+    message: a scrape sent once the message is read must find no server."""
+    server = MtserveProcess(binary, f"--model=m={out}", wait_serving=False)
+    problems = []
+    try:
+        server.wait_for(re.escape(needle))
+        try:
+            server.metrics()
+            problems.append("a scrape was answered after the message")
+        except OSError:
+            pass  # Refused or reset: the process is gone.
+        status = server.process.wait(timeout=120)
+        if status != 1:
+            problems.append(f"exit status {status} (want 1)")
+        if file not in server.stderr():
+            problems.append(f"the message does not name {file}")
+    finally:
+        stderr = server.stderr()
+        server.stop()
+    print(("ok   " if not problems else "FAIL ") + name + ("" if not problems else ": " +
+          "; ".join(problems) + "\n" + stderr[-1500:]))
+    return not problems
+
+
 def main():
     bin_dir, model_dir = sys.argv[1], os.path.abspath(sys.argv[2])
     results = []
@@ -103,6 +135,10 @@ def main():
                                   "--listen=127.0.0.1:0", "--metrics_listen=",
                                   "--http_listen="],
                                  "", file, needle))
+            if case is nested_config:
+                results.append(check_with_ports_open(
+                    f"mtserve with its ports open, {case.__name__}",
+                    os.path.join(bin_dir, "mtserve"), out, file, needle))
     failed = results.count(False)
     print(f"{len(results) - failed} passed, {failed} failed")
     sys.exit(1 if failed else 0)

@@ -201,6 +201,9 @@ def run_api_checks(checks, bin_dir, server, sentences):
     checks.error("a misspelt field",
                  call(port, "POST", "/v1/translate", {"texts": ["a"], "options": {"beam": 2}}),
                  400, "INVALID_ARGUMENT", "mtserve.v1.TranslateRequest", "beam")
+    checks.error("a null among the texts (was dropped: two translations for three texts)",
+                 call(port, "POST", "/v1/translate", '{"texts": ["a", null, "b"]}'),
+                 400, "INVALID_ARGUMENT", "the request body: texts[1] is null")
     checks.error("an unknown model",
                  call(port, "POST", "/v1/translate", {"model": "no-such-model", "texts": ["a"]}),
                  404, "NOT_FOUND", "no-such-model", "is not served")

@@ -292,11 +292,11 @@ inline CommandResult RunCommand(const std::string& binary, const std::vector<std
   return result;
 }
 
-// GET http://127.0.0.1:`port``path` (HTTP/1.0, so the server closes the connection); the body,
-// or nullopt on any failure or a status other than 200.
-inline std::optional<std::string> HttpGet(int port, const std::string& path = "/metrics") {
+// A TCP connection to 127.0.0.1:`port` whose reads and writes give up after 30 s (a safety net
+// against hangs); -1 if it cannot connect.
+inline int ConnectLoopback(int port) {
   const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return std::nullopt;
+  if (fd < 0) return -1;
   timeval timeout{30, 0};
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
   setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
@@ -306,8 +306,27 @@ inline std::optional<std::string> HttpGet(int port, const std::string& path = "/
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
     close(fd);
-    return std::nullopt;
+    return -1;
   }
+  return fd;
+}
+
+// Whether the peer closes `fd` (a read sees its end, or a reset) before a read times out; what
+// arrives before is dropped.
+inline bool ClosedByPeer(int fd) {
+  char buffer[4096];
+  while (true) {
+    const ssize_t n = recv(fd, buffer, sizeof(buffer), 0);
+    if (n == 0) return true;
+    if (n < 0 && errno != EINTR) return errno == ECONNRESET;
+  }
+}
+
+// GET http://127.0.0.1:`port``path` (HTTP/1.0, so the server closes the connection); the body,
+// or nullopt on any failure (30 s without progress among them) or a status other than 200.
+inline std::optional<std::string> HttpGet(int port, const std::string& path = "/metrics") {
+  const int fd = ConnectLoopback(port);
+  if (fd < 0) return std::nullopt;
   const std::string request =
       "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
   if (send(fd, request.data(), request.size(), MSG_NOSIGNAL) !=

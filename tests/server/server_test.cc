@@ -1487,39 +1487,34 @@ class StderrOnFailure {
   const ChildProcess* process_;
 };
 
+// The stderr of mtserve started with `flags` (no metrics or HTTP port), which must refuse to
+// start: exit status 1.
+std::string RefusedStartUp(const std::vector<std::string>& flags) {
+  std::vector<std::string> all = {"--listen=127.0.0.1:0", "--metrics_listen=", "--http_listen="};
+  all.insert(all.end(), flags.begin(), flags.end());
+  ChildProcess server(ServerBinary(), all);
+  const std::optional<int> exit_status = server.WaitForExit(60s);
+  EXPECT_TRUE(exit_status.has_value() && WIFEXITED(*exit_status) && WEXITSTATUS(*exit_status) == 1)
+      << exit_status.value_or(-1);
+  return server.StderrText();
+}
+
 // Flags that could never work together are refused at start-up, naming both: a request of more
 // texts than the queue holds used to get RESOURCE_EXHAUSTED "retry later", forever.
 TEST(LifecycleTest, RefusesARequestLimitOverTheQueueAtStartUp) {
-  ChildProcess server(ServerBinary(),
-                      {"--listen=127.0.0.1:0", "--metrics_listen=", "--http_listen=",
-                       "--max_texts_per_request=10", "--max_queued_texts=5"});
-  const std::optional<int> exit_status = server.WaitForExit(60s);
-  ASSERT_TRUE(exit_status.has_value());
-  EXPECT_TRUE(WIFEXITED(*exit_status) && WEXITSTATUS(*exit_status) == 1) << *exit_status;
-  EXPECT_THAT(server.StderrText(),
+  EXPECT_THAT(RefusedStartUp({"--max_texts_per_request=10", "--max_queued_texts=5"}),
               HasSubstr("--max_texts_per_request (10) must not exceed --max_queued_texts (5)"));
 }
 
 // A sentence is cut into pieces of a token and </s> at least.
 TEST(LifecycleTest, RefusesATokenLimitBelowTwoAtStartUp) {
-  ChildProcess server(
-      ServerBinary(),
-      {"--listen=127.0.0.1:0", "--metrics_listen=", "--http_listen=", "--max_input_tokens=1"});
-  const std::optional<int> exit_status = server.WaitForExit(60s);
-  ASSERT_TRUE(exit_status.has_value());
-  EXPECT_TRUE(WIFEXITED(*exit_status) && WEXITSTATUS(*exit_status) == 1) << *exit_status;
-  EXPECT_THAT(server.StderrText(), HasSubstr("--max_input_tokens must be at least 2"));
+  EXPECT_THAT(RefusedStartUp({"--max_input_tokens=1"}),
+              HasSubstr("--max_input_tokens must be at least 2"));
 }
 
 TEST(LifecycleTest, RefusesATextLimitOverTheMessageLimitAtStartUp) {
-  ChildProcess server(ServerBinary(),
-                      {"--listen=127.0.0.1:0", "--metrics_listen=", "--http_listen=",
-                       "--max_text_bytes=2MiB", "--max_message_bytes=1048576"});
-  const std::optional<int> exit_status = server.WaitForExit(60s);
-  ASSERT_TRUE(exit_status.has_value());
-  EXPECT_TRUE(WIFEXITED(*exit_status) && WEXITSTATUS(*exit_status) == 1) << *exit_status;
   EXPECT_THAT(
-      server.StderrText(),
+      RefusedStartUp({"--max_text_bytes=2MiB", "--max_message_bytes=1048576"}),
       HasSubstr("--max_text_bytes (2097152) must not exceed --max_message_bytes (1048576)"));
 }
 
@@ -2296,6 +2291,62 @@ TEST(LifecycleTest, RefusesComputeTypesItCannotUse) {
       EXPECT_THAT(server.StderrText(), HasSubstr(message));
     }
     EXPECT_THAT(server.StderrText(), ::testing::Not(HasSubstr("listening on")));
+  }
+}
+
+// --max_message_bytes takes units like the other size flags, from the command line and from the
+// environment (16MiB stopped start-up: the flag took a plain number only). A 5 MiB message, over
+// the default 4 MiB, then arrives and is refused for its text's size, not for the message's.
+TEST(LifecycleTest, MaxMessageBytesTakesUnits) {
+  const std::string text(5 << 20, 'a');
+  for (const bool from_environment : {false, true}) {
+    SCOPED_TRACE(from_environment ? "MTSERVE_MAX_MESSAGE_BYTES=16MiB"
+                                  : "--max_message_bytes=16MiB");
+    std::optional<ScopedEnv> env;
+    std::vector<std::string> flags = {"--workers=1"};
+    if (from_environment) {
+      env.emplace("MTSERVE_MAX_MESSAGE_BYTES", "16MiB");
+    } else {
+      flags.push_back("--max_message_bytes=16MiB");
+    }
+    ServerProcess server(ServerBinary(), flags);
+    StderrOnFailure dump(&server.process());
+    ASSERT_TRUE(server.WaitUntilServing());
+    auto stub = v1::Translator::NewStub(NewChannel(server.address()));
+    const grpc::Status status = TranslateError(*stub, Request({text}, Greedy()));
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << Describe(status);
+    EXPECT_THAT(status.error_message(), HasSubstr("--max_text_bytes"));
+  }
+  // gRPC takes the limit as an int: beyond it, start-up stops naming the flag and the bound.
+  EXPECT_THAT(RefusedStartUp({"--max_message_bytes=2GiB"}),
+              HasSubstr("--max_message_bytes is 2147483648; it must be 1 to 2147483647"));
+}
+
+// The metrics port answers a scrape while connections that send nothing are open, and closes
+// them itself: it had one thread and civetweb's 30 s request timeout, so one idle socket (the
+// Kubernetes manifests listen on every address) held every scrape back. The sockets' 30 s
+// timeouts only catch that hang.
+TEST(LifecycleTest, IdleConnectionsDoNotBlockScrapes) {
+  ServerProcess server(ServerBinary(), {"--workers=1"});
+  StderrOnFailure dump(&server.process());
+  std::vector<int> idle;
+  auto open_idle = [&](int count) {
+    for (int i = 0; i < count; ++i) {
+      idle.push_back(testing::ConnectLoopback(server.metrics_port()));
+      ASSERT_GE(idle.back(), 0);
+    }
+  };
+  // Fewer than the endpoint's threads: the scrape is answered beside them.
+  open_idle(3);
+  EXPECT_TRUE(testing::HttpGet(server.metrics_port()).has_value())
+      << "a scrape waited behind 3 idle connections";
+  // More than its threads: the scrape is answered once the server has closed those before it.
+  open_idle(12);
+  EXPECT_TRUE(testing::HttpGet(server.metrics_port()).has_value())
+      << "a scrape waited behind 15 idle connections";
+  for (const int fd : idle) {
+    EXPECT_TRUE(testing::ClosedByPeer(fd)) << "an idle connection stayed open";
+    close(fd);
   }
 }
 
