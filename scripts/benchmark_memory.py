@@ -1,9 +1,9 @@
 #!/usr/bin/python3
 """What the worst request bodies cost in memory, front end by front end, as docs report it: for
 each case a fresh mtserve (default limits: 4 MiB messages, 16 HTTP threads, 2 workers) is sent a
-burst of 16 of the body at once, and its resident memory is read from /proc before (idle), at its
-peak (VmHWM) and after the burst has been answered and a few normal requests have followed
-(settled). Every body is refused or answered; nothing needs a key.
+burst of 16 of the body at once, and its resident memory is read from /proc before (idle, after a
+few normal requests), at its peak (VmHWM) and after the burst has been answered and a few normal
+requests have followed (settled). Every body is refused or answered; nothing needs a key.
 
   http-empty-texts     /v1/translate {"texts":["","",...]}: a JSON value every 3 bytes
   http-deep-arrays     /v1/translate {"texts":[[[[...]]]]}: nesting to the body's end
@@ -103,7 +103,12 @@ def grpc_burst(server, build):
 def run(case, build):
     path, content_type, make_body = CASES[case]
     mtserve = os.path.join(build, "bin", "mtserve")
+    def normal_traffic():
+        for _ in range(4):
+            post(server.http_port, "/v1/translate", "application/json",
+                 b'{"texts":["A man rides a bike."]}')
     with MtserveProcess(mtserve, "--workers=2") as server:
+        normal_traffic()  # So that idle counts what serving at all holds.
         idle = rss_kib(server.pid, "VmRSS")
         if path == "grpc":
             outcomes = grpc_burst(server, build)
@@ -113,10 +118,7 @@ def run(case, build):
                 outcomes = list(pool.map(
                     lambda _: post(server.http_port, path, content_type, body), range(BURST)))
         peak = rss_kib(server.pid, "VmHWM")
-        # Normal traffic afterwards, then the memory that stays.
-        for _ in range(4):
-            post(server.http_port, "/v1/translate", "application/json",
-                 b'{"texts":["A man rides a bike."]}')
+        normal_traffic()  # Afterwards, then the memory that stays.
         time.sleep(SETTLE_SECONDS)
         settled = rss_kib(server.pid, "VmRSS")
     counts = {o: outcomes.count(o) for o in sorted(set(outcomes))}
