@@ -47,7 +47,7 @@ RUN set -eux; \
     install -m 0755 /build/bin/mtserve /build/bin/mtclient /opt/mtserve/bin/; \
     install -m 0644 /build/lib/libmtserve_sentencepiece.so /build/lib/libspm_symbolic.so.0 \
       /opt/mtserve/lib/; \
-    # What civetweb opens for HTTPS (server/CMakeLists.txt), found through mtserve's RPATH.
+    # What civetweb opens for HTTPS (frontends/http/CMakeLists.txt), found through mtserve's RPATH.
     cp -P -R /build/lib/civetweb-openssl /opt/mtserve/lib/; \
     cp -R models/multi30k-en-de /opt/mtserve/models/; \
     chmod -R a+rX,go-w /opt/mtserve

@@ -1,4 +1,4 @@
-#include "server/byte_size.h"
+#include "base/byte_size.h"
 
 #include <limits>
 

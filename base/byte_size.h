@@ -1,6 +1,6 @@
 // A size in bytes as flags take it: "512MiB", "1GiB", "64KiB", "1000000" (bytes), or "0".
-#ifndef MTSERVE_SERVER_BYTE_SIZE_H_
-#define MTSERVE_SERVER_BYTE_SIZE_H_
+#ifndef MTSERVE_BASE_BYTE_SIZE_H_
+#define MTSERVE_BASE_BYTE_SIZE_H_
 
 #include <cstdint>
 #include <string>
@@ -22,4 +22,4 @@ std::string FormatBytes(int64_t bytes);
 
 }  // namespace mtserve
 
-#endif  // MTSERVE_SERVER_BYTE_SIZE_H_
+#endif  // MTSERVE_BASE_BYTE_SIZE_H_

@@ -1,4 +1,4 @@
-#include "server/cpu_count.h"
+#include "base/cpu_count.h"
 
 #include <sched.h>
 

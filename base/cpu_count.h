@@ -1,8 +1,8 @@
 // How many cores this process may use: the default for --workers. In a container,
 // std::thread::hardware_concurrency() reports the host's cores, not the CPU limit, and a
 // worker per host core would fight over the few the limit allows.
-#ifndef MTSERVE_SERVER_CPU_COUNT_H_
-#define MTSERVE_SERVER_CPU_COUNT_H_
+#ifndef MTSERVE_BASE_CPU_COUNT_H_
+#define MTSERVE_BASE_CPU_COUNT_H_
 
 #include <optional>
 #include <string>
@@ -21,4 +21,4 @@ std::optional<double> CfsQuota(const std::string& quota_us, const std::string& p
 
 }  // namespace mtserve
 
-#endif  // MTSERVE_SERVER_CPU_COUNT_H_
+#endif  // MTSERVE_BASE_CPU_COUNT_H_

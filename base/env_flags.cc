@@ -1,4 +1,4 @@
-#include "server/env_flags.h"
+#include "base/env_flags.h"
 
 #include <algorithm>
 #include <cstdlib>

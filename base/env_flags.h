@@ -1,7 +1,7 @@
 // Flags from the environment, for containers and Kubernetes ConfigMaps: MTSERVE_WORKERS=4 is
 // --workers=4. The command line wins over the environment.
-#ifndef MTSERVE_SERVER_ENV_FLAGS_H_
-#define MTSERVE_SERVER_ENV_FLAGS_H_
+#ifndef MTSERVE_BASE_ENV_FLAGS_H_
+#define MTSERVE_BASE_ENV_FLAGS_H_
 
 #include <string>
 #include <vector>
@@ -24,4 +24,4 @@ std::string FlagVariable(const std::string& prefix, const std::string& name);
 
 }  // namespace mtserve
 
-#endif  // MTSERVE_SERVER_ENV_FLAGS_H_
+#endif  // MTSERVE_BASE_ENV_FLAGS_H_

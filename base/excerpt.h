@@ -1,7 +1,7 @@
 // Excerpts of untrusted values for error messages: a message must stay short whatever a request
 // or a file holds (gRPC refuses status messages beyond its metadata limit, logs get flooded).
-#ifndef MTSERVE_MODEL_EXCERPT_H_
-#define MTSERVE_MODEL_EXCERPT_H_
+#ifndef MTSERVE_BASE_EXCERPT_H_
+#define MTSERVE_BASE_EXCERPT_H_
 
 #include <cstddef>
 #include <string>
@@ -16,4 +16,4 @@ std::string Excerpt(absl::string_view value, size_t max_bytes = 64);
 
 }  // namespace mtserve
 
-#endif  // MTSERVE_MODEL_EXCERPT_H_
+#endif  // MTSERVE_BASE_EXCERPT_H_

@@ -1,4 +1,4 @@
-#include "server/file_reloader.h"
+#include "base/file_reloader.h"
 
 #include <sys/stat.h>
 
@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "model/json_file.h"
+#include "base/json_file.h"
 
 namespace mtserve {
 

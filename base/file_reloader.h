@@ -5,8 +5,8 @@
 // changed or Reload() is called (on SIGHUP), reads them all and hands their bytes to `apply`.
 // When reading or `apply` fails, what was applied before stays in use and the reason is logged;
 // the same bad version is not retried until the files change again.
-#ifndef MTSERVE_SERVER_FILE_RELOADER_H_
-#define MTSERVE_SERVER_FILE_RELOADER_H_
+#ifndef MTSERVE_BASE_FILE_RELOADER_H_
+#define MTSERVE_BASE_FILE_RELOADER_H_
 
 #include <functional>
 #include <memory>
@@ -69,4 +69,4 @@ class FileReloader {
 
 }  // namespace mtserve
 
-#endif  // MTSERVE_SERVER_FILE_RELOADER_H_
+#endif  // MTSERVE_BASE_FILE_RELOADER_H_

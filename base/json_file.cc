@@ -1,4 +1,4 @@
-#include "model/json_file.h"
+#include "base/json_file.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -11,7 +11,7 @@
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
-#include "model/excerpt.h"
+#include "base/excerpt.h"
 
 namespace mtserve {
 namespace {

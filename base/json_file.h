@@ -3,8 +3,8 @@
 // regular files are opened (a FIFO in a model directory would block the load forever), sizes and
 // nesting depth are bounded before anything is built, and error messages describe values
 // instead of printing them.
-#ifndef MTSERVE_MODEL_JSON_FILE_H_
-#define MTSERVE_MODEL_JSON_FILE_H_
+#ifndef MTSERVE_BASE_JSON_FILE_H_
+#define MTSERVE_BASE_JSON_FILE_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -54,4 +54,4 @@ std::string DescribeJson(const nlohmann::json& value);
 
 }  // namespace mtserve
 
-#endif  // MTSERVE_MODEL_JSON_FILE_H_
+#endif  // MTSERVE_BASE_JSON_FILE_H_

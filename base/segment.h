@@ -1,7 +1,7 @@
-// A byte range of a text: a sentence, or a piece of one (model/sentences.h puts their
+// A byte range of a text: a sentence, or a piece of one (text/sentences.h puts their
 // translations back into the text's layout).
-#ifndef MTSERVE_MODEL_TEXT_SEGMENT_H_
-#define MTSERVE_MODEL_TEXT_SEGMENT_H_
+#ifndef MTSERVE_BASE_SEGMENT_H_
+#define MTSERVE_BASE_SEGMENT_H_
 
 #include <cstddef>
 
@@ -16,4 +16,4 @@ struct Segment {
 
 }  // namespace mtserve
 
-#endif  // MTSERVE_MODEL_TEXT_SEGMENT_H_
+#endif  // MTSERVE_BASE_SEGMENT_H_

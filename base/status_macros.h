@@ -1,7 +1,7 @@
 // Early-return helpers for absl::Status and absl::StatusOr, in the style of Abseil's internal
 // macros.
-#ifndef MTSERVE_MODEL_STATUS_MACROS_H_
-#define MTSERVE_MODEL_STATUS_MACROS_H_
+#ifndef MTSERVE_BASE_STATUS_MACROS_H_
+#define MTSERVE_BASE_STATUS_MACROS_H_
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -24,4 +24,4 @@
   if (!statusor.ok()) return statusor.status();        \
   lhs = std::move(statusor).value()
 
-#endif  // MTSERVE_MODEL_STATUS_MACROS_H_
+#endif  // MTSERVE_BASE_STATUS_MACROS_H_

@@ -1,8 +1,8 @@
 // A fixed set of threads running queued closures in order: where the serving core validates and
 // tokenises requests, so that a front end's threads (gRPC's callback threads) only map messages
 // and answer, however long a text is.
-#ifndef MTSERVE_SERVER_TASK_POOL_H_
-#define MTSERVE_SERVER_TASK_POOL_H_
+#ifndef MTSERVE_BASE_TASK_POOL_H_
+#define MTSERVE_BASE_TASK_POOL_H_
 
 #include <deque>
 #include <functional>
@@ -36,4 +36,4 @@ class TaskPool {
 
 }  // namespace mtserve
 
-#endif  // MTSERVE_SERVER_TASK_POOL_H_
+#endif  // MTSERVE_BASE_TASK_POOL_H_

@@ -11,8 +11,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
-#include "model/excerpt.h"
-#include "model/status_macros.h"
+#include "base/excerpt.h"
+#include "base/status_macros.h"
 
 namespace mtserve {
 namespace {

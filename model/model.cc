@@ -5,7 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "model/checkpoint.h"
 #include "model/model_weights.h"
-#include "model/status_macros.h"
+#include "base/status_macros.h"
 
 namespace mtserve {
 namespace {

@@ -10,9 +10,9 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
-#include "model/excerpt.h"
-#include "model/json_file.h"
-#include "model/status_macros.h"
+#include "base/excerpt.h"
+#include "base/json_file.h"
+#include "base/status_macros.h"
 #include "nlohmann/json.hpp"
 
 namespace mtserve {

@@ -18,10 +18,10 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "model/excerpt.h"
+#include "base/excerpt.h"
 #include "model/float16.h"
-#include "model/json_file.h"
-#include "model/status_macros.h"
+#include "base/json_file.h"
+#include "base/status_macros.h"
 #include "nlohmann/json.hpp"
 
 #if defined(__x86_64__) || defined(__i386__)

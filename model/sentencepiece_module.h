@@ -7,7 +7,7 @@
 // - RTLD_LOCAL: the module's and libsentencepiece's symbols stay out of the global scope, so
 //   libprotobuf and everything else keep binding to their own.
 // - The module links a private copy of libsentencepiece made at build time
-//   (model/tools/make_symbolic_library.cc): DF_SYMBOLIC set, so the loader resolves its
+//   (tools/make_symbolic_library.cc): DF_SYMBOLIC set, so the loader resolves its
 //   references to its own protobuf in itself first (what `ld -Bsymbolic` gives), and a soname of
 //   its own (libspm_symbolic.so.0, found through the module's RUNPATH $ORIGIN) so that the
 //   system library is never loaded in its place.

@@ -17,9 +17,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/synchronization/mutex.h"
-#include "model/excerpt.h"
+#include "base/excerpt.h"
 #include "model/sentencepiece_module.h"
-#include "model/status_macros.h"
+#include "base/status_macros.h"
 
 namespace mtserve {
 namespace {

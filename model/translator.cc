@@ -8,7 +8,7 @@
 #include "model/layers/encoder.h"
 #include "model/ops/compute_context.h"
 #include "model/ops/shape_buckets.h"
-#include "model/status_macros.h"
+#include "base/status_macros.h"
 
 namespace mtserve {
 

@@ -8,9 +8,9 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "model/excerpt.h"
-#include "model/json_file.h"
-#include "model/status_macros.h"
+#include "base/excerpt.h"
+#include "base/json_file.h"
+#include "base/status_macros.h"
 #include "nlohmann/json.hpp"
 
 namespace mtserve {

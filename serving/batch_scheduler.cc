@@ -1,11 +1,11 @@
-#include "server/batch_scheduler.h"
+#include "serving/batch_scheduler.h"
 
 #include <algorithm>
 #include <optional>
 #include <utility>
 
-#include "server/stop_reason.h"
-#include "server/translator_engine.h"
+#include "serving/stop_reason.h"
+#include "serving/translator_engine.h"
 
 namespace mtserve {
 namespace {

@@ -29,8 +29,8 @@
 // BatchingPolicy's (batching_policy.h, tested with explicit times); this class holds the worker
 // threads, the lock around the policy, and the decode loop, which computes through a
 // DecodeEngine (decode_engine.h: the Translator in production, a fake in tests).
-#ifndef MTSERVE_SERVER_BATCH_SCHEDULER_H_
-#define MTSERVE_SERVER_BATCH_SCHEDULER_H_
+#ifndef MTSERVE_SERVING_BATCH_SCHEDULER_H_
+#define MTSERVE_SERVING_BATCH_SCHEDULER_H_
 
 #include <functional>
 #include <memory>
@@ -44,9 +44,9 @@
 #include "absl/time/time.h"
 #include "model/model.h"
 #include "model/model_config.h"
-#include "server/batching_policy.h"
-#include "server/decode_engine.h"
-#include "server/metrics.h"
+#include "serving/batching_policy.h"
+#include "serving/decode_engine.h"
+#include "serving/metrics.h"
 
 namespace mtserve {
 
@@ -102,4 +102,4 @@ class BatchScheduler {
 
 }  // namespace mtserve
 
-#endif  // MTSERVE_SERVER_BATCH_SCHEDULER_H_
+#endif  // MTSERVE_SERVING_BATCH_SCHEDULER_H_

@@ -1,4 +1,4 @@
-#include "server/batching_policy.h"
+#include "serving/batching_policy.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -9,7 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "model/decode_memory.h"
-#include "server/stop_reason.h"
+#include "serving/stop_reason.h"
 
 namespace mtserve {
 namespace {

@@ -1,4 +1,4 @@
-// The batching rules of server/batch_scheduler.h as decisions only: which queued texts start a
+// The batching rules of serving/batch_scheduler.h as decisions only: which queued texts start a
 // decode, which join a running one, which leave the queue unanswered by the engine, and when an
 // idle worker should look again. No threads, no lock and no clock: the scheduler calls it under
 // its lock with the time it read, so the rules are tested with explicit times (and no model).
@@ -20,8 +20,8 @@
 //   together unless the oldest has waited kJoinWait; it takes none while texts of other keys are
 //   ready and no worker is idle.
 // - A queued text whose deadline passed or whose caller cancelled leaves with its StopReason.
-#ifndef MTSERVE_SERVER_BATCHING_POLICY_H_
-#define MTSERVE_SERVER_BATCHING_POLICY_H_
+#ifndef MTSERVE_SERVING_BATCHING_POLICY_H_
+#define MTSERVE_SERVING_BATCHING_POLICY_H_
 
 #include <deque>
 #include <functional>
@@ -145,4 +145,4 @@ class BatchingPolicy {
 
 }  // namespace mtserve
 
-#endif  // MTSERVE_SERVER_BATCHING_POLICY_H_
+#endif  // MTSERVE_SERVING_BATCHING_POLICY_H_

@@ -1,8 +1,8 @@
 // What the scheduler's workers decode through: a running decode that texts join and leave
 // between steps. The real one is a Translator (translator_engine.h); tests use a fake, so the
 // scheduler's threads and its batching policy are tested without the model.
-#ifndef MTSERVE_SERVER_DECODE_ENGINE_H_
-#define MTSERVE_SERVER_DECODE_ENGINE_H_
+#ifndef MTSERVE_SERVING_DECODE_ENGINE_H_
+#define MTSERVE_SERVING_DECODE_ENGINE_H_
 
 #include <functional>
 #include <memory>
@@ -48,4 +48,4 @@ using DecodeEngineFactory = std::function<std::unique_ptr<DecodeEngine>()>;
 
 }  // namespace mtserve
 
-#endif  // MTSERVE_SERVER_DECODE_ENGINE_H_
+#endif  // MTSERVE_SERVING_DECODE_ENGINE_H_

@@ -1,4 +1,4 @@
-#include "server/metrics.h"
+#include "serving/metrics.h"
 
 #include <unistd.h>
 

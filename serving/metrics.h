@@ -2,8 +2,8 @@
 //
 // Names follow Prometheus conventions: an mtserve_ prefix, base units (seconds, bytes), _total on
 // counters. Process metrics use the standard process_ names that dashboards expect.
-#ifndef MTSERVE_SERVER_METRICS_H_
-#define MTSERVE_SERVER_METRICS_H_
+#ifndef MTSERVE_SERVING_METRICS_H_
+#define MTSERVE_SERVING_METRICS_H_
 
 #include <memory>
 #include <string>
@@ -87,4 +87,4 @@ class Metrics {
 
 }  // namespace mtserve
 
-#endif  // MTSERVE_SERVER_METRICS_H_
+#endif  // MTSERVE_SERVING_METRICS_H_

@@ -1,4 +1,4 @@
-#include "server/request_limits.h"
+#include "serving/request_limits.h"
 
 #include <algorithm>
 #include <climits>
@@ -6,8 +6,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "model/decode_memory.h"
-#include "model/status_macros.h"
-#include "server/byte_size.h"
+#include "base/status_macros.h"
+#include "base/byte_size.h"
 
 namespace mtserve {
 namespace {

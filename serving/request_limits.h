@@ -1,8 +1,8 @@
 // What a request may ask for, and the checks that turn a request's fields into engine inputs.
 // Every violation is an InvalidArgument naming the field and the limit; nothing is truncated.
 // Transport-neutral: front ends map their messages to these types.
-#ifndef MTSERVE_SERVER_REQUEST_LIMITS_H_
-#define MTSERVE_SERVER_REQUEST_LIMITS_H_
+#ifndef MTSERVE_SERVING_REQUEST_LIMITS_H_
+#define MTSERVE_SERVING_REQUEST_LIMITS_H_
 
 #include <cstdint>
 #include <optional>
@@ -12,7 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "model/decoding/decoding_options.h"
-#include "model/json_file.h"
+#include "base/json_file.h"
 #include "model/model.h"
 
 namespace mtserve {
@@ -53,7 +53,7 @@ struct RequestedOptions {
   // Whether texts are split into sentences (default) or taken as one sentence each.
   bool split_sentences = true;
   // What the texts are (the API's TextFormat): kPlainText, or kHtml for HTML documents
-  // (model/text/html_document.h). ToDecodingOptions refuses any other value.
+  // (text/html_document.h). ToDecodingOptions refuses any other value.
   int format = 0;
   static constexpr int kPlainText = 0;
   static constexpr int kHtml = 1;
@@ -89,4 +89,4 @@ bool IsValidUtf8(absl::string_view text);
 
 }  // namespace mtserve
 
-#endif  // MTSERVE_SERVER_REQUEST_LIMITS_H_
+#endif  // MTSERVE_SERVING_REQUEST_LIMITS_H_

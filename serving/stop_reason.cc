@@ -1,4 +1,4 @@
-#include "server/stop_reason.h"
+#include "serving/stop_reason.h"
 
 #include "absl/strings/str_cat.h"
 

@@ -1,6 +1,6 @@
 // Why a text must stop before it is translated: its caller went away, or its deadline passed.
-#ifndef MTSERVE_SERVER_STOP_REASON_H_
-#define MTSERVE_SERVER_STOP_REASON_H_
+#ifndef MTSERVE_SERVING_STOP_REASON_H_
+#define MTSERVE_SERVING_STOP_REASON_H_
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
@@ -18,4 +18,4 @@ absl::Status StopReason(bool cancelled, absl::Time deadline, absl::Time now,
 
 }  // namespace mtserve
 
-#endif  // MTSERVE_SERVER_STOP_REASON_H_
+#endif  // MTSERVE_SERVING_STOP_REASON_H_

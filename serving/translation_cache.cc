@@ -1,4 +1,4 @@
-#include "server/translation_cache.h"
+#include "serving/translation_cache.h"
 
 #include <cstring>
 #include <utility>

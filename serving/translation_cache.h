@@ -5,8 +5,8 @@
 // a seed draws anew each time and is never cached.
 //
 // Thread-safe.
-#ifndef MTSERVE_SERVER_TRANSLATION_CACHE_H_
-#define MTSERVE_SERVER_TRANSLATION_CACHE_H_
+#ifndef MTSERVE_SERVING_TRANSLATION_CACHE_H_
+#define MTSERVE_SERVING_TRANSLATION_CACHE_H_
 
 #include <cstdint>
 #include <list>
@@ -62,4 +62,4 @@ class TranslationCache {
 
 }  // namespace mtserve
 
-#endif  // MTSERVE_SERVER_TRANSLATION_CACHE_H_
+#endif  // MTSERVE_SERVING_TRANSLATION_CACHE_H_

@@ -1,4 +1,4 @@
-#include "server/translation_core.h"
+#include "serving/translation_core.h"
 
 #include <algorithm>
 #include <optional>
@@ -6,12 +6,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "model/excerpt.h"
-#include "model/inline_placement.h"
-#include "model/sentences.h"
-#include "model/status_macros.h"
-#include "model/text/html_document.h"
-#include "server/stop_reason.h"
+#include "base/excerpt.h"
+#include "text/inline_placement.h"
+#include "text/sentences.h"
+#include "base/status_macros.h"
+#include "text/html_document.h"
+#include "serving/stop_reason.h"
 
 namespace mtserve {
 namespace {
@@ -106,7 +106,7 @@ TranslationResult JoinHtml(const HtmlText& html, absl::Span<const SourceSentence
 }
 
 // The sentences of `text` (`field` names it in errors) as the engine translates them (see
-// model/sentences.h), each within the token limit; with `splitter` null, the text as one. An
+// text/sentences.h), each within the token limit; with `splitter` null, the text as one. An
 // InvalidArgument if it is not valid UTF-8.
 absl::StatusOr<std::vector<SourceSentence>> SplitText(absl::string_view text,
                                                       absl::string_view field,

@@ -4,8 +4,8 @@
 // requests in the metrics. A front end maps its messages to a Request, calls Translate, and maps
 // the Reply or the absl::Status (the code is the gRPC one; the message names the field and the
 // limit) back.
-#ifndef MTSERVE_SERVER_TRANSLATION_CORE_H_
-#define MTSERVE_SERVER_TRANSLATION_CORE_H_
+#ifndef MTSERVE_SERVING_TRANSLATION_CORE_H_
+#define MTSERVE_SERVING_TRANSLATION_CORE_H_
 
 #include <atomic>
 #include <functional>
@@ -19,14 +19,14 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "model/model.h"
-#include "model/text/sentence_splitter.h"
+#include "text/sentence_splitter.h"
 #include "model/translator.h"
-#include "server/api_key_auth.h"
-#include "server/batch_scheduler.h"
-#include "server/metrics.h"
-#include "server/request_limits.h"
-#include "server/task_pool.h"
-#include "server/translation_cache.h"
+#include "serving/auth/api_key_auth.h"
+#include "serving/batch_scheduler.h"
+#include "serving/metrics.h"
+#include "serving/request_limits.h"
+#include "base/task_pool.h"
+#include "serving/translation_cache.h"
 
 namespace mtserve {
 
@@ -145,4 +145,4 @@ class TranslationCore {
 
 }  // namespace mtserve
 
-#endif  // MTSERVE_SERVER_TRANSLATION_CORE_H_
+#endif  // MTSERVE_SERVING_TRANSLATION_CORE_H_

@@ -1,4 +1,4 @@
-#include "server/translator_engine.h"
+#include "serving/translator_engine.h"
 
 #include <utility>
 

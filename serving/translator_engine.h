@@ -1,7 +1,7 @@
 // The real DecodeEngine: decodes with one Translator per model, made on first use on the worker's
 // thread (each owns that thread's compute context), and detokenises finished hypotheses.
-#ifndef MTSERVE_SERVER_TRANSLATOR_ENGINE_H_
-#define MTSERVE_SERVER_TRANSLATOR_ENGINE_H_
+#ifndef MTSERVE_SERVING_TRANSLATOR_ENGINE_H_
+#define MTSERVE_SERVING_TRANSLATOR_ENGINE_H_
 
 #include <functional>
 #include <memory>
@@ -9,7 +9,7 @@
 
 #include "model/model.h"
 #include "model/translator.h"
-#include "server/decode_engine.h"
+#include "serving/decode_engine.h"
 
 namespace mtserve {
 
@@ -29,4 +29,4 @@ class TranslatorEngine : public DecodeEngine {
 
 }  // namespace mtserve
 
-#endif  // MTSERVE_SERVER_TRANSLATOR_ENGINE_H_
+#endif  // MTSERVE_SERVING_TRANSLATOR_ENGINE_H_

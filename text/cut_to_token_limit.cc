@@ -1,4 +1,4 @@
-#include "model/text/cut_to_token_limit.h"
+#include "text/cut_to_token_limit.h"
 
 #include <unicode/uchar.h>
 #include <unicode/utf8.h>

@@ -1,13 +1,13 @@
 // Cuts a sentence longer than a model's token limit into pieces that fit: the model would
 // otherwise truncate it (losing its end) or refuse it.
-#ifndef MTSERVE_MODEL_TEXT_CUT_TO_TOKEN_LIMIT_H_
-#define MTSERVE_MODEL_TEXT_CUT_TO_TOKEN_LIMIT_H_
+#ifndef MTSERVE_TEXT_CUT_TO_TOKEN_LIMIT_H_
+#define MTSERVE_TEXT_CUT_TO_TOKEN_LIMIT_H_
 
 #include <functional>
 #include <vector>
 
 #include "absl/strings/string_view.h"
-#include "model/text/segment.h"
+#include "base/segment.h"
 
 namespace mtserve {
 
@@ -29,4 +29,4 @@ std::vector<Segment> CutToTokenLimit(absl::string_view text, Segment sentence, i
 
 }  // namespace mtserve
 
-#endif  // MTSERVE_MODEL_TEXT_CUT_TO_TOKEN_LIMIT_H_
+#endif  // MTSERVE_TEXT_CUT_TO_TOKEN_LIMIT_H_

@@ -1,4 +1,4 @@
-#include "model/text/html_document.h"
+#include "text/html_document.h"
 
 #include <gumbo.h>
 
@@ -10,7 +10,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "model/text/words.h"
+#include "text/words.h"
 
 namespace mtserve {
 namespace {

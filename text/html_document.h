@@ -11,8 +11,8 @@
 // the parser ignored or moved (a stray end tag) ends it, so no byte is lost by replacing it. Line
 // breaks inside a run are spaces in its text: in HTML they are the source's wrapping, not a
 // boundary. An alt or title on an inline element inside a run is left as written.
-#ifndef MTSERVE_MODEL_TEXT_HTML_DOCUMENT_H_
-#define MTSERVE_MODEL_TEXT_HTML_DOCUMENT_H_
+#ifndef MTSERVE_TEXT_HTML_DOCUMENT_H_
+#define MTSERVE_TEXT_HTML_DOCUMENT_H_
 
 #include <string>
 #include <vector>
@@ -20,7 +20,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
-#include "model/text/segment.h"
+#include "base/segment.h"
 
 namespace mtserve {
 
@@ -49,7 +49,7 @@ class HtmlDocument {
 
   // Where `run`'s inlines go in its translation `text` by their relative position, each widened to
   // whole words (an inline over the whole run goes over the whole translation): for where the
-  // decoder's alignment says nothing (model/inline_placement.h).
+  // decoder's alignment says nothing (text/inline_placement.h).
   static std::vector<Segment> PlaceByPosition(const Run& run, absl::string_view text);
 
   // How deep elements may nest, as counted before parsing (see EstimateShape in the .cc):
@@ -79,4 +79,4 @@ class HtmlDocument {
 
 }  // namespace mtserve
 
-#endif  // MTSERVE_MODEL_TEXT_HTML_DOCUMENT_H_
+#endif  // MTSERVE_TEXT_HTML_DOCUMENT_H_

@@ -1,11 +1,11 @@
-#include "model/inline_placement.h"
+#include "text/inline_placement.h"
 
 #include <algorithm>
 #include <string>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
-#include "model/text/words.h"
+#include "text/words.h"
 
 namespace mtserve {
 namespace {

@@ -1,8 +1,8 @@
 // Where marked-up parts of a text (the words an HTML <b> or <a> wrapped) go in its translation:
 // to the target words the decoder aligned to their source words. Source words are found from the
 // source pieces, target words by decoding the translation's ids one more at a time.
-#ifndef MTSERVE_MODEL_INLINE_PLACEMENT_H_
-#define MTSERVE_MODEL_INLINE_PLACEMENT_H_
+#ifndef MTSERVE_TEXT_INLINE_PLACEMENT_H_
+#define MTSERVE_TEXT_INLINE_PLACEMENT_H_
 
 #include <optional>
 #include <vector>
@@ -10,8 +10,8 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "model/decoding/hypothesis.h"
-#include "model/sentences.h"
-#include "model/text/segment.h"
+#include "text/sentences.h"
+#include "base/segment.h"
 #include "model/tokenizer.h"
 
 namespace mtserve {
@@ -29,4 +29,4 @@ std::vector<std::optional<Segment>> PlaceByAlignment(absl::string_view text,
 
 }  // namespace mtserve
 
-#endif  // MTSERVE_MODEL_INLINE_PLACEMENT_H_
+#endif  // MTSERVE_TEXT_INLINE_PLACEMENT_H_

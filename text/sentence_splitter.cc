@@ -1,4 +1,4 @@
-#include "model/text/sentence_splitter.h"
+#include "text/sentence_splitter.h"
 
 #include <unicode/brkiter.h>
 #include <unicode/locid.h>

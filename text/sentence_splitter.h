@@ -1,14 +1,14 @@
 // Splits a text into sentences for translation: the model translates one sentence at a time, and
 // a paragraph fed whole degrades its output (and may pass its token limit).
-#ifndef MTSERVE_MODEL_TEXT_SENTENCE_SPLITTER_H_
-#define MTSERVE_MODEL_TEXT_SENTENCE_SPLITTER_H_
+#ifndef MTSERVE_TEXT_SENTENCE_SPLITTER_H_
+#define MTSERVE_TEXT_SENTENCE_SPLITTER_H_
 
 #include <memory>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "model/text/segment.h"
+#include "base/segment.h"
 
 namespace mtserve {
 
@@ -44,4 +44,4 @@ class SentenceSplitter {
 
 }  // namespace mtserve
 
-#endif  // MTSERVE_MODEL_TEXT_SENTENCE_SPLITTER_H_
+#endif  // MTSERVE_TEXT_SENTENCE_SPLITTER_H_

@@ -1,11 +1,11 @@
-#include "model/sentences.h"
+#include "text/sentences.h"
 
 #include <algorithm>
 #include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "model/text/cut_to_token_limit.h"
+#include "text/cut_to_token_limit.h"
 
 namespace mtserve {
 namespace {

@@ -2,8 +2,8 @@
 // token limit (text/cut_to_token_limit.h) and tokenised; and the text's translation joined back
 // from theirs in the text's own layout (text/segment.h). The server and mttranslate both use it,
 // so a text translates the same offline and served.
-#ifndef MTSERVE_MODEL_SENTENCES_H_
-#define MTSERVE_MODEL_SENTENCES_H_
+#ifndef MTSERVE_TEXT_SENTENCES_H_
+#define MTSERVE_TEXT_SENTENCES_H_
 
 #include <memory>
 #include <vector>
@@ -11,8 +11,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
-#include "model/text/segment.h"
-#include "model/text/sentence_splitter.h"
+#include "base/segment.h"
+#include "text/sentence_splitter.h"
 #include "model/tokenizer.h"
 #include "model/translator.h"
 
@@ -54,4 +54,4 @@ TranslationResult JoinSentences(absl::string_view text, absl::Span<const SourceS
 
 }  // namespace mtserve
 
-#endif  // MTSERVE_MODEL_SENTENCES_H_
+#endif  // MTSERVE_TEXT_SENTENCES_H_

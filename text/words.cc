@@ -1,4 +1,4 @@
-#include "model/text/words.h"
+#include "text/words.h"
 
 #include <algorithm>
 

@@ -1,9 +1,9 @@
 // Word boundaries for placing markup in a translation: markup goes around whole words.
-#ifndef MTSERVE_MODEL_TEXT_WORDS_H_
-#define MTSERVE_MODEL_TEXT_WORDS_H_
+#ifndef MTSERVE_TEXT_WORDS_H_
+#define MTSERVE_TEXT_WORDS_H_
 
 #include "absl/strings/string_view.h"
-#include "model/text/segment.h"
+#include "base/segment.h"
 
 namespace mtserve {
 
@@ -15,4 +15,4 @@ Segment WidenToWords(absl::string_view text, Segment range);
 
 }  // namespace mtserve
 
-#endif  // MTSERVE_MODEL_TEXT_WORDS_H_
+#endif  // MTSERVE_TEXT_WORDS_H_

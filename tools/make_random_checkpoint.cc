@@ -17,7 +17,7 @@
 #include "absl/flags/usage.h"
 #include "absl/status/status.h"
 #include "model/safetensors.h"
-#include "model/tools/random_checkpoint.h"
+#include "tools/random_checkpoint.h"
 
 ABSL_FLAG(std::string, tokenizer_dir, "",
           "Model directory whose config.json (architecture) and tokenizer files (source.spm, "

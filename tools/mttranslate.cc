@@ -2,7 +2,7 @@
 //
 //   mttranslate [--model=DIR] [--beam_size=1] [--batch_size=32] [--threads=2] < in.txt > out.txt
 //
-// Each line is split into sentences as the server splits texts (model/sentences.h), so a line
+// Each line is split into sentences as the server splits texts (text/sentences.h), so a line
 // translates offline exactly as it does served. The sentences of all lines are sorted by length
 // and cut into batches (less padding), translated by --workers worker threads that share one copy
 // of the model, and joined back into their lines in input order. --benchmark adds throughput,
@@ -27,7 +27,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "model/model.h"
-#include "model/sentences.h"
+#include "text/sentences.h"
 #include "model/translator.h"
 
 ABSL_FLAG(std::string, model, MTSERVE_DEFAULT_MODEL_DIR,

@@ -1,4 +1,4 @@
-#include "model/tools/random_checkpoint.h"
+#include "tools/random_checkpoint.h"
 
 #include <algorithm>
 #include <bit>
@@ -22,7 +22,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "model/checkpoint.h"
-#include "model/status_macros.h"
+#include "base/status_macros.h"
 #include "nlohmann/json.hpp"
 
 namespace mtserve {

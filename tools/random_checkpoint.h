@@ -1,8 +1,8 @@
 // Random-weight MarianMT checkpoints for benchmarks: the tensors a Hugging Face
 // MarianMTModel.save_pretrained writes, initialised as HF's _init_weights does, in a directory
 // that the engine loads like a real model.
-#ifndef MTSERVE_MODEL_TOOLS_RANDOM_CHECKPOINT_H_
-#define MTSERVE_MODEL_TOOLS_RANDOM_CHECKPOINT_H_
+#ifndef MTSERVE_TOOLS_RANDOM_CHECKPOINT_H_
+#define MTSERVE_TOOLS_RANDOM_CHECKPOINT_H_
 
 #include <cstdint>
 #include <string>
@@ -43,4 +43,4 @@ absl::Status MakeRandomCheckpoint(const std::string& tokenizer_dir, const std::s
 
 }  // namespace mtserve
 
-#endif  // MTSERVE_MODEL_TOOLS_RANDOM_CHECKPOINT_H_
+#endif  // MTSERVE_TOOLS_RANDOM_CHECKPOINT_H_

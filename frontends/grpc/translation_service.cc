@@ -1,4 +1,4 @@
-#include "server/translation_service.h"
+#include "frontends/grpc/translation_service.h"
 
 #include <deque>
 #include <memory>
@@ -9,13 +9,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "grpcpp/support/proto_buffer_writer.h"
-#include "model/status_macros.h"
-#include "server/api_key_auth.h"
-#include "server/api_key_quota.h"
-#include "server/proto_bounds.h"
-#include "server/proto_mapping.h"
-#include "server/request_mapping.h"
-#include "server/stop_reason.h"
+#include "base/status_macros.h"
+#include "serving/auth/api_key_auth.h"
+#include "serving/auth/api_key_quota.h"
+#include "frontends/proto/proto_bounds.h"
+#include "frontends/proto/proto_mapping.h"
+#include "frontends/proto/request_mapping.h"
+#include "serving/stop_reason.h"
 
 namespace mtserve {
 namespace {

@@ -3,8 +3,8 @@
 // and statuses back. Translate and TranslateStream take their messages as raw bytes and parse
 // them here, so that a message that does not parse gets INVALID_ARGUMENT saying so (gRPC's own
 // parsing answered UNIMPLEMENTED without a word, and ended a stream with OK) and is counted.
-#ifndef MTSERVE_SERVER_TRANSLATION_SERVICE_H_
-#define MTSERVE_SERVER_TRANSLATION_SERVICE_H_
+#ifndef MTSERVE_FRONTENDS_GRPC_TRANSLATION_SERVICE_H_
+#define MTSERVE_FRONTENDS_GRPC_TRANSLATION_SERVICE_H_
 
 #include <set>
 
@@ -14,7 +14,7 @@
 #include "absl/time/time.h"
 #include "grpcpp/support/byte_buffer.h"
 #include "mtserve/v1/translation.grpc.pb.h"
-#include "server/translation_core.h"
+#include "serving/translation_core.h"
 
 namespace mtserve {
 
@@ -66,4 +66,4 @@ grpc::Status ToGrpcStatus(const absl::Status& status);
 
 }  // namespace mtserve
 
-#endif  // MTSERVE_SERVER_TRANSLATION_SERVICE_H_
+#endif  // MTSERVE_FRONTENDS_GRPC_TRANSLATION_SERVICE_H_

@@ -1,9 +1,9 @@
-// Files compiled into the binary at build time (server/embed_files.cmake; the list is in
+// Files compiled into the binary at build time (frontends/http/embed_files.cmake; the list is in
 // server/CMakeLists.txt): the OpenAPI description (openapi.json) and the translation page (web/),
 // so that a binary always serves the description and page of the API it has, with nothing to
 // install beside it.
-#ifndef MTSERVE_SERVER_EMBEDDED_FILES_H_
-#define MTSERVE_SERVER_EMBEDDED_FILES_H_
+#ifndef MTSERVE_FRONTENDS_HTTP_EMBEDDED_FILES_H_
+#define MTSERVE_FRONTENDS_HTTP_EMBEDDED_FILES_H_
 
 #include "absl/strings/string_view.h"
 
@@ -14,4 +14,4 @@ absl::string_view EmbeddedFile(absl::string_view name);
 
 }  // namespace mtserve
 
-#endif  // MTSERVE_SERVER_EMBEDDED_FILES_H_
+#endif  // MTSERVE_FRONTENDS_HTTP_EMBEDDED_FILES_H_

@@ -1,4 +1,4 @@
-#include "server/http_framing.h"
+#include "frontends/http/http_framing.h"
 
 #include <optional>
 
@@ -8,7 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "model/excerpt.h"
+#include "base/excerpt.h"
 
 namespace mtserve {
 

@@ -6,8 +6,8 @@
 // What civetweb 1.15 refuses itself before a handler runs is not checked again by the server:
 // a Transfer-Encoding other than chunked or identity (400), and a Content-Length that does not
 // start with a number or is negative (411). What it lets through is refused here.
-#ifndef MTSERVE_SERVER_HTTP_FRAMING_H_
-#define MTSERVE_SERVER_HTTP_FRAMING_H_
+#ifndef MTSERVE_FRONTENDS_HTTP_HTTP_FRAMING_H_
+#define MTSERVE_FRONTENDS_HTTP_HTTP_FRAMING_H_
 
 #include <cstdint>
 
@@ -41,4 +41,4 @@ absl::StatusOr<BodyFraming> RequestBodyFraming(absl::Span<const HeaderField> fie
 
 }  // namespace mtserve
 
-#endif  // MTSERVE_SERVER_HTTP_FRAMING_H_
+#endif  // MTSERVE_FRONTENDS_HTTP_HTTP_FRAMING_H_

@@ -1,4 +1,4 @@
-#include "server/http_frontend.h"
+#include "frontends/http/http_frontend.h"
 
 #include <algorithm>
 #include <cmath>
@@ -14,17 +14,17 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "civetweb.h"
-#include "model/excerpt.h"
-#include "model/status_macros.h"
-#include "server/api_key_auth.h"
-#include "server/api_key_quota.h"
-#include "server/embedded_files.h"
-#include "server/http_framing.h"
-#include "server/http_json.h"
-#include "server/http_status.h"
-#include "server/libretranslate_api.h"
-#include "server/proto_mapping.h"
-#include "server/request_mapping.h"
+#include "base/excerpt.h"
+#include "base/status_macros.h"
+#include "serving/auth/api_key_auth.h"
+#include "serving/auth/api_key_quota.h"
+#include "frontends/http/embedded_files.h"
+#include "frontends/http/http_framing.h"
+#include "frontends/http/http_json.h"
+#include "frontends/http/http_status.h"
+#include "frontends/libretranslate/libretranslate_api.h"
+#include "frontends/proto/proto_mapping.h"
+#include "frontends/proto/request_mapping.h"
 
 namespace mtserve {
 namespace {
@@ -43,7 +43,7 @@ thread_local std::string* start_message = nullptr;
 constexpr char kJson[] = "application/json";
 constexpr char kNdjson[] = "application/x-ndjson";
 
-// The files served as they are (server/embedded_files.h): the translation page and the API's
+// The files served as they are (frontends/http/embedded_files.h): the translation page and the API's
 // description. Answered while loading and draining, as the health paths, and not counted.
 struct StaticFile {
   absl::string_view path;
@@ -518,7 +518,7 @@ int HttpFrontend::HandleRequest(mg_connection* connection, void* data) {
     return exchange.status();
   }
   // LibreTranslate's routes are named without methods: "METHOD /path" items are the routes
-  // /openapi.json describes (tests/scripts/openapi_test.py holds the two equal), and it describes
+  // /openapi.json describes (tests/e2e/scripts/openapi_test.py holds the two equal), and it describes
   // the native API only.
   exchange.SendError(absl::NotFoundError(
       absl::StrCat("no ", Excerpt(path),

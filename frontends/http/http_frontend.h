@@ -9,8 +9,8 @@
 //   GET  /v1/models            ListModelsResponse
 //   GET  /healthz              200 while the process runs
 //   GET  /readyz               200 while serving, 503 while models load and while draining
-//   GET  /openapi.json         the OpenAPI description of these routes (server/openapi.json)
-//   GET  /                     the translation page (server/web/), which calls the routes above
+//   GET  /openapi.json         the OpenAPI description of these routes (frontends/http/openapi.json)
+//   GET  /                     the translation page (frontends/http/web/), which calls the routes above
 //   POST /translate, GET /languages, GET /frontend/settings
 //                              LibreTranslate's API (libretranslate_api.h)
 //
@@ -21,8 +21,8 @@
 // the pool bounds the HTTP requests translating at once. cpp-httplib would do as well, but it is
 // another package to install, and its timeouts are per read, which lets a client that sends a
 // byte now and then hold a thread for ever.
-#ifndef MTSERVE_SERVER_HTTP_FRONTEND_H_
-#define MTSERVE_SERVER_HTTP_FRONTEND_H_
+#ifndef MTSERVE_FRONTENDS_HTTP_HTTP_FRONTEND_H_
+#define MTSERVE_FRONTENDS_HTTP_HTTP_FRONTEND_H_
 
 #include <cstdint>
 #include <memory>
@@ -33,8 +33,8 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "server/server_tls.h"
-#include "server/translation_core.h"
+#include "frontends/tls/server_tls.h"
+#include "serving/translation_core.h"
 
 struct mg_context;
 struct mg_connection;
@@ -112,4 +112,4 @@ class HttpFrontend {
 
 }  // namespace mtserve
 
-#endif  // MTSERVE_SERVER_HTTP_FRONTEND_H_
+#endif  // MTSERVE_FRONTENDS_HTTP_HTTP_FRONTEND_H_

@@ -1,13 +1,13 @@
-#include "server/http_json.h"
+#include "frontends/http/http_json.h"
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/util/json_util.h"
-#include "model/excerpt.h"
-#include "model/json_file.h"
+#include "base/excerpt.h"
+#include "base/json_file.h"
 #include "nlohmann/json.hpp"
-#include "server/json_null_elements.h"
+#include "frontends/http/json_null_elements.h"
 
 namespace mtserve {
 namespace {

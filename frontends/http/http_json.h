@@ -5,8 +5,8 @@
 // string holding the text itself, where the mapping would want base64. The proto types texts as
 // bytes so that invalid UTF-8 reaches the server over gRPC and gets a clear error; JSON text is
 // UTF-8 already, and nobody sending text from curl or a browser should have to encode it.
-#ifndef MTSERVE_SERVER_HTTP_JSON_H_
-#define MTSERVE_SERVER_HTTP_JSON_H_
+#ifndef MTSERVE_FRONTENDS_HTTP_HTTP_JSON_H_
+#define MTSERVE_FRONTENDS_HTTP_HTTP_JSON_H_
 
 #include <string>
 
@@ -14,7 +14,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "google/protobuf/message.h"
-#include "model/json_file.h"
+#include "base/json_file.h"
 
 namespace mtserve {
 
@@ -29,4 +29,4 @@ absl::StatusOr<std::string> ToJson(const google::protobuf::Message& message);
 
 }  // namespace mtserve
 
-#endif  // MTSERVE_SERVER_HTTP_JSON_H_
+#endif  // MTSERVE_FRONTENDS_HTTP_HTTP_JSON_H_

@@ -1,4 +1,4 @@
-#include "server/http_status.h"
+#include "frontends/http/http_status.h"
 
 #include "nlohmann/json.hpp"
 

@@ -1,8 +1,8 @@
 // How the HTTP front end states an absl::Status: the HTTP status for its (gRPC) code, and the JSON
 // error body {"code": "INVALID_ARGUMENT", "message": "..."}. One mapping, so that every HTTP
 // answer agrees with what gRPC answers for the same request.
-#ifndef MTSERVE_SERVER_HTTP_STATUS_H_
-#define MTSERVE_SERVER_HTTP_STATUS_H_
+#ifndef MTSERVE_FRONTENDS_HTTP_HTTP_STATUS_H_
+#define MTSERVE_FRONTENDS_HTTP_HTTP_STATUS_H_
 
 #include <string>
 
@@ -23,4 +23,4 @@ std::string ErrorJson(const absl::Status& status);
 
 }  // namespace mtserve
 
-#endif  // MTSERVE_SERVER_HTTP_STATUS_H_
+#endif  // MTSERVE_FRONTENDS_HTTP_HTTP_STATUS_H_

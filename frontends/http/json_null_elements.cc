@@ -1,10 +1,10 @@
-#include "server/json_null_elements.h"
+#include "frontends/http/json_null_elements.h"
 
 #include <string>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "model/excerpt.h"
+#include "base/excerpt.h"
 #include "nlohmann/json.hpp"
 
 namespace mtserve {

@@ -2,8 +2,8 @@
 // element of a repeated field without a word ({"texts": ["a", null]} became one text), so a
 // request would be answered with fewer translations than it sent texts. A null field, as opposed
 // to an element, is the field's default in proto3's JSON mapping and stays allowed.
-#ifndef MTSERVE_SERVER_JSON_NULL_ELEMENTS_H_
-#define MTSERVE_SERVER_JSON_NULL_ELEMENTS_H_
+#ifndef MTSERVE_FRONTENDS_HTTP_JSON_NULL_ELEMENTS_H_
+#define MTSERVE_FRONTENDS_HTTP_JSON_NULL_ELEMENTS_H_
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
@@ -17,4 +17,4 @@ absl::Status RefuseNullElements(const nlohmann::json& value, absl::string_view w
 
 }  // namespace mtserve
 
-#endif  // MTSERVE_SERVER_JSON_NULL_ELEMENTS_H_
+#endif  // MTSERVE_FRONTENDS_HTTP_JSON_NULL_ELEMENTS_H_

@@ -1,4 +1,4 @@
-#include "server/libretranslate_api.h"
+#include "frontends/libretranslate/libretranslate_api.h"
 
 #include <functional>
 #include <map>
@@ -9,9 +9,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "model/excerpt.h"
+#include "base/excerpt.h"
 #include "nlohmann/json.hpp"
-#include "server/http_status.h"
+#include "frontends/http/http_status.h"
 
 namespace mtserve {
 namespace {

@@ -10,8 +10,8 @@
 // limit and option, as it does for the native API. The HTTP front end reads the body, runs the
 // core request and writes the answers made here. Languages route to models by the source and
 // target languages of each model's config.
-#ifndef MTSERVE_SERVER_LIBRETRANSLATE_API_H_
-#define MTSERVE_SERVER_LIBRETRANSLATE_API_H_
+#ifndef MTSERVE_FRONTENDS_LIBRETRANSLATE_LIBRETRANSLATE_API_H_
+#define MTSERVE_FRONTENDS_LIBRETRANSLATE_LIBRETRANSLATE_API_H_
 
 #include <optional>
 #include <string>
@@ -20,8 +20,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "server/libretranslate_request.h"
-#include "server/translation_core.h"
+#include "frontends/libretranslate/libretranslate_request.h"
+#include "serving/translation_core.h"
 
 namespace mtserve {
 
@@ -65,4 +65,4 @@ std::string LanguageName(absl::string_view code);
 
 }  // namespace mtserve
 
-#endif  // MTSERVE_SERVER_LIBRETRANSLATE_API_H_
+#endif  // MTSERVE_FRONTENDS_LIBRETRANSLATE_LIBRETRANSLATE_API_H_

@@ -1,4 +1,4 @@
-#include "server/libretranslate_request.h"
+#include "frontends/libretranslate/libretranslate_request.h"
 
 #include <cstdint>
 #include <utility>
@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "civetweb.h"
-#include "model/excerpt.h"
+#include "base/excerpt.h"
 #include "nlohmann/json.hpp"
 
 namespace mtserve {

@@ -1,8 +1,8 @@
 // A LibreTranslate POST /translate body (libretranslate_api.h) read into the core's request: JSON
 // or a form (application/x-www-form-urlencoded), its fields checked as LibreTranslate checks them.
 // Apart from the rest of the API because it needs no server: its fuzz target runs it alone.
-#ifndef MTSERVE_SERVER_LIBRETRANSLATE_REQUEST_H_
-#define MTSERVE_SERVER_LIBRETRANSLATE_REQUEST_H_
+#ifndef MTSERVE_FRONTENDS_LIBRETRANSLATE_LIBRETRANSLATE_REQUEST_H_
+#define MTSERVE_FRONTENDS_LIBRETRANSLATE_LIBRETRANSLATE_REQUEST_H_
 
 #include <optional>
 #include <string>
@@ -11,8 +11,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "model/json_file.h"
-#include "server/translation_core.h"
+#include "base/json_file.h"
+#include "serving/translation_core.h"
 
 namespace mtserve {
 
@@ -40,4 +40,4 @@ absl::StatusOr<LibreTranslateRequest> ParseLibreTranslateFields(
 
 }  // namespace mtserve
 
-#endif  // MTSERVE_SERVER_LIBRETRANSLATE_REQUEST_H_
+#endif  // MTSERVE_FRONTENDS_LIBRETRANSLATE_LIBRETRANSLATE_REQUEST_H_

@@ -1,4 +1,4 @@
-#include "server/proto_bounds.h"
+#include "frontends/proto/proto_bounds.h"
 
 #include <cstdint>
 

@@ -2,13 +2,13 @@
 // parsed: every field, at every level, becomes an object of some tens of bytes (an empty `texts`
 // element is 2 bytes on the wire and about 50 in memory, unknown fields too), so a 4 MiB message
 // could become 100 MiB.
-#ifndef MTSERVE_SERVER_PROTO_BOUNDS_H_
-#define MTSERVE_SERVER_PROTO_BOUNDS_H_
+#ifndef MTSERVE_FRONTENDS_PROTO_PROTO_BOUNDS_H_
+#define MTSERVE_FRONTENDS_PROTO_PROTO_BOUNDS_H_
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "google/protobuf/descriptor.h"
-#include "model/json_file.h"
+#include "base/json_file.h"
 
 namespace mtserve {
 
@@ -22,4 +22,4 @@ absl::Status CheckProtoBounds(absl::string_view bytes,
 
 }  // namespace mtserve
 
-#endif  // MTSERVE_SERVER_PROTO_BOUNDS_H_
+#endif  // MTSERVE_FRONTENDS_PROTO_PROTO_BOUNDS_H_

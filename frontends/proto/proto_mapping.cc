@@ -1,11 +1,11 @@
-#include "server/proto_mapping.h"
+#include "frontends/proto/proto_mapping.h"
 
 #include <iterator>
 #include <utility>
 #include <vector>
 
 #include "model/model.h"
-#include "model/status_macros.h"
+#include "base/status_macros.h"
 
 namespace mtserve {
 namespace {

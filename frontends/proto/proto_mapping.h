@@ -1,15 +1,15 @@
 // From the TranslationCore's results to the proto messages (mtserve.v1): what every front end
 // that mirrors the proto (gRPC, and HTTP through protobuf's JSON mapping) shares, so that both
 // answer the same request with the same message. (Requests come in through request_mapping.h.)
-#ifndef MTSERVE_SERVER_PROTO_MAPPING_H_
-#define MTSERVE_SERVER_PROTO_MAPPING_H_
+#ifndef MTSERVE_FRONTENDS_PROTO_PROTO_MAPPING_H_
+#define MTSERVE_FRONTENDS_PROTO_PROTO_MAPPING_H_
 
 #include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "mtserve/v1/translation.pb.h"
-#include "server/translation_core.h"
+#include "serving/translation_core.h"
 
 namespace mtserve {
 
@@ -35,4 +35,4 @@ absl::StatusOr<v1::ListModelsResponse> ListModels(const TranslationCore& core,
 
 }  // namespace mtserve
 
-#endif  // MTSERVE_SERVER_PROTO_MAPPING_H_
+#endif  // MTSERVE_FRONTENDS_PROTO_PROTO_MAPPING_H_

@@ -1,4 +1,4 @@
-#include "server/request_mapping.h"
+#include "frontends/proto/request_mapping.h"
 
 #include <iterator>
 #include <utility>

@@ -2,14 +2,14 @@
 // that mirrors the proto (gRPC, and HTTP through protobuf's JSON mapping) shares, so that both
 // check the same request the same way. (Answers go back through proto_mapping.h.) Apart from the
 // core itself, so that the request path can be fuzzed without a server (tests/fuzz/).
-#ifndef MTSERVE_SERVER_REQUEST_MAPPING_H_
-#define MTSERVE_SERVER_REQUEST_MAPPING_H_
+#ifndef MTSERVE_FRONTENDS_PROTO_REQUEST_MAPPING_H_
+#define MTSERVE_FRONTENDS_PROTO_REQUEST_MAPPING_H_
 
 #include <string>
 
 #include "absl/time/time.h"
 #include "mtserve/v1/translation.pb.h"
-#include "server/translation_core.h"
+#include "serving/translation_core.h"
 
 namespace mtserve {
 
@@ -23,4 +23,4 @@ TranslationCore::Request ToCoreRequest(v1::TranslateRequest& message, absl::Time
 
 }  // namespace mtserve
 
-#endif  // MTSERVE_SERVER_REQUEST_MAPPING_H_
+#endif  // MTSERVE_FRONTENDS_PROTO_REQUEST_MAPPING_H_

@@ -1,4 +1,4 @@
-#include "server/server_tls.h"
+#include "frontends/tls/server_tls.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>

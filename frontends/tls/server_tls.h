@@ -11,8 +11,8 @@
 // certificate chain share one such file (PEM readers skip blocks of the other kind), so gRPC
 // never pairs a new key with an old certificate. HTTP (civetweb over OpenSSL) takes the current
 // files at each handshake through a certificate callback on its SSL_CTX.
-#ifndef MTSERVE_SERVER_SERVER_TLS_H_
-#define MTSERVE_SERVER_SERVER_TLS_H_
+#ifndef MTSERVE_FRONTENDS_TLS_SERVER_TLS_H_
+#define MTSERVE_FRONTENDS_TLS_SERVER_TLS_H_
 
 #include <openssl/ssl.h>
 
@@ -26,8 +26,8 @@
 #include "absl/time/time.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/security/tls_certificate_provider.h"
-#include "server/file_reloader.h"
-#include "server/tls_files.h"
+#include "base/file_reloader.h"
+#include "frontends/tls/tls_files.h"
 
 namespace mtserve {
 
@@ -78,4 +78,4 @@ class ServerTls {
 
 }  // namespace mtserve
 
-#endif  // MTSERVE_SERVER_SERVER_TLS_H_
+#endif  // MTSERVE_FRONTENDS_TLS_SERVER_TLS_H_

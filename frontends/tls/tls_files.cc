@@ -1,4 +1,4 @@
-#include "server/tls_files.h"
+#include "frontends/tls/tls_files.h"
 
 #include <openssl/err.h>
 #include <openssl/pem.h>

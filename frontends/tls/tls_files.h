@@ -3,8 +3,8 @@
 // first certificate, and optionally the CAs that sign client certificates. Whatever fails here
 // (no PEM block, an encrypted or mismatched key, an expired certificate) fails start-up, or keeps
 // the previous files in use when they are replaced while serving.
-#ifndef MTSERVE_SERVER_TLS_FILES_H_
-#define MTSERVE_SERVER_TLS_FILES_H_
+#ifndef MTSERVE_FRONTENDS_TLS_TLS_FILES_H_
+#define MTSERVE_FRONTENDS_TLS_TLS_FILES_H_
 
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
@@ -44,4 +44,4 @@ absl::StatusOr<std::shared_ptr<const TlsFiles>> ParseTlsFiles(
 
 }  // namespace mtserve
 
-#endif  // MTSERVE_SERVER_TLS_FILES_H_
+#endif  // MTSERVE_FRONTENDS_TLS_TLS_FILES_H_

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "model/text/segment.h"
+#include "base/segment.h"
 
 namespace mtserve {
 

@@ -1,4 +1,4 @@
-#include "server/api_key_auth.h"
+#include "serving/auth/api_key_auth.h"
 
 #include <utility>
 #include <vector>

@@ -2,8 +2,8 @@
 // file knows it, and whether its limits allow the call. The file is re-read when it changes or on
 // SIGHUP (FileReloader), as the TLS files are; a file that does not parse keeps the previous
 // keys. Keys are never logged or echoed: errors and metrics name the key's name.
-#ifndef MTSERVE_SERVER_API_KEY_AUTH_H_
-#define MTSERVE_SERVER_API_KEY_AUTH_H_
+#ifndef MTSERVE_SERVING_AUTH_API_KEY_AUTH_H_
+#define MTSERVE_SERVING_AUTH_API_KEY_AUTH_H_
 
 #include <cstdint>
 #include <memory>
@@ -16,10 +16,10 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "server/api_key_quota.h"
-#include "server/api_keys.h"
-#include "server/file_reloader.h"
-#include "server/metrics.h"
+#include "serving/auth/api_key_quota.h"
+#include "serving/auth/api_keys.h"
+#include "base/file_reloader.h"
+#include "serving/metrics.h"
 
 namespace mtserve {
 
@@ -58,4 +58,4 @@ std::optional<std::string> PresentedApiKey(std::optional<absl::string_view> auth
 
 }  // namespace mtserve
 
-#endif  // MTSERVE_SERVER_API_KEY_AUTH_H_
+#endif  // MTSERVE_SERVING_AUTH_API_KEY_AUTH_H_

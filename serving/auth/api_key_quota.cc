@@ -1,4 +1,4 @@
-#include "server/api_key_quota.h"
+#include "serving/auth/api_key_quota.h"
 
 #include <algorithm>
 #include <cmath>

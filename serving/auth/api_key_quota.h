@@ -4,8 +4,8 @@
 //   continuously (limit / 60 a second): a key may burst its whole minute, then goes at the rate;
 // - characters_per_day counts Unicode characters in fixed UTC days (reset at 00:00 UTC).
 // Usage is kept by key name, so re-reading the keys file (new limits, a new key) keeps it.
-#ifndef MTSERVE_SERVER_API_KEY_QUOTA_H_
-#define MTSERVE_SERVER_API_KEY_QUOTA_H_
+#ifndef MTSERVE_SERVING_AUTH_API_KEY_QUOTA_H_
+#define MTSERVE_SERVING_AUTH_API_KEY_QUOTA_H_
 
 #include <cstdint>
 #include <string>
@@ -15,7 +15,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "server/api_keys.h"
+#include "serving/auth/api_keys.h"
 
 namespace mtserve {
 
@@ -45,4 +45,4 @@ int64_t CountCharacters(absl::string_view text);
 
 }  // namespace mtserve
 
-#endif  // MTSERVE_SERVER_API_KEY_QUOTA_H_
+#endif  // MTSERVE_SERVING_AUTH_API_KEY_QUOTA_H_

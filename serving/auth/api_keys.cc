@@ -1,4 +1,4 @@
-#include "server/api_keys.h"
+#include "serving/auth/api_keys.h"
 
 #include <openssl/crypto.h>
 #include <openssl/sha.h>
@@ -13,7 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "model/excerpt.h"
+#include "base/excerpt.h"
 
 namespace mtserve {
 namespace {

@@ -8,8 +8,8 @@
 // starting with # are skipped. Keys must be random (openssl rand -hex 32): an unsalted hash
 // protects nothing else. Names label the metrics, so they are short and from a small alphabet.
 // This file parses the text only (ParseApiKeys, the fuzzing entry point); FileReloader reads it.
-#ifndef MTSERVE_SERVER_API_KEYS_H_
-#define MTSERVE_SERVER_API_KEYS_H_
+#ifndef MTSERVE_SERVING_AUTH_API_KEYS_H_
+#define MTSERVE_SERVING_AUTH_API_KEYS_H_
 
 #include <array>
 #include <cstdint>
@@ -56,4 +56,4 @@ Sha256 Sha256Of(absl::string_view bytes);
 
 }  // namespace mtserve
 
-#endif  // MTSERVE_SERVER_API_KEYS_H_
+#endif  // MTSERVE_SERVING_AUTH_API_KEYS_H_

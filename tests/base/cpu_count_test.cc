@@ -1,5 +1,5 @@
-// Reading cgroup CPU quotas (server/cpu_count.h).
-#include "server/cpu_count.h"
+// Reading cgroup CPU quotas (base/cpu_count.h).
+#include "base/cpu_count.h"
 
 #include <thread>
 

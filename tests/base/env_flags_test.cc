@@ -1,5 +1,5 @@
-// MTSERVE_<FLAG> environment variables set flags (server/env_flags.h).
-#include "server/env_flags.h"
+// MTSERVE_<FLAG> environment variables set flags (base/env_flags.h).
+#include "base/env_flags.h"
 
 #include <cstdlib>
 

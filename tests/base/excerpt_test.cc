@@ -1,4 +1,4 @@
-#include "model/excerpt.h"
+#include "base/excerpt.h"
 
 #include <string>
 

@@ -1,4 +1,4 @@
-#include "server/file_reloader.h"
+#include "base/file_reloader.h"
 
 #include <string>
 #include <vector>

@@ -1,4 +1,4 @@
-#include "server/task_pool.h"
+#include "base/task_pool.h"
 
 #include <atomic>
 #include <thread>

@@ -87,7 +87,7 @@ def parse_memory(quantity):
 
 
 # The highest resident memory measured with the embedded model, 2 workers x 1 thread, under
-# steady load (tests/scripts/soak_test.py: 64 clients, beam 4, texts of one to eight sentences):
+# steady load (tests/e2e/scripts/soak_test.py: 64 clients, beam 4, texts of one to eight sentences):
 # 235 MiB. It already holds the decodes of that load; a container limit of this plus each
 # worker's --worker_memory therefore holds any load the budget admits (README: "Memory").
 # Measured in float32; int8 (what MTSERVE_COMPUTE_TYPE=auto picks on VNNI CPUs) holds less, its

@@ -4,8 +4,8 @@
 //
 // Header-only, POSIX (Linux) only. Timeouts here are safety nets against hangs, never assertions
 // about speed.
-#ifndef MTSERVE_TESTS_SERVER_SERVER_PROCESS_H_
-#define MTSERVE_TESTS_SERVER_SERVER_PROCESS_H_
+#ifndef MTSERVE_TESTS_E2E_SERVER_PROCESS_H_
+#define MTSERVE_TESTS_E2E_SERVER_PROCESS_H_
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -210,7 +210,7 @@ class ChildProcess {
 class ServerProcess {
  public:
   // Starts `binary` with --listen=127.0.0.1:0 --metrics_listen=127.0.0.1:0 --http_listen= and
-  // `flags` (HTTP has tests of its own: tests/scripts/http_api_test.py), and
+  // `flags` (HTTP has tests of its own: tests/e2e/scripts/http_api_test.py), and
   // waits for the ports line (not for the models: see WaitUntilServing()). Throws if the server
   // does not print its ports (its stderr is in the message).
   ServerProcess(const std::string& binary, const std::vector<std::string>& flags,
@@ -459,4 +459,4 @@ MetricsSnapshot WaitForMetrics(int port, Predicate predicate,
 
 }  // namespace mtserve::testing
 
-#endif  // MTSERVE_TESTS_SERVER_SERVER_PROCESS_H_
+#endif  // MTSERVE_TESTS_E2E_SERVER_PROCESS_H_

@@ -46,7 +46,7 @@
 #include "gtest/gtest.h"
 #include "mtserve/v1/translation.grpc.pb.h"
 #include "nlohmann/json.hpp"
-#include "tests/server/server_process.h"
+#include "tests/e2e/server_process.h"
 
 namespace mtserve {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/string_view.h"
-#include "server/api_keys.h"
+#include "serving/auth/api_keys.h"
 #include "tests/test_lib/fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -11,8 +11,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/string_view.h"
-#include "server/libretranslate_request.h"
-#include "server/request_limits.h"
+#include "frontends/libretranslate/libretranslate_request.h"
+#include "serving/request_limits.h"
 #include "tests/test_lib/fuzz_check.h"
 #include "tests/test_lib/request_thread_stack.h"
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "model/json_file.h"
+#include "base/json_file.h"
 #include "model/model_config.h"
 #include "tests/test_lib/fuzz_check.h"
 

@@ -14,7 +14,7 @@
 #include "gtest/gtest.h"
 #include "model/model_config.h"
 #include "nlohmann/json.hpp"
-#include "tests/safetensors_writer.h"
+#include "tests/test_lib/safetensors_writer.h"
 
 namespace mtserve {
 namespace {

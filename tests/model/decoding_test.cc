@@ -30,7 +30,7 @@
 #include "model/model.h"
 #include "model/ops/compute_context.h"
 #include "model/ops/shape_buckets.h"
-#include "model/status_macros.h"
+#include "base/status_macros.h"
 #include "model/translator.h"
 #include "tests/test_lib/test_util.h"
 

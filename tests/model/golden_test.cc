@@ -11,7 +11,7 @@
 #include "model/model.h"
 #include "model/translator.h"
 #include "nlohmann/json.hpp"
-#include "tests/bleu.h"
+#include "tests/test_lib/bleu.h"
 #include "tests/test_lib/test_util.h"
 
 namespace mtserve {

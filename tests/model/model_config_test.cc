@@ -10,7 +10,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "tests/safetensors_writer.h"
+#include "tests/test_lib/safetensors_writer.h"
 
 namespace mtserve {
 namespace {

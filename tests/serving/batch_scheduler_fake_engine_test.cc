@@ -1,4 +1,4 @@
-// The scheduler's threads and decode loop (server/batch_scheduler.h) over a fake engine and a
+// The scheduler's threads and decode loop (serving/batch_scheduler.h) over a fake engine and a
 // clock the test sets: a text's first source id is the number of steps it decodes for (a negative
 // one the engine refuses), and the test acts between steps from the engine's step hook, which
 // runs on the worker's thread. Expected values come from the batching contract.
@@ -16,8 +16,8 @@
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/batch_scheduler.h"
-#include "server/decode_engine.h"
+#include "serving/batch_scheduler.h"
+#include "serving/decode_engine.h"
 
 namespace mtserve {
 namespace {

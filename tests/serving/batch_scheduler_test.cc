@@ -1,6 +1,6 @@
-// The batching contract of server/batch_scheduler.h on the embedded model: what shares a batch,
+// The batching contract of serving/batch_scheduler.h on the embedded model: what shares a batch,
 // results equal to offline translation, the bounded queue, deadlines and cancellation.
-#include "server/batch_scheduler.h"
+#include "serving/batch_scheduler.h"
 
 #include <atomic>
 #include <chrono>
@@ -20,7 +20,7 @@
 #include "model/decode_memory.h"
 #include "model/model.h"
 #include "model/translator.h"
-#include "server/metrics.h"
+#include "serving/metrics.h"
 #include "tests/test_lib/test_util.h"
 
 namespace mtserve {

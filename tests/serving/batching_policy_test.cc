@@ -1,6 +1,6 @@
-// The batching rules of server/batch_scheduler.h, decided by BatchingPolicy: no threads, no model,
+// The batching rules of serving/batch_scheduler.h, decided by BatchingPolicy: no threads, no model,
 // explicit times. Each text's first source id names it; its length is its source length.
-#include "server/batching_policy.h"
+#include "serving/batching_policy.h"
 
 #include <string>
 #include <vector>

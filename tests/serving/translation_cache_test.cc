@@ -1,5 +1,5 @@
-// The sentence cache (server/translation_cache.h): keys, the byte bound, LRU order, statistics.
-#include "server/translation_cache.h"
+// The sentence cache (serving/translation_cache.h): keys, the byte bound, LRU order, statistics.
+#include "serving/translation_cache.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // Corpus BLEU as sacreBLEU computes it by default (13a tokenisation, 4-grams, uniform weights,
 // brevity penalty, no smoothing): enough to compare translation quality in tests.
-#ifndef MTSERVE_TESTS_BLEU_H_
-#define MTSERVE_TESTS_BLEU_H_
+#ifndef MTSERVE_TESTS_TEST_LIB_BLEU_H_
+#define MTSERVE_TESTS_TEST_LIB_BLEU_H_
 
 #include <algorithm>
 #include <cmath>
@@ -66,4 +66,4 @@ inline double CorpusBleu(const std::vector<std::string>& hypotheses,
 
 }  // namespace mtserve
 
-#endif  // MTSERVE_TESTS_BLEU_H_
+#endif  // MTSERVE_TESTS_TEST_LIB_BLEU_H_

@@ -1,7 +1,7 @@
 // Test helpers: write small safetensors files (well-formed or deliberately broken) and decode
 // IEEE half floats independently of the code under test.
-#ifndef MTSERVE_TESTS_SAFETENSORS_WRITER_H_
-#define MTSERVE_TESTS_SAFETENSORS_WRITER_H_
+#ifndef MTSERVE_TESTS_TEST_LIB_SAFETENSORS_WRITER_H_
+#define MTSERVE_TESTS_TEST_LIB_SAFETENSORS_WRITER_H_
 
 #include <cmath>
 #include <cstdint>
@@ -94,4 +94,4 @@ inline float ReferenceHalf(uint16_t bits) {
 
 }  // namespace mtserve::testing
 
-#endif  // MTSERVE_TESTS_SAFETENSORS_WRITER_H_
+#endif  // MTSERVE_TESTS_TEST_LIB_SAFETENSORS_WRITER_H_

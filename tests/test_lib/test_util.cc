@@ -8,7 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "model/model_config.h"
-#include "model/tools/random_checkpoint.h"
+#include "tools/random_checkpoint.h"
 
 namespace mtserve::testing {
 

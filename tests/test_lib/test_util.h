@@ -14,7 +14,7 @@
 #include "model/compute_type.h"
 #include "model/model.h"
 #include "model/model_config.h"
-#include "model/status_macros.h"
+#include "base/status_macros.h"
 #include "nlohmann/json.hpp"
 
 // `lhs = value of expr`, or fails the test (ASSERT) with its status.
@@ -47,7 +47,7 @@ namespace mtserve::testing {
 
 // tests/data in the source tree.
 std::string TestDataDir();
-// The model the tests translate with: $MTSERVE_TEST_MODEL_DIR if set (tests/scripts/
+// The model the tests translate with: $MTSERVE_TEST_MODEL_DIR if set (tests/e2e/scripts/
 // broken_model_test.py points it at a broken model), else the embedded one.
 std::string TestModelDir();
 

@@ -1,6 +1,6 @@
-// HTML documents taken apart into runs of text and rebuilt (model/text/html_document.h), on
+// HTML documents taken apart into runs of text and rebuilt (text/html_document.h), on
 // hand-written HTML. Expected runs and outputs are written from the HTML's meaning.
-#include "model/text/html_document.h"
+#include "text/html_document.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

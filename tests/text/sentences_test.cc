@@ -1,6 +1,6 @@
-// Texts as the engine translates them (model/sentences.h): split into sentences, cut to the token
+// Texts as the engine translates them (text/sentences.h): split into sentences, cut to the token
 // limit, and joined back in their layout. Expected values are written from the text's meaning.
-#include "model/sentences.h"
+#include "text/sentences.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -12,9 +12,9 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_join.h"
-#include "model/inline_placement.h"
+#include "text/inline_placement.h"
 #include "model/translator.h"
-#include "tests/bleu.h"
+#include "tests/test_lib/bleu.h"
 #include "tests/test_lib/test_util.h"
 
 namespace mtserve {

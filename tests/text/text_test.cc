@@ -13,9 +13,9 @@
 #include "absl/strings/string_view.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "model/text/cut_to_token_limit.h"
-#include "model/text/segment.h"
-#include "model/text/sentence_splitter.h"
+#include "text/cut_to_token_limit.h"
+#include "base/segment.h"
+#include "text/sentence_splitter.h"
 
 namespace mtserve {
 namespace {
@@ -292,7 +292,7 @@ const char* const kTexts[] = {
 };
 
 // Whatever the text and the language, the sentences are in order, disjoint and trimmed, and
-// only whitespace lies outside them (model/sentences.h keeps those bytes as they are).
+// only whitespace lies outside them (text/sentences.h keeps those bytes as they are).
 TEST(SentenceSplitterTest, OnlyWhitespaceLiesOutsideTheSentences) {
   for (absl::string_view language : {"en", "de", ""}) {
     auto splitter = MakeSplitter(language);

@@ -1,4 +1,4 @@
-#include "model/tools/random_checkpoint.h"
+#include "tools/random_checkpoint.h"
 
 #include <unistd.h>
 
@@ -26,7 +26,7 @@
 #include "model/safetensors.h"
 #include "model/translator.h"
 #include "nlohmann/json.hpp"
-#include "tests/safetensors_writer.h"
+#include "tests/test_lib/safetensors_writer.h"
 
 namespace mtserve {
 namespace {

@@ -31,7 +31,7 @@ import tempfile
 
 sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [os.path.join(HERE, "../test_lib"), os.path.join(HERE, "../../scripts/lib")]
+sys.path[:0] = [os.path.join(HERE, "../../test_lib"), os.path.join(HERE, "../../../scripts/lib")]
 from http_checks import Checks  # noqa: E402
 from mtserve_process import MtserveProcess  # noqa: E402
 from test_certificates import make_ca, make_certificate  # noqa: E402

@@ -32,7 +32,7 @@ import time
 # The shared helpers, imported without writing bytecode into the source tree.
 sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [os.path.join(HERE, "../test_lib"), os.path.join(HERE, "../../scripts/lib")]
+sys.path[:0] = [os.path.join(HERE, "../../test_lib"), os.path.join(HERE, "../../../scripts/lib")]
 from http_checks import Checks, call  # noqa: E402
 from mtserve_process import MtserveProcess  # noqa: E402
 

@@ -4,11 +4,11 @@
 # scores, several batches, streaming), and errors must exit 1 with the gRPC code on stderr. Also
 # checks server reflection and, after the traffic, the metrics (scripts/prometheus-check.sh).
 #
-# Usage: tests/scripts/python_client_test.sh [--bin_dir=build/bin] [--stubs_dir=DIR]
+# Usage: tests/e2e/scripts/python_client_test.sh [--bin_dir=build/bin] [--stubs_dir=DIR]
 # Without --stubs_dir the stubs are generated into a temporary directory.
 set -euo pipefail
 
-root=$(cd "$(dirname "$0")/../.." && pwd)
+root=$(cd "$(dirname "$0")/../../.." && pwd)
 bin_dir=$root/build/bin
 stubs_dir=
 for arg in "$@"; do

@@ -29,7 +29,7 @@ import time
 # The shared helpers (without writing bytecode into the source tree).
 sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [os.path.join(HERE, "../test_lib"), os.path.join(HERE, "../../scripts/lib")]
+sys.path[:0] = [os.path.join(HERE, "../../test_lib"), os.path.join(HERE, "../../../scripts/lib")]
 from http_checks import Checks  # noqa: E402
 from mtserve_process import MtserveProcess, wait_until  # noqa: E402
 from test_certificates import install, make_ca, make_certificate  # noqa: E402
@@ -183,7 +183,7 @@ def main():
                           run.returncode == 1 and "UNAVAILABLE" in run.stderr)
 
             python_client = [sys.executable, os.path.join(os.path.dirname(os.path.abspath(
-                __file__)), "../../client/python/translate.py"), f"--server=127.0.0.1:{port}",
+                __file__)), "../../../client/python/translate.py"), f"--server=127.0.0.1:{port}",
                 f"--stubs_dir={stubs_dir}", f"--tls_ca={ca_one.cert}"]
             run = subprocess.run(python_client + [f"--tls_cert={client.cert}",
                                                   f"--tls_key={client.key}"],

@@ -1,4 +1,4 @@
-#include "server/http_framing.h"
+#include "frontends/http/http_framing.h"
 
 #include <string>
 #include <vector>

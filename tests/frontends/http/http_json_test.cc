@@ -1,4 +1,4 @@
-#include "server/http_json.h"
+#include "frontends/http/http_json.h"
 
 #include <string>
 
@@ -6,7 +6,7 @@
 #include "gtest/gtest.h"
 #include "mtserve/v1/translation.pb.h"
 #include "nlohmann/json.hpp"
-#include "server/request_limits.h"
+#include "serving/request_limits.h"
 
 namespace mtserve {
 namespace {

@@ -1,11 +1,11 @@
-#include "server/proto_bounds.h"
+#include "frontends/proto/proto_bounds.h"
 
 #include <string>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "mtserve/v1/translation.pb.h"
-#include "server/request_limits.h"
+#include "serving/request_limits.h"
 
 namespace mtserve {
 namespace {

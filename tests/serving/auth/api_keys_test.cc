@@ -1,5 +1,5 @@
 // The API keys file's parser, the key lookup, and the quota arithmetic with an explicit clock.
-#include "server/api_keys.h"
+#include "serving/auth/api_keys.h"
 
 #include <string>
 
@@ -7,8 +7,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "server/api_key_auth.h"
-#include "server/api_key_quota.h"
+#include "serving/auth/api_key_auth.h"
+#include "serving/auth/api_key_quota.h"
 #include "tests/test_lib/test_util.h"
 
 namespace mtserve {
