@@ -3,9 +3,9 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "model/checkpoint.h"
 #include "model/model_weights.h"
-#include "base/status_macros.h"
 
 namespace mtserve {
 namespace {

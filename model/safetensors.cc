@@ -19,9 +19,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/excerpt.h"
-#include "model/float16.h"
 #include "base/json_file.h"
 #include "base/status_macros.h"
+#include "model/float16.h"
 #include "nlohmann/json.hpp"
 
 #if defined(__x86_64__) || defined(__i386__)

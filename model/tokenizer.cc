@@ -18,8 +18,8 @@
 #include "absl/strings/str_replace.h"
 #include "absl/synchronization/mutex.h"
 #include "base/excerpt.h"
-#include "model/sentencepiece_module.h"
 #include "base/status_macros.h"
+#include "model/sentencepiece_module.h"
 
 namespace mtserve {
 namespace {

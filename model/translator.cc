@@ -3,12 +3,12 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "model/decoding/search.h"
 #include "model/layers/decoder.h"
 #include "model/layers/encoder.h"
 #include "model/ops/compute_context.h"
 #include "model/ops/shape_buckets.h"
-#include "base/status_macros.h"
 
 namespace mtserve {
 

@@ -5,9 +5,9 @@
 #include <cstdint>
 
 #include "absl/strings/str_cat.h"
-#include "model/decode_memory.h"
-#include "base/status_macros.h"
 #include "base/byte_size.h"
+#include "base/status_macros.h"
+#include "model/decode_memory.h"
 
 namespace mtserve {
 namespace {

@@ -11,8 +11,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "model/decoding/decoding_options.h"
 #include "base/json_file.h"
+#include "model/decoding/decoding_options.h"
 #include "model/model.h"
 
 namespace mtserve {

@@ -7,11 +7,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "base/excerpt.h"
+#include "base/status_macros.h"
+#include "serving/stop_reason.h"
+#include "text/html_document.h"
 #include "text/inline_placement.h"
 #include "text/sentences.h"
-#include "base/status_macros.h"
-#include "text/html_document.h"
-#include "serving/stop_reason.h"
 
 namespace mtserve {
 namespace {

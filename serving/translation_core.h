@@ -18,15 +18,15 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "base/task_pool.h"
 #include "model/model.h"
-#include "text/sentence_splitter.h"
 #include "model/translator.h"
 #include "serving/auth/api_key_auth.h"
 #include "serving/batch_scheduler.h"
 #include "serving/metrics.h"
 #include "serving/request_limits.h"
-#include "base/task_pool.h"
 #include "serving/translation_cache.h"
+#include "text/sentence_splitter.h"
 
 namespace mtserve {
 

@@ -9,10 +9,10 @@
 
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
-#include "model/decoding/hypothesis.h"
-#include "text/sentences.h"
 #include "base/segment.h"
+#include "model/decoding/hypothesis.h"
 #include "model/tokenizer.h"
+#include "text/sentences.h"
 
 namespace mtserve {
 

@@ -12,9 +12,9 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "base/segment.h"
-#include "text/sentence_splitter.h"
 #include "model/tokenizer.h"
 #include "model/translator.h"
+#include "text/sentence_splitter.h"
 
 namespace mtserve {
 

@@ -27,8 +27,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "model/model.h"
-#include "text/sentences.h"
 #include "model/translator.h"
+#include "text/sentences.h"
 
 ABSL_FLAG(std::string, model, MTSERVE_DEFAULT_MODEL_DIR,
           "Model directory in the Hugging Face MarianMT layout (config.json, model.safetensors, "

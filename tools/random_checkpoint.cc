@@ -21,8 +21,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
-#include "model/checkpoint.h"
 #include "base/status_macros.h"
+#include "model/checkpoint.h"
 #include "nlohmann/json.hpp"
 
 namespace mtserve {

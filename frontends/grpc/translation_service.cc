@@ -8,13 +8,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "grpcpp/support/proto_buffer_writer.h"
 #include "base/status_macros.h"
-#include "serving/auth/api_key_auth.h"
-#include "serving/auth/api_key_quota.h"
 #include "frontends/proto/proto_bounds.h"
 #include "frontends/proto/proto_mapping.h"
 #include "frontends/proto/request_mapping.h"
+#include "grpcpp/support/proto_buffer_writer.h"
+#include "serving/auth/api_key_auth.h"
+#include "serving/auth/api_key_quota.h"
 #include "serving/stop_reason.h"
 
 namespace mtserve {

@@ -13,11 +13,9 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
-#include "civetweb.h"
 #include "base/excerpt.h"
 #include "base/status_macros.h"
-#include "serving/auth/api_key_auth.h"
-#include "serving/auth/api_key_quota.h"
+#include "civetweb.h"
 #include "frontends/http/embedded_files.h"
 #include "frontends/http/http_framing.h"
 #include "frontends/http/http_json.h"
@@ -25,6 +23,8 @@
 #include "frontends/libretranslate/libretranslate_api.h"
 #include "frontends/proto/proto_mapping.h"
 #include "frontends/proto/request_mapping.h"
+#include "serving/auth/api_key_auth.h"
+#include "serving/auth/api_key_quota.h"
 
 namespace mtserve {
 namespace {

@@ -2,12 +2,12 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
-#include "google/protobuf/descriptor.h"
-#include "google/protobuf/util/json_util.h"
 #include "base/excerpt.h"
 #include "base/json_file.h"
-#include "nlohmann/json.hpp"
 #include "frontends/http/json_null_elements.h"
+#include "google/protobuf/descriptor.h"
+#include "google/protobuf/util/json_util.h"
+#include "nlohmann/json.hpp"
 
 namespace mtserve {
 namespace {

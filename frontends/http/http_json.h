@@ -13,8 +13,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "google/protobuf/message.h"
 #include "base/json_file.h"
+#include "google/protobuf/message.h"
 
 namespace mtserve {
 

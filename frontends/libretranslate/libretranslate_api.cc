@@ -10,8 +10,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/excerpt.h"
-#include "nlohmann/json.hpp"
 #include "frontends/http/http_status.h"
+#include "nlohmann/json.hpp"
 
 namespace mtserve {
 namespace {

@@ -9,8 +9,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "civetweb.h"
 #include "base/excerpt.h"
+#include "civetweb.h"
 #include "nlohmann/json.hpp"
 
 namespace mtserve {

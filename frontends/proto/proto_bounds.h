@@ -7,8 +7,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
-#include "google/protobuf/descriptor.h"
 #include "base/json_file.h"
+#include "google/protobuf/descriptor.h"
 
 namespace mtserve {
 

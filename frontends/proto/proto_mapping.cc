@@ -4,8 +4,8 @@
 #include <utility>
 #include <vector>
 
-#include "model/model.h"
 #include "base/status_macros.h"
+#include "model/model.h"
 
 namespace mtserve {
 namespace {

@@ -24,10 +24,10 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "grpcpp/security/server_credentials.h"
-#include "grpcpp/security/tls_certificate_provider.h"
 #include "base/file_reloader.h"
 #include "frontends/tls/tls_files.h"
+#include "grpcpp/security/server_credentials.h"
+#include "grpcpp/security/tls_certificate_provider.h"
 
 namespace mtserve {
 

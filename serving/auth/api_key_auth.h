@@ -16,9 +16,9 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "base/file_reloader.h"
 #include "serving/auth/api_key_quota.h"
 #include "serving/auth/api_keys.h"
-#include "base/file_reloader.h"
 #include "serving/metrics.h"
 
 namespace mtserve {

@@ -9,8 +9,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "text/html_document.h"
 #include "tests/test_lib/fuzz_check.h"
+#include "text/html_document.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string html(reinterpret_cast<const char*>(data), size);

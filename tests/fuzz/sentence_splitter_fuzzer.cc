@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "tests/test_lib/fuzz_check.h"
 #include "text/cut_to_token_limit.h"
 #include "text/sentence_splitter.h"
-#include "tests/test_lib/fuzz_check.h"
 
 namespace {
 

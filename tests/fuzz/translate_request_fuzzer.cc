@@ -9,11 +9,11 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
+#include "frontends/http/http_json.h"
+#include "frontends/proto/request_mapping.h"
 #include "model/model_config.h"
 #include "mtserve/v1/translation.pb.h"
-#include "frontends/http/http_json.h"
 #include "serving/request_limits.h"
-#include "frontends/proto/request_mapping.h"
 #include "tests/test_lib/fuzz_check.h"
 #include "tests/test_lib/request_thread_stack.h"
 

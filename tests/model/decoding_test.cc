@@ -17,6 +17,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "model/compute_type.h"
@@ -30,7 +31,6 @@
 #include "model/model.h"
 #include "model/ops/compute_context.h"
 #include "model/ops/shape_buckets.h"
-#include "base/status_macros.h"
 #include "model/translator.h"
 #include "tests/test_lib/test_util.h"
 

@@ -10,11 +10,11 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "base/status_macros.h"
 #include "gtest/gtest.h"
 #include "model/compute_type.h"
 #include "model/model.h"
 #include "model/model_config.h"
-#include "base/status_macros.h"
 #include "nlohmann/json.hpp"
 
 // `lhs = value of expr`, or fails the test (ASSERT) with its status.

@@ -12,10 +12,10 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_join.h"
-#include "text/inline_placement.h"
 #include "model/translator.h"
 #include "tests/test_lib/bleu.h"
 #include "tests/test_lib/test_util.h"
+#include "text/inline_placement.h"
 
 namespace mtserve {
 namespace {

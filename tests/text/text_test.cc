@@ -11,10 +11,10 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "base/segment.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "text/cut_to_token_limit.h"
-#include "base/segment.h"
 #include "text/sentence_splitter.h"
 
 namespace mtserve {
