@@ -19,11 +19,11 @@
 #   --run-tests     build with --build-arg RUN_TESTS=1 (the builder also runs ctest)
 #   --refresh-base  remake the cached base images
 #   --save=FILE     also save the image (docker-archive) to FILE before cleaning up
-#   --fresh-debian  instead of steps 3-4: the README's test command (scripts/test.sh, but for this
-#                   check and the sanitizer builds) in a container of plain debian:bookworm, on
-#                   a copy of the working tree: the set-up contract on a fresh Debian 12, with
-#                   Debian's Node and npm (this machine kind has its own), chromium and clang
-#                   installed by install-deps.sh
+#   --fresh-debian  instead of steps 3-4: the README's test command (scripts/test.sh, the quick
+#                   tier: no soak test, sanitizer builds or this check) in a container of plain
+#                   debian:bookworm, on a copy of the working tree: the set-up contract on a
+#                   fresh Debian 12, with Debian's Node and npm (this machine kind has its own),
+#                   chromium and clang installed by install-deps.sh
 # Exit status 0 only if every step passes.
 set -euo pipefail
 
@@ -356,7 +356,7 @@ if ((fresh_debian)); then
     -e NODE_EXTRA_CA_CERTS=/etc/ssl/machine-ca-certificates.crt)
   t0=$SECONDS
   if in_background podman run --rm --network host "${run_limits[@]}" -v "$fresh_src:/src" -w /src \
-    "${trust[@]}" -e MTSERVE_SKIP_CONTAINER_CHECK=1 -e MTSERVE_SANITIZERS=0 localhost/debian:$suite \
+    "${trust[@]}" localhost/debian:$suite \
     scripts/test.sh > >(tee "$work/fresh-debian.log" >&2) 2>&1; then
     record "test command, fresh Debian" PASS "$((SECONDS - t0)) s"
   else

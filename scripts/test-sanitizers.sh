@@ -1,29 +1,42 @@
 #!/usr/bin/env bash
-# The sanitized test runs (scripts/test.sh calls this; README.md, "Sanitizer builds"):
-#   build-asan  MTSERVE_SANITIZE=address,undefined: every test but the soak test
+# The sanitized test runs (scripts/test.sh --all calls this; docs/testing.md, "Sanitizer builds"):
+#   build-asan  MTSERVE_SANITIZE=address,undefined: the unit and in-process tests (ctest label
+#               `unit`), the fuzz targets' replays (`fuzz`) and the few process-level suites
+#               named in asan_e2e below, which drive the server's own request code: the core, the
+#               gRPC, HTTP and LibreTranslate front ends, draining, malformed requests and files
 #   build-tsan  MTSERVE_SANITIZE=thread: the unit tests (built and run alone: target unit_tests,
-#               ctest label `unit`), whose threads and locks TSan sees; the server's requests run
-#               on gRPC's threads, which Debian did not build for it
+#               label `unit`), whose threads and locks TSan sees; the server's requests run on
+#               gRPC's threads, which Debian did not build for it
 # SANITIZERS="thread" (or "address,undefined") runs one. Each prints its build and test times.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# run_sanitized BUILD_DIR SANITIZERS TARGET CTEST_ARGS...
-run_sanitized() {
-  local build_dir=$1 sanitize=$2 target=$3
-  shift 3
-  local start=$SECONDS
-  cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMTSERVE_SANITIZE="$sanitize" >/dev/null
-  cmake --build "$build_dir" -j"${JOBS:-2}" --target "$target"
-  local built=$SECONDS
-  ctest --test-dir "$build_dir" --output-on-failure -j2 "$@"
-  echo "test-sanitizers: $sanitize: build $((built - start)) s, tests $((SECONDS - built)) s" >&2
+# The process-level suites the ASan build runs (docs/testing.md, "Sanitizer builds", says why).
+asan_e2e='^(server_test\..*|http_api_test|http_framing_test|libretranslate_test'
+asan_e2e+='|broken_checkpoint_test)$'
+
+# build BUILD_DIR SANITIZERS TARGET; run_tests BUILD_DIR CTEST_ARGS...
+build() {
+  cmake -S . -B "$1" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMTSERVE_SANITIZE="$2" >/dev/null
+  cmake --build "$1" -j"${JOBS:-2}" --target "$3"
 }
+run_tests() { ctest --test-dir "$1" --output-on-failure --no-tests=error -j2 "${@:2}"; }
 
 for sanitize in ${SANITIZERS:-address,undefined thread}; do
+  start=$SECONDS
   case $sanitize in
-    address,undefined) run_sanitized build-asan "$sanitize" all -E '^soak_test$' ;;
-    thread) run_sanitized build-tsan "$sanitize" unit_tests -L '^unit$' ;;
+    address,undefined)
+      build build-asan "$sanitize" all
+      built=$SECONDS
+      run_tests build-asan -L '^(unit|fuzz)$'
+      run_tests build-asan -R "$asan_e2e"
+      ;;
+    thread)
+      build build-tsan "$sanitize" unit_tests
+      built=$SECONDS
+      run_tests build-tsan -L '^unit$'
+      ;;
     *) echo "test-sanitizers: unknown SANITIZERS entry '$sanitize'" >&2; exit 2 ;;
   esac
+  echo "test-sanitizers: $sanitize: build $((built - start)) s, tests $((SECONDS - built)) s" >&2
 done
