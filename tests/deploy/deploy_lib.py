@@ -161,11 +161,11 @@ def check_compute_type(checks, env, where):
 
 
 def mtserve_flags():
-    """The flags mtserve defines (server/mtserve_main.cc), each settable as MTSERVE_<FLAG>."""
-    with open(os.path.join(ROOT, "server", "mtserve_main.cc")) as f:
+    """The flags mtserve defines (server/server_flags.cc), each settable as MTSERVE_<FLAG>."""
+    with open(os.path.join(ROOT, "server", "server_flags.cc")) as f:
         flags = set(re.findall(r"ABSL_FLAG\([^,]+(?:<[^>]*>)?,\s*(\w+)\s*,", f.read()))
     if "shutdown_grace" not in flags:
-        raise RuntimeError(f"cannot read mtserve's flags from server/mtserve_main.cc: {flags}")
+        raise RuntimeError(f"cannot read mtserve's flags from server/server_flags.cc: {flags}")
     return flags
 
 
@@ -174,7 +174,7 @@ def check_env_names(checks, env, where):
     flags = mtserve_flags()
     unknown = [k for k in env if k.startswith("MTSERVE_") and k[8:].lower() not in flags]
     checks.expect(not unknown, f"{where}: every MTSERVE_* variable names an mtserve flag",
-                  f"{where}: {', '.join(unknown)} name no flag of mtserve (server/mtserve_main.cc)")
+                  f"{where}: {', '.join(unknown)} name no flag of mtserve (server/server_flags.cc)")
 
 
 def alert_rules():
