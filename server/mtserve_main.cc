@@ -48,7 +48,7 @@ int Run(int argc, char** argv) {
   signals.OnHangup(server.HangupHandler());
   if (absl::Status status = server.LoadModels(); !status.ok()) Fail(status);
   signals.Serving();  // Signals drain from now on.
-  server.Serve();
+  if (absl::Status status = server.Serve(); !status.ok()) Fail(status);
   server.Drain(signals.WaitForShutdown());
   return 0;
 }

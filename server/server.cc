@@ -15,6 +15,7 @@
 #include "grpcpp/server_builder.h"
 #include "model/compute_type.h"
 #include "model/model_config.h"
+#include "server/ready_file.h"
 
 namespace mtserve {
 namespace {
@@ -35,7 +36,7 @@ absl::Status Server::Start(const ServerConfig& config) {
   if (absl::Status status = StartGrpc(); !status.ok()) return status;
   if (absl::Status status = StartHttp(); !status.ok()) return status;
   PrintListening();
-  return absl::OkStatus();
+  return WriteReadyFile("loading");
 }
 
 absl::Status Server::StartReloadedFiles() {
@@ -156,13 +157,26 @@ absl::Status Server::LoadModels() {
   return absl::OkStatus();
 }
 
-void Server::Serve() {
+absl::Status Server::WriteReadyFile(absl::string_view state) const {
+  if (config_.ready_file.empty()) return absl::OkStatus();
+  ReadyPorts ports;
+  ports.grpc = grpc_port_;
+  if (http_ != nullptr) ports.http = http_->port();
+  if (metrics_->port() != 0) ports.metrics = metrics_->port();
+  const absl::Status status =
+      WriteFileAtomically(config_.ready_file, ReadyFileContent(state, ports));
+  if (status.ok()) return status;
+  return absl::Status(status.code(), absl::StrCat("--ready_file: ", status.message()));
+}
+
+absl::Status Server::Serve() {
   scheduler_ = std::make_unique<BatchScheduler>(engine_models_, config_.batching, metrics_.get());
   core_->StartServing(std::move(models_), scheduler_.get());
   health_->SetServingStatus(true);
   health_->SetServingStatus(kServiceName, true);
   std::fprintf(stderr, "mtserve: serving (%d workers x %d threads)\n", config_.batching.workers,
                config_.batching.threads_per_worker);
+  return WriteReadyFile("serving");
 }
 
 void Server::Drain(int signal_number) {
@@ -173,6 +187,10 @@ void Server::Drain(int signal_number) {
   if (http_ != nullptr) http_->StartDraining();  // New requests and /readyz: 503.
   // Once every front end drains: whoever reads it finds them all refusing.
   std::fprintf(stderr, "mtserve: %s: draining\n", strsignal(signal_number));
+  // Kept, saying so, until the process ends (a file left by an ended process says nothing).
+  if (absl::Status status = WriteReadyFile("draining"); !status.ok()) {
+    std::fprintf(stderr, "mtserve: %s\n", std::string(status.message()).c_str());
+  }
   const absl::Time deadline = absl::Now() + config_.shutdown_grace;
   const bool idle =
       service_->WaitUntilIdle(deadline) && (http_ == nullptr || http_->WaitUntilIdle(deadline));

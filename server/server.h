@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "frontends/grpc/translation_service.h"
 #include "frontends/http/http_frontend.h"
 #include "frontends/tls/server_tls.h"
@@ -30,8 +31,9 @@ class Server {
   Server& operator=(const Server&) = delete;
 
   // Opens the metrics, gRPC and HTTP ports (health NOT_SERVING, translations UNAVAILABLE until
-  // Serve), with TLS and API keys when configured, and prints where it listens. On an error the
-  // caller ends the process at once: what was started is not stopped (civetweb takes seconds).
+  // Serve), with TLS and API keys when configured, prints where it listens and writes the ready
+  // file: "loading". On an error the caller ends the process at once: what was started is not
+  // stopped (civetweb takes seconds).
   absl::Status Start(const ServerConfig& config);
 
   // What SIGHUP does: re-reads the TLS files and API keys, if any, saying so. It shares what it
@@ -41,12 +43,13 @@ class Server {
   // Loads the models one after the other, printing each.
   absl::Status LoadModels();
 
-  // Starts the workers and serves: health SERVING.
-  void Serve();
+  // Starts the workers and serves: health SERVING, the ready file "serving".
+  absl::Status Serve();
 
   // After `signal_number` (SIGTERM or SIGINT): health NOT_SERVING, every front end refuses new
-  // work, what is in flight finishes within --shutdown_grace (then it is cancelled), and
-  // everything stops. The whole drain sequence, in order.
+  // work (then the ready file says "draining"), what is in flight finishes within
+  // --shutdown_grace (then it is cancelled), and everything stops. The whole drain sequence, in
+  // order.
   void Drain(int signal_number);
 
  private:
@@ -55,6 +58,8 @@ class Server {
   absl::Status StartGrpc();
   absl::Status StartHttp();
   void PrintListening() const;
+  // Writes `state` and the ports into --ready_file, if any; the error names the flag.
+  absl::Status WriteReadyFile(absl::string_view state) const;
 
   ServerConfig config_;
   // Declared in the order they start, so that they are destroyed in reverse.

@@ -3,6 +3,7 @@
 #include "server/server_flags.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <limits>
 #include <string>
 #include <utility>
@@ -97,6 +98,11 @@ ABSL_FLAG(absl::Duration, reload_interval, absl::Seconds(10),
 ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(25),
           "On SIGTERM/SIGINT, how long requests in flight may take to finish before they are "
           "cancelled");
+ABSL_FLAG(std::string, ready_file, "",
+          "File written (atomically: a temporary file renamed) as JSON once the ports are open, "
+          "{\"state\": \"loading\", \"grpc\": PORT, \"http\": PORT, \"metrics\": PORT} (null: "
+          "off), then with \"state\": \"serving\" once the models are loaded and \"draining\" on "
+          "SIGTERM/SIGINT; for tools and tests that ask for port 0. Its directory must exist");
 
 namespace mtserve {
 namespace {
@@ -136,6 +142,7 @@ ServerConfig ReadFlags() {
   config.api_keys_file = absl::GetFlag(FLAGS_api_keys_file);
   config.reload_interval = absl::GetFlag(FLAGS_reload_interval);
   config.shutdown_grace = absl::GetFlag(FLAGS_shutdown_grace);
+  config.ready_file = absl::GetFlag(FLAGS_ready_file);
   return config;
 }
 
@@ -216,6 +223,19 @@ absl::Status CheckLimits(const ServerConfig& config) {
   return absl::OkStatus();
 }
 
+// Before the ports open: the file is written once they are, next to where it goes.
+absl::Status CheckReadyFile(const std::string& path) {
+  if (path.empty()) return absl::OkStatus();
+  std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  if (dir.empty()) dir = ".";
+  std::error_code error;
+  if (!std::filesystem::is_directory(dir, error)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--ready_file=", path, ": its directory ", dir.string(), " does not exist"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<ServerConfig> ParseServerFlags(int argc, char** argv) {
@@ -234,6 +254,7 @@ absl::StatusOr<ServerConfig> ParseServerFlags(int argc, char** argv) {
   ServerConfig config = ReadFlags();
   MT_ASSIGN_OR_RETURN(config.models, ReadModels(argc, argv));
   MT_RETURN_IF_ERROR(CheckLimits(config));
+  MT_RETURN_IF_ERROR(CheckReadyFile(config.ready_file));
   return config;
 }
 

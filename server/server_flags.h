@@ -38,7 +38,7 @@ struct ServerConfig {
   absl::Duration reload_interval;
   absl::Duration shutdown_grace;
 
-  std::string ready_file;  // Empty: none.
+  std::string ready_file;  // Empty: none; else its directory exists.
 };
 
 // Sets the usage message, reads the flags from the environment and then the command line (which
