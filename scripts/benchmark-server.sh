@@ -19,7 +19,7 @@ compute_type=${COMPUTE_TYPE:-float32}
 # shellcheck source=scripts/lib/mtserve.sh
 source scripts/lib/mtserve.sh
 log=$(mktemp)
-trap 'kill "$server_pid" 2>/dev/null; wait "$server_pid" 2>/dev/null; rm -f "$log"' EXIT
+trap 'kill "$server_pid" 2>/dev/null; wait "$server_pid" 2>/dev/null; rm -f "$log" "$log.ready.json"' EXIT
 # No cache: the runs send the same lines again, and the cache would answer them undecoded.
 start_mtserve "$bin/mtserve" "$log" --metrics_listen= --cache_bytes=0 \
   --compute_type="$compute_type"

@@ -1,5 +1,6 @@
 """Runs an mtserve of its own for Python scripts and tests: loopback ports the kernel chooses,
-stderr in a file, and the ports once the server prints them."""
+stderr in a file, and the ports and state read from its --ready_file."""
+import json
 import os
 import re
 import signal
@@ -9,22 +10,29 @@ import threading
 import time
 import urllib.request
 
+# The states of a ready file, in the order mtserve goes through them.
+STATES = ("loading", "serving", "draining")
+
 
 class MtserveProcess:
     """mtserve on loopback ports the kernel chooses (gRPC, HTTP, metrics; `flags` may override
-    them, e.g. --metrics_listen= turns metrics off). Waits until it serves unless `wait_serving`
-    is False; as a context manager, stops it (SIGTERM) on exit. Raises RuntimeError with its
-    stderr if it exits first or does not serve in time."""
+    them, e.g. --metrics_listen= turns metrics off), with a --ready_file in a directory of its
+    own. Waits until it serves unless `wait_serving` is False; as a context manager, stops it
+    (SIGTERM) on exit. Raises RuntimeError with its stderr if it exits first or does not serve
+    in time."""
 
     def __init__(self, binary, *flags, wait_serving=True):
         self.log = tempfile.NamedTemporaryFile("w+", prefix="mtserve_", suffix=".log")
+        self.dir = tempfile.TemporaryDirectory(prefix="mtserve_")
+        self.ready_file = os.path.join(self.dir.name, "ready.json")
         self.process = subprocess.Popen(
             [binary, "--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0",
-             "--http_listen=127.0.0.1:0", *flags], stderr=self.log)
+             "--http_listen=127.0.0.1:0", f"--ready_file={self.ready_file}", *flags],
+            stderr=self.log)
         self.pid = self.process.pid
         self.grpc_port = self.http_port = self.metrics_port = None
         if wait_serving:
-            self.wait_for("mtserve: serving", timeout=300)
+            self.wait_ready("serving", timeout=300)
 
     def __enter__(self):
         return self
@@ -37,20 +45,40 @@ class MtserveProcess:
         self.log.seek(0)
         return self.log.read()
 
+    def ready(self):
+        """The ready file as mtserve last wrote it (a dict), or None before it writes it; the
+        ports in it are read (None: that listener is off)."""
+        try:
+            with open(self.ready_file) as f:
+                ready = json.load(f)
+        except FileNotFoundError:
+            return None
+        self.grpc_port, self.http_port, self.metrics_port = (
+            ready["grpc"], ready["http"], ready["metrics"])
+        return ready
+
+    def wait_ready(self, state="serving", timeout=120):
+        """The ready file once it says `state` or a later one (loading, serving, draining); its
+        ports are read."""
+        deadline = time.monotonic() + timeout
+        while True:
+            ready = self.ready()
+            if ready is not None and STATES.index(ready["state"]) >= STATES.index(state):
+                return ready
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"mtserve's ready file did not say {state!r} (it holds "
+                                   f"{ready}):\n{self.stderr()}")
+            time.sleep(0.05)
+
     def wait_for(self, pattern, timeout=120):
         """The match of `pattern` (a regular expression) in stderr, once it is printed; the ports
-        printed by then are read."""
+        in the ready file by then are read."""
         deadline = time.monotonic() + timeout
         while True:
             text = self.stderr()
             match = re.search(pattern, text, re.MULTILINE)
             if match:
-                for name, line in (("grpc_port", r"listening on \S+ \(port (\d+)\)"),
-                                   ("http_port", r"mtserve: HTTP on \S+ \(port (\d+)\)"),
-                                   ("metrics_port", r"metrics on \S+ \(port (\d+)\)")):
-                    port = re.search(line, text)
-                    if port:
-                        setattr(self, name, int(port.group(1)))
+                self.ready()
                 return match
             if self.process.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"mtserve did not print {pattern!r}:\n{text}")
@@ -64,7 +92,7 @@ class MtserveProcess:
 
     def terminate_during(self, request):
         """Runs `request()` on a thread and sends SIGTERM once mtserve counts it in flight (its
-        metrics must be on); returns the thread once mtserve says it drains. Join it: its
+        metrics must be on); returns the thread once its ready file says it drains. Join it: its
         `result` is what `request()` returned."""
         thread = threading.Thread(target=lambda: setattr(thread, "result", request()),
                                   daemon=True)
@@ -77,7 +105,7 @@ class MtserveProcess:
                 break
             time.sleep(0.01)
         self.process.send_signal(signal.SIGTERM)
-        self.wait_for("draining")
+        self.wait_ready("draining")
         return thread
 
     def stop(self):
@@ -85,6 +113,7 @@ class MtserveProcess:
             self.process.terminate()
         self.process.wait(timeout=120)
         self.log.close()
+        self.dir.cleanup()
 
 
 def wait_until(predicate, seconds=60):

@@ -1,5 +1,6 @@
 """Helpers shared by check_compose.py and check_k8s.py."""
 
+import json
 import os
 import re
 import signal
@@ -161,11 +162,11 @@ def check_compute_type(checks, env, where):
 
 
 def mtserve_flags():
-    """The flags mtserve defines (server/mtserve_main.cc), each settable as MTSERVE_<FLAG>."""
-    with open(os.path.join(ROOT, "server", "mtserve_main.cc")) as f:
+    """The flags mtserve defines (server/server_flags.cc), each settable as MTSERVE_<FLAG>."""
+    with open(os.path.join(ROOT, "server", "server_flags.cc")) as f:
         flags = set(re.findall(r"ABSL_FLAG\([^,]+(?:<[^>]*>)?,\s*(\w+)\s*,", f.read()))
     if "shutdown_grace" not in flags:
-        raise RuntimeError(f"cannot read mtserve's flags from server/mtserve_main.cc: {flags}")
+        raise RuntimeError(f"cannot read mtserve's flags from server/server_flags.cc: {flags}")
     return flags
 
 
@@ -174,7 +175,7 @@ def check_env_names(checks, env, where):
     flags = mtserve_flags()
     unknown = [k for k in env if k.startswith("MTSERVE_") and k[8:].lower() not in flags]
     checks.expect(not unknown, f"{where}: every MTSERVE_* variable names an mtserve flag",
-                  f"{where}: {', '.join(unknown)} name no flag of mtserve (server/mtserve_main.cc)")
+                  f"{where}: {', '.join(unknown)} name no flag of mtserve (server/server_flags.cc)")
 
 
 def alert_rules():
@@ -205,13 +206,14 @@ def run_mtserve(checks, mtserve, env, where, mtclient=None, health_command=None)
     within the shutdown grace. Returns nothing; results go to checks."""
     environment = {k: v for k, v in os.environ.items() if not k.startswith("MTSERVE_")}
     environment.update(env)
-    with tempfile.TemporaryFile("w+") as log:
+    with tempfile.TemporaryFile("w+") as log, tempfile.TemporaryDirectory() as tmp:
+        ready_file = os.path.join(tmp, "ready.json")
         process = subprocess.Popen(
             [mtserve, "--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0",
-             "--http_listen=127.0.0.1:0"], env=environment,
+             "--http_listen=127.0.0.1:0", f"--ready_file={ready_file}"], env=environment,
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log)
         try:
-            _run_mtserve(checks, process, log, env, where, mtclient, health_command)
+            _run_mtserve(checks, process, log, ready_file, env, where, mtclient, health_command)
         finally:
             if process.poll() is None:
                 process.kill()
@@ -223,19 +225,32 @@ def _read(log):
     return log.read()
 
 
-def _run_mtserve(checks, process, log, env, where, mtclient, health_command):
-    serving = None
+def _ready(ready_file):
+    """mtserve's ready file (a dict), or None before it is written."""
+    try:
+        with open(ready_file) as f:
+            return json.load(f)
+    except FileNotFoundError:
+        return None
+
+
+def _run_mtserve(checks, process, log, ready_file, env, where, mtclient, health_command):
+    ready = None
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and process.poll() is None:
-        serving = re.search(r"^mtserve: serving \((\d+) workers x (\d+) threads\)", _read(log),
-                            re.MULTILINE)
-        if serving:
+        ready = _ready(ready_file)
+        if ready is not None and ready["state"] == "serving":
             break
         time.sleep(0.1)
-    if not checks.expect(serving is not None, f"{where}: mtserve starts with these settings",
-                         f"{where}: mtserve did not serve with these settings:\n" + _read(log)):
+    serving = re.search(r"^mtserve: serving \((\d+) workers x (\d+) threads\)", _read(log),
+                        re.MULTILINE)
+    if not checks.expect(serving is not None and ready is not None
+                         and ready["state"] == "serving",
+                         f"{where}: mtserve starts with these settings",
+                         f"{where}: mtserve did not serve with these settings (its ready file: "
+                         f"{ready}):\n" + _read(log)):
         return
-    port = re.search(r"^mtserve: listening on \S+ \(port (\d+)\)", _read(log), re.MULTILINE)
+    port = ready["grpc"]
     workers = int(env.get("MTSERVE_WORKERS", "0"))
     threads = int(env.get("MTSERVE_THREADS_PER_WORKER", "1"))
     checks.expect((int(serving.group(1)), int(serving.group(2))) == (workers, threads),
@@ -249,7 +264,7 @@ def _run_mtserve(checks, process, log, env, where, mtclient, health_command):
                   f"{where}: MTSERVE_COMPUTE_TYPE={asked} but mtserve loaded its models as "
                   f"{served}:\n" + _read(log))
     if mtclient and health_command:
-        command = [mtclient] + [re.sub(r"^--server=.*", f"--server=127.0.0.1:{port.group(1)}", a)
+        command = [mtclient] + [re.sub(r"^--server=.*", f"--server=127.0.0.1:{port}", a)
                                 for a in health_command[1:]]
         result = subprocess.run(command, capture_output=True, text=True, timeout=30)
         checks.expect(result.returncode == 0 and result.stdout.strip() == "SERVING",

@@ -1,6 +1,7 @@
 // Test helpers for integration tests against real processes: a child process (mtserve) whose
-// stderr is captured and which is always killed and reaped on destruction, a one-shot command
-// runner (mttranslate), a minimal HTTP GET for /metrics and a Prometheus text-format reader.
+// stderr is captured and which is always killed and reaped on destruction, an mtserve whose ports
+// and state are read from its --ready_file, a one-shot command runner (mttranslate), a minimal
+// HTTP GET for /metrics and a Prometheus text-format reader.
 //
 // Header-only, POSIX (Linux) only. Timeouts here are safety nets against hangs, never assertions
 // about speed.
@@ -12,17 +13,21 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -33,6 +38,8 @@
 #include <thread>
 #include <utility>
 #include <vector>
+
+#include "nlohmann/json.hpp"
 
 namespace mtserve::testing {
 
@@ -147,6 +154,20 @@ class ChildProcess {
     return stderr_;
   }
 
+  // Waits (up to `timeout`) until everything the child has written to stderr so far is in
+  // StderrText(): what it wrote before a file it wrote is seen, for instance.
+  void CatchUpStderr(std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
+    const auto end = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < end) {
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        int unread = 0;
+        if (stderr_closed_ || ioctl(stderr_fd_, FIONREAD, &unread) != 0 || unread == 0) return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+
   // Waits until stderr matches `pattern` (ECMAScript regex), stderr is closed, or `timeout`
   // passes. The match and its groups ([0] is the whole match), or nullopt if none came.
   std::optional<std::vector<std::string>> WaitForStderr(const std::string& pattern,
@@ -163,12 +184,16 @@ class ChildProcess {
   }
 
  private:
+  // Waits for data without the lock, then reads it with the lock held: whoever holds the lock
+  // and finds the pipe empty knows that stderr_ holds everything written so far.
   void ReadStderr() {
     char buffer[4096];
     while (true) {
+      pollfd readable{stderr_fd_, POLLIN, 0};
+      if (poll(&readable, 1, -1) < 0 && errno == EINTR) continue;
+      std::lock_guard<std::mutex> lock(mutex_);
       const ssize_t n = read(stderr_fd_, buffer, sizeof(buffer));
       if (n < 0 && errno == EINTR) continue;
-      std::lock_guard<std::mutex> lock(mutex_);
       if (n <= 0) {
         stderr_closed_ = true;
         cv_.notify_all();
@@ -206,29 +231,59 @@ class ChildProcess {
   std::optional<int> status_;
 };
 
-// An mtserve process on loopback ports chosen by the kernel.
+// A fresh directory under $TMPDIR (or /tmp), removed with what it holds on destruction.
+class ScratchDir {
+ public:
+  ScratchDir() {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern =
+        std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/mtserve_test_XXXXXX";
+    if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+    path_ = pattern;
+  }
+  ~ScratchDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// An mtserve process on loopback ports chosen by the kernel, which it says in its --ready_file
+// (in a directory of this object's).
 class ServerProcess {
  public:
-  // Starts `binary` with --listen=127.0.0.1:0 --metrics_listen=127.0.0.1:0 --http_listen= and
-  // `flags` (HTTP has tests of its own: tests/e2e/scripts/http_api_test.py), and
-  // waits for the ports line (not for the models: see WaitUntilServing()). Throws if the server
-  // does not print its ports (its stderr is in the message).
+  // Starts `binary` with --listen=127.0.0.1:0 --metrics_listen=127.0.0.1:0 --http_listen=
+  // --ready_file=... and `flags` (HTTP has tests of its own: tests/e2e/scripts/http_api_test.py),
+  // and waits for the ready file, that is for the ports (not for the models: see
+  // WaitUntilServing()). Throws if the server writes none (its stderr is in the message).
   ServerProcess(const std::string& binary, const std::vector<std::string>& flags,
                 std::chrono::milliseconds timeout = std::chrono::seconds(60))
-      : process_(binary, WithListenFlags(flags)) {
-    const std::optional<std::vector<std::string>> m = process_.WaitForStderr(
-        R"(mtserve: listening on \S+ \(port (\d+)\), metrics (?:on \S* \(port (\d+)\)|off))",
-        timeout);
-    if (!m.has_value()) {
-      throw std::runtime_error("mtserve printed no ports; stderr:\n" + process_.StderrText());
+      : ready_file_(dir_.path() + "/ready.json"),
+        process_(binary, WithListenFlags(flags, ready_file_)) {
+    const std::optional<nlohmann::json> ready = WaitForReadyFile("loading", timeout);
+    if (!ready.has_value()) {
+      throw std::runtime_error("mtserve wrote no ready file; stderr:\n" + process_.StderrText());
     }
-    grpc_port_ = std::stoi((*m)[1]);
-    metrics_port_ = (*m)[2].empty() ? 0 : std::stoi((*m)[2]);
+    grpc_port_ = (*ready)["grpc"].get<int>();
+    metrics_port_ = (*ready)["metrics"].is_null() ? 0 : (*ready)["metrics"].get<int>();
   }
 
-  // Waits for "mtserve: serving"; false if it does not come (the server failed or hung).
+  // Waits until the ready file says "serving"; false if it does not (the server failed or hung).
   bool WaitUntilServing(std::chrono::milliseconds timeout = std::chrono::seconds(60)) {
-    return process_.WaitForStderr(R"(mtserve: serving \()", timeout).has_value();
+    return WaitForReadyFile("serving", timeout).has_value();
+  }
+
+  // The ready file as the server last wrote it; nullopt before it writes it.
+  std::optional<nlohmann::json> ReadyFile() const {
+    std::ifstream in(ready_file_);
+    if (!in) return std::nullopt;
+    return nlohmann::json::parse(in);  // Written atomically: whole or absent.
   }
 
   std::string address() const { return "127.0.0.1:" + std::to_string(grpc_port_); }
@@ -237,13 +292,36 @@ class ServerProcess {
   ChildProcess& process() { return process_; }
 
  private:
-  static std::vector<std::string> WithListenFlags(const std::vector<std::string>& flags) {
+  static std::vector<std::string> WithListenFlags(const std::vector<std::string>& flags,
+                                                  const std::string& ready_file) {
     std::vector<std::string> all = {"--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0",
-                                    "--http_listen="};
+                                    "--http_listen=", "--ready_file=" + ready_file};
     all.insert(all.end(), flags.begin(), flags.end());
     return all;
   }
 
+  // The ready file once it says `state` or a state after it (loading, serving, draining);
+  // nullopt if the process exits or `timeout` passes first.
+  std::optional<nlohmann::json> WaitForReadyFile(const std::string& state,
+                                                 std::chrono::milliseconds timeout) {
+    static const std::vector<std::string> kStates = {"loading", "serving", "draining"};
+    auto rank = [&](const std::string& s) {
+      return std::find(kStates.begin(), kStates.end(), s) - kStates.begin();
+    };
+    const auto end = std::chrono::steady_clock::now() + timeout;
+    while (true) {
+      std::optional<nlohmann::json> ready = ReadyFile();
+      if (ready.has_value() && rank((*ready)["state"].get<std::string>()) >= rank(state)) {
+        process_.CatchUpStderr();  // What it printed before writing the file.
+        return ready;
+      }
+      if (process_.exited() || std::chrono::steady_clock::now() >= end) return std::nullopt;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+
+  ScratchDir dir_;  // Outlives the process (destroyed after it).
+  std::string ready_file_;
   ChildProcess process_;
   int grpc_port_ = 0;
   int metrics_port_ = 0;

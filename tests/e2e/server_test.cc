@@ -1518,6 +1518,51 @@ TEST(LifecycleTest, RefusesATextLimitOverTheMessageLimitAtStartUp) {
       HasSubstr("--max_text_bytes (2097152) must not exceed --max_message_bytes (1048576)"));
 }
 
+// --ready_file in a directory that does not exist stops start-up before the ports open, naming
+// the flag (not once the ports are open, or never: a harness would wait for the file).
+TEST(LifecycleTest, RefusesAReadyFileInAMissingDirectory) {
+  const std::string text = RefusedStartUp({"--ready_file=/nonexistent-mtserve-dir/ready.json"});
+  EXPECT_THAT(text, HasSubstr("--ready_file=/nonexistent-mtserve-dir/ready.json: its directory "
+                              "/nonexistent-mtserve-dir does not exist"));
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("listening on")));
+}
+
+// The ready file gives the ports the start-up lines print, "null" for a listener that is off,
+// then says "serving", and "draining" once SIGTERM drains (and stays so after the exit).
+TEST(LifecycleTest, ReadyFileFollowsTheLifecycle) {
+  ServerProcess server(ServerBinary(), {"--workers=1", "--http_listen=127.0.0.1:0"});
+  StderrOnFailure dump(&server.process());
+  std::optional<nlohmann::json> ready = server.ReadyFile();
+  ASSERT_TRUE(ready.has_value());
+  const int http_port = (*ready)["http"].get<int>();
+  EXPECT_THAT(
+      server.process().StderrText(),
+      HasSubstr("(port " + std::to_string(server.grpc_port()) + "), metrics on 127.0.0.1:0 (port " +
+                std::to_string(server.metrics_port()) + ")\n"));
+  EXPECT_THAT(server.process().StderrText(),
+              HasSubstr("mtserve: HTTP on 127.0.0.1:0 (port " + std::to_string(http_port) + ")\n"));
+  ASSERT_TRUE(server.WaitUntilServing());
+  ready = server.ReadyFile();
+  EXPECT_EQ(*ready, nlohmann::json({{"state", "serving"},
+                                    {"grpc", server.grpc_port()},
+                                    {"http", http_port},
+                                    {"metrics", server.metrics_port()}}));
+  ASSERT_TRUE(server.process().Signal(SIGTERM));
+  const std::optional<int> exit_status = server.process().WaitForExit(60s);
+  ASSERT_TRUE(exit_status.has_value() && WIFEXITED(*exit_status));
+  EXPECT_EQ(WEXITSTATUS(*exit_status), 0);
+  ready = server.ReadyFile();
+  ASSERT_TRUE(ready.has_value());
+  EXPECT_EQ((*ready)["state"], "draining");
+  EXPECT_EQ((*ready)["grpc"], server.grpc_port());
+
+  ServerProcess off(ServerBinary(), {"--workers=1", "--metrics_listen="});
+  ready = off.ReadyFile();
+  ASSERT_TRUE(ready.has_value());
+  EXPECT_TRUE((*ready)["http"].is_null());
+  EXPECT_TRUE((*ready)["metrics"].is_null());
+}
+
 // Without a metrics endpoint the start-up line says so (it read "metrics on  (port 0)").
 TEST(LifecycleTest, MetricsOffIsSaid) {
   ServerProcess server(ServerBinary(), {"--workers=1", "--metrics_listen="});

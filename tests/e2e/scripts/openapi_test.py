@@ -426,7 +426,7 @@ def run_loading_and_drain_checks(checks, api, bin_dir, model_dir, sentences):
                             "--http_timeout=60s", "--shutdown_grace=120s", "--cache_bytes=0",
                             wait_serving=False)
     try:
-        server.wait_for(r"mtserve: HTTP on")
+        server.wait_ready("loading")
         port = server.http_port
         # While the models load: 503 from readyz, models and translate, stream lines with errors.
         ready = api.exchange("loading: /readyz", port, "GET", "/readyz")
@@ -444,7 +444,7 @@ def run_loading_and_drain_checks(checks, api, bin_dir, model_dir, sentences):
                       f"still loading: {still_loading}; {ready[0]} {models[0]} {translate[0]} "
                       f"{stream[2][:200]!r}")
         api.exchange("loading: /openapi.json", port, "GET", "/openapi.json", status=200)
-        server.wait_for("mtserve: serving", timeout=300)
+        server.wait_ready("serving", timeout=300)
 
         # Draining: a translation in flight, then SIGTERM.
         document = " ".join(sentences[:300])

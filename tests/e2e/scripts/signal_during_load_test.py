@@ -3,8 +3,8 @@
 
 Before, the signal was blocked until every model had loaded, so only SIGKILL could stop a long or
 stuck load. The server here loads six copies of an OPUS-MT-base-shaped random checkpoint (about
-a second each), and gets SIGTERM as soon as it listens, that is before it has loaded the first:
-it must exit before loading them all.
+a second each), and gets SIGTERM as soon as its --ready_file says "loading" (its ports are open),
+that is before it has loaded the first: it must exit before loading them all.
 
 Usage: signal_during_load_test.py BIN_DIR
 """
@@ -15,6 +15,9 @@ import sys
 import tempfile
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+sys.path.insert(0, os.path.join(REPO, "scripts/lib"))
+from mtserve_process import MtserveProcess  # noqa: E402
+
 MODELS = 6
 
 
@@ -26,24 +29,20 @@ def main():
                         f"--tokenizer_dir={REPO}/tests/data/opus-mt/en-mg", f"--out={model}",
                         "--seed=1"], check=True, capture_output=True, timeout=300)
         specs = ",".join(f"m{i}={model}" for i in range(MODELS))
-        server = subprocess.Popen(
-            [os.path.join(bin_dir, "mtserve"), "--listen=127.0.0.1:0", "--metrics_listen=", "--http_listen=",
-             f"--model={specs}"], stderr=subprocess.PIPE, text=True)
-        stderr = []
-        for line in server.stderr:
-            stderr.append(line)
-            if "listening on" in line:
-                server.send_signal(signal.SIGTERM)
-                break
+        server = MtserveProcess(os.path.join(bin_dir, "mtserve"), "--metrics_listen=",
+                                "--http_listen=", f"--model={specs}", wait_serving=False)
         try:
-            stderr.append(server.stderr.read())
-            status = server.wait(timeout=120)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            print("FAIL mtserve did not exit on SIGTERM during load")
+            server.wait_ready("loading")
+            server.process.send_signal(signal.SIGTERM)
+            status = server.process.wait(timeout=120)
+        except (RuntimeError, subprocess.TimeoutExpired) as error:
+            server.process.kill()
+            print(f"FAIL mtserve did not exit on SIGTERM during load: {error}")
             print("0 passed, 1 failed")
             sys.exit(1)
-    text = "".join(stderr)
+        finally:
+            text = server.stderr()
+            server.stop()
     loaded = text.count(" loaded from ")
     checks = [
         ("exits non-zero", status != 0),

@@ -1,0 +1,204 @@
+// The server's wiring and lifecycle (server.h): start, load, serve, drain.
+#include "server/server.h"
+
+#include <signal.h>
+
+#include <cstdio>
+#include <string>
+#include <utility>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "grpc/grpc.h"
+#include "grpcpp/ext/proto_server_reflection_plugin.h"
+#include "grpcpp/server_builder.h"
+#include "model/compute_type.h"
+#include "model/model_config.h"
+#include "server/ready_file.h"
+
+namespace mtserve {
+namespace {
+
+constexpr char kServiceName[] = "mtserve.v1.Translator";
+
+}  // namespace
+
+absl::Status Server::Start(const ServerConfig& config) {
+  config_ = config;
+  absl::StatusOr<std::unique_ptr<Metrics>> metrics = Metrics::Create(config_.metrics_listen);
+  if (!metrics.ok()) return metrics.status();
+  metrics_ = *std::move(metrics);
+  if (absl::Status status = StartReloadedFiles(); !status.ok()) return status;
+  core_ = std::make_unique<TranslationCore>(config_.limits, config_.batching.max_queued_texts,
+                                            config_.cache_bytes, metrics_.get());
+  if (api_keys_ != nullptr) core_->RequireApiKeys(api_keys_.get());
+  if (absl::Status status = StartGrpc(); !status.ok()) return status;
+  if (absl::Status status = StartHttp(); !status.ok()) return status;
+  PrintListening();
+  return WriteReadyFile("loading");
+}
+
+absl::Status Server::StartReloadedFiles() {
+  if (!config_.tls_cert.empty() || !config_.tls_key.empty() || !config_.tls_client_ca.empty()) {
+    ServerTls::Options options;
+    options.certificate_path = config_.tls_cert;
+    options.private_key_path = config_.tls_key;
+    options.client_ca_path = config_.tls_client_ca;
+    options.poll_interval = config_.reload_interval;
+    absl::StatusOr<std::unique_ptr<ServerTls>> started = ServerTls::Start(options);
+    if (!started.ok()) return started.status();
+    tls_ = *std::move(started);
+  }
+  if (!config_.api_keys_file.empty()) {
+    absl::StatusOr<std::unique_ptr<ApiKeyAuthenticator>> started =
+        ApiKeyAuthenticator::Start(config_.api_keys_file, config_.reload_interval, metrics_.get());
+    if (!started.ok()) return started.status();
+    api_keys_ = *std::move(started);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Server::StartGrpc() {
+  service_ = std::make_unique<TranslationService>(core_.get());
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(
+      config_.listen, tls_ != nullptr ? tls_->GrpcCredentials() : grpc::InsecureServerCredentials(),
+      &grpc_port_);
+  builder.RegisterService(service_.get());
+  builder.SetMaxReceiveMessageSize(static_cast<int>(config_.max_message_bytes));
+  builder.SetMaxSendMessageSize(-1);
+  if (config_.max_connection_age > absl::ZeroDuration()) {
+    builder.AddChannelArgument(
+        GRPC_ARG_MAX_CONNECTION_AGE_MS,
+        static_cast<int>(absl::ToInt64Milliseconds(config_.max_connection_age)));
+    // Calls still running when the age is reached get this long to finish.
+    builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS,
+                               static_cast<int>(absl::ToInt64Milliseconds(config_.shutdown_grace)));
+  }
+  grpc_server_ = builder.BuildAndStart();
+  if (grpc_server_ == nullptr || grpc_port_ == 0) {
+    return absl::UnavailableError(absl::StrCat("cannot listen on ", config_.listen, " (--listen)"));
+  }
+  health_ = grpc_server_->GetHealthCheckService();
+  health_->SetServingStatus(false);  // Until the models are loaded.
+  health_->SetServingStatus(kServiceName, false);
+  return absl::OkStatus();
+}
+
+absl::Status Server::StartHttp() {
+  // Like gRPC, HTTP answers at once: /readyz 503 and translations UNAVAILABLE until the models
+  // are loaded.
+  if (config_.http_listen.empty()) return absl::OkStatus();
+  HttpFrontend::Options options;
+  options.listen = config_.http_listen;
+  options.threads = config_.http_threads;
+  options.timeout = config_.http_timeout;
+  options.max_body_bytes = config_.max_message_bytes;
+  options.tls = tls_.get();
+  absl::StatusOr<std::unique_ptr<HttpFrontend>> started = HttpFrontend::Start(options, core_.get());
+  if (!started.ok()) return started.status();
+  http_ = *std::move(started);
+  return absl::OkStatus();
+}
+
+void Server::PrintListening() const {
+  // The ports chosen are printed for people and tools that ask for port 0.
+  const std::string metrics_where =
+      metrics_->port() == 0
+          ? std::string("metrics off")
+          : absl::StrCat("metrics on ", config_.metrics_listen, " (port ", metrics_->port(), ")");
+  std::fprintf(stderr, "mtserve: listening on %s (port %d), %s\n", config_.listen.c_str(),
+               grpc_port_, metrics_where.c_str());
+  if (api_keys_ != nullptr) {
+    std::fprintf(stderr, "mtserve: API keys required (%s)\n", config_.api_keys_file.c_str());
+  }
+  if (tls_ != nullptr) {
+    std::fprintf(stderr, "mtserve: TLS on gRPC and HTTP%s\n",
+                 tls_->verifies_clients() ? ", client certificates required" : "");
+  }
+  if (http_ != nullptr) {
+    std::fprintf(stderr, "mtserve: HTTP on %s (port %d)\n", config_.http_listen.c_str(),
+                 http_->port());
+  } else {
+    std::fprintf(stderr, "mtserve: HTTP off\n");
+  }
+}
+
+std::function<void(int hangups)> Server::HangupHandler() const {
+  return [tls = tls_, api_keys = api_keys_](int hangups) {
+    if (tls == nullptr && api_keys == nullptr) return;
+    // One line a reload, however many signals it answers (at most one reload a kHangupGap).
+    std::fprintf(stderr, "mtserve: reloading on SIGHUP (%d since the last reload)\n", hangups);
+    // Each logs its outcome.
+    if (tls != nullptr) tls->Reload().IgnoreError();
+    if (api_keys != nullptr) api_keys->Reload().IgnoreError();
+  };
+}
+
+absl::Status Server::LoadModels() {
+  for (const ModelSpec& spec : config_.models) {
+    const absl::Time start = absl::Now();
+    absl::StatusOr<std::shared_ptr<const Model>> model = Model::Load(spec.dir, *spec.compute_type);
+    if (!model.ok()) return model.status();
+    const ModelConfig& config = (*model)->config();
+    metrics_->SetModelInfo({spec.name, config.source_lang, config.target_lang,
+                            ArchitectureSummary(config),
+                            std::string(ComputeTypeName((*model)->compute_type()))});
+    std::fprintf(stderr, "mtserve: model %s (%s; %s) loaded from %s in %.1f s\n", spec.name.c_str(),
+                 ArchitectureSummary(config).c_str(),
+                 std::string(ComputeTypeName((*model)->compute_type())).c_str(), spec.dir.c_str(),
+                 absl::ToDoubleSeconds(absl::Now() - start));
+    models_.push_back({spec.name, *model, nullptr});
+    engine_models_.push_back(*model);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Server::WriteReadyFile(absl::string_view state) const {
+  if (config_.ready_file.empty()) return absl::OkStatus();
+  ReadyPorts ports;
+  ports.grpc = grpc_port_;
+  if (http_ != nullptr) ports.http = http_->port();
+  if (metrics_->port() != 0) ports.metrics = metrics_->port();
+  const absl::Status status =
+      WriteFileAtomically(config_.ready_file, ReadyFileContent(state, ports));
+  if (status.ok()) return status;
+  return absl::Status(status.code(), absl::StrCat("--ready_file: ", status.message()));
+}
+
+absl::Status Server::Serve() {
+  scheduler_ = std::make_unique<BatchScheduler>(engine_models_, config_.batching, metrics_.get());
+  core_->StartServing(std::move(models_), scheduler_.get());
+  health_->SetServingStatus(true);
+  health_->SetServingStatus(kServiceName, true);
+  std::fprintf(stderr, "mtserve: serving (%d workers x %d threads)\n", config_.batching.workers,
+               config_.batching.threads_per_worker);
+  return WriteReadyFile("serving");
+}
+
+void Server::Drain(int signal_number) {
+  health_->SetServingStatus(false);
+  core_->StartDraining();  // New requests: UNAVAILABLE.
+  // New streams: UNAVAILABLE; open ones end once their texts are answered.
+  service_->StartDraining();
+  if (http_ != nullptr) http_->StartDraining();  // New requests and /readyz: 503.
+  // Once every front end drains: whoever reads it finds them all refusing.
+  std::fprintf(stderr, "mtserve: %s: draining\n", strsignal(signal_number));
+  // Kept, saying so, until the process ends (a file left by an ended process says nothing).
+  if (absl::Status status = WriteReadyFile("draining"); !status.ok()) {
+    std::fprintf(stderr, "mtserve: %s\n", std::string(status.message()).c_str());
+  }
+  const absl::Time deadline = absl::Now() + config_.shutdown_grace;
+  const bool idle =
+      service_->WaitUntilIdle(deadline) && (http_ == nullptr || http_->WaitUntilIdle(deadline));
+  if (!idle) std::fprintf(stderr, "mtserve: grace period over; cancelling what is left\n");
+  grpc_server_->Shutdown(absl::ToChronoTime(absl::Now()));  // Cancels whatever is still running.
+  if (http_ != nullptr) http_->Stop();  // Cancels its requests; before the scheduler stops.
+  scheduler_->Stop();
+  std::fprintf(stderr, "mtserve: stopped\n");
+}
+
+}  // namespace mtserve

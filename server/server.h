@@ -1,0 +1,82 @@
+// The mtserve server: the core, the front ends (gRPC with health and reflection, HTTP), metrics,
+// TLS and API keys wired together from a ServerConfig, and its lifecycle: the ports open first
+// (health NOT_SERVING), the models load, it serves, and on a signal it drains and stops.
+#ifndef MTSERVE_SERVER_SERVER_H_
+#define MTSERVE_SERVER_SERVER_H_
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "frontends/grpc/translation_service.h"
+#include "frontends/http/http_frontend.h"
+#include "frontends/tls/server_tls.h"
+#include "grpcpp/health_check_service_interface.h"
+#include "grpcpp/server.h"
+#include "model/model.h"
+#include "server/server_flags.h"
+#include "serving/auth/api_key_auth.h"
+#include "serving/batch_scheduler.h"
+#include "serving/metrics.h"
+#include "serving/translation_core.h"
+
+namespace mtserve {
+
+class Server {
+ public:
+  Server() = default;
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Opens the metrics, gRPC and HTTP ports (health NOT_SERVING, translations UNAVAILABLE until
+  // Serve), with TLS and API keys when configured, prints where it listens and writes the ready
+  // file: "loading". On an error the caller ends the process at once: what was started is not
+  // stopped (civetweb takes seconds).
+  absl::Status Start(const ServerConfig& config);
+
+  // What SIGHUP does: re-reads the TLS files and API keys, if any, saying so. It shares what it
+  // reloads, so it may run after this Server is gone (the signal thread lives until the end).
+  std::function<void(int hangups)> HangupHandler() const;
+
+  // Loads the models one after the other, printing each.
+  absl::Status LoadModels();
+
+  // Starts the workers and serves: health SERVING, the ready file "serving".
+  absl::Status Serve();
+
+  // After `signal_number` (SIGTERM or SIGINT): health NOT_SERVING, every front end refuses new
+  // work (then the ready file says "draining"), what is in flight finishes within
+  // --shutdown_grace (then it is cancelled), and everything stops. The whole drain sequence, in
+  // order.
+  void Drain(int signal_number);
+
+ private:
+  // The parts of Start.
+  absl::Status StartReloadedFiles();  // TLS and API keys.
+  absl::Status StartGrpc();
+  absl::Status StartHttp();
+  void PrintListening() const;
+  // Writes `state` and the ports into --ready_file, if any; the error names the flag.
+  absl::Status WriteReadyFile(absl::string_view state) const;
+
+  ServerConfig config_;
+  // Declared in the order they start, so that they are destroyed in reverse.
+  std::unique_ptr<Metrics> metrics_;
+  std::shared_ptr<ServerTls> tls_;                 // Shared with the SIGHUP handler.
+  std::shared_ptr<ApiKeyAuthenticator> api_keys_;  // Shared with the SIGHUP handler.
+  std::unique_ptr<TranslationCore> core_;
+  std::unique_ptr<TranslationService> service_;
+  std::unique_ptr<grpc::Server> grpc_server_;
+  int grpc_port_ = 0;
+  grpc::HealthCheckServiceInterface* health_ = nullptr;  // grpc_server_'s.
+  std::unique_ptr<HttpFrontend> http_;                   // None without --http_listen.
+  std::vector<ServedModel> models_;                      // Loaded, until Serve hands them over.
+  std::vector<std::shared_ptr<const Model>> engine_models_;
+  std::unique_ptr<BatchScheduler> scheduler_;
+};
+
+}  // namespace mtserve
+
+#endif  // MTSERVE_SERVER_SERVER_H_

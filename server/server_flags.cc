@@ -1,0 +1,261 @@
+// The flags of mtserve (each also MTSERVE_<FLAG> in the environment) and their checks, read
+// into a ServerConfig.
+#include "server/server_flags.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "base/byte_size.h"
+#include "base/cpu_count.h"
+#include "base/env_flags.h"
+#include "base/status_macros.h"
+#include "model/compute_type.h"
+
+ABSL_FLAG(std::vector<std::string>, model, {},
+          "A model to serve, as NAME=DIR or DIR (named after the directory): a Hugging Face "
+          "MarianMT checkpoint. Repeatable (or comma-separated); the first is the default model. "
+          "DIR@TYPE or NAME=DIR@TYPE serves it in that compute type instead of --compute_type's. "
+          "Without it: the embedded model " MTSERVE_DEFAULT_MODEL_DIR);
+ABSL_FLAG(mtserve::ComputeTypeFlag, compute_type, {},
+          "Arithmetic of the models' linear layers, for every model without its own @TYPE: "
+          "float32, bfloat16 (needs AVX-512), int8, or auto (int8 where the CPU has AVX-512 VNNI "
+          "or AVX-VNNI, float32 otherwise)");
+ABSL_FLAG(std::string, listen, "127.0.0.1:50051", "gRPC address, HOST:PORT (0.0.0.0 for all)");
+ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464",
+          "Prometheus /metrics address, HOST:PORT; empty: no metrics endpoint");
+ABSL_FLAG(std::string, http_listen, "127.0.0.1:8080",
+          "HTTP/JSON API address, HOST:PORT with HOST an IP address (0.0.0.0 for all); empty: no "
+          "HTTP");
+ABSL_FLAG(int, http_threads, 16,
+          "HTTP connections served at once (a translation holds its connection's thread); as many "
+          "more wait to be served");
+ABSL_FLAG(absl::Duration, http_timeout, absl::Seconds(10),
+          "How long an HTTP client may take to send a request (headers and body, in all) and to "
+          "take each write of an answer, and how long an idle keep-alive connection stays open");
+ABSL_FLAG(int, workers, 0,
+          "Worker threads, each running one decode that texts join and leave between steps; 0: the "
+          "CPUs this process may use "
+          "(affinity mask and cgroup CPU quota: a container's CPU limit counts) divided by "
+          "--threads_per_worker");
+ABSL_FLAG(int, threads_per_worker, 1, "Compute threads of each worker");
+ABSL_FLAG(int, max_batch_size, 32, "Texts a worker decodes together at most");
+ABSL_FLAG(int, max_batch_tokens, 8192,
+          "Texts x longest source text a worker decodes together at most");
+ABSL_FLAG(absl::Duration, max_queue_delay, absl::Microseconds(500),
+          "How long an idle worker lets a text wait for others to start a decode with, e.g. "
+          "500us, 2ms (a running decode takes new texts at its next step, without waiting)");
+ABSL_FLAG(int, max_queued_texts, 1024,
+          "Texts waiting in the queue at most; requests beyond get RESOURCE_EXHAUSTED");
+ABSL_FLAG(int, max_texts_per_request, 256,
+          "Texts in one Translate request at most (no more than --max_queued_texts)");
+ABSL_FLAG(mtserve::ByteSize, max_text_bytes, mtserve::ByteSize{1 << 20},
+          "Bytes of one text at most (KiB, MiB), checked before anything else is done with it");
+ABSL_FLAG(int, max_input_tokens, 512,
+          "Source tokens per sentence at most (</s> included; the model's positions also limit): "
+          "a longer sentence is translated in pieces");
+ABSL_FLAG(int, max_output_tokens, 512,
+          "Generated tokens per hypothesis at most (the model's positions also limit)");
+ABSL_FLAG(int, max_beam_size, 16, "beam_size at most");
+ABSL_FLAG(int, max_sampling_topk, 1000,
+          "sampling_topk at most (the model's vocabulary also limits it); finding the k best "
+          "tokens takes a share of each decoding step that grows with k");
+ABSL_FLAG(mtserve::ByteSize, worker_memory, mtserve::ByteSize{1LL << 30},
+          "What one worker's decode may hold at most (KiB, MiB, GiB; 0: no limit): texts wait "
+          "for room, and a text that could not fit even alone (every beam decoded to "
+          "max_length) is refused; a container needs about workers x this plus the models");
+ABSL_FLAG(mtserve::ByteSize, cache_bytes, mtserve::ByteSize{32LL << 20},
+          "What the cache of sentence translations may hold (KiB, MiB, GiB; 0: no cache): a "
+          "sentence translated before with the same model and options is answered at once");
+ABSL_FLAG(mtserve::ByteSize, max_message_bytes, mtserve::ByteSize{4 << 20},
+          "Size of a gRPC request message, and of an HTTP request body, at most (KiB, MiB; "
+          "under 2GiB, gRPC's bound)");
+ABSL_FLAG(absl::Duration, max_connection_age, absl::ZeroDuration(),
+          "Close client connections after this long (gracefully), so that clients balancing "
+          "over DNS (a headless Kubernetes Service) re-resolve and find new replicas; 0: never");
+ABSL_FLAG(std::string, tls_cert, "",
+          "PEM certificate chain (the server's certificate first): with --tls_key, gRPC and HTTP "
+          "serve TLS only. Re-read when it changes (see --reload_interval) or on SIGHUP");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert, unencrypted");
+ABSL_FLAG(std::string, tls_client_ca, "",
+          "PEM CA certificates: gRPC and HTTP then require client certificates signed by one of "
+          "them (mutual TLS)");
+ABSL_FLAG(std::string, api_keys_file, "",
+          "File of API keys (NAME sha256:HEX [requests_per_minute=N] [characters_per_day=N] a "
+          "line): every translation and model list then needs one of them. Re-read when it "
+          "changes or on SIGHUP");
+ABSL_FLAG(absl::Duration, reload_interval, absl::Seconds(10),
+          "How often the files re-read while serving (--tls_*, --api_keys_file) are checked for "
+          "changes; SIGHUP re-reads them at once (a burst of SIGHUPs: at most once a second)");
+ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(25),
+          "On SIGTERM/SIGINT, how long requests in flight may take to finish before they are "
+          "cancelled");
+ABSL_FLAG(std::string, ready_file, "",
+          "File written (atomically: a temporary file renamed) as JSON once the ports are open, "
+          "{\"state\": \"loading\", \"grpc\": PORT, \"http\": PORT, \"metrics\": PORT} (null: "
+          "off), then with \"state\": \"serving\" once the models are loaded and \"draining\" on "
+          "SIGTERM/SIGINT; for tools and tests that ask for port 0. Its directory must exist");
+
+namespace mtserve {
+namespace {
+
+// The flags' values, unchecked.
+ServerConfig ReadFlags() {
+  ServerConfig config;
+  BatchingOptions& batching = config.batching;
+  batching.threads_per_worker = absl::GetFlag(FLAGS_threads_per_worker);
+  batching.workers = absl::GetFlag(FLAGS_workers) > 0
+                         ? absl::GetFlag(FLAGS_workers)
+                         : std::max(1, UsableCpus() / std::max(1, batching.threads_per_worker));
+  batching.max_batch_size = absl::GetFlag(FLAGS_max_batch_size);
+  batching.max_batch_tokens = absl::GetFlag(FLAGS_max_batch_tokens);
+  batching.max_queue_delay = absl::GetFlag(FLAGS_max_queue_delay);
+  batching.max_queued_texts = absl::GetFlag(FLAGS_max_queued_texts);
+  batching.worker_memory_bytes = absl::GetFlag(FLAGS_worker_memory).bytes;
+  RequestLimits& limits = config.limits;
+  limits.max_texts_per_request = absl::GetFlag(FLAGS_max_texts_per_request);
+  limits.max_input_tokens = absl::GetFlag(FLAGS_max_input_tokens);
+  limits.max_output_tokens = absl::GetFlag(FLAGS_max_output_tokens);
+  limits.max_beam_size = absl::GetFlag(FLAGS_max_beam_size);
+  limits.max_sampling_topk = absl::GetFlag(FLAGS_max_sampling_topk);
+  limits.worker_memory_bytes = batching.worker_memory_bytes;
+  limits.max_text_bytes = absl::GetFlag(FLAGS_max_text_bytes).bytes;
+  config.cache_bytes = absl::GetFlag(FLAGS_cache_bytes).bytes;
+  config.listen = absl::GetFlag(FLAGS_listen);
+  config.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  config.http_listen = absl::GetFlag(FLAGS_http_listen);
+  config.http_threads = absl::GetFlag(FLAGS_http_threads);
+  config.http_timeout = absl::GetFlag(FLAGS_http_timeout);
+  config.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes).bytes;
+  config.max_connection_age = absl::GetFlag(FLAGS_max_connection_age);
+  config.tls_cert = absl::GetFlag(FLAGS_tls_cert);
+  config.tls_key = absl::GetFlag(FLAGS_tls_key);
+  config.tls_client_ca = absl::GetFlag(FLAGS_tls_client_ca);
+  config.api_keys_file = absl::GetFlag(FLAGS_api_keys_file);
+  config.reload_interval = absl::GetFlag(FLAGS_reload_interval);
+  config.shutdown_grace = absl::GetFlag(FLAGS_shutdown_grace);
+  config.ready_file = absl::GetFlag(FLAGS_ready_file);
+  return config;
+}
+
+// --model and --compute_type: every model with its compute type, which this CPU must run.
+absl::StatusOr<std::vector<ModelSpec>> ReadModels(int argc, char** argv) {
+  // --model is repeatable, which absl flags are not: read every occurrence from the command
+  // line, else the flag's value (from MTSERVE_MODEL).
+  std::vector<std::string> model_values = RepeatedFlagValues(argc, argv, "model");
+  if (model_values.empty()) model_values = absl::GetFlag(FLAGS_model);
+  MT_ASSIGN_OR_RETURN(std::vector<ModelSpec> specs,
+                      ParseModelSpecs(model_values, MTSERVE_DEFAULT_MODEL_DIR));
+  // Checked when parsed (ComputeTypeFlag), so this cannot fail; "auto" resolves for this CPU.
+  MT_ASSIGN_OR_RETURN(const ComputeType default_compute_type,
+                      ParseComputeType(absl::GetFlag(FLAGS_compute_type).name));
+  // Before the port opens: a type this CPU cannot run would fail the load anyway, and a server
+  // that cannot serve what it was asked to should not get as far as answering health checks.
+  for (ModelSpec& spec : specs) {
+    spec.compute_type = spec.compute_type.value_or(default_compute_type);
+    if (absl::Status status = CheckComputeTypeSupported(*spec.compute_type); !status.ok()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("model ", spec.name, ": ", status.message()));
+    }
+  }
+  return specs;
+}
+
+// The limits alone and together.
+absl::Status CheckLimits(const ServerConfig& config) {
+  const BatchingOptions& batching = config.batching;
+  const RequestLimits& limits = config.limits;
+  for (auto [name, value] : {std::pair{"workers", batching.workers},
+                             {"threads_per_worker", batching.threads_per_worker},
+                             {"max_batch_size", batching.max_batch_size},
+                             {"max_batch_tokens", batching.max_batch_tokens},
+                             {"max_queued_texts", batching.max_queued_texts},
+                             {"max_texts_per_request", limits.max_texts_per_request},
+                             {"max_input_tokens", limits.max_input_tokens},
+                             {"max_output_tokens", limits.max_output_tokens},
+                             {"max_beam_size", limits.max_beam_size},
+                             {"max_sampling_topk", limits.max_sampling_topk},
+                             {"http_threads", config.http_threads}}) {
+    if (value < 1) {
+      return absl::InvalidArgumentError(absl::StrCat("--", name, " must be at least 1"));
+    }
+  }
+  // A sentence's pieces hold a token and </s> at least.
+  if (limits.max_input_tokens < 2) {
+    return absl::InvalidArgumentError("--max_input_tokens must be at least 2");
+  }
+  if (config.http_timeout <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("--http_timeout must be positive");
+  }
+  // gRPC takes the message limit as an int.
+  if (config.max_message_bytes < 1 || config.max_message_bytes > std::numeric_limits<int>::max()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--max_message_bytes is ", config.max_message_bytes, "; it must be 1 to ",
+                     std::numeric_limits<int>::max(), " (under 2GiB, gRPC's bound)"));
+  }
+  if (limits.max_text_bytes < 1) {
+    return absl::InvalidArgumentError("--max_text_bytes must be at least 1");
+  }
+  // A text at the byte limit must be able to arrive in a message.
+  if (limits.max_text_bytes > config.max_message_bytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--max_text_bytes (", limits.max_text_bytes, ") must not exceed --max_message_bytes (",
+        config.max_message_bytes, "): a text that long could never arrive"));
+  }
+  // A request is queued whole or not at all: one larger than the queue could never be.
+  if (limits.max_texts_per_request > batching.max_queued_texts) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--max_texts_per_request (", limits.max_texts_per_request,
+                     ") must not exceed --max_queued_texts (", batching.max_queued_texts,
+                     "): a request of that many texts could never be queued"));
+  }
+  if (config.reload_interval <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("--reload_interval must be positive");
+  }
+  return absl::OkStatus();
+}
+
+// Before the ports open: the file is written once they are, next to where it goes.
+absl::Status CheckReadyFile(const std::string& path) {
+  if (path.empty()) return absl::OkStatus();
+  std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  if (dir.empty()) dir = ".";
+  std::error_code error;
+  if (!std::filesystem::is_directory(dir, error)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--ready_file=", path, ": its directory ", dir.string(), " does not exist"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<ServerConfig> ParseServerFlags(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "Serves machine translation over gRPC (mtserve.v1.Translator) and HTTP/JSON.\n"
+      "Usage: mtserve [--model=NAME=DIR[@TYPE] ...] [--compute_type=TYPE] [--listen=HOST:PORT]\n"
+      "               [--http_listen=HOST:PORT] [--metrics_listen=HOST:PORT]\n"
+      "Every flag can also be set by the environment variable MTSERVE_<FLAG NAME IN CAPITALS>;\n"
+      "the command line wins.");
+  // Every flag can also come from the environment (MTSERVE_LISTEN=..., MTSERVE_MODEL=a=/x,b=/y).
+  MT_RETURN_IF_ERROR(SetFlagsFromEnvironment("MTSERVE_", FlagsDefinedIn(__FILE__)));
+  const std::vector<char*> args = absl::ParseCommandLine(argc, argv);
+  if (args.size() > 1) {
+    return absl::InvalidArgumentError(absl::StrCat("unexpected argument: ", args[1]));
+  }
+  ServerConfig config = ReadFlags();
+  MT_ASSIGN_OR_RETURN(config.models, ReadModels(argc, argv));
+  MT_RETURN_IF_ERROR(CheckLimits(config));
+  MT_RETURN_IF_ERROR(CheckReadyFile(config.ready_file));
+  return config;
+}
+
+}  // namespace mtserve

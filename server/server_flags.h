@@ -1,0 +1,51 @@
+// mtserve's flags, from the command line and the environment (MTSERVE_<FLAG>), read and checked
+// into one ServerConfig: everything the server needs to start, nothing left to look up later.
+// Every refusal names the flag and its limit.
+#ifndef MTSERVE_SERVER_SERVER_FLAGS_H_
+#define MTSERVE_SERVER_SERVER_FLAGS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "server/model_specs.h"
+#include "serving/batching_policy.h"
+#include "serving/request_limits.h"
+
+namespace mtserve {
+
+struct ServerConfig {
+  // Each with its compute type (--compute_type's unless it has its own), supported by this CPU.
+  std::vector<ModelSpec> models;
+  BatchingOptions batching;  // --workers resolved (0: the usable CPUs / --threads_per_worker).
+  RequestLimits limits;
+  int64_t cache_bytes = 0;
+
+  std::string listen;          // gRPC, HOST:PORT.
+  std::string metrics_listen;  // Empty: no metrics endpoint.
+  std::string http_listen;     // Empty: no HTTP.
+  int http_threads = 0;
+  absl::Duration http_timeout;
+  int64_t max_message_bytes = 0;      // Fits in an int (gRPC's bound).
+  absl::Duration max_connection_age;  // Zero: never.
+
+  std::string tls_cert;
+  std::string tls_key;
+  std::string tls_client_ca;
+  std::string api_keys_file;
+  absl::Duration reload_interval;
+  absl::Duration shutdown_grace;
+
+  std::string ready_file;  // Empty: none; else its directory exists.
+};
+
+// Sets the usage message, reads the flags from the environment and then the command line (which
+// wins), and checks them and their combinations. InvalidArgument (FailedPrecondition for a
+// compute type this CPU cannot run) naming the flag and its limit.
+absl::StatusOr<ServerConfig> ParseServerFlags(int argc, char** argv);
+
+}  // namespace mtserve
+
+#endif  // MTSERVE_SERVER_SERVER_FLAGS_H_
