@@ -26,6 +26,7 @@
 #include "serving/metrics.h"
 #include "serving/request_limits.h"
 #include "serving/translation_cache.h"
+#include "serving/translation_request.h"
 #include "text/sentence_splitter.h"
 
 namespace mtserve {
@@ -39,26 +40,9 @@ struct ServedModel {
 
 class TranslationCore {
  public:
-  struct Request {
-    std::string model;  // Empty: the default model.
-    std::vector<std::string> texts;
-    RequestedOptions options;
-    absl::Time deadline = absl::InfiniteFuture();
-    // How errors name the texts: `texts_field`[i] for a repeated field, `texts_field` alone for
-    // a front end's single-text field (a stream message's `text`).
-    std::string texts_field = "texts";
-    bool texts_repeated = true;
-    // The front end's name for the call, for the metrics' method label.
-    std::string method;
-    Frontend frontend = Frontend::kGrpc;  // The metrics' frontend label.
-    // The API key the call presented (PresentedApiKey), checked when keys are required.
-    std::optional<std::string> api_key;
-  };
-
-  struct Reply {
-    std::string model;                            // The model that translated.
-    std::vector<TranslationResult> translations;  // One per text, in order.
-  };
+  // What a front end hands the core and gets back (translation_request.h).
+  using Request = TranslationRequest;
+  using Reply = TranslationReply;
 
   // Runs exactly once per Translate call, on a core or worker thread (or, for a request refused
   // at once, on the calling thread), with every text's translation or the first error.
