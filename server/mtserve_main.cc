@@ -34,6 +34,7 @@
 #include "server/shutdown_signals.h"
 #include "serving/auth/api_key_auth.h"
 #include "serving/batch_scheduler.h"
+#include "serving/drain_gate.h"
 #include "serving/metrics.h"
 #include "serving/translation_core.h"
 
@@ -281,10 +282,12 @@ int Run(int argc, char** argv) {
     if (api_keys != nullptr) api_keys->Reload().IgnoreError();
   });
 
+  // One gate for the core and both front ends: draining refuses new work everywhere at once.
+  DrainGate drain;
   TranslationCore core(limits, batching.max_queued_texts, absl::GetFlag(FLAGS_cache_bytes).bytes,
-                       metrics->get());
+                       metrics->get(), &drain);
   if (api_keys != nullptr) core.RequireApiKeys(api_keys.get());
-  TranslationService service(&core);
+  TranslationService service(&core, &drain);
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
@@ -322,7 +325,8 @@ int Run(int argc, char** argv) {
     options.timeout = absl::GetFlag(FLAGS_http_timeout);
     options.max_body_bytes = max_message_bytes;
     options.tls = tls.get();
-    absl::StatusOr<std::unique_ptr<HttpFrontend>> started = HttpFrontend::Start(options, &core);
+    absl::StatusOr<std::unique_ptr<HttpFrontend>> started =
+        HttpFrontend::Start(options, &core, &drain);
     if (!started.ok()) return Fail(started.status());
     http = *std::move(started);
   }
@@ -375,15 +379,12 @@ int Run(int argc, char** argv) {
 
   const int signal_number = signals.WaitForShutdown();
   health->SetServingStatus(false);
-  core.StartDraining();  // New requests: UNAVAILABLE.
-  service
-      .StartDraining();  // New streams: UNAVAILABLE; open ones end once their texts are answered.
-  if (http != nullptr) http->StartDraining();  // New requests and /readyz: 503.
+  drain.StartDraining();  // New requests and streams: UNAVAILABLE; HTTP and /readyz: 503.
+  service.EndStreams();   // Open streams end once their texts are answered.
   // Once every front end drains: whoever reads it finds them all refusing.
   std::fprintf(stderr, "mtserve: %s: draining\n", strsignal(signal_number));
   const absl::Time deadline = absl::Now() + absl::GetFlag(FLAGS_shutdown_grace);
-  const bool idle =
-      service.WaitUntilIdle(deadline) && (http == nullptr || http->WaitUntilIdle(deadline));
+  const bool idle = drain.WaitUntilIdle(deadline);
   if (!idle) std::fprintf(stderr, "mtserve: grace period over; cancelling what is left\n");
   server->Shutdown(absl::ToChronoTime(absl::Now()));  // Cancels whatever is still running.
   if (http != nullptr) http->Stop();  // Cancels its requests; before the scheduler stops.

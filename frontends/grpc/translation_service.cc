@@ -83,23 +83,8 @@ grpc::Status ToGrpcStatus(const absl::Status& status) {
   return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
 }
 
-TranslationService::TranslationService(TranslationCore* core) : core_(core) {}
-
-void TranslationService::CallStarted() {
-  absl::MutexLock lock(&mutex_);
-  ++calls_;
-}
-
-void TranslationService::CallEnded() {
-  absl::MutexLock lock(&mutex_);
-  --calls_;
-}
-
-bool TranslationService::WaitUntilIdle(absl::Time deadline) {
-  absl::MutexLock lock(&mutex_);
-  auto idle = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_) { return calls_ == 0; };
-  return mutex_.AwaitWithDeadline(absl::Condition(&idle), deadline);
-}
+TranslationService::TranslationService(TranslationCore* core, DrainGate* drain)
+    : core_(core), drain_(drain) {}
 
 // Translate: one reactor per call; the core answers once every text is done.
 class TranslateReactor : public grpc::ServerUnaryReactor {
@@ -107,7 +92,7 @@ class TranslateReactor : public grpc::ServerUnaryReactor {
   TranslateReactor(TranslationService* service, grpc::CallbackServerContext* context,
                    const grpc::ByteBuffer* request, grpc::ByteBuffer* response)
       : service_(service), context_(context), response_(response) {
-    service_->CallStarted();
+    service_->drain_->Enter();  // Until OnDone, even if refused.
     // A call cancelled (or past its deadline) before its message arrived comes without one (an
     // empty buffer would parse as a valid request of no texts).
     if (!request->Valid() || context->IsCancelled()) {
@@ -138,7 +123,7 @@ class TranslateReactor : public grpc::ServerUnaryReactor {
 
   void OnCancel() override { call_->Cancel(); }
   void OnDone() override {
-    service_->CallEnded();
+    service_->drain_->Leave();
     delete this;
   }
 
@@ -175,7 +160,7 @@ class TranslateStreamReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, 
  public:
   TranslateStreamReactor(TranslationService* service, grpc::CallbackServerContext* context)
       : service_(service), deadline_(DeadlineOf(*context)), api_key_(ApiKeyOf(*context)) {
-    service_->CallStarted();
+    service_->drain_->Enter();  // Until OnDone, even if refused.
     if (!service_->StreamStarted(this)) {
       Finish(ToGrpcStatus(absl::UnavailableError("the server is shutting down")));
       return;
@@ -252,7 +237,7 @@ class TranslateStreamReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, 
 
   void OnDone() override {
     if (registered_) service_->StreamEnded(this);
-    service_->CallEnded();
+    service_->drain_->Leave();
     // The thread that called Finish may still be leaving mutex_.
     { absl::MutexLock lock(&mutex_); }
     delete this;
@@ -371,8 +356,9 @@ grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* TranslationService:
 }
 
 bool TranslationService::StreamStarted(TranslateStreamReactor* stream) {
+  // Under the lock, as EndStreams: a stream is either refused or registered before it runs.
   absl::MutexLock lock(&mutex_);
-  if (draining_) return false;
+  if (drain_->draining()) return false;
   streams_.insert(stream);
   return true;
 }
@@ -382,12 +368,11 @@ void TranslationService::StreamEnded(TranslateStreamReactor* stream) {
   streams_.erase(stream);
 }
 
-void TranslationService::StartDraining() {
+void TranslationService::EndStreams() {
   std::vector<std::pair<TranslateStreamReactor*, absl::Status>> idle;
   {
     // Under the lock: a stream leaves the set (in OnDone) before it is deleted.
     absl::MutexLock lock(&mutex_);
-    draining_ = true;
     for (TranslateStreamReactor* stream : streams_) {
       if (std::optional<absl::Status> status = stream->Drain()) idle.emplace_back(stream, *status);
     }
@@ -400,12 +385,9 @@ grpc::ServerUnaryReactor* TranslationService::ListModels(grpc::CallbackServerCon
                                                          const v1::ListModelsRequest* request,
                                                          v1::ListModelsResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  {
-    absl::MutexLock lock(&mutex_);
-    if (draining_) {
-      reactor->Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, "the server is shutting down"));
-      return reactor;
-    }
+  if (drain_->draining()) {
+    reactor->Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, "the server is shutting down"));
+    return reactor;
   }
   absl::StatusOr<v1::ListModelsResponse> models = mtserve::ListModels(*core_, ApiKeyOf(*context));
   if (!models.ok()) {

@@ -305,8 +305,9 @@ class HttpFrontend::Exchange {
 };
 
 absl::StatusOr<std::unique_ptr<HttpFrontend>> HttpFrontend::Start(const Options& options,
-                                                                  TranslationCore* core) {
-  std::unique_ptr<HttpFrontend> frontend(new HttpFrontend(options, core));
+                                                                  TranslationCore* core,
+                                                                  DrainGate* drain) {
+  std::unique_ptr<HttpFrontend> frontend(new HttpFrontend(options, core, drain));
   mg_init_library(options.tls != nullptr ? MG_FEATURES_SSL : 0);
   // civetweb marks a TLS port with a trailing "s".
   const std::string ports = options.tls != nullptr ? options.listen + "s" : options.listen;
@@ -370,50 +371,24 @@ absl::StatusOr<std::unique_ptr<HttpFrontend>> HttpFrontend::Start(const Options&
   return frontend;
 }
 
-HttpFrontend::HttpFrontend(const Options& options, TranslationCore* core)
-    : options_(options), core_(core) {}
+HttpFrontend::HttpFrontend(const Options& options, TranslationCore* core, DrainGate* drain)
+    : options_(options), core_(core), drain_(drain) {}
 
 HttpFrontend::~HttpFrontend() { Stop(); }
 
-void HttpFrontend::StartDraining() {
-  absl::MutexLock lock(&mutex_);
-  draining_ = true;
-}
-
-bool HttpFrontend::draining() const {
-  absl::MutexLock lock(&mutex_);
-  return draining_;
-}
-
-bool HttpFrontend::WaitUntilIdle(absl::Time deadline) {
-  absl::MutexLock lock(&mutex_);
-  auto idle = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_) { return requests_ == 0; };
-  return mutex_.AwaitWithDeadline(absl::Condition(&idle), deadline);
-}
+bool HttpFrontend::draining() const { return drain_->draining(); }
 
 void HttpFrontend::Stop() {
   if (context_ == nullptr) return;
+  drain_->StartDraining();
   {
     absl::MutexLock lock(&mutex_);
-    draining_ = true;
     context_stopping_ = true;
     for (TranslationCore::Call* call : calls_) call->Cancel();
   }
   mg_stop(context_);  // Waits for the threads, whose requests now end at once.
   context_ = nullptr;
   mg_exit_library();
-}
-
-bool HttpFrontend::RequestStarted() {
-  absl::MutexLock lock(&mutex_);
-  if (draining_) return false;
-  ++requests_;
-  return true;
-}
-
-void HttpFrontend::RequestEnded() {
-  absl::MutexLock lock(&mutex_);
-  --requests_;
 }
 
 void HttpFrontend::TrackCall(TranslationCore::Call* call) {
@@ -509,12 +484,12 @@ int HttpFrontend::HandleRequest(mg_connection* connection, void* data) {
         return exchange.status();
       }
     }
-    if (!self.RequestStarted()) {
+    if (!self.drain_->TryEnter()) {
       exchange.SendError(absl::UnavailableError("the server is shutting down"));
       return exchange.status();
     }
     (self.*route->handle)(exchange);
-    self.RequestEnded();
+    self.drain_->Leave();
     return exchange.status();
   }
   // LibreTranslate's routes are named without methods: "METHOD /path" items are the routes
