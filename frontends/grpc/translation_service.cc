@@ -16,13 +16,10 @@
 #include "serving/auth/api_key_auth.h"
 #include "serving/auth/api_key_quota.h"
 #include "serving/stop_reason.h"
+#include "serving/stream_window.h"
 
 namespace mtserve {
 namespace {
-
-// A stream keeps at most this many texts between reading them and writing their answers; it
-// reads no more until answers are written (backpressure on clients that do not read).
-constexpr int kMaxStreamTextsInFlight = 64;
 
 // The API key in the call's metadata: "authorization: Bearer KEY" or "x-api-key: KEY".
 std::optional<std::string> ApiKeyOf(const grpc::CallbackServerContext& context) {
@@ -212,6 +209,7 @@ class TranslateStreamReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, 
         return;
       }
       ++unanswered_;
+      window_.Take();
     }
     HandleText(std::move(message));
     absl::MutexLock lock(&mutex_);
@@ -222,6 +220,7 @@ class TranslateStreamReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, 
   void OnWriteDone(bool ok) override {
     absl::MutexLock lock(&mutex_);
     writes_.pop_front();
+    window_.Release();
     writing_ = false;
     if (!ok) call_->Cancel();
     WriteNextLocked();
@@ -281,7 +280,11 @@ class TranslateStreamReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, 
   void Write(const v1::TranslateStreamResponse& answer) {
     absl::MutexLock lock(&mutex_);
     --unanswered_;
-    if (!call_->cancelled()) Serialize(answer, writes_.emplace_back());  // Else nobody reads it.
+    if (call_->cancelled()) {
+      window_.Release();  // Nobody reads it.
+    } else {
+      Serialize(answer, writes_.emplace_back());
+    }
     WriteNextLocked();
     ReadNextLocked();
     MaybeFinishLocked();
@@ -293,13 +296,13 @@ class TranslateStreamReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, 
     StartWrite(&writes_.front());
   }
 
-  // Reads the next text unless one is being read, reading has ended, or too many texts are
-  // between reading and writing (backpressure on clients that send without reading).
+  // Reads the next text unless one is being read, reading has ended, or the window is full
+  // (backpressure on clients that send without reading).
   void ReadNextLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_) {
     if (reading_ || reads_done_ || draining_ || !failed_.ok() || finished_ || call_->cancelled()) {
       return;
     }
-    if (unanswered_ + static_cast<int>(writes_.size()) >= kMaxStreamTextsInFlight) return;
+    if (!window_.HasRoom()) return;
     reading_ = true;
     StartRead(&read_);
   }
@@ -342,6 +345,7 @@ class TranslateStreamReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, 
   std::deque<grpc::ByteBuffer> writes_ ABSL_GUARDED_BY(mutex_);  // Front: being written.
   int messages_ ABSL_GUARDED_BY(mutex_) = 0;                     // Read so far.
   int unanswered_ ABSL_GUARDED_BY(mutex_) = 0;                   // Texts read and not yet answered.
+  StreamWindow window_ ABSL_GUARDED_BY(mutex_);  // Texts read whose answers are not written.
   bool reading_ ABSL_GUARDED_BY(mutex_) = false;
   bool writing_ ABSL_GUARDED_BY(mutex_) = false;
   bool reads_done_ ABSL_GUARDED_BY(mutex_) = false;

@@ -25,6 +25,7 @@
 #include "frontends/proto/request_mapping.h"
 #include "serving/auth/api_key_auth.h"
 #include "serving/auth/api_key_quota.h"
+#include "serving/stream_window.h"
 
 namespace mtserve {
 namespace {
@@ -32,10 +33,6 @@ namespace {
 // The header that gives a request's deadline, as gRPC's timeout does: "2.5s", "500ms", "1m", or
 // plain seconds ("2.5").
 constexpr char kTimeoutHeader[] = "X-Request-Timeout";
-
-// A stream keeps at most this many of its texts in the core at once, as gRPC's does: a long
-// stream does not fill the queue alone.
-constexpr int kMaxStreamTextsInFlight = 64;
 
 // civetweb's messages while Start starts it, on Start's thread.
 thread_local std::string* start_message = nullptr;
@@ -645,7 +642,7 @@ void HttpFrontend::TranslateStream(Exchange& exchange) {
   struct Answers {
     absl::Mutex mutex;
     std::deque<std::string> lines ABSL_GUARDED_BY(mutex);
-    int in_core ABSL_GUARDED_BY(mutex) = 0;
+    StreamWindow in_core ABSL_GUARDED_BY(mutex);  // Texts in the core.
   };
   auto answers = std::make_shared<Answers>();
   auto call = std::make_shared<TranslationCore::Call>();
@@ -661,8 +658,8 @@ void HttpFrontend::TranslateStream(Exchange& exchange) {
     while (more && !client_gone) {
       {
         absl::MutexLock lock(&answers->mutex);
-        if (answers->in_core >= kMaxStreamTextsInFlight) break;
-        ++answers->in_core;
+        if (!answers->in_core.HasRoom()) break;
+        answers->in_core.Take();
       }
       v1::TranslateStreamRequest message;
       // Parsed once already: it cannot fail now.
@@ -689,7 +686,7 @@ void HttpFrontend::TranslateStream(Exchange& exchange) {
                          }
                          absl::MutexLock lock(&answers->mutex);
                          answers->lines.push_back(json.value_or("") + "\n");
-                         --answers->in_core;
+                         answers->in_core.Release();
                        });
     }
     std::deque<std::string> ready;
@@ -697,11 +694,11 @@ void HttpFrontend::TranslateStream(Exchange& exchange) {
     {
       absl::MutexLock lock(&answers->mutex);
       auto can_go_on = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(answers->mutex) {
-        return !answers->lines.empty() || answers->in_core == 0;
+        return !answers->lines.empty() || answers->in_core.texts() == 0;
       };
       answers->mutex.Await(absl::Condition(&can_go_on));
       ready.swap(answers->lines);
-      finished = answers->in_core == 0 && (!more || client_gone);
+      finished = answers->in_core.texts() == 0 && (!more || client_gone);
     }
     for (const std::string& line : ready) {
       if (client_gone) break;
