@@ -31,7 +31,7 @@ absl::Status Server::Start(const ServerConfig& config) {
   metrics_ = *std::move(metrics);
   if (absl::Status status = StartReloadedFiles(); !status.ok()) return status;
   core_ = std::make_unique<TranslationCore>(config_.limits, config_.batching.max_queued_texts,
-                                            config_.cache_bytes, metrics_.get());
+                                            config_.cache_bytes, metrics_.get(), &drain_);
   if (api_keys_ != nullptr) core_->RequireApiKeys(api_keys_.get());
   if (absl::Status status = StartGrpc(); !status.ok()) return status;
   if (absl::Status status = StartHttp(); !status.ok()) return status;
@@ -60,7 +60,7 @@ absl::Status Server::StartReloadedFiles() {
 }
 
 absl::Status Server::StartGrpc() {
-  service_ = std::make_unique<TranslationService>(core_.get());
+  service_ = std::make_unique<TranslationService>(core_.get(), &drain_);
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
@@ -98,7 +98,7 @@ absl::Status Server::StartHttp() {
   options.timeout = config_.http_timeout;
   options.max_body_bytes = config_.max_message_bytes;
   options.tls = tls_.get();
-  absl::StatusOr<std::unique_ptr<HttpFrontend>> started = HttpFrontend::Start(options, core_.get());
+  absl::StatusOr<std::unique_ptr<HttpFrontend>> started = HttpFrontend::Start(options, core_.get(), &drain_);
   if (!started.ok()) return started.status();
   http_ = *std::move(started);
   return absl::OkStatus();
@@ -181,10 +181,8 @@ absl::Status Server::Serve() {
 
 void Server::Drain(int signal_number) {
   health_->SetServingStatus(false);
-  core_->StartDraining();  // New requests: UNAVAILABLE.
-  // New streams: UNAVAILABLE; open ones end once their texts are answered.
-  service_->StartDraining();
-  if (http_ != nullptr) http_->StartDraining();  // New requests and /readyz: 503.
+  drain_.StartDraining();  // New requests and streams: UNAVAILABLE; HTTP and /readyz: 503.
+  service_->EndStreams();  // Open streams end once their texts are answered.
   // Once every front end drains: whoever reads it finds them all refusing.
   std::fprintf(stderr, "mtserve: %s: draining\n", strsignal(signal_number));
   // Kept, saying so, until the process ends (a file left by an ended process says nothing).
@@ -192,8 +190,7 @@ void Server::Drain(int signal_number) {
     std::fprintf(stderr, "mtserve: %s\n", std::string(status.message()).c_str());
   }
   const absl::Time deadline = absl::Now() + config_.shutdown_grace;
-  const bool idle =
-      service_->WaitUntilIdle(deadline) && (http_ == nullptr || http_->WaitUntilIdle(deadline));
+  const bool idle = drain_.WaitUntilIdle(deadline);
   if (!idle) std::fprintf(stderr, "mtserve: grace period over; cancelling what is left\n");
   grpc_server_->Shutdown(absl::ToChronoTime(absl::Now()));  // Cancels whatever is still running.
   if (http_ != nullptr) http_->Stop();  // Cancels its requests; before the scheduler stops.

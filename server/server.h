@@ -20,6 +20,7 @@
 #include "serving/auth/api_key_auth.h"
 #include "serving/batch_scheduler.h"
 #include "serving/metrics.h"
+#include "serving/drain_gate.h"
 #include "serving/translation_core.h"
 
 namespace mtserve {
@@ -66,6 +67,8 @@ class Server {
   std::unique_ptr<Metrics> metrics_;
   std::shared_ptr<ServerTls> tls_;                 // Shared with the SIGHUP handler.
   std::shared_ptr<ApiKeyAuthenticator> api_keys_;  // Shared with the SIGHUP handler.
+  // One gate for the core and both front ends: draining refuses new work everywhere at once.
+  DrainGate drain_;
   std::unique_ptr<TranslationCore> core_;
   std::unique_ptr<TranslationService> service_;
   std::unique_ptr<grpc::Server> grpc_server_;

@@ -15,12 +15,11 @@
 #include "prometheus/gauge.h"
 #include "prometheus/histogram.h"
 #include "prometheus/registry.h"
+#include "serving/translation_request.h"
 
 namespace mtserve {
 
-// The front end a request came through: the `frontend` label of the request metrics, with these
-// two values only.
-enum class Frontend { kGrpc, kHttp };
+// The `frontend` label's value.
 const char* FrontendName(Frontend frontend);
 
 struct ModelInfoLabels {

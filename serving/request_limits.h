@@ -14,6 +14,7 @@
 #include "base/json_file.h"
 #include "model/decoding/decoding_options.h"
 #include "model/model.h"
+#include "serving/translation_request.h"
 
 namespace mtserve {
 
@@ -36,28 +37,6 @@ struct RequestLimits {
 int MaxInputTokens(const ModelConfig& config, const RequestLimits& limits);
 // The most tokens a hypothesis may have with a model of `config`.
 int MaxOutputTokens(const ModelConfig& config, const RequestLimits& limits);
-
-// Decoding options as a caller sent them (the API's DecodingOptions): 0 or unset means the
-// documented default.
-struct RequestedOptions {
-  uint32_t beam_size = 0;
-  uint32_t num_hypotheses = 0;
-  std::optional<float> length_penalty;
-  uint32_t sampling_topk = 0;
-  std::optional<float> sampling_temperature;
-  std::optional<uint64_t> seed;
-  uint32_t max_length = 0;
-  uint32_t min_length = 0;
-  bool return_scores = false;
-  bool return_alignment = false;
-  // Whether texts are split into sentences (default) or taken as one sentence each.
-  bool split_sentences = true;
-  // What the texts are (the API's TextFormat): kPlainText, or kHtml for HTML documents
-  // (text/html_document.h). ToDecodingOptions refuses any other value.
-  int format = 0;
-  static constexpr int kPlainText = 0;
-  static constexpr int kHtml = 1;
-};
 
 // What a request's JSON (a body, or one line of a stream) or protobuf message may build before it
 // is read into a request: 64 levels (messages nest 3) and the texts a request may have plus 64

@@ -153,10 +153,11 @@ struct TranslationCore::Pending {
 };
 
 TranslationCore::TranslationCore(const RequestLimits& limits, int max_queued_texts,
-                                 int64_t cache_bytes, Metrics* metrics)
+                                 int64_t cache_bytes, Metrics* metrics, DrainGate* drain)
     : limits_(limits),
       max_queued_texts_(max_queued_texts),
       metrics_(metrics),
+      drain_(drain),
       cache_(cache_bytes),
       pool_(kTokenizerThreads) {}
 
@@ -175,25 +176,14 @@ void TranslationCore::StartServing(std::vector<ServedModel> models, BatchSchedul
   scheduler_ = scheduler;
 }
 
-void TranslationCore::StartDraining() {
-  absl::MutexLock lock(&mutex_);
-  draining_ = true;
-}
-
-bool TranslationCore::WaitUntilIdle(absl::Time deadline) {
-  absl::MutexLock lock(&mutex_);
-  auto idle = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_) { return in_flight_ == 0; };
-  return mutex_.AwaitWithDeadline(absl::Condition(&idle), deadline);
-}
-
 std::vector<ServedModel> TranslationCore::models() const {
   absl::ReaderMutexLock lock(&mutex_);
   return scheduler_ == nullptr ? std::vector<ServedModel>() : models_;
 }
 
 absl::StatusOr<int> TranslationCore::FindModel(const std::string& name) const {
+  if (drain_->draining()) return absl::UnavailableError("the server is shutting down");
   absl::ReaderMutexLock lock(&mutex_);
-  if (draining_) return absl::UnavailableError("the server is shutting down");
   if (scheduler_ == nullptr) return absl::UnavailableError("the server is loading its models");
   if (name.empty()) return 0;
   for (size_t i = 0; i < models_.size(); ++i) {
@@ -262,7 +252,8 @@ void TranslationCore::Translate(Request request, std::shared_ptr<Call> call, Don
                        "); retry later"));
     }
     tokenizing_texts_ += texts;
-    ++in_flight_;
+    // Counted even if draining began since FindModel: it was let in then.
+    drain_->Enter();
     pending->accepted = true;
     return absl::OkStatus();
   }();
@@ -433,10 +424,7 @@ void TranslationCore::Finish(Pending& pending, absl::StatusOr<Reply> reply) {
     if (pending.accepted) metrics_->InFlightRequests(pending.model_name).Decrement();
   }
   pending.done(std::move(reply));
-  if (pending.accepted) {
-    absl::MutexLock lock(&mutex_);
-    --in_flight_;
-  }
+  if (pending.accepted) drain_->Leave();
 }
 
 }  // namespace mtserve

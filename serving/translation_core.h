@@ -23,9 +23,11 @@
 #include "model/translator.h"
 #include "serving/auth/api_key_auth.h"
 #include "serving/batch_scheduler.h"
+#include "serving/drain_gate.h"
 #include "serving/metrics.h"
 #include "serving/request_limits.h"
 #include "serving/translation_cache.h"
+#include "serving/translation_request.h"
 #include "text/sentence_splitter.h"
 
 namespace mtserve {
@@ -39,26 +41,9 @@ struct ServedModel {
 
 class TranslationCore {
  public:
-  struct Request {
-    std::string model;  // Empty: the default model.
-    std::vector<std::string> texts;
-    RequestedOptions options;
-    absl::Time deadline = absl::InfiniteFuture();
-    // How errors name the texts: `texts_field`[i] for a repeated field, `texts_field` alone for
-    // a front end's single-text field (a stream message's `text`).
-    std::string texts_field = "texts";
-    bool texts_repeated = true;
-    // The front end's name for the call, for the metrics' method label.
-    std::string method;
-    Frontend frontend = Frontend::kGrpc;  // The metrics' frontend label.
-    // The API key the call presented (PresentedApiKey), checked when keys are required.
-    std::optional<std::string> api_key;
-  };
-
-  struct Reply {
-    std::string model;                            // The model that translated.
-    std::vector<TranslationResult> translations;  // One per text, in order.
-  };
+  // What a front end hands the core and gets back (translation_request.h).
+  using Request = TranslationRequest;
+  using Reply = TranslationReply;
 
   // Runs exactly once per Translate call, on a core or worker thread (or, for a request refused
   // at once, on the calling thread), with every text's translation or the first error.
@@ -78,8 +63,10 @@ class TranslationCore {
 
   // `max_queued_texts` bounds the texts accepted and not yet handed to the scheduler (whose own
   // queue has the same bound, in sentences). `cache_bytes` bounds the sentence cache (0: none).
+  // Requests get UNAVAILABLE once `drain` drains, and each request accepted is counted in flight
+  // in it until its Done has run; `drain` outlives the core.
   TranslationCore(const RequestLimits& limits, int max_queued_texts, int64_t cache_bytes,
-                  Metrics* metrics);
+                  Metrics* metrics, DrainGate* drain);
   ~TranslationCore();
 
   // From now on every request needs a key of `authenticator` and is charged to it (call before
@@ -96,10 +83,6 @@ class TranslationCore {
   // are split into sentences by the rules of its source language (root rules when it has none
   // ICU knows).
   void StartServing(std::vector<ServedModel> models, BatchScheduler* scheduler);
-  // New requests get UNAVAILABLE from now on; those in flight go on.
-  void StartDraining();
-  // Waits until no request is in flight or `deadline` passes; true if none is left.
-  bool WaitUntilIdle(absl::Time deadline);
 
   // Translates `request`; `call` cancels it.
   void Translate(Request request, std::shared_ptr<Call> call, Done done);
@@ -129,14 +112,13 @@ class TranslationCore {
   const RequestLimits limits_;
   const int max_queued_texts_;
   Metrics* const metrics_;
+  DrainGate* const drain_;
   ApiKeyAuthenticator* authenticator_ = nullptr;
   TranslationCache cache_;
 
   mutable absl::Mutex mutex_;
   std::vector<ServedModel> models_ ABSL_GUARDED_BY(mutex_);
   BatchScheduler* scheduler_ ABSL_GUARDED_BY(mutex_) = nullptr;
-  bool draining_ ABSL_GUARDED_BY(mutex_) = false;
-  int in_flight_ ABSL_GUARDED_BY(mutex_) = 0;
   int tokenizing_texts_ ABSL_GUARDED_BY(mutex_) = 0;  // Accepted, not yet queued.
 
   // Last: its threads run tasks that use the members above, and stop first.

@@ -16,13 +16,10 @@
 #include "serving/auth/api_key_auth.h"
 #include "serving/auth/api_key_quota.h"
 #include "serving/stop_reason.h"
+#include "serving/stream_window.h"
 
 namespace mtserve {
 namespace {
-
-// A stream keeps at most this many texts between reading them and writing their answers; it
-// reads no more until answers are written (backpressure on clients that do not read).
-constexpr int kMaxStreamTextsInFlight = 64;
 
 // The API key in the call's metadata: "authorization: Bearer KEY" or "x-api-key: KEY".
 std::optional<std::string> ApiKeyOf(const grpc::CallbackServerContext& context) {
@@ -83,23 +80,8 @@ grpc::Status ToGrpcStatus(const absl::Status& status) {
   return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
 }
 
-TranslationService::TranslationService(TranslationCore* core) : core_(core) {}
-
-void TranslationService::CallStarted() {
-  absl::MutexLock lock(&mutex_);
-  ++calls_;
-}
-
-void TranslationService::CallEnded() {
-  absl::MutexLock lock(&mutex_);
-  --calls_;
-}
-
-bool TranslationService::WaitUntilIdle(absl::Time deadline) {
-  absl::MutexLock lock(&mutex_);
-  auto idle = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_) { return calls_ == 0; };
-  return mutex_.AwaitWithDeadline(absl::Condition(&idle), deadline);
-}
+TranslationService::TranslationService(TranslationCore* core, DrainGate* drain)
+    : core_(core), drain_(drain) {}
 
 // Translate: one reactor per call; the core answers once every text is done.
 class TranslateReactor : public grpc::ServerUnaryReactor {
@@ -107,7 +89,7 @@ class TranslateReactor : public grpc::ServerUnaryReactor {
   TranslateReactor(TranslationService* service, grpc::CallbackServerContext* context,
                    const grpc::ByteBuffer* request, grpc::ByteBuffer* response)
       : service_(service), context_(context), response_(response) {
-    service_->CallStarted();
+    service_->drain_->Enter();  // Until OnDone, even if refused.
     // A call cancelled (or past its deadline) before its message arrived comes without one (an
     // empty buffer would parse as a valid request of no texts).
     if (!request->Valid() || context->IsCancelled()) {
@@ -138,7 +120,7 @@ class TranslateReactor : public grpc::ServerUnaryReactor {
 
   void OnCancel() override { call_->Cancel(); }
   void OnDone() override {
-    service_->CallEnded();
+    service_->drain_->Leave();
     delete this;
   }
 
@@ -175,7 +157,7 @@ class TranslateStreamReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, 
  public:
   TranslateStreamReactor(TranslationService* service, grpc::CallbackServerContext* context)
       : service_(service), deadline_(DeadlineOf(*context)), api_key_(ApiKeyOf(*context)) {
-    service_->CallStarted();
+    service_->drain_->Enter();  // Until OnDone, even if refused.
     if (!service_->StreamStarted(this)) {
       Finish(ToGrpcStatus(absl::UnavailableError("the server is shutting down")));
       return;
@@ -227,6 +209,7 @@ class TranslateStreamReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, 
         return;
       }
       ++unanswered_;
+      window_.Take();
     }
     HandleText(std::move(message));
     absl::MutexLock lock(&mutex_);
@@ -237,6 +220,7 @@ class TranslateStreamReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, 
   void OnWriteDone(bool ok) override {
     absl::MutexLock lock(&mutex_);
     writes_.pop_front();
+    window_.Release();
     writing_ = false;
     if (!ok) call_->Cancel();
     WriteNextLocked();
@@ -252,7 +236,7 @@ class TranslateStreamReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, 
 
   void OnDone() override {
     if (registered_) service_->StreamEnded(this);
-    service_->CallEnded();
+    service_->drain_->Leave();
     // The thread that called Finish may still be leaving mutex_.
     { absl::MutexLock lock(&mutex_); }
     delete this;
@@ -296,7 +280,11 @@ class TranslateStreamReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, 
   void Write(const v1::TranslateStreamResponse& answer) {
     absl::MutexLock lock(&mutex_);
     --unanswered_;
-    if (!call_->cancelled()) Serialize(answer, writes_.emplace_back());  // Else nobody reads it.
+    if (call_->cancelled()) {
+      window_.Release();  // Nobody reads it.
+    } else {
+      Serialize(answer, writes_.emplace_back());
+    }
     WriteNextLocked();
     ReadNextLocked();
     MaybeFinishLocked();
@@ -308,13 +296,13 @@ class TranslateStreamReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, 
     StartWrite(&writes_.front());
   }
 
-  // Reads the next text unless one is being read, reading has ended, or too many texts are
-  // between reading and writing (backpressure on clients that send without reading).
+  // Reads the next text unless one is being read, reading has ended, or the window is full
+  // (backpressure on clients that send without reading).
   void ReadNextLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_) {
     if (reading_ || reads_done_ || draining_ || !failed_.ok() || finished_ || call_->cancelled()) {
       return;
     }
-    if (unanswered_ + static_cast<int>(writes_.size()) >= kMaxStreamTextsInFlight) return;
+    if (!window_.HasRoom()) return;
     reading_ = true;
     StartRead(&read_);
   }
@@ -357,6 +345,7 @@ class TranslateStreamReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, 
   std::deque<grpc::ByteBuffer> writes_ ABSL_GUARDED_BY(mutex_);  // Front: being written.
   int messages_ ABSL_GUARDED_BY(mutex_) = 0;                     // Read so far.
   int unanswered_ ABSL_GUARDED_BY(mutex_) = 0;                   // Texts read and not yet answered.
+  StreamWindow window_ ABSL_GUARDED_BY(mutex_);  // Texts read whose answers are not written.
   bool reading_ ABSL_GUARDED_BY(mutex_) = false;
   bool writing_ ABSL_GUARDED_BY(mutex_) = false;
   bool reads_done_ ABSL_GUARDED_BY(mutex_) = false;
@@ -371,8 +360,9 @@ grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* TranslationService:
 }
 
 bool TranslationService::StreamStarted(TranslateStreamReactor* stream) {
+  // Under the lock, as EndStreams: a stream is either refused or registered before it runs.
   absl::MutexLock lock(&mutex_);
-  if (draining_) return false;
+  if (drain_->draining()) return false;
   streams_.insert(stream);
   return true;
 }
@@ -382,12 +372,11 @@ void TranslationService::StreamEnded(TranslateStreamReactor* stream) {
   streams_.erase(stream);
 }
 
-void TranslationService::StartDraining() {
+void TranslationService::EndStreams() {
   std::vector<std::pair<TranslateStreamReactor*, absl::Status>> idle;
   {
     // Under the lock: a stream leaves the set (in OnDone) before it is deleted.
     absl::MutexLock lock(&mutex_);
-    draining_ = true;
     for (TranslateStreamReactor* stream : streams_) {
       if (std::optional<absl::Status> status = stream->Drain()) idle.emplace_back(stream, *status);
     }
@@ -400,12 +389,9 @@ grpc::ServerUnaryReactor* TranslationService::ListModels(grpc::CallbackServerCon
                                                          const v1::ListModelsRequest* request,
                                                          v1::ListModelsResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  {
-    absl::MutexLock lock(&mutex_);
-    if (draining_) {
-      reactor->Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, "the server is shutting down"));
-      return reactor;
-    }
+  if (drain_->draining()) {
+    reactor->Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, "the server is shutting down"));
+    return reactor;
   }
   absl::StatusOr<v1::ListModelsResponse> models = mtserve::ListModels(*core_, ApiKeyOf(*context));
   if (!models.ok()) {

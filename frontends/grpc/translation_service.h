@@ -11,9 +11,9 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
-#include "absl/time/time.h"
 #include "grpcpp/support/byte_buffer.h"
 #include "mtserve/v1/translation.grpc.pb.h"
+#include "serving/drain_gate.h"
 #include "serving/translation_core.h"
 
 namespace mtserve {
@@ -26,13 +26,14 @@ using TranslatorService = v1::Translator::WithRawCallbackMethod_Translate<
 
 class TranslationService final : public TranslatorService {
  public:
-  explicit TranslationService(TranslationCore* core);
+  // Every call is counted in flight in `drain` until it is done; once `drain` drains, new streams
+  // and ListModels get UNAVAILABLE (and Translate, from the core, which drains with the same
+  // gate). `core` and `drain` outlive the service.
+  TranslationService(TranslationCore* core, DrainGate* drain);
 
-  // New streams get UNAVAILABLE from now on (the core refuses new requests once it drains too);
-  // open streams read no more texts and end, with UNAVAILABLE, once those they read are answered.
-  void StartDraining();
-  // Waits until no call is in flight or `deadline` passes; true if none is left.
-  bool WaitUntilIdle(absl::Time deadline);
+  // Open streams read no more texts and end, with UNAVAILABLE, once those they read are
+  // answered. Call once `drain` drains.
+  void EndStreams();
 
   grpc::ServerUnaryReactor* Translate(grpc::CallbackServerContext* context,
                                       const grpc::ByteBuffer* request,
@@ -47,17 +48,14 @@ class TranslationService final : public TranslatorService {
   friend class TranslateReactor;
   friend class TranslateStreamReactor;
 
-  void CallStarted();
-  void CallEnded();
-  // Registers an open stream for draining; false (not registered) while draining.
+  // Registers an open stream for EndStreams; false (not registered) while draining.
   bool StreamStarted(TranslateStreamReactor* stream);
   void StreamEnded(TranslateStreamReactor* stream);
 
   TranslationCore* const core_;
+  DrainGate* const drain_;
 
   absl::Mutex mutex_;
-  int calls_ ABSL_GUARDED_BY(mutex_) = 0;
-  bool draining_ ABSL_GUARDED_BY(mutex_) = false;
   std::set<TranslateStreamReactor*> streams_ ABSL_GUARDED_BY(mutex_);
 };
 

@@ -25,6 +25,7 @@
 #include "frontends/proto/request_mapping.h"
 #include "serving/auth/api_key_auth.h"
 #include "serving/auth/api_key_quota.h"
+#include "serving/stream_window.h"
 
 namespace mtserve {
 namespace {
@@ -32,10 +33,6 @@ namespace {
 // The header that gives a request's deadline, as gRPC's timeout does: "2.5s", "500ms", "1m", or
 // plain seconds ("2.5").
 constexpr char kTimeoutHeader[] = "X-Request-Timeout";
-
-// A stream keeps at most this many of its texts in the core at once, as gRPC's does: a long
-// stream does not fill the queue alone.
-constexpr int kMaxStreamTextsInFlight = 64;
 
 // civetweb's messages while Start starts it, on Start's thread.
 thread_local std::string* start_message = nullptr;
@@ -305,8 +302,9 @@ class HttpFrontend::Exchange {
 };
 
 absl::StatusOr<std::unique_ptr<HttpFrontend>> HttpFrontend::Start(const Options& options,
-                                                                  TranslationCore* core) {
-  std::unique_ptr<HttpFrontend> frontend(new HttpFrontend(options, core));
+                                                                  TranslationCore* core,
+                                                                  DrainGate* drain) {
+  std::unique_ptr<HttpFrontend> frontend(new HttpFrontend(options, core, drain));
   mg_init_library(options.tls != nullptr ? MG_FEATURES_SSL : 0);
   // civetweb marks a TLS port with a trailing "s".
   const std::string ports = options.tls != nullptr ? options.listen + "s" : options.listen;
@@ -370,50 +368,24 @@ absl::StatusOr<std::unique_ptr<HttpFrontend>> HttpFrontend::Start(const Options&
   return frontend;
 }
 
-HttpFrontend::HttpFrontend(const Options& options, TranslationCore* core)
-    : options_(options), core_(core) {}
+HttpFrontend::HttpFrontend(const Options& options, TranslationCore* core, DrainGate* drain)
+    : options_(options), core_(core), drain_(drain) {}
 
 HttpFrontend::~HttpFrontend() { Stop(); }
 
-void HttpFrontend::StartDraining() {
-  absl::MutexLock lock(&mutex_);
-  draining_ = true;
-}
-
-bool HttpFrontend::draining() const {
-  absl::MutexLock lock(&mutex_);
-  return draining_;
-}
-
-bool HttpFrontend::WaitUntilIdle(absl::Time deadline) {
-  absl::MutexLock lock(&mutex_);
-  auto idle = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_) { return requests_ == 0; };
-  return mutex_.AwaitWithDeadline(absl::Condition(&idle), deadline);
-}
+bool HttpFrontend::draining() const { return drain_->draining(); }
 
 void HttpFrontend::Stop() {
   if (context_ == nullptr) return;
+  drain_->StartDraining();
   {
     absl::MutexLock lock(&mutex_);
-    draining_ = true;
     context_stopping_ = true;
     for (TranslationCore::Call* call : calls_) call->Cancel();
   }
   mg_stop(context_);  // Waits for the threads, whose requests now end at once.
   context_ = nullptr;
   mg_exit_library();
-}
-
-bool HttpFrontend::RequestStarted() {
-  absl::MutexLock lock(&mutex_);
-  if (draining_) return false;
-  ++requests_;
-  return true;
-}
-
-void HttpFrontend::RequestEnded() {
-  absl::MutexLock lock(&mutex_);
-  --requests_;
 }
 
 void HttpFrontend::TrackCall(TranslationCore::Call* call) {
@@ -509,12 +481,12 @@ int HttpFrontend::HandleRequest(mg_connection* connection, void* data) {
         return exchange.status();
       }
     }
-    if (!self.RequestStarted()) {
+    if (!self.drain_->TryEnter()) {
       exchange.SendError(absl::UnavailableError("the server is shutting down"));
       return exchange.status();
     }
     (self.*route->handle)(exchange);
-    self.RequestEnded();
+    self.drain_->Leave();
     return exchange.status();
   }
   // LibreTranslate's routes are named without methods: "METHOD /path" items are the routes
@@ -670,7 +642,7 @@ void HttpFrontend::TranslateStream(Exchange& exchange) {
   struct Answers {
     absl::Mutex mutex;
     std::deque<std::string> lines ABSL_GUARDED_BY(mutex);
-    int in_core ABSL_GUARDED_BY(mutex) = 0;
+    StreamWindow in_core ABSL_GUARDED_BY(mutex);  // Texts in the core.
   };
   auto answers = std::make_shared<Answers>();
   auto call = std::make_shared<TranslationCore::Call>();
@@ -686,8 +658,8 @@ void HttpFrontend::TranslateStream(Exchange& exchange) {
     while (more && !client_gone) {
       {
         absl::MutexLock lock(&answers->mutex);
-        if (answers->in_core >= kMaxStreamTextsInFlight) break;
-        ++answers->in_core;
+        if (!answers->in_core.HasRoom()) break;
+        answers->in_core.Take();
       }
       v1::TranslateStreamRequest message;
       // Parsed once already: it cannot fail now.
@@ -714,7 +686,7 @@ void HttpFrontend::TranslateStream(Exchange& exchange) {
                          }
                          absl::MutexLock lock(&answers->mutex);
                          answers->lines.push_back(json.value_or("") + "\n");
-                         --answers->in_core;
+                         answers->in_core.Release();
                        });
     }
     std::deque<std::string> ready;
@@ -722,11 +694,11 @@ void HttpFrontend::TranslateStream(Exchange& exchange) {
     {
       absl::MutexLock lock(&answers->mutex);
       auto can_go_on = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(answers->mutex) {
-        return !answers->lines.empty() || answers->in_core == 0;
+        return !answers->lines.empty() || answers->in_core.texts() == 0;
       };
       answers->mutex.Await(absl::Condition(&can_go_on));
       ready.swap(answers->lines);
-      finished = answers->in_core == 0 && (!more || client_gone);
+      finished = answers->in_core.texts() == 0 && (!more || client_gone);
     }
     for (const std::string& line : ready) {
       if (client_gone) break;

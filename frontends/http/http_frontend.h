@@ -9,9 +9,10 @@
 //   GET  /v1/models            ListModelsResponse
 //   GET  /healthz              200 while the process runs
 //   GET  /readyz               200 while serving, 503 while models load and while draining
-//   GET  /openapi.json         the OpenAPI description of these routes (frontends/http/openapi.json)
-//   GET  /                     the translation page (frontends/http/web/), which calls the routes above
-//   POST /translate, GET /languages, GET /frontend/settings
+//   GET  /openapi.json         the OpenAPI description of these routes
+//   (frontends/http/openapi.json) GET  /                     the translation page
+//   (frontends/http/web/), which calls the routes above POST /translate, GET /languages, GET
+//   /frontend/settings
 //                              LibreTranslate's API (libretranslate_api.h)
 //
 // The server is civetweb (Debian's libcivetweb, which prometheus-cpp's /metrics already runs
@@ -34,6 +35,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "frontends/tls/server_tls.h"
+#include "serving/drain_gate.h"
 #include "serving/translation_core.h"
 
 struct mg_context;
@@ -56,9 +58,13 @@ class HttpFrontend {
     ServerTls* tls = nullptr;
   };
 
-  // Listens and serves at once (the core answers UNAVAILABLE until its models are loaded).
+  // Listens and serves at once (the core answers UNAVAILABLE until its models are loaded). Each
+  // request is counted in flight in `drain`; once `drain` drains, /readyz answers 503 and new
+  // requests get 503 (UNAVAILABLE), while those in flight go on and their connections close after
+  // the answer (clients reconnect to another server). `core` and `drain` outlive the front end.
   static absl::StatusOr<std::unique_ptr<HttpFrontend>> Start(const Options& options,
-                                                             TranslationCore* core);
+                                                             TranslationCore* core,
+                                                             DrainGate* drain);
   ~HttpFrontend();
 
   HttpFrontend(const HttpFrontend&) = delete;
@@ -67,23 +73,16 @@ class HttpFrontend {
   // The port it listens on (useful with port 0).
   int port() const { return port_; }
 
-  // /readyz answers 503 and new requests get 503 (UNAVAILABLE) from now on; requests in flight go
-  // on, and their connections close after the answer (clients reconnect to another server).
-  void StartDraining();
-  // Waits until no request is in flight or `deadline` passes; true if none is left.
-  bool WaitUntilIdle(absl::Time deadline);
-  // Cancels the requests still in flight, waits for their answers, and stops listening.
+  // Drains `drain` if it is not draining yet, cancels the requests still in flight, waits for
+  // their answers, and stops listening.
   void Stop();
 
  private:
   class Exchange;
 
-  HttpFrontend(const Options& options, TranslationCore* core);
+  HttpFrontend(const Options& options, TranslationCore* core, DrainGate* drain);
 
   static int HandleRequest(mg_connection* connection, void* frontend);
-  // Counts a request in flight unless draining (false: answer 503).
-  bool RequestStarted();
-  void RequestEnded();
   // A call that Stop cancels until it is released.
   void TrackCall(TranslationCore::Call* call);
   void ReleaseCall(TranslationCore::Call* call);
@@ -100,13 +99,12 @@ class HttpFrontend {
 
   const Options options_;
   TranslationCore* const core_;
+  DrainGate* const drain_;
   mg_context* context_ = nullptr;
   int port_ = 0;
 
   mutable absl::Mutex mutex_;
-  bool draining_ ABSL_GUARDED_BY(mutex_) = false;
   bool context_stopping_ ABSL_GUARDED_BY(mutex_) = false;
-  int requests_ ABSL_GUARDED_BY(mutex_) = 0;
   std::set<TranslationCore::Call*> calls_ ABSL_GUARDED_BY(mutex_);  // To cancel on Stop.
 };
 

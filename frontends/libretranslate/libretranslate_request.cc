@@ -92,7 +92,7 @@ absl::StatusOr<LibreTranslateRequest> ParseLibreTranslateFields(
   absl::StatusOr<Json> fields = ParseBody(body, content_type, bounds);
   if (!fields.ok()) return fields.status();
   LibreTranslateRequest request;
-  TranslationCore::Request& core_request = request.core;
+  TranslationRequest& core_request = request.core;
   // LibreTranslate's clients send api_key (some apiKey); a header works too. Checked first, so a
   // caller without a key learns nothing else; the core checks it again and charges it.
   core_request.api_key = header_key;

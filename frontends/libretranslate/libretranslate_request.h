@@ -12,13 +12,13 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "base/json_file.h"
-#include "serving/translation_core.h"
+#include "serving/translation_request.h"
 
 namespace mtserve {
 
 // A LibreTranslate /translate request, as the core request it becomes and what its answer needs.
 struct LibreTranslateRequest {
-  TranslationCore::Request core;
+  TranslationRequest core;
   bool q_is_array = false;  // The answer's translatedText is then an array too.
   int alternatives = 0;     // Hypotheses besides the best one to answer.
   std::string source;       // As the request gives them ("auto" included).

@@ -22,9 +22,9 @@ RequestedOptions ToRequested(const v1::DecodingOptions& proto) {
   return options;
 }
 
-TranslationCore::Request ToCoreRequest(v1::TranslateRequest& message, absl::Time deadline,
-                                       std::string method, Frontend frontend) {
-  TranslationCore::Request request;
+TranslationRequest ToCoreRequest(v1::TranslateRequest& message, absl::Time deadline,
+                                 std::string method, Frontend frontend) {
+  TranslationRequest request;
   request.model = message.model();
   request.texts.assign(std::make_move_iterator(message.mutable_texts()->begin()),
                        std::make_move_iterator(message.mutable_texts()->end()));

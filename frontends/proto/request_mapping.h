@@ -1,7 +1,8 @@
-// From the request messages (mtserve.v1) to the TranslationCore's requests: what every front end
-// that mirrors the proto (gRPC, and HTTP through protobuf's JSON mapping) shares, so that both
-// check the same request the same way. (Answers go back through proto_mapping.h.) Apart from the
-// core itself, so that the request path can be fuzzed without a server (tests/fuzz/).
+// From the request messages (mtserve.v1) to the core's requests (serving/translation_request.h):
+// what every front end that mirrors the proto (gRPC, and HTTP through protobuf's JSON mapping)
+// shares, so that both check the same request the same way. (Answers go back through
+// proto_mapping.h.) Apart from the core itself, so that the request path can be fuzzed without a
+// server (tests/fuzz/).
 #ifndef MTSERVE_FRONTENDS_PROTO_REQUEST_MAPPING_H_
 #define MTSERVE_FRONTENDS_PROTO_REQUEST_MAPPING_H_
 
@@ -9,7 +10,7 @@
 
 #include "absl/time/time.h"
 #include "mtserve/v1/translation.pb.h"
-#include "serving/translation_core.h"
+#include "serving/translation_request.h"
 
 namespace mtserve {
 
@@ -18,8 +19,8 @@ RequestedOptions ToRequested(const v1::DecodingOptions& proto);
 
 // The core request of a TranslateRequest (its texts moved out of `message`), made by `frontend`
 // for its call `method`, due by `deadline`.
-TranslationCore::Request ToCoreRequest(v1::TranslateRequest& message, absl::Time deadline,
-                                       std::string method, Frontend frontend);
+TranslationRequest ToCoreRequest(v1::TranslateRequest& message, absl::Time deadline,
+                                 std::string method, Frontend frontend);
 
 }  // namespace mtserve
 

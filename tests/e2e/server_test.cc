@@ -365,18 +365,6 @@ struct LimitFlags {
 };
 using LimitsTest = ServerSuite<LimitFlags>;
 
-// A small memory budget per worker.
-struct MemoryFlags {
-  static std::vector<std::string> Get() { return {"--workers=1", "--worker_memory=16MiB"}; }
-};
-using MemoryBudgetTest = ServerSuite<MemoryFlags>;
-
-// A sampling limit above the vocabulary, so that the model's own limit shows.
-struct WideSamplingFlags {
-  static std::vector<std::string> Get() { return {"--workers=1", "--max_sampling_topk=100000"}; }
-};
-using WideSamplingTest = ServerSuite<WideSamplingFlags>;
-
 // A queue of 2 texts that never runs a batch on its own: texts wait for max_queue_delay (1 h)
 // unless the batch is full (2 texts). So a text sent alone stays queued until a second arrives.
 struct QueueFlags {
@@ -786,44 +774,10 @@ TEST_F(ServerTest, HtmlInlineMarkupIsKept) {
   EXPECT_EQ(without_tags, plain.translations(0).hypotheses(0).text());
 }
 
-TEST_F(ServerTest, UnknownFormatIsInvalid) {
-  v1::DecodingOptions options = Greedy();
-  options.set_format(static_cast<v1::TextFormat>(7));
-  const grpc::Status status = TranslateError(*stub_, Request({"A dog."}, options));
-  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << Describe(status);
-  EXPECT_THAT(status.error_message(), HasSubstr("options.format is 7"));
-}
-
-// A text whose one sentence cannot fit the memory budget fails, naming the sentence.
-TEST_F(MemoryBudgetTest, ASentenceThatCannotFitIsNamed) {
-  // At beam 8 and max_length 100 a sentence of 5 tokens fits 16 MiB, one of 281 does not.
-  v1::DecodingOptions options = Beam(8, 1);
-  options.set_max_length(100);
-  std::string text = "A dog runs. Two dogs run";
-  for (int i = 0; i < 40; ++i) absl::StrAppend(&text, " and a dog runs on the beach");
-  const grpc::Status status = TranslateError(*stub_, Request({text}, options));
-  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << Describe(status);
-  EXPECT_THAT(status.error_message(), HasSubstr("texts[0] sentence 2 of 2 (bytes 12-"));
-  EXPECT_THAT(status.error_message(), HasSubstr("--worker_memory"));
-}
-
 // =============================================================================================
-// 3. Limits and errors: exact codes, messages naming the field and the limit.
-
-TEST_F(LimitsTest, TooManyTexts) {
-  const std::vector<std::string> five(5, "A dog runs.");
-  const grpc::Status status = TranslateError(*stub_, Request(five, Greedy()));
-  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << Describe(status);
-  EXPECT_THAT(status.error_message(), HasSubstr("texts has 5 entries; the limit is 4"));
-  EXPECT_THAT(status.error_message(), HasSubstr("--max_texts_per_request"));
-
-  // At the limit: fine.
-  v1::TranslateResponse response;
-  const std::vector<std::string> four(4, "A dog runs.");
-  const grpc::Status ok = Translate(*stub_, Request(four, Greedy()), &response);
-  ASSERT_TRUE(ok.ok()) << Describe(ok);
-  EXPECT_EQ(response.translations_size(), 4);
-}
+// 3. Limits and errors: exact codes, messages naming the field and the limit. Every limit and
+// field check is asserted in process (tests/serving/translation_core_test.cc); here what the
+// transport adds, and each status code through gRPC.
 
 // A sentence over --max_input_tokens is cut into pieces at spaces, each translated alone: the
 // text's translation is theirs joined by the same spaces, and nothing is refused or dropped.
@@ -869,135 +823,6 @@ TEST_F(LimitsTest, SentenceOverMaxInputTokensIsTranslatedInPieces) {
               alone.translations(i).hypotheses(0).text());
   }
   EXPECT_EQ(t.source_tokens(), source_tokens);
-}
-
-// A request's sentences all queue at once: more than the queue holds can never fit.
-TEST_F(QueueTest, MoreSentencesThanTheQueueHoldsIsInvalid) {
-  const grpc::Status status =
-      TranslateError(*stub_, Request({"A dog runs. A cat sleeps. A bird sings."}, Greedy()));
-  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << Describe(status);
-  EXPECT_THAT(status.error_message(), HasSubstr("more than 2 sentences"));
-  EXPECT_THAT(status.error_message(), HasSubstr("--max_queued_texts"));
-}
-
-// What the model allows is checked in one place (the engine's ValidateDecodingOptions), and its
-// messages name the API's fields as the server's own limits do.
-TEST_F(LimitsTest, ModelRulesNameTheOptionsFields) {
-  v1::DecodingOptions sampling_beam = Beam(2, 1);
-  sampling_beam.set_sampling_topk(5);
-  v1::DecodingOptions cold = Greedy();
-  cold.set_sampling_temperature(-1);
-  const std::vector<std::pair<v1::DecodingOptions, std::string>> cases = {
-      {sampling_beam, "options.sampling_topk is 5; sampling needs options.beam_size 1, not 2"},
-      {cold, "options.sampling_temperature is -1; it must be a positive number"},
-  };
-  for (const auto& [options, message] : cases) {
-    const grpc::Status status = TranslateError(*stub_, Request({"A dog runs."}, options));
-    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << Describe(status);
-    EXPECT_THAT(status.error_message(), HasSubstr(message));
-  }
-}
-
-TEST_F(LimitsTest, MaxLengthOverMaxOutputTokens) {
-  v1::DecodingOptions options = Greedy();
-  options.set_max_length(41);
-  const grpc::Status status = TranslateError(*stub_, Request({"A dog runs."}, options));
-  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << Describe(status);
-  EXPECT_THAT(status.error_message(), HasSubstr("options.max_length is 41; the limit is 40"));
-  EXPECT_THAT(status.error_message(), HasSubstr("--max_output_tokens"));
-
-  // At the limit, with min_length forcing every token: exactly 40 tokens (</s> included).
-  options.set_max_length(40);
-  options.set_min_length(40);
-  v1::TranslateResponse response;
-  const grpc::Status ok = Translate(*stub_, Request({"A dog runs."}, options), &response);
-  ASSERT_TRUE(ok.ok()) << Describe(ok);
-  const uint32_t n = response.translations(0).hypotheses(0).num_tokens();
-  EXPECT_TRUE(n == 39 || n == 40) << n;
-
-  // Unset, max_length is the model's (255) capped by --max_output_tokens: 40, so min_length may
-  // be 40 and not 41.
-  options = WithScores(Greedy());
-  options.set_min_length(40);
-  response.Clear();
-  const grpc::Status capped = Translate(*stub_, Request({"A dog runs."}, options), &response);
-  ASSERT_TRUE(capped.ok()) << Describe(capped);
-  EXPECT_EQ(response.translations(0).hypotheses(0).token_log_probs_size(), 40);
-  options.set_min_length(41);
-  const grpc::Status over = TranslateError(*stub_, Request({"A dog runs."}, options));
-  EXPECT_EQ(over.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << Describe(over);
-  EXPECT_THAT(over.error_message(), HasSubstr("options.min_length is 41; the limit is 40"));
-}
-
-TEST_F(LimitsTest, BeamSizeOverMaxBeamSize) {
-  const grpc::Status status = TranslateError(*stub_, Request({"A dog runs."}, Beam(5, 1)));
-  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << Describe(status);
-  EXPECT_THAT(status.error_message(), HasSubstr("options.beam_size is 5; the limit is 4"));
-  EXPECT_THAT(status.error_message(), HasSubstr("--max_beam_size"));
-  v1::TranslateResponse response;
-  const grpc::Status ok = Translate(*stub_, Request({"A dog runs."}, Beam(4, 4)), &response);
-  ASSERT_TRUE(ok.ok()) << Describe(ok);
-  EXPECT_EQ(response.translations(0).hypotheses_size(), 4);
-}
-
-TEST_F(LimitsTest, NumHypothesesOverBeamSize) {
-  grpc::Status status = TranslateError(*stub_, Request({"A dog runs."}, Beam(2, 3)));
-  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << Describe(status);
-  EXPECT_THAT(status.error_message(),
-              HasSubstr("options.num_hypotheses is 3; the limit is 2 (options.beam_size)"));
-  // beam_size unset means 1.
-  v1::DecodingOptions options;
-  options.set_num_hypotheses(2);
-  status = TranslateError(*stub_, Request({"A dog runs."}, options));
-  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << Describe(status);
-  EXPECT_THAT(status.error_message(), HasSubstr("options.num_hypotheses is 2; the limit is 1"));
-}
-
-// Finding the k best tokens costs each step time that grows with k: the server bounds it.
-TEST_F(LimitsTest, SamplingTopkOverMaxSamplingTopk) {
-  v1::DecodingOptions options = Sampling(51, 1.0f, 7);
-  options.set_max_length(8);
-  const grpc::Status status = TranslateError(*stub_, Request({"A dog runs."}, options));
-  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << Describe(status);
-  EXPECT_THAT(status.error_message(),
-              HasSubstr("options.sampling_topk is 51; the limit is 50 (the server's "
-                        "--max_sampling_topk)"));
-  options.set_sampling_topk(50);
-  v1::TranslateResponse response;
-  const grpc::Status ok = Translate(*stub_, Request({"A dog runs."}, options), &response);
-  ASSERT_TRUE(ok.ok()) << Describe(ok);
-  EXPECT_EQ(response.translations(0).hypotheses_size(), 1);
-}
-
-// A text whose decode could outgrow a worker's memory budget (every beam decoded to max_length)
-// is refused at once, naming it and the flag; with a smaller beam it translates.
-TEST_F(MemoryBudgetTest, TextThatCannotFitTheBudgetIsRefused) {
-  v1::DecodingOptions options = Beam(16, 1);
-  options.set_max_length(200);
-  const grpc::Status status = TranslateError(*stub_, Request({"", "A dog runs."}, options));
-  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << Describe(status);
-  EXPECT_THAT(status.error_message(), HasSubstr("texts[1] (5 tokens) can need up to"));
-  EXPECT_THAT(status.error_message(),
-              HasSubstr("the limit is 16 MiB (the server's --worker_memory)"));
-  v1::TranslateResponse response;
-  const grpc::Status ok = Translate(*stub_, Request({"", "A dog runs."}, Beam(2, 1)), &response);
-  ASSERT_TRUE(ok.ok()) << Describe(ok);
-  EXPECT_EQ(response.translations(1).hypotheses_size(), 1);
-}
-
-TEST_F(WideSamplingTest, SamplingTopkOverVocabulary) {
-  v1::DecodingOptions options = Sampling(kVocabSize + 1, 1.0f, 7);
-  options.set_max_length(8);
-  const grpc::Status status = TranslateError(*stub_, Request({"A dog runs."}, options));
-  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << Describe(status);
-  EXPECT_THAT(status.error_message(),
-              HasSubstr(absl::StrCat("options.sampling_topk is ", kVocabSize + 1, "; the limit is ",
-                                     kVocabSize)));
-  options.set_sampling_topk(kVocabSize);
-  v1::TranslateResponse response;
-  const grpc::Status ok = Translate(*stub_, Request({"A dog runs."}, options), &response);
-  ASSERT_TRUE(ok.ok()) << Describe(ok);
-  EXPECT_EQ(response.translations(0).hypotheses_size(), 1);
 }
 
 // The request's bytes as protobuf encodes them, built by hand so that nothing on the client side
@@ -1053,18 +878,6 @@ TEST_F(LimitsTest, InvalidUtf8IsInvalidArgument) {
   v1::TranslateResponse response;
   ASSERT_TRUE(response.ParseFromString(bytes));
   EXPECT_EQ(response.translations_size(), 2);
-}
-
-TEST_F(LimitsTest, UnknownModelIsNotFound) {
-  const grpc::Status status = TranslateError(*stub_, Request({"A dog runs."}, Greedy(), "en-xx"));
-  EXPECT_EQ(status.error_code(), grpc::StatusCode::NOT_FOUND) << Describe(status);
-  EXPECT_THAT(status.error_message(), HasSubstr("\"en-xx\""));
-  EXPECT_THAT(status.error_message(), HasSubstr(kModel));  // What is served.
-  // Naming the served model explicitly works.
-  v1::TranslateResponse response;
-  const grpc::Status ok = Translate(*stub_, Request({"A dog runs."}, Greedy(), kModel), &response);
-  ASSERT_TRUE(ok.ok()) << Describe(ok);
-  EXPECT_EQ(response.model(), kModel);
 }
 
 TEST_F(LimitsTest, MessageOverMaxMessageBytesIsResourceExhausted) {
@@ -1369,16 +1182,6 @@ TEST_F(ServerTest, LongModelNameIsNotFoundWithAShortMessage) {
   EXPECT_EQ(status.error_code(), grpc::StatusCode::NOT_FOUND) << Describe(status);
   EXPECT_THAT(status.error_message(), HasSubstr("(102400 bytes)\" is not served"));
   EXPECT_LT(status.error_message().size(), 300u);
-}
-
-// A text's bytes are checked before it is split or tokenised.
-TEST_F(LimitsTest, LongTextsAreRefusedByBytes) {
-  const std::string huge(40 * 1024, 'a');  // Over this suite's 32 KiB --max_text_bytes.
-  grpc::Status status = TranslateError(*stub_, Request({"A dog.", huge}, Greedy()));
-  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << Describe(status);
-  EXPECT_THAT(status.error_message(),
-              HasSubstr("texts[1] has 40960 bytes; the limit is 32768 (the server's "
-                        "--max_text_bytes)"));
 }
 
 // The queue: --max_queued_texts=2, a batch runs only when 2 texts of the same options are queued.

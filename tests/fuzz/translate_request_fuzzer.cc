@@ -34,7 +34,7 @@ const mtserve::ModelConfig& EmbeddedConfig() {
 void CheckRequest(mtserve::v1::TranslateRequest& message) {
   const mtserve::RequestLimits limits;  // The server's defaults.
   const mtserve::ModelConfig& config = EmbeddedConfig();
-  const mtserve::TranslationCore::Request request = mtserve::ToCoreRequest(
+  const mtserve::TranslationRequest request = mtserve::ToCoreRequest(
       message, absl::InfiniteFuture(), "Translate", mtserve::Frontend::kHttp);
   const absl::StatusOr<DecodingOptions> options =
       mtserve::ToDecodingOptions(request.options, config, limits);

@@ -1,0 +1,78 @@
+// What a front end hands the serving core and gets back: a request (its texts, the decoding
+// options as the caller sent them, the deadline, who asked and through which front end) and its
+// reply. Plain values only, so that the parsers that build requests from untrusted bytes
+// (frontends/proto/request_mapping, frontends/libretranslate/libretranslate_request) need this
+// header and base/ alone: not the core, its scheduler, metrics, auth or cache, and no model/
+// header. The checks of a request against the limits and the model live in request_limits.h,
+// which includes this header (never the other way round); TranslationCore (translation_core.h)
+// takes the request and answers with the reply.
+#ifndef MTSERVE_SERVING_TRANSLATION_REQUEST_H_
+#define MTSERVE_SERVING_TRANSLATION_REQUEST_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+
+namespace mtserve {
+
+// One text's translation (model/translator.h). Only declared here: a request's parsers never
+// touch a reply, and the code that makes or reads one includes model/translator.h.
+struct TranslationResult;
+
+// The front end a request came through: the `frontend` label of the request metrics
+// (metrics.h's FrontendName), with these two values only.
+enum class Frontend { kGrpc, kHttp };
+
+// Decoding options as a caller sent them (the API's DecodingOptions): 0 or unset means the
+// documented default. Here rather than in request_limits.h because parsers fill it; their bounds
+// (request_limits.h's ToDecodingOptions) need the model's config.
+struct RequestedOptions {
+  // What the texts are (the API's TextFormat). `format` holds the caller's value as sent, so
+  // that ToDecodingOptions can refuse a value that is none of these, naming it.
+  enum Format : int {
+    kPlainText = 0,
+    kHtml = 1,  // HTML documents (text/html_document.h).
+  };
+
+  uint32_t beam_size = 0;
+  uint32_t num_hypotheses = 0;
+  std::optional<float> length_penalty;
+  uint32_t sampling_topk = 0;
+  std::optional<float> sampling_temperature;
+  std::optional<uint64_t> seed;
+  uint32_t max_length = 0;
+  uint32_t min_length = 0;
+  bool return_scores = false;
+  bool return_alignment = false;
+  // Whether texts are split into sentences (default) or taken as one sentence each.
+  bool split_sentences = true;
+  int format = kPlainText;
+};
+
+struct TranslationRequest {
+  std::string model;  // Empty: the default model.
+  std::vector<std::string> texts;
+  RequestedOptions options;
+  absl::Time deadline = absl::InfiniteFuture();
+  // How errors name the texts: `texts_field`[i] for a repeated field, `texts_field` alone for
+  // a front end's single-text field (a stream message's `text`).
+  std::string texts_field = "texts";
+  bool texts_repeated = true;
+  // The front end's name for the call, for the metrics' method label.
+  std::string method;
+  Frontend frontend = Frontend::kGrpc;  // The metrics' frontend label.
+  // The API key the call presented (PresentedApiKey), checked when keys are required.
+  std::optional<std::string> api_key;
+};
+
+struct TranslationReply {
+  std::string model;                            // The model that translated.
+  std::vector<TranslationResult> translations;  // One per text, in order.
+};
+
+}  // namespace mtserve
+
+#endif  // MTSERVE_SERVING_TRANSLATION_REQUEST_H_

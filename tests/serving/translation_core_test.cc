@@ -1,0 +1,443 @@
+// The serving core in process (serving/translation_core.h), no sockets: requests as a front end
+// makes them (serving/translation_request.h), answered by the core over the test model's
+// tokenizer and either the real engine (the limits, whose "at the limit: fine" halves need real
+// translations) or the fake one (tests/test_lib/fake_engine.h: deadlines, cancellation and
+// draining at a step the test chooses). Every limit and field check the front ends share is
+// asserted here, with its code and message; tests/e2e/server_test.cc keeps one check per status
+// code through gRPC, and the HTTP suites through HTTP. Expected values come from the limits set
+// below and the API's documented messages.
+#include "serving/translation_core.h"
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "model/translator.h"
+#include "serving/auth/api_key_auth.h"
+#include "serving/batch_scheduler.h"
+#include "serving/drain_gate.h"
+#include "serving/request_limits.h"
+#include "serving/translation_request.h"
+#include "tests/test_lib/fake_engine.h"
+#include "tests/test_lib/test_util.h"
+
+namespace mtserve {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr char kModel[] = "multi30k-en-de";
+
+// The limits tests/e2e/server_test.cc's LimitsTest gives the server on its command line.
+RequestLimits LowLimits() {
+  RequestLimits limits;
+  limits.max_texts_per_request = 4;
+  limits.max_input_tokens = 16;
+  limits.max_output_tokens = 40;
+  limits.max_beam_size = 4;
+  limits.max_sampling_topk = 50;
+  limits.max_text_bytes = 32 << 10;
+  limits.worker_memory_bytes = int64_t{1} << 30;  // mtserve's default --worker_memory.
+  return limits;
+}
+
+// A small memory budget per worker (tests/e2e/server_test.cc's --worker_memory=16MiB), the other
+// limits the server's defaults.
+RequestLimits SmallMemoryLimits() {
+  RequestLimits limits;
+  limits.worker_memory_bytes = 16 << 20;
+  return limits;
+}
+
+TranslationRequest Request(std::vector<std::string> texts, RequestedOptions options = {},
+                           std::string model = "") {
+  TranslationRequest request;
+  request.model = std::move(model);
+  request.texts = std::move(texts);
+  request.options = options;
+  request.method = "Translate";
+  return request;
+}
+
+RequestedOptions Beam(uint32_t beam_size, uint32_t num_hypotheses, uint32_t max_length = 0) {
+  RequestedOptions options;
+  options.beam_size = beam_size;
+  options.num_hypotheses = num_hypotheses;
+  options.max_length = max_length;
+  return options;
+}
+
+RequestedOptions Sampling(uint32_t topk) {
+  RequestedOptions options;
+  options.sampling_topk = topk;
+  options.sampling_temperature = 1.0f;
+  options.seed = 7;
+  options.max_length = 8;
+  return options;
+}
+
+// A core serving the test model as kModel, over the real engine or `engines`; the gate is its own.
+class Core {
+ public:
+  Core(std::shared_ptr<const Model> model, const RequestLimits& limits,
+       const BatchingOptions& batching, DecodeEngineFactory engines = nullptr)
+      : core_(limits, batching.max_queued_texts, /*cache_bytes=*/0, /*metrics=*/nullptr, &drain_) {
+    if (engines == nullptr) {
+      scheduler_ = std::make_unique<BatchScheduler>(
+          std::vector<std::shared_ptr<const Model>>{model}, batching, nullptr);
+    } else {
+      scheduler_ = std::make_unique<BatchScheduler>(std::vector<ModelConfig>{model->config()},
+                                                    batching, nullptr, std::move(engines));
+    }
+    models_.push_back({kModel, std::move(model), nullptr});
+  }
+  // Answers what is still queued or decoding before the core goes.
+  ~Core() { scheduler_->Stop(); }
+
+  void StartServing() { core_.StartServing(models_, scheduler_.get()); }
+
+  // `request`'s reply, waited for; `call` may cancel it.
+  absl::StatusOr<TranslationReply> Translate(
+      TranslationRequest request,
+      std::shared_ptr<TranslationCore::Call> call = std::make_shared<TranslationCore::Call>()) {
+    absl::Notification done;
+    absl::StatusOr<TranslationReply> reply;
+    core_.Translate(std::move(request), std::move(call), [&](absl::StatusOr<TranslationReply> r) {
+      reply = std::move(r);
+      done.Notify();
+    });
+    done.WaitForNotification();
+    return reply;
+  }
+
+  TranslationCore& core() { return core_; }
+  DrainGate& drain() { return drain_; }
+
+ private:
+  DrainGate drain_;
+  TranslationCore core_;
+  std::unique_ptr<BatchScheduler> scheduler_;
+  std::vector<ServedModel> models_;
+};
+
+// The status of `reply`, which must be an error of `code` whose message has every one of
+// `parts`.
+void ExpectError(const absl::StatusOr<TranslationReply>& reply, absl::StatusCode code,
+                 const std::vector<std::string>& parts = {}) {
+  ASSERT_FALSE(reply.ok()) << "expected " << absl::StatusCodeToString(code);
+  EXPECT_EQ(reply.status().code(), code) << reply.status();
+  for (const std::string& part : parts) {
+    EXPECT_THAT(reply.status().message(), HasSubstr(part));
+  }
+}
+
+// Over the real engine, with a server's defaults but for `limits` and one worker.
+class CoreLimitsTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_OK_AND_ASSIGN(model_, testing::TestModel()); }
+  std::unique_ptr<Core> Serve(const RequestLimits& limits, BatchingOptions batching = {}) {
+    batching.worker_memory_bytes = limits.worker_memory_bytes;
+    auto core = std::make_unique<Core>(model_, limits, batching);
+    core->StartServing();
+    return core;
+  }
+
+  std::shared_ptr<const Model> model_;
+};
+
+TEST_F(CoreLimitsTest, UnavailableWhileLoading) {
+  Core core(model_, LowLimits(), BatchingOptions());
+  ExpectError(core.Translate(Request({"A dog runs."})), absl::StatusCode::kUnavailable,
+              {"the server is loading its models"});
+  core.StartServing();
+  EXPECT_TRUE(core.Translate(Request({"A dog runs."})).ok());
+}
+
+TEST_F(CoreLimitsTest, TooManyTexts) {
+  std::unique_ptr<Core> core = Serve(LowLimits());
+  ExpectError(core->Translate(Request(std::vector<std::string>(5, "A dog runs."))),
+              absl::StatusCode::kInvalidArgument,
+              {"texts has 5 entries; the limit is 4", "--max_texts_per_request"});
+  // At the limit: fine.
+  absl::StatusOr<TranslationReply> ok =
+      core->Translate(Request(std::vector<std::string>(4, "A dog runs.")));
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_EQ(ok->translations.size(), 4u);
+}
+
+// A text's bytes are checked before it is split or tokenised.
+TEST_F(CoreLimitsTest, LongTextsAreRefusedByBytes) {
+  std::unique_ptr<Core> core = Serve(LowLimits());
+  ExpectError(core->Translate(Request({"A dog.", std::string(40 * 1024, 'a')})),
+              absl::StatusCode::kInvalidArgument,
+              {"texts[1] has 40960 bytes; the limit is 32768 (the server's --max_text_bytes)"});
+}
+
+// What the model allows is checked in one place (the engine's ValidateDecodingOptions), and its
+// messages name the API's fields as the server's own limits do.
+TEST_F(CoreLimitsTest, ModelRulesNameTheOptionsFields) {
+  std::unique_ptr<Core> core = Serve(LowLimits());
+  RequestedOptions sampling_beam = Beam(2, 1);
+  sampling_beam.sampling_topk = 5;
+  RequestedOptions cold;
+  cold.sampling_temperature = -1;
+  ExpectError(core->Translate(Request({"A dog runs."}, sampling_beam)),
+              absl::StatusCode::kInvalidArgument,
+              {"options.sampling_topk is 5; sampling needs options.beam_size 1, not 2"});
+  ExpectError(core->Translate(Request({"A dog runs."}, cold)), absl::StatusCode::kInvalidArgument,
+              {"options.sampling_temperature is -1; it must be a positive number"});
+}
+
+TEST_F(CoreLimitsTest, MaxLengthOverMaxOutputTokens) {
+  std::unique_ptr<Core> core = Serve(LowLimits());
+  RequestedOptions options;
+  options.max_length = 41;
+  ExpectError(core->Translate(Request({"A dog runs."}, options)),
+              absl::StatusCode::kInvalidArgument,
+              {"options.max_length is 41; the limit is 40", "--max_output_tokens"});
+
+  // At the limit, with min_length forcing every token: exactly 40 ids (</s> included, if any).
+  options.max_length = 40;
+  options.min_length = 40;
+  absl::StatusOr<TranslationReply> ok = core->Translate(Request({"A dog runs."}, options));
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_EQ(ok->translations[0].hypotheses[0].ids.size(), 40u);
+
+  // Unset, max_length is the model's (255) capped by --max_output_tokens: 40, so min_length may
+  // be 40 and not 41.
+  options = RequestedOptions();
+  options.return_scores = true;
+  options.min_length = 40;
+  absl::StatusOr<TranslationReply> capped = core->Translate(Request({"A dog runs."}, options));
+  ASSERT_TRUE(capped.ok()) << capped.status();
+  EXPECT_EQ(capped->translations[0].hypotheses[0].token_log_probs.size(), 40u);
+  options.min_length = 41;
+  ExpectError(core->Translate(Request({"A dog runs."}, options)),
+              absl::StatusCode::kInvalidArgument, {"options.min_length is 41; the limit is 40"});
+}
+
+TEST_F(CoreLimitsTest, BeamSizeOverMaxBeamSize) {
+  std::unique_ptr<Core> core = Serve(LowLimits());
+  ExpectError(core->Translate(Request({"A dog runs."}, Beam(5, 1))),
+              absl::StatusCode::kInvalidArgument,
+              {"options.beam_size is 5; the limit is 4", "--max_beam_size"});
+  absl::StatusOr<TranslationReply> ok = core->Translate(Request({"A dog runs."}, Beam(4, 4)));
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_EQ(ok->translations[0].hypotheses.size(), 4u);
+}
+
+TEST_F(CoreLimitsTest, NumHypothesesOverBeamSize) {
+  std::unique_ptr<Core> core = Serve(LowLimits());
+  ExpectError(core->Translate(Request({"A dog runs."}, Beam(2, 3))),
+              absl::StatusCode::kInvalidArgument,
+              {"options.num_hypotheses is 3; the limit is 2 (options.beam_size)"});
+  // beam_size unset means 1.
+  ExpectError(core->Translate(Request({"A dog runs."}, Beam(0, 2))),
+              absl::StatusCode::kInvalidArgument, {"options.num_hypotheses is 2; the limit is 1"});
+}
+
+// Finding the k best tokens costs each step time that grows with k: the server bounds it.
+TEST_F(CoreLimitsTest, SamplingTopkOverMaxSamplingTopk) {
+  std::unique_ptr<Core> core = Serve(LowLimits());
+  ExpectError(core->Translate(Request({"A dog runs."}, Sampling(51))),
+              absl::StatusCode::kInvalidArgument,
+              {"options.sampling_topk is 51; the limit is 50 (the server's --max_sampling_topk)"});
+  absl::StatusOr<TranslationReply> ok = core->Translate(Request({"A dog runs."}, Sampling(50)));
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_EQ(ok->translations[0].hypotheses.size(), 1u);
+}
+
+// With a sampling limit above the vocabulary, the model's own limit shows.
+TEST_F(CoreLimitsTest, SamplingTopkOverVocabulary) {
+  RequestLimits limits = LowLimits();
+  limits.max_sampling_topk = 100000;
+  std::unique_ptr<Core> core = Serve(limits);
+  const int vocab = model_->config().vocab_size;
+  ExpectError(core->Translate(Request({"A dog runs."}, Sampling(vocab + 1))),
+              absl::StatusCode::kInvalidArgument,
+              {absl::StrCat("options.sampling_topk is ", vocab + 1, "; the limit is ", vocab)});
+  absl::StatusOr<TranslationReply> ok = core->Translate(Request({"A dog runs."}, Sampling(vocab)));
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_EQ(ok->translations[0].hypotheses.size(), 1u);
+}
+
+TEST_F(CoreLimitsTest, UnknownFormatIsInvalid) {
+  std::unique_ptr<Core> core = Serve(LowLimits());
+  RequestedOptions options;
+  options.format = 7;
+  ExpectError(core->Translate(Request({"A dog."}, options)), absl::StatusCode::kInvalidArgument,
+              {"options.format is 7"});
+}
+
+// A text whose decode could outgrow a worker's memory budget (every beam decoded to max_length)
+// is refused at once, naming it and the flag; with a smaller beam it translates.
+TEST_F(CoreLimitsTest, TextThatCannotFitTheMemoryBudgetIsRefused) {
+  std::unique_ptr<Core> core = Serve(SmallMemoryLimits());
+  const RequestedOptions options = Beam(16, 1, /*max_length=*/200);
+  ExpectError(
+      core->Translate(Request({"", "A dog runs."}, options)), absl::StatusCode::kInvalidArgument,
+      {"texts[1] (5 tokens) can need up to", "the limit is 16 MiB (the server's --worker_memory)"});
+  absl::StatusOr<TranslationReply> ok = core->Translate(Request({"", "A dog runs."}, Beam(2, 1)));
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_EQ(ok->translations[1].hypotheses.size(), 1u);
+}
+
+// A text whose one sentence cannot fit the memory budget fails, naming the sentence.
+TEST_F(CoreLimitsTest, ASentenceThatCannotFitTheMemoryBudgetIsNamed) {
+  std::unique_ptr<Core> core = Serve(SmallMemoryLimits());
+  // At beam 8 and max_length 100 a sentence of 5 tokens fits 16 MiB, one of 281 does not.
+  const RequestedOptions options = Beam(8, 1, /*max_length=*/100);
+  std::string text = "A dog runs. Two dogs run";
+  for (int i = 0; i < 40; ++i) absl::StrAppend(&text, " and a dog runs on the beach");
+  ExpectError(core->Translate(Request({text}, options)), absl::StatusCode::kInvalidArgument,
+              {"texts[0] sentence 2 of 2 (bytes 12-", "--worker_memory"});
+}
+
+TEST_F(CoreLimitsTest, InvalidUtf8IsInvalidArgument) {
+  std::unique_ptr<Core> core = Serve(LowLimits());
+  for (const std::string& bad : {std::string("A dog \xff runs."), std::string("caf\xc3"),
+                                 std::string("\xed\xa0\x80")}) {  // 0xFF, truncated, surrogate.
+    SCOPED_TRACE(::testing::PrintToString(bad));
+    ExpectError(core->Translate(Request({"A dog runs.", bad})), absl::StatusCode::kInvalidArgument,
+                {"texts[1] is not valid UTF-8"});
+  }
+  absl::StatusOr<TranslationReply> ok = core->Translate(Request({"A dog runs.", "caf\xc3\xa9"}));
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_EQ(ok->translations.size(), 2u);
+}
+
+TEST_F(CoreLimitsTest, UnknownModelIsNotFound) {
+  std::unique_ptr<Core> core = Serve(LowLimits());
+  ExpectError(core->Translate(Request({"A dog runs."}, {}, "en-xx")), absl::StatusCode::kNotFound,
+              {"\"en-xx\"", kModel});  // What is served.
+  // Naming the served model explicitly works.
+  absl::StatusOr<TranslationReply> ok = core->Translate(Request({"A dog runs."}, {}, kModel));
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_EQ(ok->model, kModel);
+}
+
+// A request's sentences all queue at once: more than the queue holds can never fit.
+TEST_F(CoreLimitsTest, MoreSentencesThanTheQueueHoldsIsInvalid) {
+  RequestLimits limits;
+  limits.max_texts_per_request = 2;
+  BatchingOptions batching;
+  batching.max_queued_texts = 2;
+  std::unique_ptr<Core> core = Serve(limits, batching);
+  ExpectError(core->Translate(Request({"A dog runs. A cat sleeps. A bird sings."})),
+              absl::StatusCode::kInvalidArgument, {"more than 2 sentences", "--max_queued_texts"});
+}
+
+// API keys: none or an unknown one is UNAUTHENTICATED before anything else is looked at; a
+// request over the key's limit is RESOURCE_EXHAUSTED.
+TEST_F(CoreLimitsTest, ApiKeysAreRequiredAndCharged) {
+  const testing::TempDir dir;
+  // SHA-256 of "alice-key" (printf %s alice-key | sha256sum).
+  dir.Write("keys",
+            "alice sha256:72ee9d4355ccb9d3a4c9dbf37382e38e75c1b1a225b5bd1f729ee91bbda30c20 "
+            "requests_per_minute=1\n");
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<ApiKeyAuthenticator> keys,
+                       ApiKeyAuthenticator::Start(dir.File("keys"), absl::Hours(1), nullptr));
+  std::unique_ptr<Core> core = Serve(LowLimits());
+  core->core().RequireApiKeys(keys.get());
+  TranslationRequest request = Request({"A dog runs."}, {}, "no-such-model");
+  ExpectError(core->Translate(request), absl::StatusCode::kUnauthenticated);
+  request.api_key = "mallory-key";
+  ExpectError(core->Translate(request), absl::StatusCode::kUnauthenticated);
+  request.api_key = "alice-key";
+  ExpectError(core->Translate(request), absl::StatusCode::kNotFound);  // Not charged.
+  request.model = "";
+  ASSERT_TRUE(core->Translate(request).ok());
+  ExpectError(core->Translate(request), absl::StatusCode::kResourceExhausted);
+}
+
+// Over the fake engine: the test chooses when decoding moves on.
+class CoreFakeEngineTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_OK_AND_ASSIGN(model_, testing::TestModel()); }
+
+  std::unique_ptr<Core> Serve(const BatchingOptions& batching) {
+    auto core = std::make_unique<Core>(model_, RequestLimits(), batching, [this] {
+      return std::make_unique<testing::FakeEngine>(log_);
+    });
+    core->StartServing();
+    return core;
+  }
+
+  std::shared_ptr<const Model> model_;
+  testing::EngineLog log_;  // Outlives the cores.
+};
+
+// A text alone never runs on this queue (its batch is never full and never due): its deadline
+// passes in the queue and it is answered DEADLINE_EXCEEDED without being computed.
+TEST_F(CoreFakeEngineTest, DeadlineWhileQueued) {
+  BatchingOptions batching;
+  batching.max_batch_size = 2;
+  batching.max_queue_delay = absl::Hours(1);
+  std::unique_ptr<Core> core = Serve(batching);
+  for (const absl::Duration timeout : {absl::Milliseconds(1), absl::Milliseconds(300)}) {
+    TranslationRequest request = Request({"A dog runs."});
+    request.deadline = absl::Now() + timeout;
+    ExpectError(core->Translate(std::move(request)), absl::StatusCode::kDeadlineExceeded);
+  }
+  EXPECT_EQ(log_.decodes(), 0);
+  // Nothing is left in flight (the core counts a request out once its answer has been given).
+  EXPECT_TRUE(core->drain().WaitUntilIdle(absl::Now() + absl::Seconds(60)));
+}
+
+// A request cancelled before its texts are split, or while they decode, is answered CANCELLED.
+TEST_F(CoreFakeEngineTest, CancellationBeforeAndDuringDecoding) {
+  auto call = std::make_shared<TranslationCore::Call>();
+  log_.SetStepHook([call](int step) {
+    if (step == 1) call->Cancel();
+  });
+  std::unique_ptr<Core> core = Serve(BatchingOptions());
+  auto early = std::make_shared<TranslationCore::Call>();
+  early->Cancel();
+  ExpectError(core->Translate(Request({"A dog runs."}), early), absl::StatusCode::kCancelled);
+  EXPECT_EQ(log_.decodes(), 0);
+
+  ExpectError(core->Translate(Request({"A dog runs."}), call), absl::StatusCode::kCancelled);
+  EXPECT_EQ(log_.decodes(), 1);
+}
+
+// Once the gate drains, new requests get UNAVAILABLE; one in flight finishes, and the gate
+// waits for it.
+TEST_F(CoreFakeEngineTest, DrainingRefusesNewRequestsAndWaitsForThoseInFlight) {
+  absl::Notification decoding, go_on;
+  log_.SetStepHook([&](int step) {
+    if (step != 1) return;
+    decoding.Notify();
+    go_on.WaitForNotification();
+  });
+  std::unique_ptr<Core> core = Serve(BatchingOptions());
+  absl::Notification answered;
+  absl::StatusOr<TranslationReply> first;
+  core->core().Translate(Request({"A dog runs."}), std::make_shared<TranslationCore::Call>(),
+                         [&](absl::StatusOr<TranslationReply> reply) {
+                           first = std::move(reply);
+                           answered.Notify();
+                         });
+  decoding.WaitForNotification();
+  core->drain().StartDraining();
+  ExpectError(core->Translate(Request({"A cat sleeps."})), absl::StatusCode::kUnavailable,
+              {"the server is shutting down"});
+  EXPECT_FALSE(core->drain().WaitUntilIdle(absl::Now()));
+  go_on.Notify();
+  answered.WaitForNotification();
+  EXPECT_TRUE(core->drain().WaitUntilIdle(absl::Now() + absl::Seconds(60)));
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_EQ(first->translations.size(), 1u);
+  EXPECT_THAT(first->translations[0].hypotheses[0].text, HasSubstr("text of "));
+}
+
+}  // namespace
+}  // namespace mtserve
