@@ -27,6 +27,7 @@
 #include "serving/request_limits.h"
 #include "serving/translation_cache.h"
 #include "text/sentence_splitter.h"
+#include "text/text_translation.h"
 
 namespace mtserve {
 
@@ -56,8 +57,8 @@ class TranslationCore {
   };
 
   struct Reply {
-    std::string model;                            // The model that translated.
-    std::vector<TranslationResult> translations;  // One per text, in order.
+    std::string model;                          // The model that translated.
+    std::vector<TextTranslation> translations;  // One per text, in order.
   };
 
   // Runs exactly once per Translate call, on a core or worker thread (or, for a request refused
