@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "model/ops/linear.h"
 #include "model/ops/shape_buckets.h"
 
 namespace mtserve {
@@ -72,11 +71,11 @@ int64_t DecodeMemory::Encoding(int64_t texts, int64_t longest) const {
   const int64_t rows = std::max(texts * length, padded_rows);
   // The output and residual stream (d), fused query-key-value (3d), attention context (d) and the
   // key mask per row, one sentence's attention probabilities (every head), the feed-forward
-  // block of at most Linear::kMaxRows rows, and the token ids and positions (plus what index
+  // block of at most kLinearBlockRows rows, and the token ids and positions (plus what index
   // vectors kept from larger batches hold: at most kIndexSlackBytes).
   constexpr int64_t kIndexSlackBytes = 64 << 10;
   return rows * (5 * d_model_ + 1) * kFloat + heads_ * length * length * kFloat +
-         std::min(padded_rows, Linear::kMaxRows) * encoder_ffn_dim_ * kFloat +
+         std::min(padded_rows, kLinearBlockRows) * encoder_ffn_dim_ * kFloat +
          rows * 3 * sizeof(int) + kIndexSlackBytes;
 }
 

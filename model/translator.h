@@ -22,9 +22,7 @@ namespace mtserve {
 
 struct TranslationResult {
   std::vector<Hypothesis> hypotheses;  // Best first; num_hypotheses of them.
-  int source_tokens = 0;               // Including </s> (each sentence's, for a text).
-  // For a text (sentences.h): its sentences' bytes in the text, in order.
-  std::vector<Segment> sentences;
+  int source_tokens = 0;               // Including </s>.
 };
 
 class DecodeSession;

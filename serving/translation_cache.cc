@@ -19,8 +19,7 @@ int64_t EntryBytes(const std::string& key, const TranslationResult& result) {
   for (const Hypothesis& h : result.hypotheses) {
     bytes += 96 + static_cast<int64_t>(h.text.size() +
                                        (h.ids.size() + h.alignment.size()) * sizeof(int) +
-                                       h.token_log_probs.size() * sizeof(float) +
-                                       h.sentences.size() * sizeof(Segment));
+                                       h.token_log_probs.size() * sizeof(float));
   }
   return bytes;
 }

@@ -9,9 +9,7 @@
 #include "base/excerpt.h"
 #include "base/status_macros.h"
 #include "serving/stop_reason.h"
-#include "text/html_document.h"
-#include "text/inline_placement.h"
-#include "text/sentences.h"
+#include "text/document.h"
 
 namespace mtserve {
 namespace {
@@ -27,95 +25,6 @@ constexpr int kTokenizerThreads = 2;
 std::string FieldName(const TranslationCore::Request& request, size_t index) {
   return request.texts_repeated ? absl::StrCat(request.texts_field, "[", index, "]")
                                 : request.texts_field;
-}
-
-// How errors name sentence `j` of a text (`field`): the text alone if it is its only sentence;
-// with its bytes for plain text (an HTML text's sentences are in its runs' text, not its bytes).
-std::string SentenceName(absl::string_view field, absl::Span<const SourceSentence> sentences,
-                         size_t j, bool html) {
-  if (sentences.size() == 1) return std::string(field);
-  std::string name = absl::StrCat(field, " sentence ", j + 1, " of ", sentences.size());
-  if (!html) {
-    absl::StrAppend(&name, " (bytes ", sentences[j].range.begin, "-", sentences[j].range.end, ")");
-  }
-  return name;
-}
-
-// An HTML text as its sentences are translated: the document, and where each run's sentences
-// begin among the text's (then the end).
-struct HtmlText {
-  HtmlDocument document;
-  std::vector<size_t> first;
-};
-
-// Where a run's inline markup goes in hypothesis `k` of its translation `joined`: by the
-// decoder's alignment where it says, else by position.
-std::vector<Segment> PlaceInlines(const HtmlDocument::Run& run,
-                                  absl::Span<const SourceSentence> sentences,
-                                  absl::Span<const TranslationResult> results,
-                                  const Hypothesis& joined, int k, const Tokenizer& tokenizer) {
-  std::vector<Segment> placed = HtmlDocument::PlaceByPosition(run, joined.text);
-  if (run.inlines.empty()) return placed;
-  std::vector<Hypothesis> parts;
-  for (const TranslationResult& r : results) parts.push_back(r.hypotheses[k]);
-  std::vector<Segment> ranges;
-  for (const HtmlDocument::Inline& in : run.inlines) ranges.push_back(in.range);
-  const std::vector<std::optional<Segment>> aligned =
-      PlaceByAlignment(run.text, sentences, parts, joined, tokenizer, ranges);
-  for (size_t i = 0; i < placed.size(); ++i) {
-    if (aligned[i].has_value()) placed[i] = *aligned[i];
-  }
-  return placed;
-}
-
-// An HTML text's translation: each run's sentences joined in the run's text (as JoinSentences
-// joins a plain text's), each hypothesis the document rendered around the runs' k-th joined
-// translations, inline markup placed by PlaceInlines; scores and tokens summed over the runs.
-TranslationResult JoinHtml(const HtmlText& html, absl::Span<const SourceSentence> sentences,
-                           std::vector<TranslationResult> results, int num_hypotheses,
-                           const Tokenizer& tokenizer) {
-  const std::vector<HtmlDocument::Run>& runs = html.document.runs();
-  std::vector<TranslationResult> joined;
-  std::vector<std::vector<std::vector<Segment>>> inlines(runs.size());  // [run][k]
-  for (size_t r = 0; r < runs.size(); ++r) {
-    const size_t first = html.first[r], count = html.first[r + 1] - first;
-    const absl::Span<const SourceSentence> run_sentences = sentences.subspan(first, count);
-    const absl::Span<const TranslationResult> run_results =
-        absl::MakeConstSpan(results).subspan(first, count);
-    joined.push_back(JoinSentences(runs[r].text, run_sentences,
-                                   {run_results.begin(), run_results.end()}, num_hypotheses));
-    for (int k = 0; k < num_hypotheses; ++k) {
-      inlines[r].push_back(PlaceInlines(runs[r], run_sentences, run_results,
-                                        joined.back().hypotheses[k], k, tokenizer));
-    }
-  }
-  TranslationResult out;
-  for (const TranslationResult& run : joined) out.source_tokens += run.source_tokens;
-  for (int k = 0; k < num_hypotheses; ++k) {
-    std::vector<HtmlDocument::Translated> translated;
-    Hypothesis h;
-    for (size_t r = 0; r < runs.size(); ++r) {
-      const Hypothesis& part = joined[r].hypotheses[k];
-      translated.push_back({part.text, inlines[r][k]});
-      AppendPart(part, h);
-    }
-    h.text = html.document.Render(translated);
-    out.hypotheses.push_back(std::move(h));
-  }
-  return out;
-}
-
-// The sentences of `text` (`field` names it in errors) as the engine translates them (see
-// text/sentences.h), each within the token limit; with `splitter` null, the text as one. An
-// InvalidArgument if it is not valid UTF-8.
-absl::StatusOr<std::vector<SourceSentence>> SplitText(absl::string_view text,
-                                                      absl::string_view field,
-                                                      const SentenceSplitter* splitter,
-                                                      const Model& model,
-                                                      const RequestLimits& limits) {
-  MT_RETURN_IF_ERROR(CheckUtf8(text, field));
-  return SplitIntoSentences(text, splitter, model.tokenizer(),
-                            MaxInputTokens(model.config(), limits));
 }
 
 // `status` said of `where`, unless it is the call's own end (cancelled, past its deadline), which
@@ -139,12 +48,10 @@ struct TranslationCore::Pending {
   DecodingOptions options;
   std::shared_ptr<const Model> served_model;  // Once chosen.
 
-  // Per text: its sentences (their ranges; the ids went to the scheduler) and, as they finish,
-  // their translations. Written before the tasks are queued, read when the last one finishes.
-  // An HTML text's sentences are those of its runs in order, run r's from html[i]->first[r] on,
-  // their ranges in the run's text.
-  std::vector<std::vector<SourceSentence>> sentences;
-  std::vector<std::optional<HtmlText>> html;
+  // Per text: the text taken apart (text/document.h: its sentences' ranges; their ids went to
+  // the scheduler) and, as they finish, its sentences' translations. Written before the tasks are
+  // queued, read when the last one finishes.
+  std::vector<std::unique_ptr<Document>> documents;
   absl::Mutex mutex;
   std::vector<std::vector<TranslationResult>> results ABSL_GUARDED_BY(mutex);
   int unanswered ABSL_GUARDED_BY(mutex) = 0;
@@ -275,11 +182,15 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
     scheduler = scheduler_;
     served = models_[pending->model];
   }
-  const SentenceSplitter* splitter = r.options.split_sentences ? served.splitter.get() : nullptr;
-  // HTML's inline markup follows the decoder's alignment (JoinHtml).
-  if (r.options.format == RequestedOptions::kHtml) pending->options.return_alignment = true;
-  pending->sentences.resize(texts);
-  pending->html.resize(texts);
+  const DocumentFormat format = r.options.format == RequestedOptions::kHtml
+                                    ? DocumentFormat::kHtml
+                                    : DocumentFormat::kPlainText;
+  const SentenceRules rules{r.options.split_sentences ? served.splitter.get() : nullptr,
+                            &served.model->tokenizer(),
+                            MaxInputTokens(served.model->config(), limits_)};
+  // HTML's inline markup follows the decoder's alignment (text/document.h).
+  if (NeedsAlignment(format)) pending->options.return_alignment = true;
+  pending->documents.resize(texts);
   std::vector<TranslationTask> tasks;
   struct Hit {
     int text;
@@ -293,35 +204,23 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
     size_t sentences = 0;
     for (int i = 0; i < texts; ++i) {
       const std::string field = FieldName(r, i);
-      if (r.options.format == RequestedOptions::kHtml) {
-        MT_RETURN_IF_ERROR(CheckUtf8(r.texts[i], field));
-        absl::StatusOr<HtmlDocument> document = HtmlDocument::Parse(r.texts[i]);
-        if (!document.ok()) {
-          return absl::InvalidArgumentError(absl::StrCat(field, ": ", document.status().message()));
-        }
-        HtmlText html{*std::move(document), {}};
-        for (const HtmlDocument::Run& run : html.document.runs()) {
-          html.first.push_back(pending->sentences[i].size());
-          MT_ASSIGN_OR_RETURN(std::vector<SourceSentence> run_sentences,
-                              SplitText(run.text, field, splitter, *served.model, limits_));
-          for (SourceSentence& s : run_sentences) pending->sentences[i].push_back(std::move(s));
-        }
-        html.first.push_back(pending->sentences[i].size());
-        pending->html[i] = std::move(html);
-      } else {
-        MT_ASSIGN_OR_RETURN(pending->sentences[i],
-                            SplitText(r.texts[i], field, splitter, *served.model, limits_));
+      MT_RETURN_IF_ERROR(CheckUtf8(r.texts[i], field));
+      absl::StatusOr<std::unique_ptr<Document>> document =
+          PrepareDocument(r.texts[i], format, rules);
+      if (!document.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat(field, ": ", document.status().message()));
       }
-      sentences += pending->sentences[i].size();
+      pending->documents[i] = *std::move(document);
+      Document& text = *pending->documents[i];
+      sentences += text.sentences().size();
       if (sentences > static_cast<size_t>(max_queued_texts_)) {
         return absl::InvalidArgumentError(absl::StrCat(
             r.texts_field, " hold more than ", max_queued_texts_, " sentences up to ", field,
             "; the limit is ", max_queued_texts_, " (the server's --max_queued_texts)"));
       }
-      for (size_t j = 0; j < pending->sentences[i].size(); ++j) {
-        SourceSentence& sentence = pending->sentences[i][j];
-        const std::string where =
-            SentenceName(field, pending->sentences[i], j, pending->html[i].has_value());
+      for (size_t j = 0; j < text.sentences().size(); ++j) {
+        SourceSentence& sentence = text.sentences()[j];
+        const std::string where = text.SentenceName(field, j);
         MT_RETURN_IF_ERROR(CheckDecodeMemory(static_cast<int>(sentence.ids.size()),
                                              pending->options, *served.model, limits_, where));
         std::optional<std::string> key =
@@ -375,7 +274,9 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
   {
     absl::MutexLock lock(&pending->mutex);
     pending->results.resize(texts);
-    for (int i = 0; i < texts; ++i) pending->results[i].resize(pending->sentences[i].size());
+    for (int i = 0; i < texts; ++i) {
+      pending->results[i].resize(pending->documents[i]->sentences().size());
+    }
     for (Hit& hit : hits) pending->results[hit.text][hit.sentence] = std::move(hit.result);
     pending->unanswered = static_cast<int>(tasks.size());
   }
@@ -395,13 +296,10 @@ void TranslationCore::Answer(Pending& pending) {
       Reply reply;
       reply.model = pending.model_name;
       const int n = pending.options.num_hypotheses;
-      for (size_t i = 0; i < pending.sentences.size(); ++i) {
-        reply.translations.push_back(
-            pending.html[i].has_value()
-                ? JoinHtml(*pending.html[i], pending.sentences[i], std::move(pending.results[i]), n,
-                           pending.served_model->tokenizer())
-                : JoinSentences(pending.request.texts[i], pending.sentences[i],
-                                std::move(pending.results[i]), n));
+      for (size_t i = 0; i < pending.documents.size(); ++i) {
+        reply.translations.push_back(JoinDocument(*pending.documents[i],
+                                                  std::move(pending.results[i]), n,
+                                                  pending.served_model->tokenizer()));
       }
       answer = std::move(reply);
     } else {

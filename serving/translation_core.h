@@ -29,6 +29,7 @@
 #include "serving/translation_cache.h"
 #include "serving/translation_request.h"
 #include "text/sentence_splitter.h"
+#include "text/text_translation.h"
 
 namespace mtserve {
 

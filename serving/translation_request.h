@@ -18,9 +18,9 @@
 
 namespace mtserve {
 
-// One text's translation (model/translator.h). Only declared here: a request's parsers never
-// touch a reply, and the code that makes or reads one includes model/translator.h.
-struct TranslationResult;
+// One text's translation (text/text_translation.h). Only declared here: a request's parsers never
+// touch a reply, and the code that makes or reads one includes text/text_translation.h.
+struct TextTranslation;
 
 // The front end a request came through: the `frontend` label of the request metrics
 // (metrics.h's FrontendName), with these two values only.
@@ -70,7 +70,7 @@ struct TranslationRequest {
 
 struct TranslationReply {
   std::string model;                            // The model that translated.
-  std::vector<TranslationResult> translations;  // One per text, in order.
+  std::vector<TextTranslation> translations;  // One per text, in order.
 };
 
 }  // namespace mtserve

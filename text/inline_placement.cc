@@ -61,13 +61,14 @@ std::vector<Segment> TargetTokenRanges(const std::vector<int>& ids, absl::string
 std::vector<std::optional<Segment>> PlaceByAlignment(absl::string_view text,
                                                      absl::Span<const SourceSentence> sentences,
                                                      absl::Span<const Hypothesis> parts,
-                                                     const Hypothesis& joined,
+                                                     absl::string_view joined,
+                                                     absl::Span<const Segment> joined_sentences,
                                                      const Tokenizer& tokenizer,
                                                      absl::Span<const Segment> ranges) {
   std::vector<std::optional<Segment>> out(ranges.size());
-  if (parts.size() != sentences.size() || joined.sentences.size() != sentences.size()) return out;
+  if (parts.size() != sentences.size() || joined_sentences.size() != sentences.size()) return out;
   // Per range: the target bytes found so far.
-  std::vector<Segment> found(ranges.size(), Segment{text.size() + joined.text.size(), 0});
+  std::vector<Segment> found(ranges.size(), Segment{text.size() + joined.size(), 0});
   for (size_t j = 0; j < sentences.size(); ++j) {
     const Hypothesis& part = parts[j];
     if (part.alignment.size() != part.ids.size()) continue;
@@ -76,7 +77,7 @@ std::vector<std::optional<Segment>> PlaceByAlignment(absl::string_view text,
         SourcePieceRanges(text.substr(sentence.begin, sentence.end - sentence.begin), tokenizer);
     if (!source.has_value()) continue;
     const std::vector<Segment> target = TargetTokenRanges(part.ids, part.text, tokenizer);
-    const size_t target_offset = joined.sentences[j].begin;
+    const size_t target_offset = joined_sentences[j].begin;
     for (size_t r = 0; r < ranges.size(); ++r) {
       for (size_t k = 0; k < part.ids.size(); ++k) {
         const int s = part.alignment[k];
@@ -94,7 +95,7 @@ std::vector<std::optional<Segment>> PlaceByAlignment(absl::string_view text,
     }
   }
   for (size_t r = 0; r < ranges.size(); ++r) {
-    if (found[r].begin < found[r].end) out[r] = WidenToWords(joined.text, found[r]);
+    if (found[r].begin < found[r].end) out[r] = WidenToWords(joined, found[r]);
   }
   return out;
 }

@@ -17,13 +17,15 @@
 namespace mtserve {
 
 // For each of `ranges` (bytes of `text`), the bytes of `joined` (the text's translation, as
-// JoinSentences joined `parts`, the same hypothesis of each sentence of `sentences`) that the
-// decoder aligned to it, widened to whole words; nullopt where no alignment says (the parts carry
-// none, a range covers no source piece, or its pieces were aligned to nothing).
+// JoinSentences joined `parts`, the same hypothesis of each sentence of `sentences`, with
+// `joined_sentences` where each part lies in it) that the decoder aligned to it, widened to whole
+// words; nullopt where no alignment says (the parts carry none, a range covers no source piece,
+// or its pieces were aligned to nothing).
 std::vector<std::optional<Segment>> PlaceByAlignment(absl::string_view text,
                                                      absl::Span<const SourceSentence> sentences,
                                                      absl::Span<const Hypothesis> parts,
-                                                     const Hypothesis& joined,
+                                                     absl::string_view joined,
+                                                     absl::Span<const Segment> joined_sentences,
                                                      const Tokenizer& tokenizer,
                                                      absl::Span<const Segment> ranges);
 

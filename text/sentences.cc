@@ -70,18 +70,21 @@ void AppendPart(const Hypothesis& part, Hypothesis& out) {
   out.score += part.score;
 }
 
-TranslationResult JoinSentences(absl::string_view text, absl::Span<const SourceSentence> sentences,
-                                std::vector<TranslationResult> results, int num_hypotheses) {
-  TranslationResult joined;
+TextTranslation JoinSentences(absl::string_view text, absl::Span<const SourceSentence> sentences,
+                              std::vector<TranslationResult> results, int num_hypotheses) {
+  TextTranslation joined;
   for (const TranslationResult& r : results) joined.source_tokens += r.source_tokens;
   for (const SourceSentence& s : sentences) joined.sentences.push_back(s.range);
   if (sentences.size() == 1 && sentences[0].range.begin == 0 &&
       sentences[0].range.end == text.size()) {
     joined.hypotheses = std::move(results[0].hypotheses);
-    for (Hypothesis& h : joined.hypotheses) h.sentences = {{0, h.text.size()}};
+    for (const Hypothesis& h : joined.hypotheses) {
+      joined.hypothesis_sentences.push_back({{0, h.text.size()}});
+    }
     return joined;
   }
   joined.hypotheses.resize(num_hypotheses);
+  joined.hypothesis_sentences.resize(num_hypotheses);
   for (int h = 0; h < num_hypotheses; ++h) {
     Hypothesis& out = joined.hypotheses[h];
     size_t copied = 0;      // Bytes of `text` up to which the layout has been copied.
@@ -89,7 +92,8 @@ TranslationResult JoinSentences(absl::string_view text, absl::Span<const SourceS
     for (size_t i = 0; i < sentences.size(); ++i) {
       const Hypothesis& part = results[i].hypotheses[h];
       absl::StrAppend(&out.text, text.substr(copied, sentences[i].range.begin - copied));
-      out.sentences.push_back({out.text.size(), out.text.size() + part.text.size()});
+      joined.hypothesis_sentences[h].push_back(
+          {out.text.size(), out.text.size() + part.text.size()});
       out.text += part.text;
       copied = sentences[i].range.end;
       AppendPart(part, out);

@@ -1,7 +1,8 @@
 // A text as the engine translates it: its sentences (text/sentence_splitter.h), each cut to the
 // token limit (text/cut_to_token_limit.h) and tokenised; and the text's translation joined back
-// from theirs in the text's own layout (text/segment.h). The server and mttranslate both use it,
-// so a text translates the same offline and served.
+// from theirs in the text's own layout (base/segment.h). A plain text's format in
+// text/document.h, which the server and mttranslate both use, so a text translates the same
+// offline and served.
 #ifndef MTSERVE_TEXT_SENTENCES_H_
 #define MTSERVE_TEXT_SENTENCES_H_
 
@@ -15,6 +16,7 @@
 #include "model/tokenizer.h"
 #include "model/translator.h"
 #include "text/sentence_splitter.h"
+#include "text/text_translation.h"
 
 namespace mtserve {
 
@@ -47,10 +49,10 @@ void AppendPart(const Hypothesis& part, Hypothesis& out);
 // the sentences' in order (each sentence's </s> included; each sentence's alignment positions
 // moved past the source tokens of the sentences before it, as their results count them, so they
 // index the text's source tokens over its sentences in order), its log_prob and score their sums,
-// and its `sentences` where each one's translation lies in its text. A text of one sentence and no
-// surrounding whitespace gets that sentence's result unchanged.
-TranslationResult JoinSentences(absl::string_view text, absl::Span<const SourceSentence> sentences,
-                                std::vector<TranslationResult> results, int num_hypotheses);
+// and its hypothesis_sentences where each one's translation lies in its text. A text of one
+// sentence and no surrounding whitespace gets that sentence's hypotheses unchanged.
+TextTranslation JoinSentences(absl::string_view text, absl::Span<const SourceSentence> sentences,
+                              std::vector<TranslationResult> results, int num_hypotheses);
 
 }  // namespace mtserve
 

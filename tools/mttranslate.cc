@@ -1,11 +1,13 @@
 // mttranslate: translates stdin to stdout offline, a text a line, with any MarianMT model.
 //
-//   mttranslate [--model=DIR] [--beam_size=1] [--batch_size=32] [--threads=2] < in.txt > out.txt
+//   mttranslate [--model=DIR] [--format=text|html] [--beam_size=1] [--batch_size=32] [--threads=2]
+//               < in.txt > out.txt
 //
-// Each line is split into sentences as the server splits texts (text/sentences.h), so a line
-// translates offline exactly as it does served. The sentences of all lines are sorted by length
-// and cut into batches (less padding), translated by --workers worker threads that share one copy
-// of the model, and joined back into their lines in input order. --benchmark adds throughput,
+// Each line is a text of --format, taken apart into sentences and put back together by
+// text/document.h as the server does it, so a line translates offline exactly as it does served
+// (an HTML line as the API's format HTML translates it). The sentences of all lines are sorted by
+// length and cut into batches (less padding), translated by --workers worker threads that share one
+// copy of the model, and joined back into their lines in input order. --benchmark adds throughput,
 // wall time and peak memory on stderr.
 #include <malloc.h>
 #include <sys/resource.h>
@@ -28,7 +30,7 @@
 #include "absl/synchronization/mutex.h"
 #include "model/model.h"
 #include "model/translator.h"
-#include "text/sentences.h"
+#include "text/document.h"
 
 ABSL_FLAG(std::string, model, MTSERVE_DEFAULT_MODEL_DIR,
           "Model directory in the Hugging Face MarianMT layout (config.json, model.safetensors, "
@@ -41,6 +43,9 @@ ABSL_FLAG(double, sampling_temperature, 1.0, "Sampling temperature.");
 ABSL_FLAG(int64_t, seed, -1, "Sampling seed: the same seed gives the same output. -1: random.");
 ABSL_FLAG(int, max_length, 0, "Maximum generated tokens; 0: the model's generation default.");
 ABSL_FLAG(int, min_length, 0, "Minimum generated tokens before </s> may end a translation.");
+ABSL_FLAG(std::string, format, "text",
+          "What each line is: text (plain text) or html (an HTML document or fragment: its text "
+          "translated, its markup kept, inline markup placed as the server places it).");
 ABSL_FLAG(int, batch_size, 32, "Sentences per batch.");
 ABSL_FLAG(bool, split_sentences, true,
           "Split each line into sentences (false: each line is one sentence, as the server's "
@@ -82,7 +87,8 @@ int Run() {
   if (absl::GetFlag(FLAGS_seed) >= 0) options.seed = absl::GetFlag(FLAGS_seed);
   options.max_length = absl::GetFlag(FLAGS_max_length);
   options.min_length = absl::GetFlag(FLAGS_min_length);
-  options.return_alignment = absl::GetFlag(FLAGS_with_alignment);
+  const bool with_alignment = absl::GetFlag(FLAGS_with_alignment);
+  options.return_alignment = with_alignment;
   const int batch_size = absl::GetFlag(FLAGS_batch_size);
   const int threads = absl::GetFlag(FLAGS_threads);
   int workers = absl::GetFlag(FLAGS_workers);
@@ -91,6 +97,17 @@ int Run() {
     std::cerr << "mttranslate: need batch_size >= 1 and 1 <= workers <= threads\n";
     return 2;
   }
+
+  const absl::StatusOr<DocumentFormat> format = ParseDocumentFormat(absl::GetFlag(FLAGS_format));
+  if (!format.ok()) {
+    std::cerr << "mttranslate: --format: " << format.status().message() << "\n";
+    return 2;
+  }
+  if (with_alignment && *format != DocumentFormat::kPlainText) {
+    std::cerr << "mttranslate: --with_alignment needs --format=text\n";
+    return 2;
+  }
+  if (NeedsAlignment(*format)) options.return_alignment = true;
 
   const absl::StatusOr<ComputeType> compute_type =
       ParseComputeType(absl::GetFlag(FLAGS_compute_type));
@@ -134,12 +151,18 @@ int Run() {
     }
     splitter = *std::move(made);
   }
-  // Every line's sentences, and the sentences of all lines in order.
-  std::vector<std::vector<SourceSentence>> line_sentences(lines.size());
+  // Every line taken apart, and the sentences of all lines in order.
+  const SentenceRules rules{splitter.get(), &tokenizer, max_tokens};
+  std::vector<std::unique_ptr<Document>> documents(lines.size());
   std::vector<const std::vector<int>*> sources;
   for (size_t i = 0; i < lines.size(); ++i) {
-    line_sentences[i] = SplitIntoSentences(lines[i], splitter.get(), tokenizer, max_tokens);
-    for (const SourceSentence& s : line_sentences[i]) sources.push_back(&s.ids);
+    absl::StatusOr<std::unique_ptr<Document>> document = PrepareDocument(lines[i], *format, rules);
+    if (!document.ok()) {
+      std::cerr << "mttranslate: line " << i + 1 << ": " << document.status().message() << "\n";
+      return 1;
+    }
+    documents[i] = *std::move(document);
+    for (const SourceSentence& s : documents[i]->sentences()) sources.push_back(&s.ids);
   }
   // Sentences by decreasing length: batches of similar lengths waste little on padding.
   std::vector<size_t> order(sources.size());
@@ -196,18 +219,18 @@ int Run() {
   std::string out;
   size_t next = 0;  // The first sentence of line i in `results`.
   for (size_t i = 0; i < lines.size(); ++i) {
-    const size_t count = line_sentences[i].size();
+    const size_t count = documents[i]->sentences().size();
     std::vector<TranslationResult> line_results(
         std::make_move_iterator(results.begin() + next),
         std::make_move_iterator(results.begin() + next + count));
     next += count;
     // A line of whitespace only gives it back: num_hypotheses times, like any other line.
-    const TranslationResult line =
-        JoinSentences(lines[i], line_sentences[i], std::move(line_results), options.num_hypotheses);
+    const TextTranslation line =
+        JoinDocument(*documents[i], std::move(line_results), options.num_hypotheses, tokenizer);
     for (const Hypothesis& h : line.hypotheses) {
       if (absl::GetFlag(FLAGS_with_scores)) absl::StrAppendFormat(&out, "%.6f\t", h.score);
       out += h.text;
-      if (options.return_alignment) {
+      if (with_alignment) {
         out += '\t';
         for (size_t t = 0; t < h.alignment.size(); ++t) {
           absl::StrAppendFormat(&out, "%s%d-%d", t == 0 ? "" : " ", h.alignment[t], t);
@@ -241,8 +264,9 @@ int main(int argc, char** argv) {
   // system when freed, instead of growing glibc's per-thread arenas (which then never shrink).
   mallopt(M_MMAP_THRESHOLD, 128 * 1024);
   absl::SetProgramUsageMessage(
-      "Translates stdin to stdout, one sentence a line.\n"
-      "  mttranslate [--model=DIR] [--beam_size=N] [--batch_size=N] [--threads=N] < in > out");
+      "Translates stdin to stdout, one text a line.\n"
+      "  mttranslate [--model=DIR] [--format=text|html] [--beam_size=N] [--batch_size=N] "
+      "[--threads=N] < in > out");
   absl::ParseCommandLine(argc, argv);
   return mtserve::Run();
 }

@@ -119,7 +119,7 @@ std::string LibreTranslateAnswer(const LibreTranslateRequest& request,
                                  const TranslationCore::Reply& reply) {
   Json translated = Json::array();
   Json alternatives = Json::array();
-  for (const TranslationResult& result : reply.translations) {
+  for (const TextTranslation& result : reply.translations) {
     translated.push_back(result.hypotheses.empty() ? "" : result.hypotheses.front().text);
     Json others = Json::array();
     for (size_t i = 1; i < result.hypotheses.size(); ++i) {

@@ -20,7 +20,7 @@ int EosId(const TranslationCore& core, const std::string& name) {
 
 }  // namespace
 
-void FillTranslation(const TranslationResult& result, bool with_scores, int eos_id,
+void FillTranslation(const TextTranslation& result, bool with_scores, int eos_id,
                      v1::Translation& translation) {
   translation.set_source_tokens(result.source_tokens);
   auto add_ranges = [](absl::Span<const Segment> ranges, auto* out) {
@@ -31,10 +31,13 @@ void FillTranslation(const TranslationResult& result, bool with_scores, int eos_
     }
   };
   add_ranges(result.sentences, translation.mutable_sentences());
-  for (const Hypothesis& h : result.hypotheses) {
+  for (size_t k = 0; k < result.hypotheses.size(); ++k) {
+    const Hypothesis& h = result.hypotheses[k];
     v1::Hypothesis* out = translation.add_hypotheses();
     out->set_text(h.text);
-    add_ranges(h.sentences, out->mutable_sentences());
+    if (k < result.hypothesis_sentences.size()) {
+      add_ranges(result.hypothesis_sentences[k], out->mutable_sentences());
+    }
     out->set_num_tokens(TargetTokens(h, eos_id));
     if (with_scores) {
       out->set_score(h.score);
@@ -50,7 +53,7 @@ v1::TranslateResponse ToTranslateResponse(const TranslationCore& core,
   v1::TranslateResponse response;
   response.set_model(reply.model);
   const int eos_id = EosId(core, reply.model);
-  for (const TranslationResult& result : reply.translations) {
+  for (const TextTranslation& result : reply.translations) {
     FillTranslation(result, with_scores, eos_id, *response.add_translations());
   }
   return response;

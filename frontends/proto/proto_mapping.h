@@ -10,12 +10,13 @@
 #include "absl/status/statusor.h"
 #include "mtserve/v1/translation.pb.h"
 #include "serving/translation_core.h"
+#include "text/text_translation.h"
 
 namespace mtserve {
 
 // `result` as a message; scores and token log-probabilities only `with_scores`. `eos_id` is the
 // model's, for counting target tokens.
-void FillTranslation(const TranslationResult& result, bool with_scores, int eos_id,
+void FillTranslation(const TextTranslation& result, bool with_scores, int eos_id,
                      v1::Translation& translation);
 
 // A reply as the TranslateResponse of a request that asked `with_scores`.

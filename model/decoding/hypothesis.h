@@ -5,8 +5,6 @@
 #include <string>
 #include <vector>
 
-#include "base/segment.h"
-
 namespace mtserve {
 
 struct Hypothesis {
@@ -16,13 +14,9 @@ struct Hypothesis {
   float score = 0;                     // The ranking score: log_prob / length^length_penalty for
                                        // beam search, log_prob otherwise.
   std::string text;                    // Detokenised ids (filled by the Translator).
-  // For a text of several sentences (sentences.h): where each sentence's translation lies in
-  // `text`, in the order of the source sentences.
-  std::vector<Segment> sentences;
   // With DecodingOptions::return_alignment, one per id: the source position (0-based, </s>
   // included) the decoder's cross-attention weighed most when generating it (see Decoder::Step);
-  // empty otherwise. For a text of several sentences, positions count its sentences' source
-  // tokens in order (see JoinSentences).
+  // empty otherwise.
   std::vector<int> alignment;
 };
 

@@ -25,6 +25,7 @@
 #include "model/model_config.h"
 #include "model/ops/aligned_buffer.h"
 #include "model/ops/compute_context.h"
+#include "model/ops/shape_buckets.h"
 
 namespace mtserve {
 
@@ -64,7 +65,7 @@ class Linear {
   void CopyWeightRow(int out_index, float* dst) const;
 
   // Forward computes at most this many rows per oneDNN call.
-  static constexpr int64_t kMaxRows = 256;
+  static constexpr int64_t kMaxRows = kLinearBlockRows;
 
  private:
   void ForwardBlock(ComputeContext& ctx, const float* x, int64_t rows, float* y, Epilogue epilogue,

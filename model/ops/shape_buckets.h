@@ -17,6 +17,10 @@ inline int64_t BucketLength(int64_t length) {
   return (length + step - 1) / step * step;
 }
 
+// The rows Linear computes per oneDNN call (Linear::kMaxRows), and so the rows the encoder's
+// feed-forward block holds at once (decode_memory.h counts them without oneDNN).
+inline constexpr int64_t kLinearBlockRows = 256;
+
 // Row counts of row-wise ops over a batch's tokens: a multiple of 16 up to 256, of 64 up to 1,024,
 // then of 256 (Linear computes 256 rows at a time, so its remainders are multiples of 16).
 inline int64_t BucketRows(int64_t rows) {

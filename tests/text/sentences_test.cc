@@ -199,9 +199,9 @@ TEST_F(SentencesTest, IdentityTranslationGivesAnyTextBack) {
       h.text = text.substr(s[i].range.begin, s[i].range.end - s[i].range.begin);
       results[i].hypotheses.push_back(h);
     }
-    const TranslationResult joined = JoinSentences(text, s, std::move(results), 1);
+    const TextTranslation joined = JoinSentences(text, s, std::move(results), 1);
     ASSERT_EQ(joined.hypotheses[0].text, text) << "trial " << trial;
-    EXPECT_EQ(joined.hypotheses[0].sentences, joined.sentences) << "trial " << trial;
+    EXPECT_EQ(joined.hypothesis_sentences[0], joined.sentences) << "trial " << trial;
   }
 }
 
@@ -220,21 +220,20 @@ TEST_F(SentencesTest, InlineMarkupFollowsTheAlignment) {
   Hypothesis part;
   part.text = "Ein großer Hund rennt.";
   part.ids = tokenizer().EncodeTarget(part.text);
-  Hypothesis joined = part;
-  joined.sentences = {{0, part.text.size()}};
+  const std::vector<Segment> joined = {{0, part.text.size()}};
   // Every target token aligned to "big": "big" goes over the whole translation.
   part.alignment.assign(part.ids.size(), big_piece);
   std::vector<std::optional<Segment>> placed =
-      PlaceByAlignment(text, sentences, {part}, joined, tokenizer(), {big});
+      PlaceByAlignment(text, sentences, {part}, part.text, joined, tokenizer(), {big});
   ASSERT_TRUE(placed[0].has_value());
   EXPECT_EQ(*placed[0], (Segment{0, part.text.size()}));
   // None aligned to it: the alignment says nothing (the caller places it otherwise).
   part.alignment.assign(part.ids.size(), 0);
-  placed = PlaceByAlignment(text, sentences, {part}, joined, tokenizer(), {big});
+  placed = PlaceByAlignment(text, sentences, {part}, part.text, joined, tokenizer(), {big});
   EXPECT_FALSE(placed[0].has_value());
   // No alignment at all: likewise.
   part.alignment.clear();
-  placed = PlaceByAlignment(text, sentences, {part}, joined, tokenizer(), {big});
+  placed = PlaceByAlignment(text, sentences, {part}, part.text, joined, tokenizer(), {big});
   EXPECT_FALSE(placed[0].has_value());
 }
 
@@ -247,7 +246,7 @@ TEST(JoinSentencesTest, HypothesisKJoinsEachSentencesKthBestInTheLayout) {
   std::vector<TranslationResult> results = {Result({"Eins.", "Ein."}, {-1, -2}, 3),
                                             Result({"Zwei.", "Zwo."}, {-3, -4}, 4),
                                             Result({"Drei.", "Dreie."}, {-5, -6}, 5)};
-  const TranslationResult joined = JoinSentences(text, s, results, 2);
+  const TextTranslation joined = JoinSentences(text, s, results, 2);
   EXPECT_EQ(joined.source_tokens, 12);
   EXPECT_THAT(joined.sentences, ElementsAre(Segment{2, 6}, Segment{9, 13}, Segment{15, 21}));
   ASSERT_EQ(joined.hypotheses.size(), 2u);
@@ -259,7 +258,7 @@ TEST(JoinSentencesTest, HypothesisKJoinsEachSentencesKthBestInTheLayout) {
   EXPECT_EQ(joined.hypotheses[0].ids.size(), 6u);
   EXPECT_EQ(joined.hypotheses[0].token_log_probs.size(), 6u);
   EXPECT_EQ(TargetTokens(joined.hypotheses[0], /*eos_id=*/0), 3);
-  EXPECT_THAT(joined.hypotheses[0].sentences,
+  EXPECT_THAT(joined.hypothesis_sentences[0],
               ElementsAre(Segment{2, 7}, Segment{10, 15}, Segment{17, 22}));
 }
 
@@ -281,14 +280,14 @@ TEST(JoinSentencesTest, AlignmentsAreOffsetBySourceTokensOfTheSentencesBefore) {
   results[1].hypotheses[1].alignment = {1, 3};
   results[2].hypotheses[0].alignment = {4, 4};
   results[2].hypotheses[1].alignment = {0, 2};
-  const TranslationResult joined = JoinSentences(text, s, results, 2);
+  const TextTranslation joined = JoinSentences(text, s, results, 2);
   EXPECT_EQ(joined.source_tokens, 12);
   EXPECT_THAT(joined.hypotheses[0].alignment, ElementsAre(0, 2, 6, 3, 11, 11));
   EXPECT_THAT(joined.hypotheses[1].alignment, ElementsAre(1, 2, 4, 6, 7, 9));
   EXPECT_EQ(joined.hypotheses[0].alignment.size(), joined.hypotheses[0].ids.size());
 
   // Without alignments (not asked for), none.
-  const TranslationResult plain = JoinSentences(
+  const TextTranslation plain = JoinSentences(
       text, s, {Result({"Eins."}, {-1}, 3), Result({"Zwei."}, {-3}, 4), Result({"Drei."}, {-5}, 5)},
       1);
   EXPECT_TRUE(plain.hypotheses[0].alignment.empty());
@@ -305,12 +304,12 @@ TEST(JoinSentencesTest, OneWholeSentenceIsItsResultAndWhitespaceComesBack) {
   const std::string text = "One.";
   std::vector<SourceSentence> s(1);
   s[0].range = {0, 4};
-  const TranslationResult joined = JoinSentences(text, s, {Result({"Eins."}, {-1}, 3)}, 1);
+  const TextTranslation joined = JoinSentences(text, s, {Result({"Eins."}, {-1}, 3)}, 1);
   EXPECT_EQ(joined.hypotheses[0].text, "Eins.");
   EXPECT_FLOAT_EQ(joined.hypotheses[0].score, -1);
   EXPECT_EQ(joined.source_tokens, 3);
 
-  const TranslationResult blank = JoinSentences(" \n ", {}, {}, 2);
+  const TextTranslation blank = JoinSentences(" \n ", {}, {}, 2);
   ASSERT_EQ(blank.hypotheses.size(), 2u);
   EXPECT_EQ(blank.hypotheses[1].text, " \n ");
   EXPECT_TRUE(blank.sentences.empty());

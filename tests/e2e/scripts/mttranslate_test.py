@@ -7,15 +7,36 @@
 - A line far over the model's 512 positions is translated in pieces, not refused.
 - --split_sentences=false takes a line as one sentence, as before.
 - --with_alignment follows the translation with a tab and source-target token pairs.
+- --format=html: a line is an HTML document, translated as the server translates it: a few
+  documents (blocks, inline markup, attributes, entities, untranslated elements) give exactly
+  the server's /v1/translate answer with format TEXT_FORMAT_HTML; --with_alignment and an unknown
+  format are refused.
 - --compute_type: every type translates; auto picks int8 exactly when /proc/cpuinfo shows VNNI;
   on a CPU without AVX-512 (oneDNN told so by ONEDNN_MAX_CPU_ISA) int8 still works, auto falls
   back to float32 and bfloat16 is refused with a message naming the type and the feature.
 
-Usage: mttranslate_test.py MTTRANSLATE_BINARY MULTI30K_TEXT
+Usage: mttranslate_test.py MTTRANSLATE_BINARY MULTI30K_TEXT (mtserve next to mttranslate)
 """
+import json
 import os
 import subprocess
 import sys
+
+sys.dont_write_bytecode = True
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [os.path.join(HERE, "../../test_lib"), os.path.join(HERE, "../../../scripts/lib")]
+from http_checks import call  # noqa: E402
+from mtserve_process import MtserveProcess  # noqa: E402
+
+# HTML documents, one a line, as mttranslate --format=html reads them.
+HTML_DOCUMENTS = [
+    "<p>A dog runs on the beach. Two children play in the water.</p>",
+    "<h1>A man in a <b>red</b> shirt.</h1><p>A woman is <a href=\"/x\">reading a book</a>.</p>",
+    "<div><img src=\"a.png\" alt=\"A black dog.\" title=\"A girl &amp; her cat.\">"
+    "<p>People walk &quot;down&quot; the street.</p><script>var s = \"A dog.\";</script></div>",
+    "<ul><li>A boy jumps.</li><li>Two men <i>sit</i> on a bench.</li></ul>"
+    "<p translate=\"no\">A dog.</p><!-- A comment. -->",
+]
 
 
 def run(binary, text, *flags, env=None):
@@ -115,11 +136,39 @@ def main():
                     and "avx512_core" in bf16_avx2.stderr and bf16_avx2.stdout == "",
                     bf16_avx2.stderr))
 
+    results += html_checks(binary)
+
     for name, passed, detail in results:
         print(("ok   " if passed else "FAIL ") + name + ("" if passed else ": " + detail))
     failed = sum(not passed for _, passed, _ in results)
     print(f"{len(results) - failed} passed, {failed} failed")
     sys.exit(1 if failed else 0)
+
+
+def html_checks(binary):
+    """mttranslate --format=html against the server (mtserve, next to mttranslate) on the same
+    documents with the same options."""
+    results = []
+    offline = run(binary, "\n".join(HTML_DOCUMENTS) + "\n", "--beam_size=4", "--format=html")
+    mtserve = os.path.join(os.path.dirname(binary), "mtserve")
+    with MtserveProcess(mtserve, "--workers=1") as server:
+        status, _, body = call(server.http_port, "POST", "/v1/translate",
+                               {"texts": HTML_DOCUMENTS,
+                                "options": {"beam_size": 4, "format": "TEXT_FORMAT_HTML"}})
+    served = [t["hypotheses"][0]["text"] for t in json.loads(body)["translations"]] \
+        if status == 200 else body
+    results.append(("--format=html: each document as the server translates it",
+                    offline.returncode == 0 and status == 200
+                    and offline.stdout.splitlines() == served
+                    and all(a != b for a, b in zip(served, HTML_DOCUMENTS)),
+                    f"mttranslate {offline.stdout!r} {offline.stderr}; server {served!r}"))
+    aligned = run(binary, HTML_DOCUMENTS[0] + "\n", "--format=html", "--with_alignment")
+    results.append(("--format=html refuses --with_alignment",
+                    aligned.returncode == 2 and "--format=text" in aligned.stderr, aligned.stderr))
+    unknown = run(binary, "A dog.\n", "--format=markdown")
+    results.append(("an unknown --format is refused, naming the formats",
+                    unknown.returncode == 2 and "text, html" in unknown.stderr, unknown.stderr))
+    return results
 
 
 if __name__ == "__main__":

@@ -1,0 +1,46 @@
+#include "text/document.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "text/document_formats.h"
+
+namespace mtserve {
+
+absl::StatusOr<DocumentFormat> ParseDocumentFormat(absl::string_view name) {
+  if (name == "text") return DocumentFormat::kPlainText;
+  if (name == "html") return DocumentFormat::kHtml;
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown format \"", name, "\"; the formats are text, html"));
+}
+
+bool NeedsAlignment(DocumentFormat format) { return format == DocumentFormat::kHtml; }
+
+std::string Document::SentenceName(absl::string_view field, size_t j) const {
+  if (sentences_.size() == 1) return std::string(field);
+  std::string name = absl::StrCat(field, " sentence ", j + 1, " of ", sentences_.size());
+  if (ranges_in_text()) {
+    absl::StrAppend(&name, " (bytes ", sentences_[j].range.begin, "-", sentences_[j].range.end,
+                    ")");
+  }
+  return name;
+}
+
+absl::StatusOr<std::unique_ptr<Document>> PrepareDocument(absl::string_view text,
+                                                          DocumentFormat format,
+                                                          const SentenceRules& rules) {
+  switch (format) {
+    case DocumentFormat::kPlainText:
+      return PreparePlainText(text, rules);
+    case DocumentFormat::kHtml:
+      return PrepareHtml(text, rules);
+  }
+  return absl::InvalidArgumentError(absl::StrCat("unknown format ", static_cast<int>(format)));
+}
+
+TextTranslation JoinDocument(const Document& document, std::vector<TranslationResult> results,
+                             int num_hypotheses, const Tokenizer& tokenizer) {
+  return document.Join(std::move(results), num_hypotheses, tokenizer);
+}
+
+}  // namespace mtserve

@@ -1,0 +1,95 @@
+// One home for a request's text, whatever its format: PrepareDocument takes a text apart into the
+// sentences the engine translates (split, cut to the token limit, tokenised) and JoinDocument puts
+// their translations back into a text of the same format. The server's core and mttranslate call
+// only these, so a text translates the same served and offline.
+//
+// Each format is one value of DocumentFormat and one file that implements it as a Document
+// (text/document_formats.h): plain text (plain_text_format.cc, over text/sentences.h), HTML
+// (html_format.cc, over text/html_document.h and text/inline_placement.h). A format added later
+// (Markdown, subtitles, office files) is a new file of the same kind and one more enum value.
+#ifndef MTSERVE_TEXT_DOCUMENT_H_
+#define MTSERVE_TEXT_DOCUMENT_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "model/tokenizer.h"
+#include "model/translator.h"
+#include "text/sentence_splitter.h"
+#include "text/sentences.h"
+#include "text/text_translation.h"
+
+namespace mtserve {
+
+// What a text is. The values are the API's TextFormat's.
+enum class DocumentFormat {
+  kPlainText = 0,
+  kHtml = 1,
+};
+
+// The format named `name` as mttranslate's --format takes it ("text", "html"); an InvalidArgument
+// naming the accepted names otherwise.
+absl::StatusOr<DocumentFormat> ParseDocumentFormat(absl::string_view name);
+
+// Whether a text of `format` needs its sentences decoded with the decoder's alignment
+// (DecodingOptions::return_alignment): HTML places its inline markup by it.
+bool NeedsAlignment(DocumentFormat format);
+
+// How a text's sentences are found: `splitter`'s sentence rules (null: each text, or each run of an
+// HTML document, is one sentence), each cut to `max_tokens` (>= 2) tokens of `tokenizer`.
+struct SentenceRules {
+  const SentenceSplitter* splitter = nullptr;
+  const Tokenizer* tokenizer = nullptr;
+  int max_tokens = 0;
+};
+
+// A text taken apart by PrepareDocument: its sentences to translate, and what its format needs to
+// put their translations back (JoinDocument). A plain text's Document refers to the text it was
+// made from, which must outlive it.
+class Document {
+ public:
+  virtual ~Document() = default;
+
+  // The units of translation in order (an HTML document's: its runs' sentences, run by run). A
+  // caller may move their ids out (to a decode): joining needs only their ranges.
+  std::vector<SourceSentence>& sentences() { return sentences_; }
+  const std::vector<SourceSentence>& sentences() const { return sentences_; }
+
+  // How errors name sentence `j` of the text named `field`: the text alone if it is its only
+  // sentence, else "FIELD sentence J of N", with its bytes where they are the text's own (plain
+  // text: " (bytes B-E)"; an HTML document's sentences are in its runs' text, not its bytes).
+  std::string SentenceName(absl::string_view field, size_t j) const;
+
+  // The text's translation from its sentences' (`results[i]` for sentences()[i], each with
+  // `num_hypotheses` hypotheses); see JoinDocument.
+  virtual TextTranslation Join(std::vector<TranslationResult> results, int num_hypotheses,
+                               const Tokenizer& tokenizer) const = 0;
+
+ protected:
+  // Whether sentences' ranges are bytes of the text itself (for SentenceName).
+  virtual bool ranges_in_text() const = 0;
+
+  std::vector<SourceSentence> sentences_;
+};
+
+// `text` (valid UTF-8: the caller checks it, naming its field) taken apart as a text of `format`
+// by `rules`. An InvalidArgument for a text its format refuses (an HTML document nested too deep,
+// say); the message does not name the text: the caller does.
+absl::StatusOr<std::unique_ptr<Document>> PrepareDocument(absl::string_view text,
+                                                          DocumentFormat format,
+                                                          const SentenceRules& rules);
+
+// The translation of `document`'s text from its sentences' (`results[i]` for
+// document.sentences()[i], each with `num_hypotheses` hypotheses, the decoder's alignment
+// included for HTML, which places inline markup by it): hypothesis k joins each sentence's k-th
+// best in the text's layout (text/sentences.h JoinSentences for plain text; for HTML, the
+// document rendered around its runs' translations, see text/html_document.h).
+TextTranslation JoinDocument(const Document& document, std::vector<TranslationResult> results,
+                             int num_hypotheses, const Tokenizer& tokenizer);
+
+}  // namespace mtserve
+
+#endif  // MTSERVE_TEXT_DOCUMENT_H_

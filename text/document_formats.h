@@ -1,0 +1,26 @@
+// The formats text/document.h knows, each a Document made by its own file: the one list
+// PrepareDocument chooses from. A new format adds its maker here, its file, and its enum value.
+#ifndef MTSERVE_TEXT_DOCUMENT_FORMATS_H_
+#define MTSERVE_TEXT_DOCUMENT_FORMATS_H_
+
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "text/document.h"
+
+namespace mtserve {
+
+// Plain text (plain_text_format.cc): the text's sentences, joined in its layout. Never fails.
+absl::StatusOr<std::unique_ptr<Document>> PreparePlainText(absl::string_view text,
+                                                           const SentenceRules& rules);
+
+// HTML (html_format.cc): the document's runs (text/html_document.h), each split into sentences;
+// joined by rendering the document around the runs' translations, inline markup placed by the
+// decoder's alignment where it says and by position elsewhere.
+absl::StatusOr<std::unique_ptr<Document>> PrepareHtml(absl::string_view text,
+                                                      const SentenceRules& rules);
+
+}  // namespace mtserve
+
+#endif  // MTSERVE_TEXT_DOCUMENT_FORMATS_H_

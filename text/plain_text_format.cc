@@ -1,0 +1,37 @@
+// Plain text as a Document (text/document_formats.h): its sentences as text/sentences.h finds
+// them, and its translation joined from theirs in the text's layout.
+#include <memory>
+#include <utility>
+
+#include "text/document_formats.h"
+#include "text/sentences.h"
+
+namespace mtserve {
+namespace {
+
+class PlainTextDocument : public Document {
+ public:
+  PlainTextDocument(absl::string_view text, const SentenceRules& rules) : text_(text) {
+    sentences_ = SplitIntoSentences(text, rules.splitter, *rules.tokenizer, rules.max_tokens);
+  }
+
+  TextTranslation Join(std::vector<TranslationResult> results, int num_hypotheses,
+                       const Tokenizer& tokenizer) const override {
+    return JoinSentences(text_, sentences_, std::move(results), num_hypotheses);
+  }
+
+ protected:
+  bool ranges_in_text() const override { return true; }
+
+ private:
+  const absl::string_view text_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Document>> PreparePlainText(absl::string_view text,
+                                                           const SentenceRules& rules) {
+  return std::make_unique<PlainTextDocument>(text, rules);
+}
+
+}  // namespace mtserve
