@@ -98,7 +98,8 @@ absl::Status Server::StartHttp() {
   options.timeout = config_.http_timeout;
   options.max_body_bytes = config_.max_message_bytes;
   options.tls = tls_.get();
-  absl::StatusOr<std::unique_ptr<HttpFrontend>> started = HttpFrontend::Start(options, core_.get(), &drain_);
+  absl::StatusOr<std::unique_ptr<HttpFrontend>> started =
+      HttpFrontend::Start(options, core_.get(), &drain_);
   if (!started.ok()) return started.status();
   http_ = *std::move(started);
   return absl::OkStatus();

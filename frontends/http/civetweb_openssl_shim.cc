@@ -4,7 +4,7 @@
 // macro in OpenSSL 3, so it found nothing and called a null pointer at every HTTPS connection.
 // dlsym on this library's handle finds that function here and every other one in the libssl.so.3
 // and libcrypto.so.3 it links. mtserve's RPATH leads civetweb's dlopen here
-// (server/CMakeLists.txt).
+// (frontends/http/CMakeLists.txt).
 #include <openssl/ssl.h>
 
 #undef SSL_get_peer_certificate

@@ -40,8 +40,8 @@ thread_local std::string* start_message = nullptr;
 constexpr char kJson[] = "application/json";
 constexpr char kNdjson[] = "application/x-ndjson";
 
-// The files served as they are (frontends/http/embedded_files.h): the translation page and the API's
-// description. Answered while loading and draining, as the health paths, and not counted.
+// The files served as they are (frontends/http/embedded_files.h): the translation page and the
+// API's description. Answered while loading and draining, as the health paths, and not counted.
 struct StaticFile {
   absl::string_view path;
   absl::string_view file;  // EmbeddedFile's name.
@@ -490,8 +490,8 @@ int HttpFrontend::HandleRequest(mg_connection* connection, void* data) {
     return exchange.status();
   }
   // LibreTranslate's routes are named without methods: "METHOD /path" items are the routes
-  // /openapi.json describes (tests/e2e/scripts/openapi_test.py holds the two equal), and it describes
-  // the native API only.
+  // /openapi.json describes (tests/e2e/scripts/openapi_test.py holds the two equal), and it
+  // describes the native API only.
   exchange.SendError(absl::NotFoundError(
       absl::StrCat("no ", Excerpt(path),
                    " here; the API is POST /v1/translate, POST /v1/translate:stream, GET "

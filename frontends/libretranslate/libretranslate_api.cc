@@ -58,7 +58,8 @@ absl::StatusOr<LibreTranslateRequest> ParseLibreTranslateRequest(
     absl::string_view body, absl::string_view content_type,
     const std::optional<std::string>& header_key, const TranslationCore& core) {
   absl::StatusOr<LibreTranslateRequest> request = ParseLibreTranslateFields(
-      body, content_type, RequestValueBounds(core.limits()), header_key, [&core](const std::optional<std::string>& key) {
+      body, content_type, RequestValueBounds(core.limits()), header_key,
+      [&core](const std::optional<std::string>& key) {
         absl::Status status = core.CheckApiKey(key, /*charge_request=*/false);
         if (!status.ok() && !key.has_value()) {
           return absl::UnauthenticatedError(

@@ -292,7 +292,8 @@ TEST_F(BatchSchedulerTest, MemoryBudgetBoundsTheTextsADecodeHolds) {
   beam.max_length = 60;
   int longest = 0;
   for (int i = 0; i < 8; ++i) {
-    longest = std::max(longest, static_cast<int>(model_->tokenizer().EncodeSource(texts()[i]).size()));
+    longest =
+        std::max(longest, static_cast<int>(model_->tokenizer().EncodeSource(texts()[i]).size()));
   }
   const DecodeMemory memory(model_->config(), beam);
   for (const bool budget : {false, true}) {

@@ -1,4 +1,4 @@
-// Sentence splitting, cutting to a token limit and reassembly (model/text). Expected sentences and
+// Sentence splitting, cutting to a token limit and reassembly (text/). Expected sentences and
 // byte offsets are worked out by hand from the texts.
 #include <cmath>
 #include <cstdint>
