@@ -49,9 +49,6 @@ absl::StatusOr<DecodingOptions> ToDecodingOptions(const RequestedOptions& reques
                                                   const ModelConfig& config,
                                                   const RequestLimits& limits);
 
-// An InvalidArgument naming `field` if `text` is not valid UTF-8.
-absl::Status CheckUtf8(absl::string_view text, absl::string_view field);
-
 // An InvalidArgument naming `field` if `text` has more bytes than allowed (checked before any
 // work on it).
 absl::Status CheckTextBytes(absl::string_view text, absl::string_view field,
@@ -62,9 +59,6 @@ absl::Status CheckTextBytes(absl::string_view text, absl::string_view field,
 absl::Status CheckDecodeMemory(int source_tokens, const DecodingOptions& options,
                                const Model& model, const RequestLimits& limits,
                                absl::string_view field);
-
-// Whether `text` is well-formed UTF-8 (no overlong forms, surrogates or code points > U+10FFFF).
-bool IsValidUtf8(absl::string_view text);
 
 }  // namespace mtserve
 

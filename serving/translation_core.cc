@@ -10,6 +10,7 @@
 #include "base/status_macros.h"
 #include "serving/stop_reason.h"
 #include "text/document.h"
+#include "text/utf8.h"
 
 namespace mtserve {
 namespace {

@@ -16,6 +16,7 @@
 #include "serving/request_limits.h"
 #include "tests/test_lib/fuzz_check.h"
 #include "tests/test_lib/request_thread_stack.h"
+#include "text/utf8.h"
 
 namespace {
 

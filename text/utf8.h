@@ -1,0 +1,19 @@
+// Whether a text is UTF-8, checked before anything else is done with it: every later step
+// (sentence splitting, HTML parsing, tokenising) takes text to be well-formed.
+#ifndef MTSERVE_TEXT_UTF8_H_
+#define MTSERVE_TEXT_UTF8_H_
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+
+namespace mtserve {
+
+// Whether `text` is well-formed UTF-8 (no overlong forms, surrogates or code points > U+10FFFF).
+bool IsValidUtf8(absl::string_view text);
+
+// An InvalidArgument naming `field` if `text` is not valid UTF-8.
+absl::Status CheckUtf8(absl::string_view text, absl::string_view field);
+
+}  // namespace mtserve
+
+#endif  // MTSERVE_TEXT_UTF8_H_
