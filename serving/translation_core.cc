@@ -8,6 +8,7 @@
 #include "absl/time/clock.h"
 #include "base/excerpt.h"
 #include "base/status_macros.h"
+#include "serving/state/local_sentence_cache.h"
 #include "serving/stop_reason.h"
 #include "text/document.h"
 #include "text/utf8.h"
@@ -66,7 +67,7 @@ TranslationCore::TranslationCore(const RequestLimits& limits, int max_queued_tex
       max_queued_texts_(max_queued_texts),
       metrics_(metrics),
       drain_(drain),
-      cache_(cache_bytes),
+      cache_(std::make_unique<LocalSentenceCache>(cache_bytes)),
       pool_(kTokenizerThreads) {}
 
 TranslationCore::~TranslationCore() = default;
@@ -225,9 +226,9 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
         MT_RETURN_IF_ERROR(CheckDecodeMemory(static_cast<int>(sentence.ids.size()),
                                              pending->options, *served.model, limits_, where));
         std::optional<std::string> key =
-            TranslationCache::Key(pending->model, pending->options, sentence.ids);
+            SentenceCacheKey(pending->model, pending->options, sentence.ids);
         if (key.has_value()) {
-          std::optional<TranslationResult> cached = cache_.Lookup(*key);
+          std::optional<TranslationResult> cached = cache_->Lookup(*key);
           if (metrics_ != nullptr) metrics_->RecordCacheLookup(cached.has_value());
           if (cached.has_value()) {
             hits.push_back({i, j, *std::move(cached)});
@@ -244,8 +245,8 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
         task.done = [this, pending, i, j, where,
                      key = std::move(key)](absl::StatusOr<TranslationResult> result) {
           if (result.ok() && key.has_value() && !result->hypotheses.empty()) {
-            cache_.Insert(*key, *result);
-            const TranslationCache::Stats stats = cache_.stats();
+            cache_->Insert(*key, *result);
+            const SentenceCache::Stats stats = cache_->stats();
             if (metrics_ != nullptr) metrics_->SetCacheSize(stats.entries, stats.bytes);
           }
           {

@@ -26,7 +26,7 @@
 #include "serving/drain_gate.h"
 #include "serving/metrics.h"
 #include "serving/request_limits.h"
-#include "serving/translation_cache.h"
+#include "serving/state/sentence_cache.h"
 #include "serving/translation_request.h"
 #include "text/sentence_splitter.h"
 #include "text/text_translation.h"
@@ -115,7 +115,8 @@ class TranslationCore {
   Metrics* const metrics_;
   DrainGate* const drain_;
   ApiKeyAuthenticator* authenticator_ = nullptr;
-  TranslationCache cache_;
+  // In the process today (LocalSentenceCache); a store shared by replicas later.
+  std::unique_ptr<SentenceCache> cache_;
 
   mutable absl::Mutex mutex_;
   std::vector<ServedModel> models_ ABSL_GUARDED_BY(mutex_);

@@ -5,6 +5,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "serving/state/local_quota_store.h"
 
 namespace mtserve {
 namespace {
@@ -23,6 +24,9 @@ absl::Status Exhausted(absl::string_view message, absl::Duration wait) {
 
 }  // namespace
 
+ApiKeyQuota::ApiKeyQuota()
+    : own_store_(std::make_unique<LocalQuotaStore>()), store_(own_store_.get()) {}
+
 absl::Status ApiKeyQuota::Charge(const ApiKey& key, int64_t requests, int64_t characters,
                                  absl::Time now) {
   if (key.characters_per_day.has_value() && characters > *key.characters_per_day) {
@@ -30,40 +34,41 @@ absl::Status ApiKeyQuota::Charge(const ApiKey& key, int64_t requests, int64_t ch
         absl::StrCat("the request has ", characters, " characters; the API key \"", key.name,
                      "\" may send ", *key.characters_per_day, " a day: send smaller requests"));
   }
-  absl::MutexLock lock(&mutex_);
-  Usage& usage = usage_[key.name];
-  // Requests: refill the bucket for the time since it was last looked at.
-  if (key.requests_per_minute.has_value()) {
-    const double capacity = static_cast<double>(*key.requests_per_minute);
-    const double per_second = capacity / 60;
-    const double elapsed = usage.refilled == absl::InfinitePast()
-                               ? 60.0
-                               : std::max(0.0, absl::ToDoubleSeconds(now - usage.refilled));
-    usage.tokens = std::min(capacity, usage.tokens + elapsed * per_second);
-    usage.refilled = now;
-    if (usage.tokens < static_cast<double>(requests)) {
-      return Exhausted(absl::StrCat("the API key \"", key.name, "\" has used its ",
-                                    *key.requests_per_minute, " requests per minute"),
-                       absl::Seconds((static_cast<double>(requests) - usage.tokens) / per_second));
+  return store_->Update(key.name, [&](QuotaUsage& usage) -> absl::Status {
+    // Requests: refill the bucket for the time since it was last looked at.
+    if (key.requests_per_minute.has_value()) {
+      const double capacity = static_cast<double>(*key.requests_per_minute);
+      const double per_second = capacity / 60;
+      const double elapsed = usage.refilled == absl::InfinitePast()
+                                 ? 60.0
+                                 : std::max(0.0, absl::ToDoubleSeconds(now - usage.refilled));
+      usage.tokens = std::min(capacity, usage.tokens + elapsed * per_second);
+      usage.refilled = now;
+      if (usage.tokens < static_cast<double>(requests)) {
+        return Exhausted(
+            absl::StrCat("the API key \"", key.name, "\" has used its ", *key.requests_per_minute,
+                         " requests per minute"),
+            absl::Seconds((static_cast<double>(requests) - usage.tokens) / per_second));
+      }
     }
-  }
-  // Characters: a new UTC day starts from zero.
-  const int64_t day =
-      absl::ToUnixSeconds(now) / 86400 - (absl::ToUnixSeconds(now) % 86400 < 0 ? 1 : 0);
-  if (day != usage.day) {
-    usage.day = day;
-    usage.characters = 0;
-  }
-  if (key.characters_per_day.has_value() &&
-      usage.characters + characters > *key.characters_per_day) {
-    return Exhausted(absl::StrCat("the API key \"", key.name, "\" has used ", usage.characters,
-                                  " of its ", *key.characters_per_day,
-                                  " characters today (UTC), and the request has ", characters),
-                     absl::FromUnixSeconds((day + 1) * 86400) - now);
-  }
-  if (key.requests_per_minute.has_value()) usage.tokens -= static_cast<double>(requests);
-  usage.characters += characters;
-  return absl::OkStatus();
+    // Characters: a new UTC day starts from zero.
+    const int64_t day =
+        absl::ToUnixSeconds(now) / 86400 - (absl::ToUnixSeconds(now) % 86400 < 0 ? 1 : 0);
+    if (day != usage.day) {
+      usage.day = day;
+      usage.characters = 0;
+    }
+    if (key.characters_per_day.has_value() &&
+        usage.characters + characters > *key.characters_per_day) {
+      return Exhausted(absl::StrCat("the API key \"", key.name, "\" has used ", usage.characters,
+                                    " of its ", *key.characters_per_day,
+                                    " characters today (UTC), and the request has ", characters),
+                       absl::FromUnixSeconds((day + 1) * 86400) - now);
+    }
+    if (key.requests_per_minute.has_value()) usage.tokens -= static_cast<double>(requests);
+    usage.characters += characters;
+    return absl::OkStatus();
+  });
 }
 
 absl::Duration RetryAfter(const absl::Status& status) {

@@ -3,38 +3,37 @@
 // - requests_per_minute is a token bucket holding at most a minute's requests and refilled
 //   continuously (limit / 60 a second): a key may burst its whole minute, then goes at the rate;
 // - characters_per_day counts Unicode characters in fixed UTC days (reset at 00:00 UTC).
-// Usage is kept by key name, so re-reading the keys file (new limits, a new key) keeps it.
+// Usage is kept by key name in a QuotaStore (serving/state/quota_store.h), so re-reading the keys
+// file (new limits, a new key) keeps it, and replicas sharing a store share it.
 #ifndef MTSERVE_SERVING_AUTH_API_KEY_QUOTA_H_
 #define MTSERVE_SERVING_AUTH_API_KEY_QUOTA_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
-#include "absl/base/thread_annotations.h"
-#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "serving/auth/api_keys.h"
+#include "serving/state/quota_store.h"
 
 namespace mtserve {
 
 class ApiKeyQuota {
  public:
+  // Usage kept in the process (LocalQuotaStore).
+  ApiKeyQuota();
+  // Usage kept in `store`, which outlives this.
+  explicit ApiKeyQuota(QuotaStore* store) : store_(store) {}
+
   // Charges `requests` (0 or more) and `characters` to `key` at `now` when both fit its limits,
   // else charges nothing and returns RESOURCE_EXHAUSTED naming the limit and when to retry
   // (RetryAfter gives it), or INVALID_ARGUMENT for more characters than a whole day allows.
   absl::Status Charge(const ApiKey& key, int64_t requests, int64_t characters, absl::Time now);
 
  private:
-  struct Usage {
-    double tokens = 0;  // Requests that may be made now.
-    absl::Time refilled = absl::InfinitePast();
-    int64_t day = -1;        // Days since the epoch, UTC.
-    int64_t characters = 0;  // Used on `day`.
-  };
-  absl::Mutex mutex_;
-  absl::flat_hash_map<std::string, Usage> usage_ ABSL_GUARDED_BY(mutex_);
+  std::unique_ptr<QuotaStore> own_store_;
+  QuotaStore* store_;
 };
 
 // When to retry after `status` from Charge (rounded up to whole seconds); zero when it says none.

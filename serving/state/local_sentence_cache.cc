@@ -1,4 +1,4 @@
-#include "serving/translation_cache.h"
+#include "serving/state/local_sentence_cache.h"
 
 #include <cstring>
 #include <utility>
@@ -26,10 +26,10 @@ int64_t EntryBytes(const std::string& key, const TranslationResult& result) {
 
 }  // namespace
 
-TranslationCache::TranslationCache(int64_t max_bytes) : max_bytes_(max_bytes) {}
+LocalSentenceCache::LocalSentenceCache(int64_t max_bytes) : max_bytes_(max_bytes) {}
 
-std::optional<std::string> TranslationCache::Key(int model, const DecodingOptions& options,
-                                                 const std::vector<int>& source_ids) {
+std::optional<std::string> SentenceCacheKey(int model, const DecodingOptions& options,
+                                            const std::vector<int>& source_ids) {
   if (options.sampling_topk > 1 && !options.seed.has_value()) return std::nullopt;
   std::string key;
   key.reserve(48 + source_ids.size() * sizeof(int));
@@ -49,7 +49,7 @@ std::optional<std::string> TranslationCache::Key(int model, const DecodingOption
   return key;
 }
 
-std::optional<TranslationResult> TranslationCache::Lookup(const std::string& key) {
+std::optional<TranslationResult> LocalSentenceCache::Lookup(const std::string& key) {
   absl::MutexLock lock(&mutex_);
   auto it = entries_.find(key);
   if (it == entries_.end()) {
@@ -61,7 +61,7 @@ std::optional<TranslationResult> TranslationCache::Lookup(const std::string& key
   return it->second->result;
 }
 
-void TranslationCache::Insert(const std::string& key, const TranslationResult& result) {
+void LocalSentenceCache::Insert(const std::string& key, const TranslationResult& result) {
   const int64_t bytes = EntryBytes(key, result);
   if (bytes > max_bytes_) return;
   absl::MutexLock lock(&mutex_);
@@ -78,7 +78,7 @@ void TranslationCache::Insert(const std::string& key, const TranslationResult& r
   stats_.entries = static_cast<int64_t>(entries_.size());
 }
 
-TranslationCache::Stats TranslationCache::stats() const {
+SentenceCache::Stats LocalSentenceCache::stats() const {
   absl::MutexLock lock(&mutex_);
   Stats stats = stats_;
   stats.entries = static_cast<int64_t>(entries_.size());

@@ -1,49 +1,33 @@
-// An LRU cache of sentence translations, bounded in bytes. The same sentence (its source ids)
-// with the same model and decoding options translates to the same tokens and text wherever it
-// is decoded (the engine's choices do not depend on what is decoded alongside), so a hit is
-// answered at once, without queueing, with what a fresh translation would give. Sampling without
-// a seed draws anew each time and is never cached.
+// The sentence cache in the process (sentence_cache.h): an LRU of translations, bounded in bytes.
 //
 // Thread-safe.
-#ifndef MTSERVE_SERVING_TRANSLATION_CACHE_H_
-#define MTSERVE_SERVING_TRANSLATION_CACHE_H_
+#ifndef MTSERVE_SERVING_STATE_LOCAL_SENTENCE_CACHE_H_
+#define MTSERVE_SERVING_STATE_LOCAL_SENTENCE_CACHE_H_
 
 #include <cstdint>
 #include <list>
-#include <optional>
 #include <string>
-#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
-#include "model/decoding/decoding_options.h"
 #include "model/translator.h"
+#include "serving/state/sentence_cache.h"
 
 namespace mtserve {
 
-class TranslationCache {
+class LocalSentenceCache : public SentenceCache {
  public:
   // Holds at most `max_bytes` of keys and results (0: caches nothing).
-  explicit TranslationCache(int64_t max_bytes);
-
-  // The key of a sentence, or nullopt if its translation must not be cached.
-  static std::optional<std::string> Key(int model, const DecodingOptions& options,
-                                        const std::vector<int>& source_ids);
+  explicit LocalSentenceCache(int64_t max_bytes);
 
   // The cached translation for `key`, most recently used from now on.
-  std::optional<TranslationResult> Lookup(const std::string& key);
+  std::optional<TranslationResult> Lookup(const std::string& key) override;
   // Caches `result` under `key`, dropping the least recently used entries to stay within the
   // bound (a result larger than the whole bound is not cached).
-  void Insert(const std::string& key, const TranslationResult& result);
+  void Insert(const std::string& key, const TranslationResult& result) override;
 
-  struct Stats {
-    int64_t hits = 0;
-    int64_t misses = 0;
-    int64_t entries = 0;
-    int64_t bytes = 0;
-  };
-  Stats stats() const;
+  Stats stats() const override;
 
  private:
   struct Entry {
@@ -62,4 +46,4 @@ class TranslationCache {
 
 }  // namespace mtserve
 
-#endif  // MTSERVE_SERVING_TRANSLATION_CACHE_H_
+#endif  // MTSERVE_SERVING_STATE_LOCAL_SENTENCE_CACHE_H_

@@ -9,6 +9,7 @@
 #include "gtest/gtest.h"
 #include "serving/auth/api_key_auth.h"
 #include "serving/auth/api_key_quota.h"
+#include "serving/state/local_quota_store.h"
 #include "tests/test_lib/test_util.h"
 
 namespace mtserve {
@@ -186,6 +187,47 @@ TEST(ApiKeyQuotaTest, ARequestRefusedByOneLimitChargesTheOtherNothing) {
   EXPECT_EQ(quota.Charge(key, 1, 0, kNoon).code(), absl::StatusCode::kResourceExhausted);
   // Keys without limits are never refused.
   EXPECT_TRUE(quota.Charge(KeyWith(std::nullopt, std::nullopt), 1000, 1 << 30, kNoon).ok());
+}
+
+TEST(ApiKeyQuotaTest, QuotasOverOneStoreShareUsage) {
+  // As replicas sharing a store would: a key's burst spent through one is spent for the other.
+  LocalQuotaStore store;
+  ApiKeyQuota first(&store), second(&store), apart;
+  const ApiKey key = KeyWith(2, std::nullopt);
+  EXPECT_TRUE(first.Charge(key, 1, 0, kNoon).ok());
+  EXPECT_TRUE(second.Charge(key, 1, 0, kNoon).ok());
+  EXPECT_EQ(first.Charge(key, 1, 0, kNoon).code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(second.Charge(key, 1, 0, kNoon).code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_TRUE(apart.Charge(key, 1, 0, kNoon).ok()) << "a quota of its own store";
+}
+
+TEST(LocalQuotaStoreTest, KeepsAChangeOnlyWhenItSucceeds) {
+  LocalQuotaStore store;
+  EXPECT_TRUE(store
+                  .Update("k",
+                          [](QuotaUsage& usage) {
+                            EXPECT_EQ(usage.characters, 0) << "a new key starts from nothing";
+                            usage.characters = 5;
+                            return absl::OkStatus();
+                          })
+                  .ok());
+  EXPECT_EQ(store
+                .Update("k",
+                        [](QuotaUsage& usage) {
+                          usage.characters = 100;
+                          return absl::ResourceExhaustedError("over");
+                        })
+                .code(),
+            absl::StatusCode::kResourceExhausted);
+  int64_t seen = -1;
+  EXPECT_TRUE(store
+                  .Update("k",
+                          [&](QuotaUsage& usage) {
+                            seen = usage.characters;
+                            return absl::OkStatus();
+                          })
+                  .ok());
+  EXPECT_EQ(seen, 5);
 }
 
 TEST(ApiKeyQuotaTest, CountsUnicodeCharacters) {

@@ -1,5 +1,6 @@
-// The sentence cache (serving/translation_cache.h): keys, the byte bound, LRU order, statistics.
-#include "serving/translation_cache.h"
+// The sentence cache in the process (serving/state/local_sentence_cache.h): keys, the byte
+// bound, LRU order, statistics.
+#include "serving/state/local_sentence_cache.h"
 
 #include <gtest/gtest.h>
 
@@ -18,38 +19,38 @@ TranslationResult Result(const std::string& text) {
   return r;
 }
 
-TEST(TranslationCacheTest, KeysDifferByModelOptionsAndSource) {
+TEST(LocalSentenceCacheTest, KeysDifferByModelOptionsAndSource) {
   DecodingOptions greedy;
   DecodingOptions beam;
   beam.beam_size = 4;
   const std::vector<int> ids = {1, 2, 0};
-  const std::string key = *TranslationCache::Key(0, greedy, ids);
-  EXPECT_EQ(*TranslationCache::Key(0, greedy, ids), key);
-  EXPECT_NE(*TranslationCache::Key(1, greedy, ids), key);
-  EXPECT_NE(*TranslationCache::Key(0, beam, ids), key);
-  EXPECT_NE(*TranslationCache::Key(0, greedy, {1, 3, 0}), key);
+  const std::string key = *SentenceCacheKey(0, greedy, ids);
+  EXPECT_EQ(*SentenceCacheKey(0, greedy, ids), key);
+  EXPECT_NE(*SentenceCacheKey(1, greedy, ids), key);
+  EXPECT_NE(*SentenceCacheKey(0, beam, ids), key);
+  EXPECT_NE(*SentenceCacheKey(0, greedy, {1, 3, 0}), key);
   DecodingOptions longer = greedy;
   longer.max_length = 20;
-  EXPECT_NE(*TranslationCache::Key(0, longer, ids), key);
+  EXPECT_NE(*SentenceCacheKey(0, longer, ids), key);
   // A result without alignments cannot answer a request for them.
   DecodingOptions aligned = greedy;
   aligned.return_alignment = true;
-  EXPECT_NE(*TranslationCache::Key(0, aligned, ids), key);
+  EXPECT_NE(*SentenceCacheKey(0, aligned, ids), key);
 }
 
-TEST(TranslationCacheTest, SamplingIsCachedOnlyWithASeed) {
+TEST(LocalSentenceCacheTest, SamplingIsCachedOnlyWithASeed) {
   DecodingOptions sampling;
   sampling.sampling_topk = 10;
-  EXPECT_FALSE(TranslationCache::Key(0, sampling, {1, 0}).has_value());
+  EXPECT_FALSE(SentenceCacheKey(0, sampling, {1, 0}).has_value());
   sampling.seed = 7;
-  const std::optional<std::string> seven = TranslationCache::Key(0, sampling, {1, 0});
+  const std::optional<std::string> seven = SentenceCacheKey(0, sampling, {1, 0});
   ASSERT_TRUE(seven.has_value());
   sampling.seed = 8;
-  EXPECT_NE(*TranslationCache::Key(0, sampling, {1, 0}), *seven);
+  EXPECT_NE(*SentenceCacheKey(0, sampling, {1, 0}), *seven);
 }
 
-TEST(TranslationCacheTest, HitsGiveBackWhatWasInsertedAndAreCounted) {
-  TranslationCache cache(1 << 20);
+TEST(LocalSentenceCacheTest, HitsGiveBackWhatWasInsertedAndAreCounted) {
+  LocalSentenceCache cache(1 << 20);
   EXPECT_FALSE(cache.Lookup("a").has_value());
   cache.Insert("a", Result("Hund"));
   const std::optional<TranslationResult> hit = cache.Lookup("a");
@@ -57,7 +58,7 @@ TEST(TranslationCacheTest, HitsGiveBackWhatWasInsertedAndAreCounted) {
   EXPECT_EQ(hit->hypotheses[0].text, "Hund");
   EXPECT_EQ(hit->hypotheses[0].ids, (std::vector<int>{5, 6, 0}));
   EXPECT_FLOAT_EQ(hit->hypotheses[0].score, -6);
-  const TranslationCache::Stats stats = cache.stats();
+  const SentenceCache::Stats stats = cache.stats();
   EXPECT_EQ(stats.hits, 1);
   EXPECT_EQ(stats.misses, 1);
   EXPECT_EQ(stats.entries, 1);
@@ -65,11 +66,11 @@ TEST(TranslationCacheTest, HitsGiveBackWhatWasInsertedAndAreCounted) {
 }
 
 // Entries beyond the bound push out the least recently used; a lookup makes an entry recent.
-TEST(TranslationCacheTest, StaysWithinItsBytesDroppingTheLeastRecentlyUsed) {
-  TranslationCache probe(1 << 20);
+TEST(LocalSentenceCacheTest, StaysWithinItsBytesDroppingTheLeastRecentlyUsed) {
+  LocalSentenceCache probe(1 << 20);
   probe.Insert("k0", Result("x"));
   const int64_t entry = probe.stats().bytes;
-  TranslationCache cache(3 * entry + entry / 2);  // Room for three entries.
+  LocalSentenceCache cache(3 * entry + entry / 2);  // Room for three entries.
   cache.Insert("k0", Result("x"));
   cache.Insert("k1", Result("x"));
   cache.Insert("k2", Result("x"));
@@ -83,8 +84,8 @@ TEST(TranslationCacheTest, StaysWithinItsBytesDroppingTheLeastRecentlyUsed) {
   EXPECT_TRUE(cache.Lookup("k3").has_value());
 }
 
-TEST(TranslationCacheTest, ZeroBytesCachesNothing) {
-  TranslationCache cache(0);
+TEST(LocalSentenceCacheTest, ZeroBytesCachesNothing) {
+  LocalSentenceCache cache(0);
   cache.Insert("a", Result("Hund"));
   EXPECT_FALSE(cache.Lookup("a").has_value());
   EXPECT_EQ(cache.stats().entries, 0);
