@@ -21,6 +21,11 @@ namespace mtserve {
 namespace {
 
 constexpr char kServiceName[] = "mtserve.v1.Translator";
+// How long a pinged gRPC client has to answer before its connection is closed.
+constexpr absl::Duration kKeepaliveTimeout = absl::Seconds(20);
+// How long a new gRPC connection has for its handshake (TLS and HTTP/2's preface): a client that
+// opens a connection and says nothing holds only that connection's memory, and not for long.
+constexpr absl::Duration kHandshakeTimeout = absl::Seconds(20);
 
 }  // namespace
 
@@ -78,6 +83,26 @@ absl::Status Server::StartGrpc() {
     builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS,
                                static_cast<int>(absl::ToInt64Milliseconds(config_.shutdown_grace)));
   }
+  // Connections: a bound on each one's calls; idle ones closed; dead peers found by pinging them;
+  // clients that ping too often (with or without calls) sent away; handshakes (TLS and HTTP/2's
+  // preface) done within kHandshakeTimeout or dropped.
+  const ServerConfig::Grpc& connections = config_.grpc;
+  auto milliseconds = [](absl::Duration d) {
+    return static_cast<int>(absl::ToInt64Milliseconds(d));
+  };
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS,
+                             connections.max_streams_per_connection);
+  if (connections.idle_timeout > absl::ZeroDuration()) {
+    builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS,
+                               milliseconds(connections.idle_timeout));
+  }
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, milliseconds(connections.keepalive_time));
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, milliseconds(kKeepaliveTimeout));
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
+                             milliseconds(connections.min_ping_interval));
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 2);
+  builder.AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS, milliseconds(kHandshakeTimeout));
   grpc_server_ = builder.BuildAndStart();
   if (grpc_server_ == nullptr || grpc_port_ == 0) {
     return absl::UnavailableError(absl::StrCat("cannot listen on ", config_.listen, " (--listen)"));

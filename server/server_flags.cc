@@ -81,6 +81,17 @@ ABSL_FLAG(mtserve::ByteSize, max_message_bytes, mtserve::ByteSize{4 << 20},
 ABSL_FLAG(absl::Duration, max_connection_age, absl::ZeroDuration(),
           "Close client connections after this long (gracefully), so that clients balancing "
           "over DNS (a headless Kubernetes Service) re-resolve and find new replicas; 0: never");
+ABSL_FLAG(int, grpc_max_streams_per_connection, 100,
+          "Calls a gRPC connection may have open at once (HTTP/2 concurrent streams); a client "
+          "queues the others until one ends");
+ABSL_FLAG(absl::Duration, grpc_idle_timeout, absl::Minutes(5),
+          "Close a gRPC connection (gracefully) after this long without a call; 0: never");
+ABSL_FLAG(absl::Duration, grpc_keepalive_time, absl::Minutes(1),
+          "Ping a gRPC client after this long without traffic, and close its connection if the "
+          "ping is not answered within 20 s (a peer gone without closing)");
+ABSL_FLAG(absl::Duration, grpc_min_ping_interval, absl::Seconds(30),
+          "A gRPC client may ping at most this often (with or without calls open); a client that "
+          "pings more often is sent GOAWAY (too_many_pings) after 2 strikes");
 ABSL_FLAG(std::string, tls_cert, "",
           "PEM certificate chain (the server's certificate first): with --tls_key, gRPC and HTTP "
           "serve TLS only. Re-read when it changes (see --reload_interval) or on SIGHUP");
@@ -136,6 +147,10 @@ ServerConfig ReadFlags() {
   config.http_timeout = absl::GetFlag(FLAGS_http_timeout);
   config.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes).bytes;
   config.max_connection_age = absl::GetFlag(FLAGS_max_connection_age);
+  config.grpc.max_streams_per_connection = absl::GetFlag(FLAGS_grpc_max_streams_per_connection);
+  config.grpc.idle_timeout = absl::GetFlag(FLAGS_grpc_idle_timeout);
+  config.grpc.keepalive_time = absl::GetFlag(FLAGS_grpc_keepalive_time);
+  config.grpc.min_ping_interval = absl::GetFlag(FLAGS_grpc_min_ping_interval);
   config.tls_cert = absl::GetFlag(FLAGS_tls_cert);
   config.tls_key = absl::GetFlag(FLAGS_tls_key);
   config.tls_client_ca = absl::GetFlag(FLAGS_tls_client_ca);
@@ -173,17 +188,19 @@ absl::StatusOr<std::vector<ModelSpec>> ReadModels(int argc, char** argv) {
 absl::Status CheckLimits(const ServerConfig& config) {
   const BatchingOptions& batching = config.batching;
   const RequestLimits& limits = config.limits;
-  for (auto [name, value] : {std::pair{"workers", batching.workers},
-                             {"threads_per_worker", batching.threads_per_worker},
-                             {"max_batch_size", batching.max_batch_size},
-                             {"max_batch_tokens", batching.max_batch_tokens},
-                             {"max_queued_texts", batching.max_queued_texts},
-                             {"max_texts_per_request", limits.max_texts_per_request},
-                             {"max_input_tokens", limits.max_input_tokens},
-                             {"max_output_tokens", limits.max_output_tokens},
-                             {"max_beam_size", limits.max_beam_size},
-                             {"max_sampling_topk", limits.max_sampling_topk},
-                             {"http_threads", config.http_threads}}) {
+  for (auto [name, value] :
+       {std::pair{"workers", batching.workers},
+        {"threads_per_worker", batching.threads_per_worker},
+        {"max_batch_size", batching.max_batch_size},
+        {"max_batch_tokens", batching.max_batch_tokens},
+        {"max_queued_texts", batching.max_queued_texts},
+        {"max_texts_per_request", limits.max_texts_per_request},
+        {"max_input_tokens", limits.max_input_tokens},
+        {"max_output_tokens", limits.max_output_tokens},
+        {"max_beam_size", limits.max_beam_size},
+        {"max_sampling_topk", limits.max_sampling_topk},
+        {"http_threads", config.http_threads},
+        {"grpc_max_streams_per_connection", config.grpc.max_streams_per_connection}}) {
     if (value < 1) {
       return absl::InvalidArgumentError(absl::StrCat("--", name, " must be at least 1"));
     }
@@ -194,6 +211,19 @@ absl::Status CheckLimits(const ServerConfig& config) {
   }
   if (config.http_timeout <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("--http_timeout must be positive");
+  }
+  // gRPC takes them in whole milliseconds, as an int.
+  for (auto [name, value] : {std::pair{"grpc_idle_timeout", config.grpc.idle_timeout},
+                             {"grpc_keepalive_time", config.grpc.keepalive_time},
+                             {"grpc_min_ping_interval", config.grpc.min_ping_interval}}) {
+    if (value < absl::ZeroDuration() || value > absl::Hours(24 * 24)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--", name, " must be from 0 to 24 days (gRPC's bound), not ",
+                       absl::FormatDuration(value)));
+    }
+  }
+  if (config.grpc.keepalive_time == absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("--grpc_keepalive_time must be positive");
   }
   // gRPC takes the message limit as an int.
   if (config.max_message_bytes < 1 || config.max_message_bytes > std::numeric_limits<int>::max()) {

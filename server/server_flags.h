@@ -30,6 +30,12 @@ struct ServerConfig {
   absl::Duration http_timeout;
   int64_t max_message_bytes = 0;      // Fits in an int (gRPC's bound).
   absl::Duration max_connection_age;  // Zero: never.
+  struct Grpc {
+    int max_streams_per_connection = 0;
+    absl::Duration idle_timeout;  // Zero: never.
+    absl::Duration keepalive_time;
+    absl::Duration min_ping_interval;
+  } grpc;
 
   std::string tls_cert;
   std::string tls_key;
