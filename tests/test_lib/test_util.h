@@ -47,6 +47,9 @@ namespace mtserve::testing {
 
 // tests/data in the source tree.
 std::string TestDataDir();
+// models/ in the source tree: the embedded model and the other trained ones (multi30k-de-en,
+// multi30k-fr-en).
+std::string ModelsDir();
 // The model the tests translate with: $MTSERVE_TEST_MODEL_DIR if set (tests/e2e/scripts/
 // broken_model_test.py points it at a broken model), else the embedded one.
 std::string TestModelDir();
