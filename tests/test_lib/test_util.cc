@@ -16,6 +16,8 @@ std::string TestDataDir() { return MTSERVE_TEST_DATA_DIR; }
 
 std::string ModelsDir() { return MTSERVE_MODELS_DIR; }
 
+std::string LangidModelPath() { return MTSERVE_DEFAULT_LANGID_MODEL; }
+
 std::string TestModelDir() {
   const char* dir = std::getenv("MTSERVE_TEST_MODEL_DIR");
   return dir != nullptr && *dir != '\0' ? dir : MTSERVE_DEFAULT_MODEL_DIR;

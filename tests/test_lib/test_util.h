@@ -50,6 +50,8 @@ std::string TestDataDir();
 // models/ in the source tree: the embedded model and the other trained ones (multi30k-de-en,
 // multi30k-fr-en).
 std::string ModelsDir();
+// The language identification model (models/langid/README.md).
+std::string LangidModelPath();
 // The model the tests translate with: $MTSERVE_TEST_MODEL_DIR if set (tests/e2e/scripts/
 // broken_model_test.py points it at a broken model), else the embedded one.
 std::string TestModelDir();
