@@ -27,7 +27,8 @@ RUN set -eux; \
       cmake g++ make pkg-config \
       libdnnl-dev libsentencepiece-dev libabsl-dev nlohmann-json3-dev \
       libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler \
-      prometheus-cpp-dev libcivetweb-dev libicu-dev libgumbo-dev libssl-dev; \
+      prometheus-cpp-dev libcivetweb-dev libicu-dev libgumbo-dev libssl-dev \
+      libfasttext-dev; \
     if [ "$RUN_TESTS" = 1 ]; then /tmp/install-deps.sh; fi; \
     rm -rf /var/lib/apt/lists/* /tmp/install-deps.sh
 
