@@ -54,7 +54,8 @@ RUN set -eux; \
     chmod -R a+rX,go-w /opt/mtserve
 
 # The tests read the embedded model from its compiled-in path, staged above.
-RUN if [ "$RUN_TESTS" = 1 ]; then ctest --test-dir /build --output-on-failure -j"$JOBS"; fi
+RUN if [ "$RUN_TESTS" = 1 ]; then \
+      scripts/install-deps.sh && ctest --test-dir /build --output-on-failure -j"$JOBS"; fi
 
 # ---------------------------------------------------------------------------------------------
 # Runtime: Debian's shared libraries only (no compiler, no -dev package), a non-root user.

