@@ -71,6 +71,7 @@ RUN set -eux; \
       libdnnl2 libgomp1 libabsl20220623 \
       libgrpc++1.51 libgrpc29 libprotobuf32 \
       libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0 libcivetweb1 libicu72 libgumbo1 \
+      libfasttext0 \
       libssl3; \
     rm -rf /var/lib/apt/lists/*; \
     groupadd --system --gid 10001 mtserve; \
