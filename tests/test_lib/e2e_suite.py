@@ -1,0 +1,122 @@
+"""What the Python process-level suites (tests/e2e/scripts/) share: their command-line arguments,
+one HTTP request on its own connection, the API's error shape as an assertion, and a
+unittest.TestCase that starts mtserve once per class or once per test.
+
+A suite is a script of unittest.TestCase classes ending with
+`e2e_suite.main(__doc__, ARGUMENT...)`: its own arguments (BIN_DIR and the like, as ctest passes
+them) come first, then, after `--`, unittest's (a test's name, -k PATTERN, -f). The tests read
+their arguments from `e2e_suite.ARGS`. This module puts scripts/lib (mtserve_process.py) on the
+import path."""
+import argparse
+import http.client
+import json
+import os
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../scripts/lib"))
+from mtserve_process import MtserveProcess  # noqa: E402
+
+# The suite's arguments (an argparse.Namespace), set by main() before any test runs.
+ARGS = None
+
+
+def main(doc, *arguments):
+    """Reads the suite's arguments into ARGS and runs its tests (unittest.main, verbose).
+    `arguments` are argparse positional specifications: "bin_dir", or ("seconds", {"nargs": "?",
+    "type": int, "default": 150}). Everything after `--` goes to unittest."""
+    global ARGS
+    argv = sys.argv[1:]
+    split = argv.index("--") if "--" in argv else len(argv)
+    ours, rest = argv[:split], argv[split + 1:]
+    parser = argparse.ArgumentParser(
+        description=doc, formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="Arguments after -- go to unittest: a test's name (Class or Class.test_method), "
+               "-k PATTERN, -f; `-- -h` lists them.")
+    for argument in arguments:
+        name, options = (argument, {}) if isinstance(argument, str) else argument
+        parser.add_argument(name, **options)
+    ARGS = parser.parse_args(ours)
+    unittest.main(module="__main__", argv=[sys.argv[0], *rest], verbosity=2)
+
+
+def binary(name):
+    """The path of a binary of the build (mtserve, mttranslate, mtclient...) in ARGS.bin_dir."""
+    return os.path.join(ARGS.bin_dir, name)
+
+
+def call(port, method, path, body=None, headers=None, timeout=120):
+    """(status, headers, body bytes) of one request on a new connection; a dict or list body is
+    sent as JSON."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        if isinstance(body, (dict, list)):
+            body = json.dumps(body)
+        connection.request(method, path, body=body, headers=headers or {})
+        response = connection.getresponse()
+        return response.status, response.headers, response.read()
+    finally:
+        connection.close()
+
+
+def error_answer_problem(result, status, code, *needles):
+    """None if `result` (from call) is the API's error answer: this HTTP status, Content-Type
+    application/json, a JSON object of exactly {"code", "message"} with this code and a message
+    holding every needle; otherwise what it is instead."""
+    got_status, headers, body = result
+    try:
+        error = json.loads(body)
+    except ValueError:
+        error = None
+    good = (got_status == status and headers.get("Content-Type") == "application/json"
+            and isinstance(error, dict) and set(error) == {"code", "message"}
+            and error["code"] == code and all(n in error["message"] for n in needles))
+    return None if good else (f"got {got_status} {headers.get('Content-Type')} {body[:400]!r}, "
+                              f"want {status} {code} with a message holding {needles}")
+
+
+class MtserveTestCase(unittest.TestCase):
+    """A TestCase with mtserve at hand. A class that sets `server_flags` (a tuple of flags) gets
+    one mtserve for all its tests, started in setUpClass: `cls.server`, a MtserveProcess on
+    loopback ports the kernel chooses, serving. A test that needs a server state of its own (a
+    quota used up, a signal sent) starts one with start_mtserve(); both are stopped after their
+    class or test. Temporary directories likewise, with class_temp_dir() and temp_dir()."""
+
+    server_flags = None
+    server = None
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        if cls.server_flags is not None:
+            cls.server = cls.start_class_mtserve(*cls.server_flags)
+
+    @classmethod
+    def start_class_mtserve(cls, *flags, **options):
+        server = MtserveProcess(binary("mtserve"), *flags, **options)
+        cls.addClassCleanup(server.stop)
+        return server
+
+    def start_mtserve(self, *flags, **options):
+        server = MtserveProcess(binary("mtserve"), *flags, **options)
+        self.addCleanup(server.stop)
+        return server
+
+    @classmethod
+    def class_temp_dir(cls):
+        directory = tempfile.TemporaryDirectory(prefix=f"mtserve_{cls.__name__}_")
+        cls.addClassCleanup(directory.cleanup)
+        return directory.name
+
+    def temp_dir(self):
+        directory = tempfile.TemporaryDirectory(prefix=f"mtserve_{type(self).__name__}_")
+        self.addCleanup(directory.cleanup)
+        return directory.name
+
+    def assertErrorAnswer(self, result, status, code, *needles):
+        """`result` (from call) is the API's error answer with this status and code, its message
+        holding every needle (error_answer_problem)."""
+        problem = error_answer_problem(result, status, code, *needles)
+        if problem is not None:
+            self.fail(problem)
