@@ -24,7 +24,11 @@ def npm_ci(package_dir, install_dir):
         with open(path) as f:
             return json.load(f)["version"] == version
 
-    if (os.path.exists(copied_lock) and open(copied_lock).read() == lock
+    def read(path):
+        with open(path) as f:
+            return f.read()
+
+    if (os.path.exists(copied_lock) and read(copied_lock) == lock
             and all(installed(name, version) for name, version in wanted.items())):
         return node_modules
     for name in ("package.json", "package-lock.json"):
