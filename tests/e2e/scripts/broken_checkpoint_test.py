@@ -4,7 +4,7 @@ clear line naming the file, and exits non-zero without crashing (before, nested 
 with SIGSEGV, a huge max_position_embeddings aborted them, a FIFO hung them, and NaN weights or
 a vocab id past the embeddings loaded and broke requests later).
 
-Usage: broken_checkpoint_test.py BIN_DIR MODEL_DIR
+Usage: broken_checkpoint_test.py BIN_DIR MODEL_DIR [-- UNITTEST_ARGS]
 """
 import json
 import os
@@ -12,11 +12,16 @@ import re
 import struct
 import subprocess
 import sys
-import tempfile
 
 sys.dont_write_bytecode = True
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../../scripts/lib"))
-from mtserve_process import MtserveProcess  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../test_lib"))
+import e2e_suite  # noqa: E402
+from e2e_suite import binary  # noqa: E402
+
+
+def read_json(path):
+    with open(path) as f:
+        return json.load(f)
 
 
 def copy_model(model_dir, out):
@@ -31,13 +36,15 @@ def replace(out, name, text):
         f.write(text)
 
 
+# Each breaks the copy `out` of the model in `model_dir` and returns the file the refusal must
+# name and what it must say.
 def nested_config(model_dir, out):
     replace(out, "config.json", '{"d_model": ' + "[" * 100000 + "]" * 100000 + "}")
     return "config.json", "nested deeper than 64 levels"
 
 
 def huge_positions(model_dir, out):
-    config = json.load(open(os.path.join(model_dir, "config.json")))
+    config = read_json(os.path.join(model_dir, "config.json"))
     config["max_position_embeddings"] = 2147483647
     replace(out, "config.json", json.dumps(config))
     return "config.json", "'max_position_embeddings' is 2147483647; the limit is"
@@ -66,83 +73,81 @@ def nan_weight(model_dir, out):
 
 
 def vocab_id_past_embeddings(model_dir, out):
-    vocab = json.load(open(os.path.join(model_dir, "vocab.json")))
-    size = json.load(open(os.path.join(model_dir, "config.json")))["vocab_size"]
+    vocab = read_json(os.path.join(model_dir, "vocab.json"))
+    size = read_json(os.path.join(model_dir, "config.json"))["vocab_size"]
     vocab["\u2581zzqx"] = size
     replace(out, "vocab.json", json.dumps(vocab))
     return "vocab.json", f"piece '\u2581zzqx' has id {size}, outside the model's vocabulary"
 
 
-CASES = [nested_config, huge_positions, fifo_config, nan_weight, vocab_id_past_embeddings]
+class BrokenCheckpointTest(e2e_suite.MtserveTestCase):
+    """Each binary refuses each broken checkpoint with one line and a plain failure status."""
+
+    def refuse(self, case):
+        """Runs mttranslate and mtserve (each a subtest) on the model broken by `case`."""
+        out = os.path.join(self.temp_dir(), case.__name__)
+        model_dir = os.path.abspath(e2e_suite.ARGS.model_dir)
+        copy_model(model_dir, out)
+        file, needle = case(model_dir, out)
+        with self.subTest("mttranslate"):
+            self.check_refused([binary("mttranslate"), f"--model={out}"], "A dog runs.\n", file,
+                               needle)
+        with self.subTest("mtserve"):
+            self.check_refused([binary("mtserve"), f"--model=m={out}", "--listen=127.0.0.1:0",
+                                "--metrics_listen=", "--http_listen="], "", file, needle)
+
+    def check_refused(self, command, stdin, file, needle):
+        run = subprocess.run(command, input=stdin, capture_output=True, text=True, timeout=120)
+        lines = [line for line in run.stderr.splitlines() if line.strip()]
+        last = lines[-1] if lines else ""
+        stderr = f"\n--- stderr's end:\n{run.stderr[-1500:]}"
+        self.assertTrue(0 < run.returncode < 128,
+                        f"exit status {run.returncode} (want a plain failure, not a signal)" +
+                        stderr)
+        self.assertTrue(file in last and needle in last,
+                        f"last line does not name {file} and say {needle!r}" + stderr)
+        self.assertLessEqual(len(last), 400, f"message of {len(last)} bytes" + stderr)
+
+    def test_nested_config(self):
+        self.refuse(nested_config)
+
+    def test_huge_positions(self):
+        self.refuse(huge_positions)
+
+    def test_fifo_config(self):
+        self.refuse(fifo_config)
+
+    def test_nan_weight(self):
+        self.refuse(nan_weight)
+
+    def test_vocab_id_past_embeddings(self):
+        self.refuse(vocab_id_past_embeddings)
 
 
-def check(name, command, stdin, file, needle):
-    run = subprocess.run(command, input=stdin, capture_output=True, text=True, timeout=120)
-    lines = [line for line in run.stderr.splitlines() if line.strip()]
-    last = lines[-1] if lines else ""
-    problems = []
-    if run.returncode <= 0 or run.returncode >= 128:
-        problems.append(f"exit status {run.returncode} (want a plain failure, not a signal)")
-    if file not in last or needle not in last:
-        problems.append(f"last line does not name {file} and say {needle!r}")
-    if len(last) > 400:
-        problems.append(f"message of {len(last)} bytes")
-    print(("ok   " if not problems else "FAIL ") + name + ("" if not problems else ": " +
-          "; ".join(problems) + "\n" + run.stderr[-1500:]))
-    return not problems
-
-
-def check_with_ports_open(name, binary, out, file, needle):
+class PortsOpenTest(e2e_suite.MtserveTestCase):
     """mtserve with its HTTP and metrics ports open when the model fails to load: it ends right
     after its message, status 1. Before, it ran its destructors, which waited for civetweb's
     listening threads (2 s each) and went on answering scrapes meanwhile, exiting 4 s after the
     message: a scrape sent once the message is read must find no server."""
-    server = MtserveProcess(binary, f"--model=m={out}", wait_serving=False)
-    problems = []
-    try:
+
+    def test_exits_right_after_the_message(self):
+        out = os.path.join(self.temp_dir(), "model")
+        copy_model(os.path.abspath(e2e_suite.ARGS.model_dir), out)
+        file, needle = nested_config(e2e_suite.ARGS.model_dir, out)
+        server = self.start_mtserve(f"--model=m={out}", wait_serving=False)
         server.wait_for(re.escape(needle))
+        answered = True
         try:
             server.metrics()
-            problems.append("a scrape was answered after the message")
         except OSError:
-            pass  # Refused or reset: the process is gone.
+            answered = False  # Refused or reset: the process is gone.
         status = server.process.wait(timeout=120)
-        if status != 1:
-            problems.append(f"exit status {status} (want 1)")
-        if file not in server.stderr():
-            problems.append(f"the message does not name {file}")
-    finally:
-        stderr = server.stderr()
-        server.stop()
-    print(("ok   " if not problems else "FAIL ") + name + ("" if not problems else ": " +
-          "; ".join(problems) + "\n" + stderr[-1500:]))
-    return not problems
-
-
-def main():
-    bin_dir, model_dir = sys.argv[1], os.path.abspath(sys.argv[2])
-    results = []
-    with tempfile.TemporaryDirectory(prefix="mtserve_broken_") as tmp:
-        for case in CASES:
-            out = os.path.join(tmp, case.__name__)
-            copy_model(model_dir, out)
-            file, needle = case(model_dir, out)
-            results.append(check(f"mttranslate, {case.__name__}",
-                                 [os.path.join(bin_dir, "mttranslate"), f"--model={out}"],
-                                 "A dog runs.\n", file, needle))
-            results.append(check(f"mtserve, {case.__name__}",
-                                 [os.path.join(bin_dir, "mtserve"), f"--model=m={out}",
-                                  "--listen=127.0.0.1:0", "--metrics_listen=",
-                                  "--http_listen="],
-                                 "", file, needle))
-            if case is nested_config:
-                results.append(check_with_ports_open(
-                    f"mtserve with its ports open, {case.__name__}",
-                    os.path.join(bin_dir, "mtserve"), out, file, needle))
-    failed = results.count(False)
-    print(f"{len(results) - failed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
+        stderr = f"\n--- stderr's end:\n{server.stderr()[-1500:]}"
+        self.assertFalse(answered, "a scrape was answered after the message" + stderr)
+        self.assertEqual(status, 1, f"exit status {status} (want 1)" + stderr)
+        self.assertIn(file, server.stderr(), f"the message does not name {file}" + stderr)
 
 
 if __name__ == "__main__":
-    main()
+    e2e_suite.main(__doc__, "bin_dir", "model_dir")
+
