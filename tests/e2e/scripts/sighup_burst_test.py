@@ -6,21 +6,20 @@ Before, every SIGHUP re-read the files and wrote its lines: 2,000 lines in 5 s. 
 is sent only once mtserve has taken the previous one (its pending-signal mask in /proc shows it),
 so that the kernel merges none of them and every one must be counted in a summary.
 
-Usage: sighup_burst_test.py BIN_DIR
+Usage: sighup_burst_test.py BIN_DIR [-- UNITTEST_ARGS]
 """
 import hashlib
 import os
 import re
 import signal
 import sys
-import tempfile
 import time
 
 sys.dont_write_bytecode = True
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [os.path.join(HERE, "../../test_lib"), os.path.join(HERE, "../../../scripts/lib")]
-from http_checks import Checks, call  # noqa: E402
-from mtserve_process import MtserveProcess, wait_until  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../test_lib"))
+import e2e_suite  # noqa: E402
+from e2e_suite import call  # noqa: E402
+from mtserve_process import wait_until  # noqa: E402
 
 SIGNALS = 1000
 KEYS = {name: f"{name}-{os.urandom(16).hex()}" for name in ("alice", "dave")}
@@ -54,47 +53,65 @@ def send_taken(pid):
             raise RuntimeError("mtserve did not take a SIGHUP")
 
 
-def main():
-    checks = Checks()
-    bin_dir = sys.argv[1]
-    with tempfile.TemporaryDirectory(prefix="mtserve_sighup_") as tmp:
-        keys_path = os.path.join(tmp, "keys.txt")
+class SighupBurstTest(e2e_suite.MtserveTestCase):
+    """One server gets the burst in setUpClass; each test reads what it did."""
+
+    @classmethod
+    def setUpClass(cls):
+        keys_path = os.path.join(cls.class_temp_dir(), "keys.txt")
         write_keys(keys_path, key_line("alice"))
         # No polling during the test: every reload is a SIGHUP's.
-        with MtserveProcess(os.path.join(bin_dir, "mtserve"), "--workers=1",
-                            f"--api_keys_file={keys_path}", "--reload_interval=1h") as server:
-            before = len(server.stderr().splitlines())
-            for _ in range(SIGNALS - 1):
-                send_taken(server.pid)
-            # A key added before the last signal: the burst's last reload must read it.
-            write_keys(keys_path, key_line("alice") + key_line("dave"))
-            send_taken(server.pid)
+        cls.server_flags = ("--workers=1", f"--api_keys_file={keys_path}",
+                            "--reload_interval=1h")
+        super().setUpClass()
+        cls.lines_before = len(cls.server.stderr().splitlines())
+        for _ in range(SIGNALS - 1):
+            send_taken(cls.server.pid)
+        # A key added before the last signal: the burst's last reload must read it.
+        write_keys(keys_path, key_line("alice") + key_line("dave"))
+        send_taken(cls.server.pid)
+        # The burst's log is complete once the summaries count every signal.
+        cls.all_counted = wait_until(lambda: cls.counted() == SIGNALS)
 
-            def counted():
-                return sum(int(n) for n in SUMMARY.findall(server.stderr()))
-            checks.expect(f"the summaries count all {SIGNALS} signals",
-                          wait_until(lambda: counted() == SIGNALS), f"counted {counted()}")
+    @classmethod
+    def counted(cls):
+        return sum(int(n) for n in SUMMARY.findall(cls.server.stderr()))
 
-            def dave_works():
-                status, _, _ = call(server.http_port, "GET", "/v1/models",
-                                    headers={"Authorization": f"Bearer {KEYS['dave']}"})
-                return status == 200
-            checks.expect("the key written before the last SIGHUP works", wait_until(dave_works))
+    def assert_all_counted(self):
+        self.assertTrue(self.all_counted,
+                        f"the summaries count {self.counted()} signals, want all {SIGNALS}:\n"
+                        f"{self.server.stderr()[-3000:]}")
 
-            log = server.stderr()
-            lines = log.splitlines()[before:]
-            summaries = SUMMARY.findall(log)
-            checks.expect(f"far fewer log lines than signals ({len(lines)} for {SIGNALS})",
-                          len(lines) * 10 < SIGNALS, "\n".join(lines[:20]))
-            checks.expect(f"summaries stand for several signals each ({summaries})",
-                          0 < len(summaries) < SIGNALS)
-            checks.expect("each reload is logged with its outcome",
-                          re.search(r"API keys .* reloaded from", log) is not None,
-                          "\n".join(lines[:20]))
+    def burst_lines(self):
+        return self.server.stderr().splitlines()[self.lines_before:]
 
-    print(f"{checks.passed} passed, {checks.failed} failed")
-    return 1 if checks.failed else 0
+    def test_summaries_count_every_signal(self):
+        self.assert_all_counted()
+
+    def test_key_written_before_the_last_sighup_works(self):
+        def dave_works():
+            status, _, _ = call(self.server.http_port, "GET", "/v1/models",
+                                headers={"Authorization": f"Bearer {KEYS['dave']}"})
+            return status == 200
+        self.assertTrue(wait_until(dave_works), "GET /v1/models with dave's key is refused")
+
+    def test_far_fewer_log_lines_than_signals(self):
+        self.assert_all_counted()  # The log read below is the whole burst's.
+        lines = self.burst_lines()
+        self.assertLess(len(lines) * 10, SIGNALS,
+                        f"{len(lines)} log lines for {SIGNALS} signals:\n" + "\n".join(lines[:20]))
+
+    def test_summaries_stand_for_several_signals_each(self):
+        self.assert_all_counted()  # The log read below is the whole burst's.
+        summaries = SUMMARY.findall(self.server.stderr())
+        self.assertTrue(0 < len(summaries) < SIGNALS,
+                        f"{len(summaries)} summaries for {SIGNALS} signals: {summaries}")
+
+    def test_each_reload_is_logged_with_its_outcome(self):
+        self.assert_all_counted()  # The log read below is the whole burst's.
+        self.assertRegex(self.server.stderr(), r"API keys .* reloaded from",
+                         "\n".join(self.burst_lines()[:20]))
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    e2e_suite.main(__doc__, "bin_dir")
