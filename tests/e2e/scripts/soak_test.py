@@ -9,19 +9,19 @@ measured window by at most TOLERANCE_MIB. Memory that grows with every new shape
 (what a cache without bound, or buffers kept at their peak, do) fails it; the tolerance covers
 the allocator's noise, which the README's soak figures put at about +-6 MiB between samples.
 
-Usage: soak_test.py BIN_DIR MULTI30K_TEXT [SECONDS]
+Usage: soak_test.py BIN_DIR MULTI30K_TEXT [SECONDS] [-- UNITTEST_ARGS]
 """
 import os
 import re
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..",
-                                "scripts", "lib"))
-from mtserve_process import MtserveProcess  # noqa: E402
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../test_lib"))
+import e2e_suite  # noqa: E402
+from e2e_suite import binary  # noqa: E402
 
 CLIENTS = 64
 WARMUP_FRACTION = 0.4
@@ -49,48 +49,57 @@ def write_texts(source, out):
         f.write("\n".join(texts) + "\n")
 
 
-def main():
-    bin_dir, source = sys.argv[1], sys.argv[2]
-    seconds = int(sys.argv[3]) if len(sys.argv) > 3 else 150
-    with tempfile.TemporaryDirectory(prefix="mtserve_soak_") as tmp:
-        texts = os.path.join(tmp, "texts.txt")
-        write_texts(source, texts)
-        # No cache: the texts repeat, and a cache would answer them undecoded.
-        with MtserveProcess(os.path.join(bin_dir, "mtserve"),
-                            "--cache_bytes=0") as server:
-            port = server.grpc_port
-            client = subprocess.Popen(
-                [os.path.join(bin_dir, "mtclient"), "bench", f"--server=127.0.0.1:{port}",
+class SoakTest(e2e_suite.MtserveTestCase):
+    """The load runs once, in setUpClass, with memory sampled every second; each test reads the
+    samples or the load's report."""
+
+    # No cache: the texts repeat, and a cache would answer them undecoded.
+    server_flags = ("--cache_bytes=0",)
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        seconds = e2e_suite.ARGS.seconds
+        texts = os.path.join(cls.class_temp_dir(), "texts.txt")
+        write_texts(e2e_suite.ARGS.multi30k_text, texts)
+        samples = []
+        with subprocess.Popen(
+                [binary("mtclient"), "bench", f"--server=127.0.0.1:{cls.server.grpc_port}",
                  f"--input={texts}", "--beam_size=4", f"--concurrency={CLIENTS}",
                  f"--duration={seconds}", "--timeout=60"],
-                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-            samples = []
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as client:
             start = time.monotonic()
             while client.poll() is None:
-                samples.append((time.monotonic() - start, rss_mib(server.pid)))
+                samples.append((time.monotonic() - start, rss_mib(cls.server.pid)))
                 time.sleep(1)
-            report = client.stdout.read()
+            cls.client_status = client.returncode
+            cls.report = client.stdout.read()
+        cls.failed_requests = re.search(r"failed_requests:\s+(\d+)", cls.report)
+        measured = [rss for t, rss in samples if t >= WARMUP_FRACTION * seconds]
+        quarter = max(1, len(measured) // 4)
+        cls.early = statistics.median(measured[:quarter])
+        cls.late = statistics.median(measured[-quarter:])
+        cls.memory = (
+            f"RSS MiB every 10 s: {' '.join(f'{rss:.0f}' for _, rss in samples[::10])}\n"
+            f"after warm-up ({WARMUP_FRACTION * seconds:.0f} s): first quarter median "
+            f"{cls.early:.1f} MiB, last quarter median {cls.late:.1f} MiB, growth "
+            f"{cls.late - cls.early:+.1f} MiB (tolerance {TOLERANCE_MIB} MiB)")
+        print(cls.memory, cls.report, sep="\n", end="", flush=True)
 
-    measured = [rss for t, rss in samples if t >= WARMUP_FRACTION * seconds]
-    quarter = max(1, len(measured) // 4)
-    early, late = statistics.median(measured[:quarter]), statistics.median(measured[-quarter:])
-    failed_requests = re.search(r"failed_requests:\s+(\d+)", report)
-    print(f"RSS MiB every 10 s: {' '.join(f'{rss:.0f}' for _, rss in samples[::10])}")
-    print(f"after warm-up ({WARMUP_FRACTION * seconds:.0f} s): first quarter median {early:.1f} MiB, "
-          f"last quarter median {late:.1f} MiB, growth {late - early:+.1f} MiB "
-          f"(tolerance {TOLERANCE_MIB} MiB)")
-    checks = [
-        ("the load ran", client.returncode == 0 and failed_requests is not None),
-        ("no request failed", failed_requests is not None and failed_requests.group(1) == "0"),
-        ("memory levels off after warm-up", late - early <= TOLERANCE_MIB),
-    ]
-    for name, passed in checks:
-        print(("ok   " if passed else "FAIL ") + name)
-    failed = sum(not passed for _, passed in checks)
-    print(report, end="")
-    print(f"{len(checks) - failed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
+    def test_the_load_ran(self):
+        self.assertEqual(self.client_status, 0, f"mtclient bench failed:\n{self.report}")
+        self.assertIsNotNone(self.failed_requests,
+                             f"mtclient bench reported no failed_requests:\n{self.report}")
+
+    def test_no_request_failed(self):
+        self.assertIsNotNone(self.failed_requests,
+                             f"mtclient bench reported no failed_requests:\n{self.report}")
+        self.assertEqual(self.failed_requests.group(1), "0", self.report)
+
+    def test_memory_levels_off_after_warm_up(self):
+        self.assertLessEqual(self.late - self.early, TOLERANCE_MIB, self.memory)
 
 
 if __name__ == "__main__":
-    main()
+    e2e_suite.main(__doc__, "bin_dir", "multi30k_text",
+                   ("seconds", {"nargs": "?", "type": int, "default": 150}))
