@@ -46,6 +46,16 @@ def binary(name):
     return os.path.join(ARGS.bin_dir, name)
 
 
+def grpc_stubs():
+    """(grpc, translation_pb2, translation_pb2_grpc): gRPC and the service's Python stubs, generated
+    into the build tree (ARGS.stubs_dir); for a suite's setUpModule."""
+    if ARGS.stubs_dir not in sys.path:
+        sys.path.insert(0, ARGS.stubs_dir)
+    import grpc
+    from mtserve.v1 import translation_pb2, translation_pb2_grpc
+    return grpc, translation_pb2, translation_pb2_grpc
+
+
 def call(port, method, path, body=None, headers=None, timeout=120):
     """(status, headers, body bytes) of one request on a new connection; a dict or list body is
     sent as JSON."""

@@ -4,34 +4,26 @@
 that ping too often sent away (--grpc_min_ping_interval), each asserted as events seen by a
 client, never as times.
 
-Usage: grpc_connections_test.py BIN_DIR STUBS_DIR [unittest arguments]
+Usage: grpc_connections_test.py BIN_DIR STUBS_DIR [-- unittest arguments]
 """
 import os
 import queue
 import sys
 import threading
-import unittest
 
 sys.dont_write_bytecode = True
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [os.path.join(HERE, "../../../scripts/lib")]
-from mtserve_process import MtserveProcess  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../test_lib"))
+import e2e_suite  # noqa: E402
 
-if __name__ == "__main__":
-    BIN_DIR, STUBS_DIR = sys.argv[1:3]
-    del sys.argv[1:3]
-    sys.path.insert(0, STUBS_DIR)
-import grpc  # noqa: E402
-from mtserve.v1 import translation_pb2 as pb  # noqa: E402
-from mtserve.v1 import translation_pb2_grpc as pb_grpc  # noqa: E402
+
+def setUpModule():
+    global grpc, pb, pb_grpc
+    grpc, pb, pb_grpc = e2e_suite.grpc_stubs()
+
 
 TEXT = b"A man is riding a bike."
 # Long enough for any event below on a loaded machine; a test waits this long only if it fails.
 PATIENCE = 120
-
-
-def server(*flags):
-    return MtserveProcess(os.path.join(BIN_DIR, "mtserve"), "--workers=1", *flags)
 
 
 def channel(port, **options):
@@ -79,66 +71,67 @@ def translate(stub, timeout=PATIENCE):
         return e.code()
 
 
-class StreamsPerConnectionTest(unittest.TestCase):
+class StreamsPerConnectionTest(e2e_suite.MtserveTestCase):
     def test_a_call_past_the_bound_waits_for_one_to_end(self):
-        with server("--grpc_max_streams_per_connection=2") as s:
-            full = channel(s.grpc_port)
-            stub = pb_grpc.TranslatorStub(full)
-            streams = [OpenStream(stub) for _ in range(2)]
-            for stream in streams:
-                self.assertTrue(stream.first.HasField("translation"), stream.first)
-            # A third call on the same connection cannot start while both streams are open.
-            self.assertEqual(translate(stub, timeout=3), grpc.StatusCode.DEADLINE_EXCEEDED)
-            # Another connection is not held up.
-            other = channel(s.grpc_port)
-            self.assertEqual(translate(pb_grpc.TranslatorStub(other)), grpc.StatusCode.OK)
-            # Once a stream ends, a call waiting for its place starts.
-            waiting = []
-            caller = threading.Thread(target=lambda: waiting.append(translate(stub)))
-            caller.start()
-            streams[0].close()
-            caller.join()
-            self.assertEqual(waiting, [grpc.StatusCode.OK])
-            streams[1].close()
-            full.close()
-            other.close()
+        s = self.start_mtserve("--workers=1", "--grpc_max_streams_per_connection=2")
+        full = channel(s.grpc_port)
+        stub = pb_grpc.TranslatorStub(full)
+        streams = [OpenStream(stub) for _ in range(2)]
+        for stream in streams:
+            self.assertTrue(stream.first.HasField("translation"), stream.first)
+        # A third call on the same connection cannot start while both streams are open.
+        self.assertEqual(translate(stub, timeout=3), grpc.StatusCode.DEADLINE_EXCEEDED)
+        # Another connection is not held up.
+        other = channel(s.grpc_port)
+        self.assertEqual(translate(pb_grpc.TranslatorStub(other)), grpc.StatusCode.OK)
+        # Once a stream ends, a call waiting for its place starts.
+        waiting = []
+        caller = threading.Thread(target=lambda: waiting.append(translate(stub)))
+        caller.start()
+        streams[0].close()
+        caller.join()
+        self.assertEqual(waiting, [grpc.StatusCode.OK])
+        streams[1].close()
+        full.close()
+        other.close()
 
 
-class IdleConnectionTest(unittest.TestCase):
+class IdleConnectionTest(e2e_suite.MtserveTestCase):
     def test_an_idle_connection_is_closed(self):
-        with server("--grpc_idle_timeout=1s") as s:
-            ch = channel(s.grpc_port)
-            states = States(ch)
-            self.assertEqual(translate(pb_grpc.TranslatorStub(ch)), grpc.StatusCode.OK)
-            states.wait_for({grpc.ChannelConnectivity.READY})
-            # GOAWAY once idle: the client's channel goes idle, with no call of its own failing.
-            seen = states.wait_for({grpc.ChannelConnectivity.IDLE})
-            self.assertNotIn(grpc.ChannelConnectivity.SHUTDOWN, seen)
-            self.assertEqual(translate(pb_grpc.TranslatorStub(ch)), grpc.StatusCode.OK,
-                             "a closed idle connection is reopened by the next call")
-            ch.close()
+        s = self.start_mtserve("--workers=1", "--grpc_idle_timeout=1s")
+        ch = channel(s.grpc_port)
+        states = States(ch)
+        self.assertEqual(translate(pb_grpc.TranslatorStub(ch)), grpc.StatusCode.OK)
+        states.wait_for({grpc.ChannelConnectivity.READY})
+        # GOAWAY once idle: the client's channel goes idle, with no call of its own failing.
+        seen = states.wait_for({grpc.ChannelConnectivity.IDLE})
+        self.assertNotIn(grpc.ChannelConnectivity.SHUTDOWN, seen)
+        self.assertEqual(translate(pb_grpc.TranslatorStub(ch)), grpc.StatusCode.OK,
+                         "a closed idle connection is reopened by the next call")
+        ch.close()
 
 
-class PingAbuseTest(unittest.TestCase):
+class PingAbuseTest(e2e_suite.MtserveTestCase):
     def test_a_client_pinging_too_often_is_sent_away_and_a_polite_one_is_not(self):
-        with server("--grpc_min_ping_interval=5s", "--grpc_idle_timeout=0") as s:
-            pings = {"grpc.keepalive_permit_without_calls": 1,
-                     "grpc.http2.max_pings_without_data": 0}
-            polite = channel(s.grpc_port, **{"grpc.keepalive_time_ms": 10000, **pings})
-            abusive = channel(s.grpc_port, **{"grpc.keepalive_time_ms": 1000, **pings})
-            polite_states, abusive_states = States(polite), States(abusive)
-            for ch in (polite, abusive):
-                self.assertEqual(translate(pb_grpc.TranslatorStub(ch)), grpc.StatusCode.OK)
-            polite_states.wait_for({grpc.ChannelConnectivity.READY})
-            abusive_states.wait_for({grpc.ChannelConnectivity.READY})
-            # Pings every second against 5 s allowed: GOAWAY (too_many_pings) after 2 strikes.
-            abusive_states.wait_for({grpc.ChannelConnectivity.IDLE,
-                                     grpc.ChannelConnectivity.TRANSIENT_FAILURE})
-            self.assertTrue(polite_states.states.empty(),
-                            "the polite client's connection is still open: no state change")
-            polite.close()
-            abusive.close()
+        s = self.start_mtserve(
+            "--workers=1", "--grpc_min_ping_interval=5s", "--grpc_idle_timeout=0")
+        pings = {"grpc.keepalive_permit_without_calls": 1,
+                 "grpc.http2.max_pings_without_data": 0}
+        polite = channel(s.grpc_port, **{"grpc.keepalive_time_ms": 10000, **pings})
+        abusive = channel(s.grpc_port, **{"grpc.keepalive_time_ms": 1000, **pings})
+        polite_states, abusive_states = States(polite), States(abusive)
+        for ch in (polite, abusive):
+            self.assertEqual(translate(pb_grpc.TranslatorStub(ch)), grpc.StatusCode.OK)
+        polite_states.wait_for({grpc.ChannelConnectivity.READY})
+        abusive_states.wait_for({grpc.ChannelConnectivity.READY})
+        # Pings every second against 5 s allowed: GOAWAY (too_many_pings) after 2 strikes.
+        abusive_states.wait_for({grpc.ChannelConnectivity.IDLE,
+                                 grpc.ChannelConnectivity.TRANSIENT_FAILURE})
+        self.assertTrue(polite_states.states.empty(),
+                        "the polite client's connection is still open: no state change")
+        polite.close()
+        abusive.close()
 
 
 if __name__ == "__main__":
-    unittest.main()
+    e2e_suite.main(__doc__, "bin_dir", "stubs_dir")
