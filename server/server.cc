@@ -180,6 +180,20 @@ absl::Status Server::LoadModels() {
     models_.push_back({spec.name, *model, nullptr});
     engine_models_.push_back(*model);
   }
+  if (!config_.language_model.empty()) {
+    const absl::Time start = absl::Now();
+    absl::StatusOr<std::unique_ptr<LanguageDetector>> detector =
+        LanguageDetector::Load(config_.language_model);
+    if (!detector.ok()) {
+      return absl::Status(detector.status().code(),
+                          absl::StrCat("--language_model: ", detector.status().message()));
+    }
+    language_detector_ = *std::move(detector);
+    std::fprintf(stderr, "mtserve: language detector (%zu languages) loaded from %s in %.1f s\n",
+                 language_detector_->languages().size(), config_.language_model.c_str(),
+                 absl::ToDoubleSeconds(absl::Now() - start));
+    core_->UseLanguageDetector(language_detector_.get());
+  }
   return absl::OkStatus();
 }
 

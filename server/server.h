@@ -19,9 +19,10 @@
 #include "server/server_flags.h"
 #include "serving/auth/api_key_auth.h"
 #include "serving/batch_scheduler.h"
-#include "serving/metrics.h"
 #include "serving/drain_gate.h"
+#include "serving/metrics.h"
 #include "serving/translation_core.h"
+#include "text/language_detector.h"
 
 namespace mtserve {
 
@@ -41,7 +42,7 @@ class Server {
   // reloads, so it may run after this Server is gone (the signal thread lives until the end).
   std::function<void(int hangups)> HangupHandler() const;
 
-  // Loads the models one after the other, printing each.
+  // Loads the models one after the other, printing each, then the language detector.
   absl::Status LoadModels();
 
   // Starts the workers and serves: health SERVING, the ready file "serving".
@@ -69,6 +70,8 @@ class Server {
   std::shared_ptr<ApiKeyAuthenticator> api_keys_;  // Shared with the SIGHUP handler.
   // One gate for the core and both front ends: draining refuses new work everywhere at once.
   DrainGate drain_;
+  // Loaded with the models, used by the core: outlives it.
+  std::unique_ptr<LanguageDetector> language_detector_;
   std::unique_ptr<TranslationCore> core_;
   std::unique_ptr<TranslationService> service_;
   std::unique_ptr<grpc::Server> grpc_server_;

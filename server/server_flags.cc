@@ -81,6 +81,9 @@ ABSL_FLAG(mtserve::ByteSize, max_message_bytes, mtserve::ByteSize{4 << 20},
 ABSL_FLAG(absl::Duration, max_connection_age, absl::ZeroDuration(),
           "Close client connections after this long (gracefully), so that clients balancing "
           "over DNS (a headless Kubernetes Service) re-resolve and find new replicas; 0: never");
+ABSL_FLAG(std::string, language_model, MTSERVE_DEFAULT_LANGID_MODEL,
+          "fastText language identification model, for detection (/detect, source \"auto\"); "
+          "empty: no detection. Default: lid.176.ftz as scripts/install-deps.sh installs it");
 ABSL_FLAG(int, grpc_max_streams_per_connection, 100,
           "Calls a gRPC connection may have open at once (HTTP/2 concurrent streams); a client "
           "queues the others until one ends");
@@ -158,6 +161,7 @@ ServerConfig ReadFlags() {
   config.reload_interval = absl::GetFlag(FLAGS_reload_interval);
   config.shutdown_grace = absl::GetFlag(FLAGS_shutdown_grace);
   config.ready_file = absl::GetFlag(FLAGS_ready_file);
+  config.language_model = absl::GetFlag(FLAGS_language_model);
   return config;
 }
 

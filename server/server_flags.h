@@ -44,7 +44,8 @@ struct ServerConfig {
   absl::Duration reload_interval;
   absl::Duration shutdown_grace;
 
-  std::string ready_file;  // Empty: none; else its directory exists.
+  std::string ready_file;      // Empty: none; else its directory exists.
+  std::string language_model;  // Empty: no language detection.
 };
 
 // Sets the usage message, reads the flags from the environment and then the command line (which

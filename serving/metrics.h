@@ -48,7 +48,7 @@ class Metrics {
   void AddTokens(const std::string& model, int input_tokens, int generated_tokens);
   prometheus::Gauge& QueuedTexts(const std::string& model);
   prometheus::Gauge& InFlightRequests(const std::string& model);
-  // The sentence cache (translation_cache.h): lookups, and what it holds now.
+  // The sentence cache (state/sentence_cache.h): lookups, and what it holds now.
   void RecordCacheLookup(bool hit);
   void SetCacheSize(int64_t entries, int64_t bytes);
   // A call's API key check (api_key_auth.h): `key` is the key's name from the keys file, "none"

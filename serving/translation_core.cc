@@ -8,6 +8,7 @@
 #include "absl/time/clock.h"
 #include "base/excerpt.h"
 #include "base/status_macros.h"
+#include "serving/language_routes.h"
 #include "serving/state/local_sentence_cache.h"
 #include "serving/stop_reason.h"
 #include "text/document.h"
@@ -325,6 +326,68 @@ void TranslationCore::Finish(Pending& pending, absl::StatusOr<Reply> reply) {
   }
   pending.done(std::move(reply));
   if (pending.accepted) drain_->Leave();
+}
+
+absl::StatusOr<DetectionReply> TranslationCore::Detect(const DetectionRequest& request) {
+  const absl::Time start = absl::Now();
+  const absl::StatusOr<DetectionReply> reply = [&]() -> absl::StatusOr<DetectionReply> {
+    // Who is asking comes first, as for Translate; charged once the request is known valid.
+    std::optional<ApiKey> key;
+    if (authenticator_ != nullptr) {
+      MT_ASSIGN_OR_RETURN(key, authenticator_->Authenticate(request.api_key));
+    }
+    const LanguageDetector* const detector = detector_.load();
+    if (detector == nullptr) {
+      return absl::UnimplementedError(
+          "language detection is off on this server (its --language_model is empty)");
+    }
+    const std::vector<ServedModel> served = models();
+    if (served.empty()) return absl::UnavailableError("the server is loading its models");
+    if (drain_->draining()) return absl::UnavailableError("the server is shutting down");
+    const int texts = static_cast<int>(request.texts.size());
+    if (texts > limits_.max_texts_per_request) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(request.texts_field, " has ", texts, " entries; the limit is ",
+                       limits_.max_texts_per_request, " (the server's --max_texts_per_request)"));
+    }
+    for (size_t i = 0; i < request.texts.size(); ++i) {
+      const std::string field = request.texts_repeated
+                                    ? absl::StrCat(request.texts_field, "[", i, "]")
+                                    : request.texts_field;
+      MT_RETURN_IF_ERROR(CheckTextBytes(request.texts[i], field, limits_));
+      MT_RETURN_IF_ERROR(CheckUtf8(request.texts[i], field));
+    }
+    std::vector<std::string> candidates;
+    if (!request.all_languages) {
+      std::vector<LanguageRoutes::Pair> pairs;
+      for (const ServedModel& m : served) {
+        pairs.push_back({m.name, m.model->config().source_lang, m.model->config().target_lang});
+      }
+      const LanguageRoutes routes(std::move(pairs));
+      candidates = routes.SourcesInto(request.target);
+      if (candidates.empty() && !request.target.empty()) {
+        return absl::InvalidArgumentError(absl::StrCat("target: no model here translates into ",
+                                                       Excerpt(request.target),
+                                                       "; the pairs served: ", routes.Describe()));
+      }
+    }
+    if (key.has_value()) MT_RETURN_IF_ERROR(authenticator_->Charge(*key, 1, 0));
+    const int max_results = request.max_results == 0 ? 5 : static_cast<int>(request.max_results);
+    DetectionReply reply;
+    for (const std::string& text : request.texts) {
+      std::vector<DetectedLanguage>& detected = reply.texts.emplace_back();
+      for (const LanguageGuess& guess : detector->Detect(text, candidates, max_results)) {
+        detected.push_back({guess.language, 100 * guess.probability});
+      }
+    }
+    return reply;
+  }();
+  if (metrics_ != nullptr) {
+    metrics_->RecordRequest(request.frontend, kNoModel, request.method,
+                            absl::StatusCodeToString(reply.status().code()),
+                            absl::ToDoubleSeconds(absl::Now() - start));
+  }
+  return reply;
 }
 
 }  // namespace mtserve

@@ -68,8 +68,37 @@ struct TranslationRequest {
   std::optional<std::string> api_key;
 };
 
+// A detect call: which language each text is in (text/language_detector.h).
+struct DetectionRequest {
+  std::vector<std::string> texts;
+  // The languages ranked: those the served models read into `target`, or, with `target` empty,
+  // every language a served model reads; with `all_languages`, every language the detector
+  // knows.
+  std::string target;
+  bool all_languages = false;
+  uint32_t max_results = 0;  // Languages per text at most; 0: 5.
+  // As TranslationRequest's.
+  std::string texts_field = "texts";
+  bool texts_repeated = true;
+  std::string method;
+  Frontend frontend = Frontend::kGrpc;
+  std::optional<std::string> api_key;
+};
+
+// One language of a text and how likely: the detector's probability as a percentage (0 to 100),
+// LibreTranslate's `confidence`.
+struct DetectedLanguage {
+  std::string language;
+  double confidence = 0;
+};
+
+struct DetectionReply {
+  // Per text, best first; empty for a text with no letters (no language).
+  std::vector<std::vector<DetectedLanguage>> texts;
+};
+
 struct TranslationReply {
-  std::string model;                            // The model that translated.
+  std::string model;                          // The model that translated.
   std::vector<TextTranslation> translations;  // One per text, in order.
 };
 

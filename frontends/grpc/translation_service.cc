@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "base/status_macros.h"
@@ -399,6 +400,36 @@ grpc::ServerUnaryReactor* TranslationService::ListModels(grpc::CallbackServerCon
     return reactor;
   }
   *response = *std::move(models);
+  reactor->Finish(grpc::Status::OK);
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* TranslationService::Detect(grpc::CallbackServerContext* context,
+                                                     const grpc::ByteBuffer* request,
+                                                     grpc::ByteBuffer* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  // Counted in flight while it runs (here, on this thread).
+  if (!drain_->TryEnter()) {
+    reactor->Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, "the server is shutting down"));
+    return reactor;
+  }
+  const absl::Cleanup leave = [this] { drain_->Leave(); };
+  v1::DetectRequest message;
+  if (const absl::Status status = Parse(*request, RequestValueBounds(core_->limits()),
+                                        "the request (mtserve.v1.DetectRequest)", message);
+      !status.ok()) {
+    core_->RecordRefused(Frontend::kGrpc, "Detect", status);
+    reactor->Finish(ToGrpcStatus(status));
+    return reactor;
+  }
+  DetectionRequest core_request = ToCoreRequest(message, "Detect", Frontend::kGrpc);
+  core_request.api_key = ApiKeyOf(*context);
+  const absl::StatusOr<DetectionReply> reply = core_->Detect(core_request);
+  if (!reply.ok()) {
+    FinishWith(context, reactor, reply.status());
+    return reactor;
+  }
+  Serialize(ToDetectResponse(*reply), *response);
   reactor->Finish(grpc::Status::OK);
   return reactor;
 }

@@ -1,8 +1,8 @@
 // The mtserve.v1.Translator gRPC service: a thin front end over the TranslationCore, on the
 // callback (reactor) API, no thread per request. It maps messages to core requests and results
-// and statuses back. Translate and TranslateStream take their messages as raw bytes and parse
-// them here, so that a message that does not parse gets INVALID_ARGUMENT saying so (gRPC's own
-// parsing answered UNIMPLEMENTED without a word, and ended a stream with OK) and is counted.
+// and statuses back. Translate, TranslateStream and Detect take their messages as raw bytes and
+// parse them here, so that a message that does not parse gets INVALID_ARGUMENT saying so (gRPC's
+// own parsing answered UNIMPLEMENTED without a word, and ended a stream with OK) and is counted.
 #ifndef MTSERVE_FRONTENDS_GRPC_TRANSLATION_SERVICE_H_
 #define MTSERVE_FRONTENDS_GRPC_TRANSLATION_SERVICE_H_
 
@@ -22,7 +22,8 @@ class TranslateStreamReactor;
 
 using TranslatorService = v1::Translator::WithRawCallbackMethod_Translate<
     v1::Translator::WithRawCallbackMethod_TranslateStream<
-        v1::Translator::WithCallbackMethod_ListModels<v1::Translator::Service>>>;
+        v1::Translator::WithCallbackMethod_ListModels<
+            v1::Translator::WithRawCallbackMethod_Detect<v1::Translator::Service>>>>;
 
 class TranslationService final : public TranslatorService {
  public:
@@ -43,6 +44,10 @@ class TranslationService final : public TranslatorService {
   grpc::ServerUnaryReactor* ListModels(grpc::CallbackServerContext* context,
                                        const v1::ListModelsRequest* request,
                                        v1::ListModelsResponse* response) override;
+  // Answered at once, on gRPC's thread (a detection reads at most 4 KiB of each text).
+  grpc::ServerUnaryReactor* Detect(grpc::CallbackServerContext* context,
+                                   const grpc::ByteBuffer* request,
+                                   grpc::ByteBuffer* response) override;
 
  private:
   friend class TranslateReactor;

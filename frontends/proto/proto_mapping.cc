@@ -110,4 +110,17 @@ absl::StatusOr<v1::ListModelsResponse> ListModels(const TranslationCore& core,
   return response;
 }
 
+v1::DetectResponse ToDetectResponse(const DetectionReply& reply) {
+  v1::DetectResponse response;
+  for (const std::vector<DetectedLanguage>& text : reply.texts) {
+    v1::Detection& detection = *response.add_detections();
+    for (const DetectedLanguage& language : text) {
+      v1::DetectedLanguage& detected = *detection.add_languages();
+      detected.set_language(language.language);
+      detected.set_confidence(static_cast<float>(language.confidence));
+    }
+  }
+  return response;
+}
+
 }  // namespace mtserve

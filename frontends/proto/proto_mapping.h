@@ -34,6 +34,9 @@ v1::TranslateStreamResponse ToStreamResponse(const TranslationCore& core, std::s
 absl::StatusOr<v1::ListModelsResponse> ListModels(const TranslationCore& core,
                                                   const std::optional<std::string>& api_key);
 
+// A detection's reply as its DetectResponse.
+v1::DetectResponse ToDetectResponse(const DetectionReply& reply);
+
 }  // namespace mtserve
 
 #endif  // MTSERVE_FRONTENDS_PROTO_PROTO_MAPPING_H_

@@ -35,4 +35,16 @@ TranslationRequest ToCoreRequest(v1::TranslateRequest& message, absl::Time deadl
   return request;
 }
 
+DetectionRequest ToCoreRequest(v1::DetectRequest& message, std::string method, Frontend frontend) {
+  DetectionRequest request;
+  request.texts.assign(std::make_move_iterator(message.mutable_texts()->begin()),
+                       std::make_move_iterator(message.mutable_texts()->end()));
+  request.target = message.target();
+  request.all_languages = message.all_languages();
+  request.max_results = message.max_results();
+  request.method = std::move(method);
+  request.frontend = frontend;
+  return request;
+}
+
 }  // namespace mtserve

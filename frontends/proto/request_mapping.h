@@ -22,6 +22,9 @@ RequestedOptions ToRequested(const v1::DecodingOptions& proto);
 TranslationRequest ToCoreRequest(v1::TranslateRequest& message, absl::Time deadline,
                                  std::string method, Frontend frontend);
 
+// The core request of a DetectRequest (its texts moved out of `message`).
+DetectionRequest ToCoreRequest(v1::DetectRequest& message, std::string method, Frontend frontend);
+
 }  // namespace mtserve
 
 #endif  // MTSERVE_FRONTENDS_PROTO_REQUEST_MAPPING_H_

@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""Language detection on a real mtserve serving the three trained models (en-de, de-en, fr-en):
+gRPC Detect ranks each text of a batch on its own among the served source languages, or among
+every language on request, and refuses what the limits refuse, naming the field.
+
+Usage: detect_test.py BIN_DIR STUBS_DIR MODELS_DIR [-- unittest arguments]
+"""
+import os
+import sys
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../test_lib"))
+import e2e_suite  # noqa: E402
+
+
+def setUpModule():
+    global grpc, pb, pb_grpc
+    grpc, pb, pb_grpc = e2e_suite.grpc_stubs()
+
+
+class GrpcDetectTest(e2e_suite.MtserveTestCase):
+    @classmethod
+    def setUpClass(cls):
+        models = e2e_suite.ARGS.models_dir
+        cls.server_flags = (
+            "--workers=1", "--max_texts_per_request=8",
+            f"--model=en-de={models}/multi30k-en-de", f"--model=de-en={models}/multi30k-de-en",
+            f"--model=fr-en={models}/multi30k-fr-en")
+        super().setUpClass()
+        channel = grpc.insecure_channel(f"127.0.0.1:{cls.server.grpc_port}")
+        cls.addClassCleanup(channel.close)
+        cls.stub = pb_grpc.TranslatorStub(channel)
+
+    def detect(self, texts, **fields):
+        return self.stub.Detect(pb.DetectRequest(texts=[t.encode() for t in texts], **fields),
+                                timeout=60)
+
+    def test_each_text_of_a_batch_on_its_own(self):
+        response = self.detect(["Zwei Männer spielen Fußball im Park.",
+                                "Une femme lit un livre sur un banc.",
+                                "A dog runs through the snow.", "https://example.com 42"])
+        best = [d.languages[0].language if d.languages else None for d in response.detections]
+        self.assertEqual(best, ["de", "fr", "en", None])
+        for detection in response.detections[:3]:
+            self.assertEqual(len(detection.languages), 3, "the three served source languages")
+            self.assertGreater(detection.languages[0].confidence, 90)
+            confidences = [language.confidence for language in detection.languages]
+            self.assertEqual(confidences, sorted(confidences, reverse=True))
+
+    def test_target_restricts_to_the_languages_read_into_it(self):
+        response = self.detect(["A dog runs through the snow."], target="en")
+        languages = [language.language for language in response.detections[0].languages]
+        self.assertEqual(sorted(languages), ["de", "fr"])
+        self.assertLess(response.detections[0].languages[0].confidence, 50,
+                        "English is not read into English: neither German nor French is likely")
+
+    def test_all_languages_names_a_language_no_model_reads(self):
+        czech = "Muž jede na kole po horské silnici."
+        served = self.detect([czech]).detections[0].languages
+        self.assertTrue(all(language.confidence < 20 for language in served), served)
+        everything = self.detect([czech], all_languages=True, max_results=1).detections[0]
+        self.assertEqual([language.language for language in everything.languages], ["cs"])
+
+    def test_limits_name_the_field(self):
+        with self.assertRaises(grpc.RpcError) as many:
+            self.detect(["a"] * 9)
+        self.assertEqual(many.exception.code(), grpc.StatusCode.INVALID_ARGUMENT)
+        self.assertIn("texts has 9 entries; the limit is 8", many.exception.details())
+        with self.assertRaises(grpc.RpcError) as bad:
+            self.stub.Detect(pb.DetectRequest(texts=[b"ok", b"caf\xc3"]), timeout=60)
+        self.assertEqual(bad.exception.code(), grpc.StatusCode.INVALID_ARGUMENT)
+        self.assertIn("texts[1]", bad.exception.details())
+        with self.assertRaises(grpc.RpcError) as target:
+            self.detect(["Un chat."], target="cs")
+        self.assertEqual(target.exception.code(), grpc.StatusCode.INVALID_ARGUMENT)
+        self.assertIn("no model here translates into cs", target.exception.details())
+
+    def test_a_message_that_does_not_parse_is_refused_saying_so(self):
+        channel = grpc.insecure_channel(f"127.0.0.1:{self.server.grpc_port}")
+        self.addCleanup(channel.close)
+        raw = channel.unary_unary("/mtserve.v1.Translator/Detect")
+        with self.assertRaises(grpc.RpcError) as broken:
+            raw(b"\x0a\xff\xff\xff\xff\x0f", timeout=60)  # texts: a length past the end.
+        self.assertEqual(broken.exception.code(), grpc.StatusCode.INVALID_ARGUMENT)
+        self.assertIn("mtserve.v1.DetectRequest", broken.exception.details())
+
+
+if __name__ == "__main__":
+    e2e_suite.main(__doc__, "bin_dir", "stubs_dir", "models_dir")
