@@ -1,5 +1,6 @@
-# mtserve's container image: the server (mtserve: gRPC and HTTP/JSON), its client (mtclient), the embedded
-# English→German model and the language identification model (models/langid/README.md), on Debian 12 with only the runtime libraries. See README.md, "Container".
+# mtserve's container image: the server (mtserve: gRPC and HTTP/JSON), its client (mtclient), the
+# embedded English→German model and the language identification model (models/langid/README.md),
+# on Debian 12 with only the runtime libraries. See README.md, "Container".
 #
 #   podman build --format docker -t mtserve .        # --format docker keeps the HEALTHCHECK
 #   docker build -t mtserve .
