@@ -3,6 +3,7 @@
 //   translate  stdin to stdout, one sentence a line, formatted exactly as mttranslate formats its
 //              output (so the two can be diffed);
 //   models     the served models;
+//   detect     the language of each line of stdin;
 //   health     the grpc.health.v1 status; exit status 0 only when SERVING (a container
 //              HEALTHCHECK or Kubernetes exec probe);
 //   bench      a load generator (client/load_generator.h).
@@ -29,6 +30,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "client/decoding_flags.h"
 #include "client/load_generator.h"
@@ -50,7 +52,13 @@ ABSL_FLAG(double, timeout, 60,
           "[all] Deadline of each request in seconds; 0: none. Probes want a short one, "
           "e.g. --timeout=3.");
 ABSL_FLAG(int, batch_size, 32,
-          "[translate] Input lines per request; requests are sent one after the other.");
+          "[translate, detect] Input lines per request; requests are sent one after the other.");
+ABSL_FLAG(std::string, target, "",
+          "[detect] Rank the languages the served models read into this language; empty: every "
+          "language a served model reads.");
+ABSL_FLAG(bool, all_languages, false,
+          "[detect] Rank every language the server's detector knows, not only the served ones.");
+ABSL_FLAG(int, max_results, 1, "[detect] Languages per line at most, best first.");
 ABSL_FLAG(std::string, service, "",
           "[health] The service to check, e.g. mtserve.v1.Translator; empty: the whole server.");
 ABSL_FLAG(std::string, input, "",
@@ -83,6 +91,10 @@ constexpr char kUsage[] =
   mtclient models [--server=HOST:PORT]
       The served models, one a line: name, (default), languages, compute type, limits,
       architecture and path.
+  mtclient detect [--server=HOST:PORT] [--target=LANG | --all_languages] [--max_results=1]
+                  [--batch_size=32] < input.txt
+      The language of each line, a line each: "LANG CONFIDENCE" pairs, best first (confidence
+      in percent), or "-" for a line with no letters (no language).
   mtclient health [--server=HOST:PORT] [--service=NAME] [--timeout=SECONDS]
       Prints the grpc.health.v1 status (SERVING, NOT_SERVING, ...); exits 0 only if SERVING.
   mtclient bench [--server=HOST:PORT] --input=FILE [--concurrency=N]
@@ -197,6 +209,36 @@ int Models(const TranslationClient& client, absl::Duration timeout) {
   return 0;
 }
 
+int Detect(const TranslationClient& client, absl::Duration timeout) {
+  v1::DetectRequest request;
+  request.set_target(absl::GetFlag(FLAGS_target));
+  request.set_all_languages(absl::GetFlag(FLAGS_all_languages));
+  request.set_max_results(static_cast<uint32_t>(std::max(1, absl::GetFlag(FLAGS_max_results))));
+  const int batch_size = std::max(1, absl::GetFlag(FLAGS_batch_size));
+  auto flush = [&]() -> absl::Status {
+    if (request.texts_size() == 0) return absl::OkStatus();
+    absl::StatusOr<v1::DetectResponse> response = client.Detect(request, timeout);
+    if (!response.ok()) return response.status();
+    for (const v1::Detection& detection : response->detections()) {
+      std::vector<std::string> ranked;
+      for (const v1::DetectedLanguage& language : detection.languages()) {
+        ranked.push_back(absl::StrFormat("%s %.1f", language.language(), language.confidence()));
+      }
+      std::cout << (ranked.empty() ? "-" : absl::StrJoin(ranked, "  ")) << "\n";
+    }
+    request.clear_texts();
+    return absl::OkStatus();
+  };
+  for (std::string line; std::getline(std::cin, line);) {
+    request.add_texts(std::move(line));
+    if (request.texts_size() == batch_size) {
+      if (absl::Status status = flush(); !status.ok()) return Fail(status);
+    }
+  }
+  if (absl::Status status = flush(); !status.ok()) return Fail(status);
+  return 0;
+}
+
 int Health(const TranslationClient& client, absl::Duration timeout) {
   absl::StatusOr<HealthStatus> status = client.Health(absl::GetFlag(FLAGS_service), timeout);
   if (!status.ok()) return Fail(status.status());
@@ -283,7 +325,7 @@ absl::StatusOr<TranslationClient::Options> ClientOptionsFromFlags() {
 
 int Run(const std::vector<char*>& args) {
   if (args.size() != 2)
-    return UsageError("give exactly one subcommand: translate, models, health or bench");
+    return UsageError("give exactly one subcommand: translate, models, detect, health or bench");
   const std::string command = args[1];
   absl::StatusOr<absl::Duration> timeout = TimeoutFromFlag();
   if (!timeout.ok()) return UsageError(std::string(timeout.status().message()));
@@ -292,6 +334,7 @@ int Run(const std::vector<char*>& args) {
   const TranslationClient client(absl::GetFlag(FLAGS_server), *options);
   if (command == "translate") return Translate(client, *timeout);
   if (command == "models") return Models(client, *timeout);
+  if (command == "detect") return Detect(client, *timeout);
   if (command == "health") return Health(client, *timeout);
   if (command == "bench") return Bench(client, *timeout);
   return UsageError(absl::StrCat("unknown subcommand '", command, "'"));

@@ -76,6 +76,18 @@ absl::StatusOr<v1::ListModelsResponse> TranslationClient::ListModels(absl::Durat
   return response;
 }
 
+absl::StatusOr<v1::DetectResponse> TranslationClient::Detect(const v1::DetectRequest& request,
+                                                             absl::Duration timeout) const {
+  grpc::ClientContext context;
+  SetTimeout(context, timeout);
+  SetAuthorization(context, authorization_);
+  v1::DetectResponse response;
+  if (grpc::Status status = translator_->Detect(&context, request, &response); !status.ok()) {
+    return ToAbslStatus(status);
+  }
+  return response;
+}
+
 absl::StatusOr<HealthStatus> TranslationClient::Health(const std::string& service,
                                                        absl::Duration timeout) const {
   grpc::ClientContext context;

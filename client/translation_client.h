@@ -1,6 +1,6 @@
-// A blocking C++ client for an mtserve server: translation, the model list and the standard health
-// check, with gRPC errors turned into absl::Status (same code, same message) so callers handle one
-// error type.
+// A blocking C++ client for an mtserve server: translation, the model list, language detection and
+// the standard health check, with gRPC errors turned into absl::Status (same code, same message) so
+// callers handle one error type.
 #ifndef MTSERVE_CLIENT_TRANSLATION_CLIENT_H_
 #define MTSERVE_CLIENT_TRANSLATION_CLIENT_H_
 
@@ -53,6 +53,8 @@ class TranslationClient {
                                                   absl::Duration timeout) const;
   absl::StatusOr<v1::ListModelsResponse> ListModels(
       absl::Duration timeout = absl::Seconds(10)) const;
+  absl::StatusOr<v1::DetectResponse> Detect(const v1::DetectRequest& request,
+                                            absl::Duration timeout) const;
   // grpc.health.v1.Health/Check. An empty service asks about the server as a whole. Errors are
   // the RPC's: NOT_FOUND for a service the server does not know, UNAVAILABLE when it is down...
   absl::StatusOr<HealthStatus> Health(const std::string& service = "",

@@ -6,6 +6,7 @@ every language on request, and refuses what the limits refuse, naming the field.
 Usage: detect_test.py BIN_DIR STUBS_DIR MODELS_DIR [-- unittest arguments]
 """
 import os
+import subprocess
 import sys
 
 sys.dont_write_bytecode = True
@@ -83,6 +84,24 @@ class GrpcDetectTest(e2e_suite.MtserveTestCase):
             raw(b"\x0a\xff\xff\xff\xff\x0f", timeout=60)  # texts: a length past the end.
         self.assertEqual(broken.exception.code(), grpc.StatusCode.INVALID_ARGUMENT)
         self.assertIn("mtserve.v1.DetectRequest", broken.exception.details())
+
+    def test_mtclient_detects_a_line_at_a_time(self):
+        lines = ["Ein Hund rennt durch den Schnee.", "42", "Un chien court dans la neige."]
+        run = subprocess.run(
+            [e2e_suite.binary("mtclient"), "detect", f"--server=127.0.0.1:{self.server.grpc_port}",
+             "--batch_size=2"], input="\n".join(lines) + "\n", capture_output=True, text=True,
+            timeout=60)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        out = run.stdout.splitlines()
+        self.assertEqual([line.split()[0] for line in out], ["de", "-", "fr"], run.stdout)
+        self.assertGreater(float(out[0].split()[1]), 90, run.stdout)
+        run = subprocess.run(
+            [e2e_suite.binary("mtclient"), "detect", f"--server=127.0.0.1:{self.server.grpc_port}",
+             "--all_languages", "--max_results=2"], input="Muž jede na kole.\n",
+            capture_output=True, text=True, timeout=60)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertEqual(run.stdout.split()[0], "cs", run.stdout)
+        self.assertEqual(len(run.stdout.split()), 4, "two languages, each with its confidence")
 
 
 if __name__ == "__main__":
