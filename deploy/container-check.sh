@@ -369,6 +369,14 @@ fi
 # 3. The image.
 
 build_args=(--build-arg "RUN_TESTS=$run_tests")
+# A machine whose TLS is intercepted by a CA of its own names the bundle in SSL_CERT_FILE or
+# NODE_EXTRA_CA_CERTS: the builder's npm download needs it (the Dockerfile's ca_bundle secret).
+for ca_bundle in "${NODE_EXTRA_CA_CERTS:-}" "${SSL_CERT_FILE:-}"; do
+  if [[ -n $ca_bundle && -s $ca_bundle ]]; then
+    build_args+=(--secret "id=ca_bundle,src=$ca_bundle")
+    break
+  fi
+done
 echo "container-check: podman build ${build_args[*]} (compiles mtserve: several minutes)" >&2
 t0=$SECONDS
 if ! in_background podman build --format docker --network host --pull=never "${build_args[@]}" \
