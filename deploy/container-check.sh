@@ -8,7 +8,7 @@
 #   3. builds the image (podman build --format docker, timed);
 #   4. runs it with --network host on free loopback ports and checks: health SERVING, English to
 #      German translations (mtclient inside the container and, if built, build/bin/mtclient on the
-#      host), the HEALTHCHECK, /metrics, a model mounted as a volume, that mtserve is PID 1 and not
+#      host), language detection with the image's model, the HEALTHCHECK, /metrics, a model mounted as a volume, that mtserve is PID 1 and not
 #      root, that the image has no compiler or -dev package, that SIGTERM (podman stop) ends it
 #      promptly with exit code 0, and TLS with an API key from mounted directories (gRPC, HTTPS,
 #      the HEALTHCHECK, certificate rotation);
@@ -492,6 +492,17 @@ translate_in_container() {
   translations_ok "$out"
 }
 check "translate (container)" translate_in_container
+
+# The image's language model: a German and a French line detected as such (all languages).
+detect_in_container() {
+  local out
+  out=$(printf '%s\n' "Zwei Hunde spielen im Schnee." "Un homme fait du vélo." |
+    podman exec -i "$container" mtclient detect --server="$server" --all_languages \
+      --timeout=30) || return 1
+  check_detail=$(echo "$out" | tr '\n' ' ')
+  [[ $(echo "$out" | awk '{print $1}' | tr '\n' ' ') == "de fr " ]]
+}
+check "detect (container)" detect_in_container
 
 host_mtclient=$repo/${BUILD_DIR:-build}/bin/mtclient
 translate_from_host() {
