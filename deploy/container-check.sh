@@ -10,8 +10,8 @@
 #      German translations (mtclient inside the container and, if built, build/bin/mtclient on the
 #      host), language detection with the image's model, the HEALTHCHECK, /metrics, a model
 #      mounted as a volume, that mtserve is PID 1 and not root, that the image has no compiler or
-#      -dev package, that SIGTERM (podman stop) ends it promptly with exit code 0, and TLS with an API key from mounted directories (gRPC, HTTPS,
-#      the HEALTHCHECK, certificate rotation);
+#      -dev package, that SIGTERM (podman stop) ends it promptly with exit code 0, and TLS with an
+#      API key from mounted directories (gRPC, HTTPS, the HEALTHCHECK, certificate rotation);
 #   5. prints a summary (PASS/FAIL per step, build time, image size) and removes what it created:
 #      containers, images and the podman storage, which lives in a temporary directory.
 #
