@@ -56,16 +56,23 @@ int BatchScheduler::queued_texts() const {
   return policy_.queued();
 }
 
+int BatchScheduler::pending_texts() const {
+  absl::MutexLock lock(&mutex_);
+  return policy_.queued() + policy_.waiting();
+}
+
 absl::Status BatchScheduler::Submit(std::vector<TranslationTask> tasks) {
-  if (tasks.empty()) return absl::OkStatus();
-  std::vector<std::string> model_names;
-  for (const TranslationTask& task : tasks) model_names.push_back(task.model_name);
+  return Submit(RequestOf(std::move(tasks)));
+}
+
+absl::Status BatchScheduler::Submit(QueuedRequest request) {
+  if (request.texts <= 0) return absl::OkStatus();
+  const std::string model_name = request.model_name;
+  const int texts = request.texts;
   const absl::Time now = clock_();
   absl::MutexLock lock(&mutex_);
-  if (absl::Status status = policy_.Submit(tasks, now); !status.ok()) return status;
-  if (metrics_ != nullptr) {
-    for (const std::string& name : model_names) metrics_->QueuedTexts(name).Increment();
-  }
+  if (absl::Status status = policy_.Submit(request, now); !status.ok()) return status;
+  if (metrics_ != nullptr) metrics_->QueuedTexts(model_name).Increment(texts);
   work_available_.SignalAll();
   return absl::OkStatus();
 }

@@ -3,12 +3,19 @@
 // each text leaves it as soon as it is finished.
 //
 // The whole contract:
-// - Submit() admits all of a request's texts or none: when the queue cannot take them it returns
-//   RESOURCE_EXHAUSTED at once and nothing is queued.
+// - Submit() takes a request whole, never refusing it for its size (UNAVAILABLE once stopping):
+//   its texts (a document's sentences) are admitted to the queue as it drains, at most
+//   max_queued_texts queued at a time, so a document of any length is translated while the
+//   queue's memory stays bounded; what bounds the requests waiting is the caller's (the core's
+//   --max_queued_texts on the texts it accepts).
+// - Requests take turns (fair_share.h): API keys first when the request names one, then each
+//   key's requests, a text at a time, both for admission to the queue and for a place in a
+//   decode, so a request of one sentence sent while a document of thousands is being decoded
+//   joins within a few texts, not after the document.
 // - Only texts with the same model and decoding options are decoded together. An idle worker
-//   starts a decode with the oldest queued text and those of the closest source lengths, when they
-//   fill a batch or when the oldest has waited max_queue_delay. While it decodes, queued texts of
-//   the same options join it between steps, oldest first, without waiting.
+//   starts a decode with queued texts in turn when they fill a batch or when the oldest has waited
+//   max_queue_delay. While it decodes, queued texts of the same options join it between steps, in
+//   turn, without waiting.
 // - A decode holds at most max_batch_size texts and max_batch_tokens (texts x longest source), and
 //   no more than a fair share of the texts queued or decoding (their count / workers): concurrent
 //   load is spread over all workers instead of one worker taking everything while others idle.
@@ -67,13 +74,19 @@ class BatchScheduler {
   BatchScheduler(const BatchScheduler&) = delete;
   BatchScheduler& operator=(const BatchScheduler&) = delete;
 
-  // Queues all of `tasks`, or none with RESOURCE_EXHAUSTED (or UNAVAILABLE once stopping).
+  // Takes `request`, whose texts are admitted to the queue as it drains (UNAVAILABLE once
+  // stopping: then none of its texts is made).
+  absl::Status Submit(QueuedRequest request);
+  // The same for `tasks` as one request of no API key.
   absl::Status Submit(std::vector<TranslationTask> tasks);
 
   // Finishes what is queued and running, then joins the workers. Later Submit()s fail.
   void Stop();
 
+  // Texts admitted to the queue and not yet decoding (at most max_queued_texts).
   int queued_texts() const;
+  // Texts of requests taken and not yet decoding: those queued and those waiting for room.
+  int pending_texts() const;
 
  private:
   void WorkerLoop();

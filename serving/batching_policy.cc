@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <iterator>
+#include <memory>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -32,44 +34,111 @@ std::string BatchKey(const TranslationTask& task) {
                       o.min_length, "/", o.return_alignment);
 }
 
+QueuedRequest RequestOf(std::vector<TranslationTask> tasks, std::string group) {
+  QueuedRequest request;
+  request.group = std::move(group);
+  request.texts = static_cast<int>(tasks.size());
+  if (!tasks.empty()) request.model_name = tasks.front().model_name;
+  auto held = std::make_shared<std::vector<TranslationTask>>(std::move(tasks));
+  request.make = [held](int i) { return std::move((*held)[i]); };
+  return request;
+}
+
+absl::Time BatchingPolicy::Queue::oldest() const {
+  absl::Time oldest = absl::InfiniteFuture();
+  for (const auto& [id, texts] : requests) oldest = std::min(oldest, texts.front().enqueued);
+  return oldest;
+}
+
+int BatchingPolicy::Queue::longest() const {
+  int longest = 0;
+  for (const auto& [id, texts] : requests) {
+    for (const TranslationTask& task : texts) longest = std::max(longest, SourceLength(task));
+  }
+  return longest;
+}
+
 BatchingPolicy::BatchingPolicy(const BatchingOptions& options,
                                std::vector<ModelConfig> model_configs)
     : options_(options), model_configs_(std::move(model_configs)) {}
 
-absl::Status BatchingPolicy::Submit(std::vector<TranslationTask>& tasks, absl::Time now) {
+absl::Status BatchingPolicy::Submit(QueuedRequest& request, absl::Time now) {
   if (draining_) return absl::UnavailableError("the server is shutting down");
-  const int count = static_cast<int>(tasks.size());
-  if (queued_ + count > options_.max_queued_texts) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("the translation queue is full (", queued_, " of ", options_.max_queued_texts,
-                     " texts queued, --max_queued_texts); retry later"));
-  }
-  for (TranslationTask& task : tasks) {
-    task.enqueued = now;
-    queues_[BatchKey(task)].push_back(std::move(task));
-  }
-  queued_ += count;
+  if (request.texts <= 0) return absl::OkStatus();
+  const uint64_t id = next_request_++;
+  waiting_ += request.texts;
+  backlog_turns_.Add(id, request.group);
+  backlogs_[id] = {std::move(request), 0, now};
+  Admit();
   return absl::OkStatus();
 }
 
+void BatchingPolicy::Admit() {
+  while (queued_ < options_.max_queued_texts) {
+    const std::optional<uint64_t> id = backlog_turns_.Next();
+    if (!id.has_value()) return;
+    Backlog& backlog = backlogs_.at(*id);
+    TranslationTask task = backlog.request.make(backlog.next++);
+    task.enqueued = backlog.enqueued;
+    Queue& queue = queues_[BatchKey(task)];
+    if (!queue.turns.Has(*id)) queue.turns.Add(*id, backlog.request.group);
+    queue.requests[*id].push_back(std::move(task));
+    ++queue.size;
+    ++queued_;
+    --waiting_;
+    backlog_turns_.Served(*id);
+    if (backlog.next == backlog.request.texts) {
+      backlog_turns_.Remove(*id);
+      backlogs_.erase(*id);
+    }
+  }
+}
+
 void BatchingPolicy::RemoveDeadTasks(absl::Time now, std::vector<DroppedTask>& dropped) {
+  for (auto it = backlogs_.begin(); it != backlogs_.end();) {
+    QueuedRequest& request = it->second.request;
+    const bool cancelled = request.cancelled && request.cancelled();
+    absl::Status status = StopReason(cancelled, request.deadline, now, "while queued");
+    if (status.ok()) {
+      ++it;
+      continue;
+    }
+    for (int& i = it->second.next; i < request.texts; ++i) {
+      dropped.push_back({request.make(i), status});
+      --waiting_;
+    }
+    backlog_turns_.Remove(it->first);
+    it = backlogs_.erase(it);
+  }
   for (auto it = queues_.begin(); it != queues_.end();) {
-    // Compacts in place: the tasks that stay move only once one before them has left.
     Queue& queue = it->second;
-    size_t kept = 0;
-    for (size_t i = 0; i < queue.size(); ++i) {
-      const bool cancelled = queue[i].cancelled && queue[i].cancelled();
-      absl::Status status = StopReason(cancelled, queue[i].deadline, now, "while queued");
-      if (!status.ok()) {
-        dropped.push_back({std::move(queue[i]), std::move(status)});
-      } else if (kept++ != i) {
-        queue[kept - 1] = std::move(queue[i]);
+    for (auto r = queue.requests.begin(); r != queue.requests.end();) {
+      // Compacts in place: the tasks that stay move only once one before them has left.
+      std::deque<TranslationTask>& texts = r->second;
+      size_t kept = 0;
+      for (size_t i = 0; i < texts.size(); ++i) {
+        const bool cancelled = texts[i].cancelled && texts[i].cancelled();
+        absl::Status status = StopReason(cancelled, texts[i].deadline, now, "while queued");
+        if (!status.ok()) {
+          dropped.push_back({std::move(texts[i]), std::move(status)});
+        } else if (kept++ != i) {
+          texts[kept - 1] = std::move(texts[i]);
+        }
+      }
+      const int removed = static_cast<int>(texts.size() - kept);
+      queued_ -= removed;
+      queue.size -= removed;
+      texts.erase(texts.begin() + kept, texts.end());
+      if (texts.empty()) {
+        queue.turns.Remove(r->first);
+        r = queue.requests.erase(r);
+      } else {
+        ++r;
       }
     }
-    queued_ -= static_cast<int>(queue.size() - kept);
-    queue.erase(queue.begin() + kept, queue.end());
-    it = queue.empty() ? queues_.erase(it) : std::next(it);
+    it = queue.requests.empty() ? queues_.erase(it) : std::next(it);
   }
+  Admit();
 }
 
 bool BatchingPolicy::Fits(const TranslationTask& any, int texts, int longest, int joining,
@@ -88,84 +157,95 @@ int BatchingPolicy::BatchLimit() const {
 }
 
 bool BatchingPolicy::IsReady(const Queue& queue, absl::Time now) const {
-  if (draining_ || static_cast<int>(queue.size()) >= options_.max_batch_size) return true;
+  if (draining_ || queue.size >= options_.max_batch_size) return true;
   // Under load (other batches running) a queue holding its fair share is as full as it gets.
-  if (running_ > 0 && static_cast<int>(queue.size()) >= BatchLimit()) return true;
-  if (now >= queue.front().enqueued + options_.max_queue_delay) return true;
+  if (running_ > 0 && queue.size >= BatchLimit()) return true;
+  if (now >= queue.oldest() + options_.max_queue_delay) return true;
   // A queue holding more than one decode can take is as full as a batch gets.
-  int longest = 0;
-  for (const TranslationTask& task : queue) longest = std::max(longest, SourceLength(task));
-  const int texts = static_cast<int>(queue.size());
-  return !Fits(queue.front(), texts, longest, texts, longest);
+  const int longest = queue.longest();
+  const TranslationTask& any = queue.requests.begin()->second.front();
+  return !Fits(any, queue.size, longest, queue.size, longest);
 }
 
-std::vector<TranslationTask> BatchingPolicy::TakeFrom(Queue& queue) {
-  // The oldest text first, then those closest to its length, oldest first among equals.
-  const int head_length = SourceLength(queue.front());
-  std::vector<size_t> order(queue.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin() + 1, order.end(), [&](size_t a, size_t b) {
-    return std::abs(SourceLength(queue[a]) - head_length) <
-           std::abs(SourceLength(queue[b]) - head_length);
-  });
-  std::vector<size_t> chosen;
-  int longest = 0;
-  const int limit = BatchLimit();
-  for (size_t i : order) {
-    if (static_cast<int>(chosen.size()) == limit) break;
-    const int length = std::max(longest, SourceLength(queue[i]));
-    const int texts = static_cast<int>(chosen.size()) + 1;
-    // The first text always runs, even alone over the budgets (CheckDecodeMemory keeps texts
-    // that could not fit a worker's memory alone out).
-    if (!chosen.empty() && !Fits(queue[i], texts, length, texts, length)) continue;
-    longest = length;
-    chosen.push_back(i);
-  }
-  std::sort(chosen.begin(), chosen.end());
-  std::vector<TranslationTask> batch;
-  Queue rest;
-  size_t next = 0;
-  for (size_t i = 0; i < queue.size(); ++i) {
-    if (next < chosen.size() && chosen[next] == i) {
-      batch.push_back(std::move(queue[i]));
-      ++next;
-    } else {
-      rest.push_back(std::move(queue[i]));
+std::vector<TranslationTask> BatchingPolicy::TakeInTurn(
+    Queue& queue, int limit, const std::function<bool(const TranslationTask&)>& fits) {
+  std::vector<TranslationTask> taken;
+  std::vector<uint64_t> passed;  // Requests whose next text does not fit.
+  auto eligible = [&](uint64_t id) {
+    return std::find(passed.begin(), passed.end(), id) == passed.end();
+  };
+  while (static_cast<int>(taken.size()) < limit) {
+    const std::optional<uint64_t> id = queue.turns.Next(eligible);
+    if (!id.has_value()) break;
+    auto request = queue.requests.find(*id);
+    std::deque<TranslationTask>& texts = request->second;
+    // Its first text that fits, looking a decode's worth ahead at most.
+    const size_t ahead = std::min(texts.size(), static_cast<size_t>(options_.max_batch_size));
+    size_t i = 0;
+    while (i < ahead && !fits(texts[i])) ++i;
+    if (i == ahead) {
+      passed.push_back(*id);
+      continue;
+    }
+    taken.push_back(std::move(texts[i]));
+    texts.erase(texts.begin() + i);
+    --queue.size;
+    queue.turns.Served(*id);
+    if (texts.empty()) {
+      queue.turns.Remove(*id);
+      queue.requests.erase(request);
     }
   }
-  queue.swap(rest);
-  queued_ -= static_cast<int>(batch.size());
-  running_ += static_cast<int>(batch.size());
-  return batch;
+  queued_ -= static_cast<int>(taken.size());
+  running_ += static_cast<int>(taken.size());
+  return taken;
 }
 
 std::vector<TranslationTask> BatchingPolicy::TakeBatch(absl::Time now) {
+  Admit();
   // The queue whose oldest text has waited longest goes first, if it is ready.
   auto oldest = queues_.end();
+  absl::Time oldest_time = absl::InfiniteFuture();
   for (auto it = queues_.begin(); it != queues_.end(); ++it) {
-    if (IsReady(it->second, now) &&
-        (oldest == queues_.end() ||
-         it->second.front().enqueued < oldest->second.front().enqueued)) {
+    const absl::Time time = it->second.oldest();
+    if (IsReady(it->second, now) && (oldest == queues_.end() || time < oldest_time)) {
       oldest = it;
+      oldest_time = time;
     }
   }
   if (oldest == queues_.end()) return {};
-  std::vector<TranslationTask> batch = TakeFrom(oldest->second);
-  if (oldest->second.empty()) queues_.erase(oldest);
+  int texts = 0;
+  int longest = 0;
+  // The first text always runs, even alone over the budgets (CheckDecodeMemory keeps texts
+  // that could not fit a worker's memory alone out).
+  std::vector<TranslationTask> batch =
+      TakeInTurn(oldest->second, BatchLimit(), [&](const TranslationTask& task) {
+        const int length = std::max(longest, SourceLength(task));
+        if (texts > 0 && !Fits(task, texts + 1, length, texts + 1, length)) return false;
+        ++texts;
+        longest = length;
+        return true;
+      });
+  if (oldest->second.requests.empty()) queues_.erase(oldest);
+  Admit();
   return batch;
 }
 
 absl::Time BatchingPolicy::NextWake() const {
   absl::Time wake = absl::InfiniteFuture();
   for (const auto& [key, queue] : queues_) {
-    wake = std::min(wake, queue.front().enqueued + options_.max_queue_delay);
-    for (const TranslationTask& task : queue) wake = std::min(wake, task.deadline);
+    wake = std::min(wake, queue.oldest() + options_.max_queue_delay);
+    for (const auto& [id, texts] : queue.requests) {
+      for (const TranslationTask& task : texts) wake = std::min(wake, task.deadline);
+    }
   }
+  for (const auto& [id, backlog] : backlogs_) wake = std::min(wake, backlog.request.deadline);
   return wake;
 }
 
 std::vector<TranslationTask> BatchingPolicy::TakeJoiners(const std::string& key, int decoding,
                                                          int longest, absl::Time now) {
+  Admit();
   auto it = queues_.find(key);
   if (it == queues_.end()) return {};
   // Texts of other options that are ready and have no idle worker to start them wait for this
@@ -180,30 +260,23 @@ std::vector<TranslationTask> BatchingPolicy::TakeJoiners(const std::string& key,
   // Each join runs the encoder once, at a cost nearly independent of how many texts it holds:
   // a decode still at least half full lets a few texts gather to join together, for a step or
   // two at most.
-  const int at_least = decoding * 2 >= BatchLimit() && now < queue.front().enqueued + kJoinWait
+  const int at_least = decoding * 2 >= BatchLimit() && now < queue.oldest() + kJoinWait
                            ? std::min(room, kJoinTogether)
                            : 1;
-  if (room <= 0 || static_cast<int>(queue.size()) < at_least) return {};
-  std::vector<TranslationTask> joiners;
-  int joiners_longest = 0;
-  size_t kept = 0;
-  for (size_t i = 0; i < queue.size(); ++i) {
-    const int length = std::max(longest, SourceLength(queue[i]));
-    const int joining = static_cast<int>(joiners.size()) + 1;
-    const int joining_longest = std::max(joiners_longest, SourceLength(queue[i]));
-    if (static_cast<int>(joiners.size()) < room &&
-        Fits(queue[i], decoding + joining, length, joining, joining_longest)) {
-      longest = length;
-      joiners_longest = joining_longest;
-      joiners.push_back(std::move(queue[i]));
-    } else if (kept++ != i) {
-      queue[kept - 1] = std::move(queue[i]);
-    }
-  }
-  queue.erase(queue.begin() + kept, queue.end());
-  if (queue.empty()) queues_.erase(it);
-  queued_ -= static_cast<int>(joiners.size());
-  running_ += static_cast<int>(joiners.size());
+  if (room <= 0 || queue.size < at_least) return {};
+  int joining = 0;
+  int joining_longest = 0;
+  std::vector<TranslationTask> joiners = TakeInTurn(queue, room, [&](const TranslationTask& task) {
+    const int length = std::max(longest, SourceLength(task));
+    const int with = std::max(joining_longest, SourceLength(task));
+    if (!Fits(task, decoding + joining + 1, length, joining + 1, with)) return false;
+    ++joining;
+    longest = length;
+    joining_longest = with;
+    return true;
+  });
+  if (queue.requests.empty()) queues_.erase(it);
+  Admit();
   return joiners;
 }
 

@@ -4,25 +4,34 @@
 // its lock with the time it read, so the rules are tested with explicit times (and no model).
 //
 // The rules:
-// - Submit() admits all of a request's texts or none (RESOURCE_EXHAUSTED when the queue cannot
-//   take them, UNAVAILABLE once draining).
+// - Submit() takes a request whole (UNAVAILABLE once draining, never refused for its size): its
+//   texts (a document's sentences) wait in the request's backlog and are admitted to the queues
+//   as they drain, at most max_queued_texts admitted and not yet decoding at a time, requests
+//   taking turns (fair_share.h). What bounds the backlogs is the core's: the texts it accepts.
 // - Texts share a decode only with texts of the same batch key (model and decoding options).
+// - Within a queue, requests take turns (fair_share.h: API keys first, then each key's
+//   requests): a decode starts with, and takes joiners from, the next request in turn, each
+//   request's texts in order, so a request of one text queued behind a document of a thousand
+//   waits for a turn, not for the document.
 // - A decode holds at most BatchLimit() texts (max_batch_size, but no more than a fair share of
 //   the texts queued or decoding over the workers), at most max_batch_tokens (texts x longest
 //   source), and no more than worker_memory_bytes by DecodeMemory's bound (encoding the texts
-//   that join included). The first text of a decode always runs, even alone over the budgets.
+//   that join included). The first text of a decode always runs, even alone over the budgets; in
+//   its turn a request gives its first text that fits (within max_batch_size of its next), and
+//   one with none gives its turn to the next request.
 // - A queue is ready when it holds max_batch_size texts, its fair share while other decodes run,
 //   more than one decode can take, when its oldest text has waited max_queue_delay, or when
-//   draining. An idle worker starts the ready queue whose oldest text is oldest, with that text
-//   and those closest to its source length (oldest first among equals).
-// - Queued texts of a running decode's key join it between steps, oldest first, as room and the
+//   draining. An idle worker starts the ready queue whose oldest text is oldest.
+// - Queued texts of a running decode's key join it between steps, in turn, as room and the
 //   budgets allow; a decode at least half its limit waits for kJoinTogether of them to join
 //   together unless the oldest has waited kJoinWait; it takes none while texts of other keys are
 //   ready and no worker is idle.
-// - A queued text whose deadline passed or whose caller cancelled leaves with its StopReason.
+// - A queued text whose deadline passed or whose caller cancelled leaves with its StopReason; so
+//   do a request's texts still in its backlog.
 #ifndef MTSERVE_SERVING_BATCHING_POLICY_H_
 #define MTSERVE_SERVING_BATCHING_POLICY_H_
 
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
@@ -35,6 +44,7 @@
 #include "model/decoding/decoding_options.h"
 #include "model/model_config.h"
 #include "model/translator.h"
+#include "serving/fair_share.h"
 
 namespace mtserve {
 
@@ -61,8 +71,28 @@ struct TranslationTask {
   // The result (hypotheses with text), or why there is none.
   std::function<void(absl::StatusOr<TranslationResult>)> done;
 
-  absl::Time enqueued;  // Set by Submit().
+  absl::Time enqueued;  // Set by Submit(): when its request came.
 };
+
+// A request's texts, handed to the scheduler whole and admitted to its queues as they drain.
+struct QueuedRequest {
+  // Whose turn it is (fair_share.h): the API key's name; "" for every request without keys.
+  std::string group;
+  std::string model_name;  // Of all its texts (for metrics).
+  int texts = 0;
+  // Makes text i's task, for i from 0 to texts - 1 in order, each exactly once: when it is
+  // admitted to a queue, or when its request's deadline passes or its caller cancels while it is
+  // in the backlog (then its `done` gets why). Called under the scheduler's lock: it must be
+  // cheap and must not call the scheduler.
+  std::function<TranslationTask(int i)> make;
+  // For the texts in the backlog: the request's deadline and whether its caller went away
+  // (optional; polled as TranslationTask::cancelled is).
+  absl::Time deadline = absl::InfiniteFuture();
+  std::function<bool()> cancelled;
+};
+
+// `tasks` as one request of `group`: its texts are made by moving them out, in order.
+QueuedRequest RequestOf(std::vector<TranslationTask> tasks, std::string group = "");
 
 // A task that will not run, and why.
 struct DroppedTask {
@@ -83,16 +113,17 @@ class BatchingPolicy {
   // `model_configs[i]` is the shape of model i, for the memory bound.
   BatchingPolicy(const BatchingOptions& options, std::vector<ModelConfig> model_configs);
 
-  // Queues all of `tasks` as enqueued at `now`, or none (RESOURCE_EXHAUSTED, or UNAVAILABLE once
-  // draining; `tasks` is then left as it was).
-  absl::Status Submit(std::vector<TranslationTask>& tasks, absl::Time now);
+  // Takes `request` as come at `now`, admitting as many of its texts as the queue has room for
+  // (UNAVAILABLE once draining; `request` is then left as it was, none of its texts made).
+  absl::Status Submit(QueuedRequest& request, absl::Time now);
 
   // From now on every queue is ready and Submit() refuses.
   void StartDraining() { draining_ = true; }
   bool draining() const { return draining_; }
 
   // Moves out of the queues every task whose deadline passed by `now` or whose caller cancelled
-  // (polled once), with why.
+  // (polled once), with why; and out of the backlogs every text of a request whose deadline
+  // passed or whose caller cancelled.
   void RemoveDeadTasks(absl::Time now, std::vector<DroppedTask>& dropped);
 
   // The texts an idle worker starts a decode with at `now`, taken out of the queue and counted
@@ -104,7 +135,7 @@ class BatchingPolicy {
   absl::Time NextWake() const;
 
   // The queued texts that join a running decode of `key` holding `decoding` texts whose longest
-  // source has `longest` tokens, taken out of the queue and counted as running.
+  // source has `longest` tokens, in turn, taken out of the queue and counted as running.
   std::vector<TranslationTask> TakeJoiners(const std::string& key, int decoding, int longest,
                                            absl::Time now);
 
@@ -118,26 +149,53 @@ class BatchingPolicy {
   // in the system, so that no worker idles while another holds them all.
   int BatchLimit() const;
 
+  // Texts admitted to the queues and not yet decoding (at most max_queued_texts).
   int queued() const { return queued_; }
+  // Texts in requests' backlogs, not yet admitted.
+  int waiting() const { return waiting_; }
   int running() const { return running_; }
   int idle_workers() const { return idle_workers_; }
-  bool has_queued() const { return queued_ > 0; }
+  bool has_queued() const { return queued_ > 0 || waiting_ > 0; }
 
  private:
-  using Queue = std::deque<TranslationTask>;
+  // The admitted texts of one batch key, by request, and whose turn it is.
+  struct Queue {
+    std::map<uint64_t, std::deque<TranslationTask>> requests;
+    FairShare turns;
+    int size = 0;
+    absl::Time oldest() const;
+    int longest() const;
+  };
+  // A request's texts not yet admitted.
+  struct Backlog {
+    QueuedRequest request;
+    int next = 0;  // The next text to make.
+    absl::Time enqueued;
+  };
 
+  // Admits backlogged texts, requests in turn, while the queues have room.
+  void Admit();
+  // Takes texts from `queue` in turn, each request's first that `fits` accepts (looking
+  // max_batch_size texts ahead; a request with none is passed over), until `limit` texts are
+  // taken or none fits. `fits` is called once per text it accepts, as it is taken.
+  std::vector<TranslationTask> TakeInTurn(Queue& queue, int limit,
+                                          const std::function<bool(const TranslationTask&)>& fits);
   bool IsReady(const Queue& queue, absl::Time now) const;
   // Whether a decode of `texts` texts whose longest source has `longest` tokens, `joining` of them
   // (the longest of which has `joining_longest`) being encoded now, fits the batching limits.
   bool Fits(const TranslationTask& any, int texts, int longest, int joining,
             int joining_longest) const;
-  std::vector<TranslationTask> TakeFrom(Queue& queue);
 
   const BatchingOptions options_;
   const std::vector<ModelConfig> model_configs_;
   // Queues by batch key: only texts of one key share a batch.
   std::map<std::string, Queue> queues_;
+  // Requests with texts not yet admitted, by request id, and whose turn it is.
+  std::map<uint64_t, Backlog> backlogs_;
+  FairShare backlog_turns_;
+  uint64_t next_request_ = 0;
   int queued_ = 0;
+  int waiting_ = 0;
   int running_ = 0;  // Texts being decoded.
   int idle_workers_ = 0;
   bool draining_ = false;

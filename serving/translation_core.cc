@@ -47,6 +47,7 @@ struct TranslationCore::Pending {
   const absl::Time start = absl::Now();
   int model = -1;          // Index into the served models, once chosen.
   std::string model_name;  // The metrics' label: the model's name once chosen.
+  std::string api_key;     // The name of the key it presented, when keys are required.
   bool accepted = false;   // Counted in flight (and its texts as tokenising).
   DecodingOptions options;
   std::shared_ptr<const Model> served_model;  // Once chosen.
@@ -132,6 +133,7 @@ void TranslationCore::Translate(Request request, std::shared_ptr<Call> call, Don
     std::optional<ApiKey> key;
     if (authenticator_ != nullptr) {
       MT_ASSIGN_OR_RETURN(key, authenticator_->Authenticate(r.api_key));
+      pending->api_key = key->name;
     }
     MT_ASSIGN_OR_RETURN(pending->model, FindModel(r.model));
     const ServedModel served = models()[pending->model];
@@ -155,13 +157,12 @@ void TranslationCore::Translate(Request request, std::shared_ptr<Call> call, Don
       MT_RETURN_IF_ERROR(authenticator_->Charge(*key, 1, characters));
     }
     absl::MutexLock lock(&mutex_);
-    if (tokenizing_texts_ + texts > max_queued_texts_) {
-      return absl::ResourceExhaustedError(
-          absl::StrCat("the translation queue is full (", tokenizing_texts_,
-                       " texts waiting to be tokenised, --max_queued_texts ", max_queued_texts_,
-                       "); retry later"));
+    if (waiting_texts_ + texts > max_queued_texts_) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "the translation queue is full (", waiting_texts_,
+          " texts waiting to be queued, --max_queued_texts ", max_queued_texts_, "); retry later"));
     }
-    tokenizing_texts_ += texts;
+    waiting_texts_ += texts;
     // Counted even if draining began since FindModel: it was let in then.
     drain_->Enter();
     pending->accepted = true;
@@ -194,17 +195,25 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
   // HTML's inline markup follows the decoder's alignment (text/document.h).
   if (NeedsAlignment(format)) pending->options.return_alignment = true;
   pending->documents.resize(texts);
-  std::vector<TranslationTask> tasks;
+  // The sentences to decode (those not answered from the cache), made into tasks as the
+  // scheduler admits them.
+  struct Miss {
+    int text;
+    size_t sentence;
+    std::optional<std::string> key;  // In the cache.
+  };
+  auto misses = std::make_shared<std::vector<Miss>>();
   struct Hit {
     int text;
     size_t sentence;
     TranslationResult result;
   };
   std::vector<Hit> hits;
+  auto stop_reason = [&](absl::string_view when) {
+    return StopReason(pending->call->cancelled(), r.deadline, absl::Now(), when);
+  };
   const absl::Status prepared = [&]() -> absl::Status {
-    MT_RETURN_IF_ERROR(StopReason(pending->call->cancelled(), r.deadline, absl::Now(),
-                                  "before translation started"));
-    size_t sentences = 0;
+    MT_RETURN_IF_ERROR(stop_reason("before translation started"));
     for (int i = 0; i < texts; ++i) {
       const std::string field = FieldName(r, i);
       MT_RETURN_IF_ERROR(CheckUtf8(r.texts[i], field));
@@ -213,19 +222,15 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
       if (!document.ok()) {
         return absl::InvalidArgumentError(absl::StrCat(field, ": ", document.status().message()));
       }
+      // A text may take long to take apart: the caller may have gone meanwhile.
+      MT_RETURN_IF_ERROR(stop_reason("before translation started"));
       pending->documents[i] = *std::move(document);
       Document& text = *pending->documents[i];
-      sentences += text.sentences().size();
-      if (sentences > static_cast<size_t>(max_queued_texts_)) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            r.texts_field, " hold more than ", max_queued_texts_, " sentences up to ", field,
-            "; the limit is ", max_queued_texts_, " (the server's --max_queued_texts)"));
-      }
       for (size_t j = 0; j < text.sentences().size(); ++j) {
-        SourceSentence& sentence = text.sentences()[j];
-        const std::string where = text.SentenceName(field, j);
+        const SourceSentence& sentence = text.sentences()[j];
         MT_RETURN_IF_ERROR(CheckDecodeMemory(static_cast<int>(sentence.ids.size()),
-                                             pending->options, *served.model, limits_, where));
+                                             pending->options, *served.model, limits_,
+                                             text.SentenceName(field, j)));
         std::optional<std::string> key =
             SentenceCacheKey(pending->model, pending->options, sentence.ids);
         if (key.has_value()) {
@@ -236,41 +241,13 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
             continue;
           }
         }
-        TranslationTask& task = tasks.emplace_back();
-        task.model = pending->model;
-        task.model_name = served.name;
-        task.source_ids = std::move(sentence.ids);
-        task.options = pending->options;
-        task.deadline = r.deadline;
-        task.cancelled = [call = pending->call] { return call->cancelled(); };
-        task.done = [this, pending, i, j, where,
-                     key = std::move(key)](absl::StatusOr<TranslationResult> result) {
-          if (result.ok() && key.has_value() && !result->hypotheses.empty()) {
-            cache_->Insert(*key, *result);
-            const SentenceCache::Stats stats = cache_->stats();
-            if (metrics_ != nullptr) metrics_->SetCacheSize(stats.entries, stats.bytes);
-          }
-          {
-            absl::MutexLock lock(&pending->mutex);
-            if (result.ok()) {
-              pending->results[i][j] = *std::move(result);
-            } else if (pending->status.ok()) {
-              pending->status = Within(where, result.status());
-              pending->call->Cancel();  // The request fails anyway: its other texts need not run.
-            }
-            if (--pending->unanswered > 0) return;
-          }
-          Answer(*pending);
-        };
+        misses->push_back({i, j, std::move(key)});
       }
     }
     return absl::OkStatus();
   }();
-  {
-    absl::MutexLock lock(&mutex_);
-    tokenizing_texts_ -= texts;
-  }
   if (!prepared.ok()) {
+    Admitted(texts);
     Finish(*pending, prepared);
     return;
   }
@@ -281,14 +258,66 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
       pending->results[i].resize(pending->documents[i]->sentences().size());
     }
     for (Hit& hit : hits) pending->results[hit.text][hit.sentence] = std::move(hit.result);
-    pending->unanswered = static_cast<int>(tasks.size());
+    pending->unanswered = static_cast<int>(misses->size());
   }
-  if (tasks.empty()) {
+  if (misses->empty()) {
+    Admitted(texts);
     Answer(*pending);
     return;
   }
-  absl::Status submitted = scheduler->Submit(std::move(tasks));
-  if (!submitted.ok()) Finish(*pending, submitted);  // Nothing was queued: no task will answer.
+  QueuedRequest request;
+  request.group = pending->api_key;
+  request.model_name = served.name;
+  request.texts = static_cast<int>(misses->size());
+  request.deadline = r.deadline;
+  request.cancelled = [call = pending->call] { return call->cancelled(); };
+  // Called by the scheduler, under its lock, once per sentence in order: cheap.
+  request.make = [this, pending, misses, texts](int k) {
+    Miss& miss = (*misses)[k];
+    const int i = miss.text;
+    const size_t j = miss.sentence;
+    Document& text = *pending->documents[i];
+    TranslationTask task;
+    task.model = pending->model;
+    task.model_name = pending->model_name;
+    task.source_ids = std::move(text.sentences()[j].ids);  // Joining needs only the ranges.
+    task.options = pending->options;
+    task.deadline = pending->request.deadline;
+    task.cancelled = [call = pending->call] { return call->cancelled(); };
+    task.done = [this, pending, i, j,
+                 key = std::move(miss.key)](absl::StatusOr<TranslationResult> result) {
+      if (result.ok() && key.has_value() && !result->hypotheses.empty()) {
+        cache_->Insert(*key, *result);
+        const SentenceCache::Stats stats = cache_->stats();
+        if (metrics_ != nullptr) metrics_->SetCacheSize(stats.entries, stats.bytes);
+      }
+      {
+        absl::MutexLock lock(&pending->mutex);
+        if (result.ok()) {
+          pending->results[i][j] = *std::move(result);
+        } else if (pending->status.ok()) {
+          pending->status =
+              Within(pending->documents[i]->SentenceName(FieldName(pending->request, i), j),
+                     result.status());
+          pending->call->Cancel();  // The request fails anyway: its other texts need not run.
+        }
+        if (--pending->unanswered > 0) return;
+      }
+      Answer(*pending);
+    };
+    if (static_cast<size_t>(k) + 1 == misses->size()) Admitted(texts);
+    return task;
+  };
+  absl::Status submitted = scheduler->Submit(std::move(request));
+  if (!submitted.ok()) {  // Nothing was queued: no task will answer.
+    Admitted(texts);
+    Finish(*pending, submitted);
+  }
+}
+
+void TranslationCore::Admitted(int texts) {
+  absl::MutexLock lock(&mutex_);
+  waiting_texts_ -= texts;
 }
 
 void TranslationCore::Answer(Pending& pending) {

@@ -63,8 +63,9 @@ class TranslationCore {
     std::atomic<bool> cancelled_ = false;
   };
 
-  // `max_queued_texts` bounds the texts accepted and not yet handed to the scheduler (whose own
-  // queue has the same bound, in sentences). `cache_bytes` bounds the sentence cache (0: none).
+  // `max_queued_texts` bounds the texts accepted whose sentences are not all admitted to the
+  // scheduler's queue yet (being split and tokenised, or waiting for their turn); the scheduler's
+  // queue has the same bound, in sentences. `cache_bytes` bounds the sentence cache (0: none).
   // Requests get UNAVAILABLE once `drain` drains, and each request accepted is counted in flight
   // in it until its Done has run; `drain` outlives the core.
   TranslationCore(const RequestLimits& limits, int max_queued_texts, int64_t cache_bytes,
@@ -113,13 +114,15 @@ class TranslationCore {
   // The model index for `name` (empty: the default): NOT_FOUND if not served, UNAVAILABLE while
   // loading or draining.
   absl::StatusOr<int> FindModel(const std::string& name) const;
-  // Splits, tokenises and queues the texts of `pending`, a task per sentence (on the pool's
-  // threads).
+  // Splits and tokenises the texts of `pending` and hands them to the scheduler as one request,
+  // a task per sentence, made as the scheduler's queue admits them (on the pool's threads).
   void Start(std::shared_ptr<Pending> pending);
   // Answers `pending` from its sentences' results once the last has finished.
   void Answer(Pending& pending);
   // Answers `pending` once, with `reply` or its error.
   void Finish(Pending& pending, absl::StatusOr<Reply> reply);
+  // `texts` accepted texts have all their sentences admitted to the scheduler, or never will.
+  void Admitted(int texts);
 
   const RequestLimits limits_;
   const int max_queued_texts_;
@@ -133,7 +136,8 @@ class TranslationCore {
   mutable absl::Mutex mutex_;
   std::vector<ServedModel> models_ ABSL_GUARDED_BY(mutex_);
   BatchScheduler* scheduler_ ABSL_GUARDED_BY(mutex_) = nullptr;
-  int tokenizing_texts_ ABSL_GUARDED_BY(mutex_) = 0;  // Accepted, not yet queued.
+  // Texts accepted whose sentences are not all admitted to the scheduler's queue.
+  int waiting_texts_ ABSL_GUARDED_BY(mutex_) = 0;
 
   // Last: its threads run tasks that use the members above, and stop first.
   TaskPool pool_;

@@ -36,9 +36,18 @@ std::vector<int> Names(const std::vector<TranslationTask>& tasks) {
   return names;
 }
 
-// Submits `tasks` at `now`, expecting them to be admitted.
-void Queue(BatchingPolicy& policy, std::vector<TranslationTask> tasks, absl::Time now) {
-  ASSERT_TRUE(policy.Submit(tasks, now).ok());
+// Submits `tasks` at `now` as one request of `group`, expecting it to be taken.
+void Queue(BatchingPolicy& policy, std::vector<TranslationTask> tasks, absl::Time now,
+           std::string group = "") {
+  QueuedRequest request = RequestOf(std::move(tasks), std::move(group));
+  ASSERT_TRUE(policy.Submit(request, now).ok());
+}
+
+// Texts named first, first + 1, ... of `length` tokens.
+std::vector<TranslationTask> Texts(int first, int count, int length = 4) {
+  std::vector<TranslationTask> texts;
+  for (int i = 0; i < count; ++i) texts.push_back(Text(first + i, length));
+  return texts;
 }
 
 BatchingOptions Options(int workers, int max_batch_size, absl::Duration delay) {
@@ -129,7 +138,8 @@ TEST(BatchingPolicyTest, AQueueHoldingMoreThanADecodeTakesIsReadyAtOnce) {
   Queue(policy, {Text(0, 5), Text(1, 5), Text(2, 5), Text(3, 5)}, kT0);
   EXPECT_THAT(policy.TakeBatch(kT0), IsEmpty());  // Exactly one decode's worth: it may grow.
   Queue(policy, {Text(4, 5)}, kT0);
-  EXPECT_THAT(Names(policy.TakeBatch(kT0)), ElementsAre(0, 1, 2, 3));
+  // The two requests take turns.
+  EXPECT_THAT(Names(policy.TakeBatch(kT0)), ElementsAre(0, 4, 1, 2));
 }
 
 TEST(BatchingPolicyTest, AQueueHoldingItsFairShareIsReadyWhileOthersDecode) {
@@ -144,12 +154,50 @@ TEST(BatchingPolicyTest, AQueueHoldingItsFairShareIsReadyWhileOthersDecode) {
   EXPECT_THAT(Names(policy.TakeBatch(t1)), ElementsAre(1));
 }
 
-TEST(BatchingPolicyTest, TheOldestTextStartsWithThoseOfTheClosestLengths) {
-  BatchingPolicy policy = Policy(Options(1, /*max_batch_size=*/3, absl::ZeroDuration()));
-  Queue(policy, {Text(0, 10), Text(1, 2), Text(2, 9), Text(3, 11), Text(4, 30)}, kT0);
-  // 9 and 11 are as close to 10: the older first; the batch keeps queue order.
-  EXPECT_THAT(Names(policy.TakeBatch(kT0)), ElementsAre(0, 2, 3));
-  EXPECT_EQ(policy.queued(), 2);
+// Requests take turns, a text at a time, each request's texts in order: the document of five
+// (0-4) does not go before the requests sent after it.
+TEST(BatchingPolicyTest, RequestsTakeTurnsInADecode) {
+  BatchingPolicy policy = Policy(Options(1, /*max_batch_size=*/6, absl::ZeroDuration()));
+  Queue(policy, Texts(0, 5), kT0);
+  Queue(policy, Texts(10, 1), kT0);
+  Queue(policy, Texts(20, 2), kT0);
+  EXPECT_THAT(Names(policy.TakeBatch(kT0)), ElementsAre(0, 10, 20, 1, 21, 2));
+  EXPECT_THAT(Names(policy.TakeBatch(kT0)), ElementsAre(3, 4));
+}
+
+// A request of one text sent while a document is being decoded joins at its next turn: after
+// the document has had one more (it came first), not after the document.
+TEST(BatchingPolicyTest, ARequestSentDuringADocumentJoinsAtItsTurn) {
+  BatchingPolicy policy = Policy(Options(1, /*max_batch_size=*/4, absl::ZeroDuration()));
+  Queue(policy, Texts(0, 100), kT0);
+  ASSERT_THAT(Names(policy.TakeBatch(kT0)), ElementsAre(0, 1, 2, 3));
+  Queue(policy, Texts(1000, 1), kT0);
+  policy.Finished(2);  // Two of the document's texts finished: room for two.
+  const std::string key = BatchKey(Text(0, 4));
+  EXPECT_THAT(Names(policy.TakeJoiners(key, 2, 4, kT0)), ElementsAre(4, 1000));
+}
+
+// With API keys, keys take turns first, then each key's requests: key a's two requests share
+// one turn in two, key b's one request has the other.
+TEST(BatchingPolicyTest, ApiKeysTakeTurnsThenTheirRequests) {
+  BatchingPolicy policy = Policy(Options(1, /*max_batch_size=*/8, absl::ZeroDuration()));
+  Queue(policy, Texts(0, 4), kT0, "a");
+  Queue(policy, Texts(10, 4), kT0, "a");
+  Queue(policy, Texts(20, 4), kT0, "b");
+  EXPECT_THAT(Names(policy.TakeBatch(kT0)), ElementsAre(0, 20, 10, 21, 1, 22, 11, 23));
+}
+
+// In its turn a request gives its first text that fits the decode's budgets; one with none
+// gives its turn to the next request.
+TEST(BatchingPolicyTest, ARequestsTextsThatDoNotFitWaitWhileItsOthersTakeItsTurns) {
+  BatchingOptions options = Options(1, 32, absl::ZeroDuration());
+  options.max_batch_tokens = 20;
+  BatchingPolicy policy = Policy(options);
+  Queue(policy, {Text(0, 5), Text(1, 10), Text(2, 5)}, kT0);
+  Queue(policy, {Text(10, 5), Text(11, 5)}, kT0);
+  // 0, 10, then 2 (10 tokens x 3 texts is over 20), 11; then 1 would make 10 x 5: none fits.
+  EXPECT_THAT(Names(policy.TakeBatch(kT0)), ElementsAre(0, 10, 2, 11));
+  EXPECT_EQ(policy.queued(), 1);
 }
 
 TEST(BatchingPolicyTest, TheReadyQueueWithTheOldestTextGoesFirst) {
@@ -220,24 +268,73 @@ TEST(BatchingPolicyTest, AnIdleWorkerWakesAtTheEarliestDelayEndOrDeadline) {
   EXPECT_EQ(policy.NextWake(), kT0 + absl::Milliseconds(3));
 }
 
-TEST(BatchingPolicyTest, AFullQueueAdmitsNoneOfARequest) {
-  BatchingOptions options = Options(1, 32, absl::Hours(1));
+// A request over the queue's bound is taken whole: its texts are admitted as the queue drains,
+// requests taking turns for admission too.
+TEST(BatchingPolicyTest, ARequestsTextsAreAdmittedAsTheQueueDrains) {
+  BatchingOptions options = Options(1, /*max_batch_size=*/2, absl::Hours(1));
   options.max_queued_texts = 3;
   BatchingPolicy policy = Policy(options);
-  Queue(policy, {Text(0, 4), Text(1, 4)}, kT0);
-  std::vector<TranslationTask> two = {Text(2, 4), Text(3, 4)};
-  const absl::Status full = policy.Submit(two, kT0);
-  EXPECT_EQ(full.code(), absl::StatusCode::kResourceExhausted);
-  EXPECT_EQ(full.message(),
-            "the translation queue is full (2 of 3 texts queued, --max_queued_texts); retry later");
-  EXPECT_EQ(policy.queued(), 2);
-  EXPECT_THAT(Names(two), ElementsAre(2, 3));  // Still the caller's.
-  Queue(policy, {Text(4, 4)}, kT0);
+  Queue(policy, Texts(0, 6), kT0);
   EXPECT_EQ(policy.queued(), 3);
+  EXPECT_EQ(policy.waiting(), 3);
+  Queue(policy, Texts(10, 2), kT0);
+  EXPECT_EQ(policy.queued(), 3);
+  EXPECT_EQ(policy.waiting(), 5);
+  // Two leave for a decode: the document (3 admitted) and the new request (0, starting at the
+  // document's 3) admit one each.
+  ASSERT_THAT(Names(policy.TakeBatch(kT0)), ElementsAre(0, 1));
+  EXPECT_EQ(policy.queued(), 3);
+  EXPECT_EQ(policy.waiting(), 3);
+  policy.Finished(2);
+  // Queued: 2, 3 of the document, 10: the new request takes its turn after the document's next.
+  EXPECT_THAT(Names(policy.TakeBatch(kT0)), ElementsAre(2, 10));
+  policy.Finished(2);
+  std::vector<int> rest;
+  while (policy.has_queued()) {
+    for (int name : Names(policy.TakeBatch(kT0))) rest.push_back(name);
+    policy.Finished(2);
+  }
+  EXPECT_THAT(rest, ElementsAre(3, 11, 4, 5));
+}
+
+// Texts still in a request's backlog leave with it when its deadline passes or its caller
+// cancels, each with why; Submit refuses once draining, making none of the request's texts.
+TEST(BatchingPolicyTest, ABacklogLeavesWithItsRequest) {
+  BatchingOptions options = Options(1, 32, absl::Hours(1));
+  options.max_queued_texts = 1;
+  BatchingPolicy policy = Policy(options);
+  QueuedRequest late = RequestOf(Texts(0, 3));
+  late.deadline = kT0 + absl::Seconds(1);
+  ASSERT_TRUE(policy.Submit(late, kT0).ok());
+  bool gone = false;
+  QueuedRequest cancelled = RequestOf(Texts(10, 2));
+  cancelled.cancelled = [&gone] { return gone; };
+  ASSERT_TRUE(policy.Submit(cancelled, kT0).ok());
+  EXPECT_EQ(policy.waiting(), 4);
+  gone = true;
+  std::vector<DroppedTask> dropped;
+  policy.RemoveDeadTasks(kT0 + absl::Seconds(1), dropped);
+  std::vector<int> names;
+  for (const DroppedTask& d : dropped) {
+    names.push_back(d.task.source_ids.front());
+    EXPECT_EQ(d.status.code(), d.task.source_ids.front() < 10 ? absl::StatusCode::kDeadlineExceeded
+                                                              : absl::StatusCode::kCancelled);
+  }
+  // Text 0 was admitted (its own deadline is not the request's here): it stays queued.
+  EXPECT_THAT(names, ::testing::UnorderedElementsAre(1, 2, 10, 11));
+  EXPECT_EQ(policy.waiting(), 0);
+  EXPECT_EQ(policy.queued(), 1);
 
   policy.StartDraining();
-  std::vector<TranslationTask> late = {Text(5, 4)};
-  EXPECT_EQ(policy.Submit(late, kT0).code(), absl::StatusCode::kUnavailable);
+  int made = 0;
+  QueuedRequest refused;
+  refused.texts = 1;
+  refused.make = [&made](int) {
+    ++made;
+    return Text(30, 4);
+  };
+  EXPECT_EQ(policy.Submit(refused, kT0).code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(made, 0);
 }
 
 TEST(BatchingPolicyTest, QueuedTextsJoinARunningDecodeAsRoomAndBudgetsAllow) {

@@ -16,6 +16,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
@@ -29,6 +30,7 @@
 #include "serving/translation_request.h"
 #include "tests/test_lib/fake_engine.h"
 #include "tests/test_lib/test_util.h"
+#include "text/text_translation.h"
 
 namespace mtserve {
 namespace {
@@ -121,6 +123,7 @@ class Core {
 
   TranslationCore& core() { return core_; }
   DrainGate& drain() { return drain_; }
+  BatchScheduler& scheduler() { return *scheduler_; }
 
  private:
   DrainGate drain_;
@@ -325,15 +328,26 @@ TEST_F(CoreLimitsTest, UnknownModelIsNotFound) {
   EXPECT_EQ(ok->model, kModel);
 }
 
-// A request's sentences all queue at once: more than the queue holds can never fit.
-TEST_F(CoreLimitsTest, MoreSentencesThanTheQueueHoldsIsInvalid) {
-  RequestLimits limits;
-  limits.max_texts_per_request = 2;
+// A text of more sentences than the queue holds is translated: its sentences are admitted as the
+// queue drains.
+TEST_F(CoreLimitsTest, MoreSentencesThanTheQueueHoldsAreTranslated) {
   BatchingOptions batching;
   batching.max_queued_texts = 2;
-  std::unique_ptr<Core> core = Serve(limits, batching);
-  ExpectError(core->Translate(Request({"A dog runs. A cat sleeps. A bird sings."})),
-              absl::StatusCode::kInvalidArgument, {"more than 2 sentences", "--max_queued_texts"});
+  std::unique_ptr<Core> core = Serve(RequestLimits(), batching);
+  const std::string text = "A dog runs. A cat sleeps. A bird sings.";
+  absl::StatusOr<TranslationReply> reply = core->Translate(Request({text}));
+  ASSERT_TRUE(reply.ok()) << reply.status();
+  ASSERT_EQ(reply->translations.size(), 1u);
+  EXPECT_EQ(reply->translations[0].sentences.size(), 3u);
+  // Each sentence as it translates alone.
+  std::string expected;
+  for (const std::string sentence : {"A dog runs.", "A cat sleeps.", "A bird sings."}) {
+    absl::StatusOr<TranslationReply> alone = core->Translate(Request({sentence}));
+    ASSERT_TRUE(alone.ok()) << alone.status();
+    absl::StrAppend(&expected, expected.empty() ? "" : " ",
+                    alone->translations[0].hypotheses[0].text);
+  }
+  EXPECT_EQ(reply->translations[0].hypotheses[0].text, expected);
 }
 
 // API keys: none or an unknown one is UNAUTHENTICATED before anything else is looked at; a
@@ -437,6 +451,60 @@ TEST_F(CoreFakeEngineTest, DrainingRefusesNewRequestsAndWaitsForThoseInFlight) {
   ASSERT_TRUE(first.ok()) << first.status();
   ASSERT_EQ(first->translations.size(), 1u);
   EXPECT_THAT(first->translations[0].hypotheses[0].text, HasSubstr("text of "));
+}
+
+// A document of 5,000 sentences (five times the queue's bound) is translated, and a request of
+// one sentence sent while it is decoding is answered before it: requests take turns.
+TEST_F(CoreFakeEngineTest, AShortRequestIsAnsweredBeforeADocumentSentBeforeIt) {
+  absl::Notification decoding, go_on;
+  log_.SetStepHook([&](int step) {
+    if (step != 1) return;
+    decoding.Notify();
+    go_on.WaitForNotification();
+  });
+  BatchingOptions batching;
+  batching.max_queued_texts = 1000;
+  std::unique_ptr<Core> core = Serve(batching);
+  constexpr int kSentences = 5000;
+  std::string document;
+  for (int i = 0; i < kSentences; ++i) absl::StrAppend(&document, i > 0 ? " " : "", "A dog runs.");
+
+  absl::Mutex mutex;
+  std::vector<std::string> answered;  // In the order the answers came.
+  absl::StatusOr<TranslationReply> document_reply, short_reply;
+  absl::Notification document_done, short_done;
+  auto record = [&](const std::string& name, absl::StatusOr<TranslationReply>& into,
+                    absl::Notification& done) {
+    return [&, name](absl::StatusOr<TranslationReply> reply) {
+      {
+        absl::MutexLock lock(&mutex);
+        answered.push_back(name);
+      }
+      into = std::move(reply);
+      done.Notify();
+    };
+  };
+  core->core().Translate(Request({document}), std::make_shared<TranslationCore::Call>(),
+                         record("document", document_reply, document_done));
+  decoding.WaitForNotification();  // The document's first decode is at its first step.
+  const int pending = core->scheduler().pending_texts();
+  EXPECT_GT(pending, 0);
+  core->core().Translate(Request({"A cat sleeps."}), std::make_shared<TranslationCore::Call>(),
+                         record("short", short_reply, short_done));
+  // The document holds at its first step until the short request is in the scheduler.
+  while (core->scheduler().pending_texts() != pending + 1) absl::SleepFor(absl::Milliseconds(1));
+  go_on.Notify();
+  short_done.WaitForNotification();
+  document_done.WaitForNotification();
+
+  EXPECT_THAT(answered, ::testing::ElementsAre("short", "document"));
+  ASSERT_TRUE(short_reply.ok()) << short_reply.status();
+  ASSERT_TRUE(document_reply.ok()) << document_reply.status();
+  ASSERT_EQ(document_reply->translations.size(), 1u);
+  const TextTranslation& translation = document_reply->translations[0];
+  EXPECT_EQ(translation.sentences.size(), static_cast<size_t>(kSentences));
+  ASSERT_EQ(translation.hypotheses.size(), 1u);
+  EXPECT_EQ(translation.hypothesis_sentences[0].size(), static_cast<size_t>(kSentences));
 }
 
 }  // namespace
