@@ -99,7 +99,10 @@ absl::StatusOr<std::vector<int>> DecodeSession::AddInputs(
     const std::vector<std::vector<int>>& sources) {
   if (sources.empty()) return std::vector<int>();
   MT_ASSIGN_OR_RETURN(std::vector<int> sentences, translator_->Encode(sources));
-  for (int sentence : sentences) translator_->search_->Add(translator_->decoder_, sentence);
+  for (size_t i = 0; i < sentences.size(); ++i) {
+    translator_->search_->Add(translator_->decoder_, sentences[i],
+                              static_cast<int>(sources[i].size()));
+  }
   return sentences;
 }
 

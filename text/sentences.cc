@@ -68,6 +68,7 @@ void AppendPart(const Hypothesis& part, Hypothesis& out) {
                              part.token_log_probs.end());
   out.log_prob += part.log_prob;
   out.score += part.score;
+  out.truncated += part.truncated;
 }
 
 TextTranslation JoinSentences(absl::string_view text, absl::Span<const SourceSentence> sentences,

@@ -39,8 +39,8 @@ std::vector<SourceSentence> SplitIntoSentences(absl::string_view text,
                                                const Tokenizer& tokenizer, int max_tokens);
 
 // Adds `part` to `out`, a hypothesis made of parts in order (a text's sentences, an HTML
-// document's runs): its ids and token log-probabilities appended, its log-probability and score
-// summed.
+// document's runs): its ids and token log-probabilities appended, its log-probability, score and
+// truncated sentences summed.
 void AppendPart(const Hypothesis& part, Hypothesis& out);
 
 // The translation of `text` from its sentences' (`results[i]` for `sentences[i]`, each with

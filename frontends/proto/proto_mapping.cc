@@ -39,6 +39,7 @@ void FillTranslation(const TextTranslation& result, bool with_scores, int eos_id
       add_ranges(result.hypothesis_sentences[k], out->mutable_sentences());
     }
     out->set_num_tokens(TargetTokens(h, eos_id));
+    out->set_truncated_sentences(static_cast<uint32_t>(h.truncated));
     if (with_scores) {
       out->set_score(h.score);
       out->mutable_token_log_probs()->Assign(h.token_log_probs.begin(), h.token_log_probs.end());

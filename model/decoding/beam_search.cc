@@ -63,6 +63,9 @@ Hypothesis Finish(const Beam& beam, const Candidate* last, const int* last_align
     if (last_alignment != nullptr) h.alignment.push_back(*last_alignment);
     h.log_prob = last->log_prob;
   }
+  // Only a hypothesis that ends with </s> was finished by the model; any other stopped at its
+  // length bound.
+  h.truncated = last != nullptr ? 0 : 1;
   h.score = NormalizedScore(h.log_prob, static_cast<int>(h.ids.size()), length_penalty);
   return h;
 }
@@ -71,14 +74,16 @@ class BeamSearch : public Search {
  public:
   explicit BeamSearch(SearchParams params) : params_(std::move(params)) {}
 
-  void Add(Decoder& decoder, int sentence) override {
+  void Add(Decoder& decoder, int sentence, int source_tokens) override {
     decoder.AddRows(1);
     beams_.push_back({sentence, 0.f, {}, {}, {}});
     ids_.push_back(params_.start_id);
     if (static_cast<size_t>(sentence) >= finished_.size()) {
       finished_.resize(sentence + 1, FinishedHypotheses(params_.options.beam_size));
+      max_lengths_.resize(sentence + 1);
     }
     finished_[sentence] = FinishedHypotheses(params_.options.beam_size);
+    max_lengths_[sentence] = InputMaxLength(params_.options, params_.max_length, source_tokens);
     ++sentences_;
   }
 
@@ -150,7 +155,7 @@ class BeamSearch : public Search {
       while (end < rows && beams_[end].sentence == sentence) ++end;
       // All beams of a sentence have the same length.
       const int length = static_cast<int>(beams_[first].ids.size()) + 1;
-      const bool last_step = length == params_.max_length;
+      const bool last_step = length == max_lengths_[sentence];
       FinishedHypotheses& done_hypotheses = finished_[sentence];
 
       candidates_.clear();
@@ -225,6 +230,7 @@ class BeamSearch : public Search {
   std::vector<Beam> beams_;
   std::vector<int> ids_;
   std::vector<FinishedHypotheses> finished_;  // Per sentence id.
+  std::vector<int> max_lengths_;              // Per sentence id.
 
   std::vector<int> row_sentence_;
   FloatBuffer log_probs_;

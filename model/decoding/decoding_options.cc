@@ -14,6 +14,13 @@ int EffectiveMaxLength(const DecodingOptions& options, const ModelConfig& config
   return std::min(length, config.max_position_embeddings);
 }
 
+int InputMaxLength(const DecodingOptions& options, int max_length, int source_tokens) {
+  const double bound = std::ceil(static_cast<double>(options.max_length_factor) * source_tokens) +
+                       options.max_length_offset;
+  const double at_least = std::max<double>(bound, options.min_length);
+  return at_least >= max_length ? max_length : static_cast<int>(at_least);
+}
+
 absl::Status ValidateDecodingOptions(const DecodingOptions& options, const ModelConfig& config,
                                      absl::string_view prefix) {
   // "PREFIXfield is VALUE; WHY": every message names the field as the caller knows it.
@@ -60,6 +67,13 @@ absl::Status ValidateDecodingOptions(const DecodingOptions& options, const Model
                    limit(config.max_position_embeddings, "the model's max_position_embeddings"));
   }
   if (options.min_length < 0) return invalid("min_length", options.min_length, at_least(0));
+  if (!(options.max_length_factor >= 0) || !std::isfinite(options.max_length_factor)) {
+    return invalid("max_length_factor", options.max_length_factor,
+                   "it must be a finite number, at least 0");
+  }
+  if (options.max_length_offset < 1) {
+    return invalid("max_length_offset", options.max_length_offset, at_least(1));
+  }
   const int max_length = EffectiveMaxLength(options, config);
   if (options.min_length > max_length) {
     return invalid("min_length", options.min_length,

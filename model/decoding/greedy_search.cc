@@ -13,15 +13,17 @@ class GreedySearch : public Search {
       : params_(std::move(params)),
         sampler_(params_.options.sampling_topk, params_.options.sampling_temperature) {}
 
-  void Add(Decoder& decoder, int sentence) override {
+  void Add(Decoder& decoder, int sentence, int source_tokens) override {
     decoder.AddRows(1);
     ids_.push_back(params_.start_id);
     row_sentence_.push_back(sentence);
     if (static_cast<size_t>(sentence) >= hypotheses_.size()) {
       hypotheses_.resize(sentence + 1);
       generators_.resize(sentence + 1);
+      max_lengths_.resize(sentence + 1);
     }
     hypotheses_[sentence] = Hypothesis();
+    max_lengths_[sentence] = InputMaxLength(params_.options, params_.max_length, source_tokens);
     // Each sentence draws from its own generator, so its sample does not depend on the others.
     if (params_.options.sampling_topk > 1) {
       generators_[sentence] = Sampler::MakeGenerator(params_.options.seed);
@@ -80,8 +82,9 @@ class GreedySearch : public Search {
       if (with_alignment) hypothesis.alignment.push_back(alignment_[r]);
       hypothesis.log_prob += log_prob;
       if (token == params_.eos_id ||
-          static_cast<int>(hypothesis.ids.size()) == params_.max_length) {
+          static_cast<int>(hypothesis.ids.size()) == max_lengths_[sentence]) {
         hypothesis.score = hypothesis.log_prob;
+        hypothesis.truncated = token == params_.eos_id ? 0 : 1;
         finished.push_back({sentence, {std::move(hypothesis)}});
         decoder.RemoveSentence(sentence);
       } else {
@@ -105,6 +108,7 @@ class GreedySearch : public Search {
   // Per sentence id.
   std::vector<Hypothesis> hypotheses_;
   std::vector<std::mt19937_64> generators_;
+  std::vector<int> max_lengths_;
 
   FloatBuffer log_probs_;
   std::vector<int> lengths_;

@@ -8,7 +8,7 @@
 namespace mtserve {
 
 struct Hypothesis {
-  std::vector<int> ids;                // Generated ids; ends with </s> unless max_length was hit.
+  std::vector<int> ids;                // Generated ids; ends with </s> unless a bound was hit.
   std::vector<float> token_log_probs;  // One per id.
   float log_prob = 0;                  // Sum of token_log_probs.
   float score = 0;                     // The ranking score: log_prob / length^length_penalty for
@@ -18,6 +18,11 @@ struct Hypothesis {
   // included) the decoder's cross-attention weighed most when generating it (see Decoder::Step);
   // empty otherwise.
   std::vector<int> alignment;
+  // How many of its sentences stopped at their length bound (DecodingOptions: max_length, or the
+  // bound from the source's length) instead of ending with </s>: 0 or 1 for one input's; a
+  // text's hypothesis joined from its sentences' (text/) counts them all. Never silent: callers
+  // report it (the API's Hypothesis.truncated_sentences).
+  int truncated = 0;
 };
 
 // A sentence that left a decode: its hypotheses, best first (num_hypotheses of them), or none

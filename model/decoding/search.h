@@ -23,7 +23,7 @@ struct SearchParams {
   int start_id = 0;
   int eos_id = 0;
   int vocab_size = 0;
-  int max_length = 0;  // Generated tokens, </s> included.
+  int max_length = 0;  // Generated tokens, </s> included, of any input (see InputMaxLength).
   DecodingOptions options;
   LogitsProcessor logits_processor;
   // Polled once per step for each unfinished sentence (a Decoder sentence id); a sentence for
@@ -46,8 +46,9 @@ class Search {
 
   virtual ~Search() = default;
 
-  // Starts decoding `sentence`, already added to `decoder`, from the next step.
-  virtual void Add(Decoder& decoder, int sentence) = 0;
+  // Starts decoding `sentence` of `source_tokens` tokens (</s> included), already added to
+  // `decoder`, from the next step; it generates at most InputMaxLength tokens.
+  virtual void Add(Decoder& decoder, int sentence, int source_tokens) = 0;
 
   // Sentences still decoding.
   virtual int sentences() const = 0;

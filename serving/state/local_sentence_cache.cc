@@ -44,6 +44,8 @@ std::optional<std::string> SentenceCacheKey(int model, const DecodingOptions& op
   Append(key, options.sampling_topk > 1 ? options.seed.value_or(0) : uint64_t{0});
   Append(key, options.max_length);
   Append(key, options.min_length);
+  Append(key, options.max_length_factor);
+  Append(key, options.max_length_offset);
   Append(key, options.return_alignment);
   key.append(reinterpret_cast<const char*>(source_ids.data()), source_ids.size() * sizeof(int));
   return key;

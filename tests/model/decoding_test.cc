@@ -350,7 +350,7 @@ absl::StatusOr<std::vector<Hypotheses>> RunSearch(const Model& model,
       decoder.AddSentences(ctx, encoder_output.data(), lengths, max_length);
 
   std::unique_ptr<Search> search = make(MakeSearchParams(config, options));
-  for (int sentence : sentences) search->Add(decoder, sentence);
+  for (size_t i = 0; i < sentences.size(); ++i) search->Add(decoder, sentences[i], lengths[i]);
   std::vector<Hypotheses> results(sources.size());
   std::vector<FinishedSentence> finished;
   while (search->sentences() > 0) {
@@ -866,10 +866,64 @@ TEST_F(DecodingTest, DefaultMaxLengthComesFromGenerationConfig) {
   const Hypothesis& looping = results[0].hypotheses[0];
   EXPECT_EQ(looping.ids.size(), 255u);
   EXPECT_FALSE(Contains(looping.ids, config().eos_token_id));
+  EXPECT_EQ(looping.truncated, 1);  // Said, not silent.
   // A long translation that ends before the limit is not cut.
   const Hypothesis& long_one = results[1].hypotheses[0];
   EXPECT_EQ(long_one.ids.size(), 220u);
   EXPECT_EQ(long_one.ids.back(), config().eos_token_id);
+  EXPECT_EQ(long_one.truncated, 0);
+}
+
+// The bound from the source's length: max_length_factor x source tokens + max_length_offset,
+// never below min_length, never above max_length.
+TEST(InputMaxLengthTest, SourceBoundWithinMaxLengthAndAtLeastMinLength) {
+  DecodingOptions options;
+  options.max_length_factor = 2.5f;
+  options.max_length_offset = 3;
+  EXPECT_EQ(InputMaxLength(options, 255, 4), 13);  // 2.5 x 4 + 3.
+  EXPECT_EQ(InputMaxLength(options, 255, 5), 16);  // 12.5 rounds up.
+  EXPECT_EQ(InputMaxLength(options, 20, 40), 20);  // max_length caps it.
+  options.min_length = 30;
+  EXPECT_EQ(InputMaxLength(options, 255, 4), 30);              // min_length is always reachable.
+  EXPECT_EQ(InputMaxLength(DecodingOptions(), 255, 20), 255);  // 12 x 20 + 16 = 256.
+  EXPECT_EQ(InputMaxLength(DecodingOptions(), 255, 2), 40);    // 12 x 2 + 16.
+}
+
+// A looping output stops at its source's bound in every search, as the prefix of what it gives
+// unbounded, and says it was cut; a sentence that ends within its bound is unchanged.
+TEST_F(DecodingTest, TheSourceLengthBoundsEachInputsOutput) {
+  Translator translator(model(), kThreads);
+  const std::vector<int> looping =
+      model()->tokenizer().EncodeSource(texts()[IndexOfLine(kLoopingLine)]);
+  const std::vector<int> first = model()->tokenizer().EncodeSource(texts()[0]);
+  ASSERT_EQ(looping.size(), 20u);
+  for (const NamedOptions& search : {NamedOptions{"greedy", Greedy()}, {"beam 2", Beam(2, 2)}}) {
+    SCOPED_TRACE(search.name);
+    ASSERT_OK_AND_ASSIGN(const std::vector<Hypotheses> unbounded,
+                         translator.TranslateIds({looping, first}, search.options));
+    DecodingOptions bounded = search.options;
+    bounded.max_length_factor = 1.5f;
+    bounded.max_length_offset = 2;  // 32 tokens for the looping line's 20.
+    ASSERT_OK_AND_ASSIGN(const std::vector<Hypotheses> results,
+                         translator.TranslateIds({looping, first}, bounded));
+    ASSERT_EQ(results[0].size(), static_cast<size_t>(bounded.num_hypotheses));
+    for (const Hypothesis& h : results[0]) {
+      if (h.truncated == 0) {
+        EXPECT_EQ(h.ids.back(), config().eos_token_id);
+        continue;
+      }
+      EXPECT_EQ(h.ids.size(), 32u);
+      EXPECT_NE(h.ids.back(), config().eos_token_id);
+    }
+    // Greedy's best is the unbounded one's first 32 tokens.
+    if (search.options.beam_size == 1) {
+      EXPECT_EQ(results[0][0].truncated, 1);
+      EXPECT_THAT(results[0][0].ids, ::testing::ElementsAreArray(unbounded[0][0].ids.begin(),
+                                                                 unbounded[0][0].ids.begin() + 32));
+    }
+    ExpectSameHypotheses(results[1], unbounded[1]);
+    for (const Hypothesis& h : results[1]) EXPECT_EQ(h.truncated, 0);
+  }
 }
 
 // Generating as many tokens as the model has positions, at the longest source it accepts.

@@ -328,6 +328,21 @@ TEST_F(CoreLimitsTest, UnknownModelIsNotFound) {
   EXPECT_EQ(ok->model, kModel);
 }
 
+// A sentence that stops at its length bound says so: its text's hypothesis counts it, never
+// silently (the API's Hypothesis.truncated_sentences).
+TEST_F(CoreLimitsTest, SentencesCutAtTheirLengthBoundAreCounted) {
+  std::unique_ptr<Core> core = Serve(LowLimits());
+  // Three tokens are not enough for any of these sentences' translations.
+  absl::StatusOr<TranslationReply> cut = core->Translate(Request(
+      {"A dog runs. A cat sleeps.", "A man is riding a bike."}, Beam(1, 1, /*max_length=*/3)));
+  ASSERT_TRUE(cut.ok()) << cut.status();
+  EXPECT_EQ(cut->translations[0].hypotheses[0].truncated, 2);
+  EXPECT_EQ(cut->translations[1].hypotheses[0].truncated, 1);
+  absl::StatusOr<TranslationReply> whole = core->Translate(Request({"A dog runs. A cat sleeps."}));
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  EXPECT_EQ(whole->translations[0].hypotheses[0].truncated, 0);
+}
+
 // A text of more sentences than the queue holds is translated: its sentences are admitted as the
 // queue drains.
 TEST_F(CoreLimitsTest, MoreSentencesThanTheQueueHoldsAreTranslated) {
