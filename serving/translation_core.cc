@@ -189,9 +189,14 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
   const DocumentFormat format = r.options.format == RequestedOptions::kHtml
                                     ? DocumentFormat::kHtml
                                     : DocumentFormat::kPlainText;
-  const SentenceRules rules{r.options.split_sentences ? served.splitter.get() : nullptr,
-                            &served.model->tokenizer(),
-                            MaxInputTokens(served.model->config(), limits_)};
+  SentenceRules rules;
+  rules.splitter = r.options.split_sentences ? served.splitter.get() : nullptr;
+  rules.tokenizer = &served.model->tokenizer();
+  rules.max_tokens = MaxInputTokens(served.model->config(), limits_);
+  // Polled between sentences and pieces: a long text stops costing soon after its caller goes.
+  const std::function<bool()> stopped = [call = pending->call, deadline = r.deadline] {
+    return call->cancelled() || absl::Now() >= deadline;
+  };
   // HTML's inline markup follows the decoder's alignment (text/document.h).
   if (NeedsAlignment(format)) pending->options.return_alignment = true;
   pending->documents.resize(texts);
@@ -218,12 +223,13 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
       const std::string field = FieldName(r, i);
       MT_RETURN_IF_ERROR(CheckUtf8(r.texts[i], field));
       absl::StatusOr<std::unique_ptr<Document>> document =
-          PrepareDocument(r.texts[i], format, rules);
+          PrepareDocument(r.texts[i], format, rules, stopped);
+      // Taking a long text apart takes time: the caller may have gone meanwhile (then the
+      // document stopped part way, and is not used).
+      MT_RETURN_IF_ERROR(stop_reason("before translation started"));
       if (!document.ok()) {
         return absl::InvalidArgumentError(absl::StrCat(field, ": ", document.status().message()));
       }
-      // A text may take long to take apart: the caller may have gone meanwhile.
-      MT_RETURN_IF_ERROR(stop_reason("before translation started"));
       pending->documents[i] = *std::move(document);
       Document& text = *pending->documents[i];
       for (size_t j = 0; j < text.sentences().size(); ++j) {

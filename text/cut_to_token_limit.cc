@@ -11,10 +11,6 @@
 namespace mtserve {
 namespace {
 
-// No token within the limit covers more bytes than this: SentencePiece's pieces are at most 16
-// characters of at most 4 bytes.
-constexpr size_t kMaxBytesPerToken = 64;
-
 struct CodePoint {
   UChar32 c;
   size_t length;
@@ -77,28 +73,45 @@ class CharCuts : public Cuts {
 };
 
 // The index of the last cut for which `fits` holds, assuming it holds for a prefix of the cuts
-// only; nullopt when it holds for none. Exponential search, then binary search between the last
-// fitting and the first failing probe: O(log k) calls for an answer at index k, and no probe far
-// beyond it (so the strings tokenised stay about as long as the piece).
+// only; nullopt when it holds for none. Galloping search from `hint` (the previous piece's answer:
+// pieces of one long run are alike, so it is usually right or close), up or down by doubling
+// steps, then binary search between the last fitting and the first failing probe: O(log d) calls
+// for an answer d cuts from the hint (two when the hint is right), and no probe far beyond the
+// answer (so the strings tokenised stay about as long as the piece).
 template <typename Fits>
-std::optional<size_t> LastFitting(Cuts& cuts, const Fits& fits) {
-  if (!cuts.Has(0) || !fits(cuts.At(0))) return std::nullopt;
-  size_t good = 0;
+std::optional<size_t> LastFitting(Cuts& cuts, const Fits& fits, size_t hint) {
+  if (!cuts.Has(0)) return std::nullopt;
+  while (hint > 0 && !cuts.Has(hint)) hint /= 2;
+  size_t good;
   std::optional<size_t> bad;  // The first index known not to fit, or (nullopt) to be past the end.
-  for (size_t step = 1;; step *= 2) {
-    const size_t probe = good + step;
-    if (!cuts.Has(probe)) break;
-    if (!fits(cuts.At(probe))) {
-      bad = probe;
-      break;
+  if (fits(cuts.At(hint))) {
+    good = hint;
+    for (size_t step = 1;; step *= 2) {
+      const size_t probe = good + step;
+      if (!cuts.Has(probe)) break;
+      if (!fits(cuts.At(probe))) {
+        bad = probe;
+        break;
+      }
+      good = probe;
     }
-    good = probe;
-  }
-  if (!bad.has_value()) {
-    // Past the end: the search continues up to the last cut.
-    size_t last = good;
-    while (cuts.Has(last + 1)) ++last;
-    bad = last + 1;
+    if (!bad.has_value()) {
+      // Past the end: the search continues up to the last cut.
+      size_t last = good;
+      while (cuts.Has(last + 1)) ++last;
+      bad = last + 1;
+    }
+  } else {
+    bad = hint;
+    for (size_t step = 1;; step *= 2) {
+      if (*bad == 0) return std::nullopt;
+      const size_t probe = step < *bad ? *bad - step : 0;
+      if (fits(cuts.At(probe))) {
+        good = probe;
+        break;
+      }
+      bad = probe;
+    }
   }
   while (*bad - good > 1) {
     const size_t mid = good + (*bad - good) / 2;
@@ -114,14 +127,16 @@ std::optional<size_t> LastFitting(Cuts& cuts, const Fits& fits) {
 }  // namespace
 
 std::vector<Segment> CutToTokenLimit(absl::string_view text, Segment sentence, int max_tokens,
-                                     const std::function<int(absl::string_view)>& count_tokens) {
+                                     const std::function<int(absl::string_view)>& count_tokens,
+                                     const std::function<bool()>& stopped) {
   // A range outside the text is clamped rather than read out of bounds.
   const size_t sentence_end = std::min(sentence.end, text.size());
   const size_t sentence_begin = std::min(sentence.begin, sentence_end);
   auto tokens = [&](size_t begin, size_t end) {
     return count_tokens(text.substr(begin, end - begin));
   };
-  if (tokens(sentence_begin, sentence_end) <= max_tokens) {
+  if (MayFitTokens(sentence_end - sentence_begin, max_tokens) &&
+      tokens(sentence_begin, sentence_end) <= max_tokens) {
     return {Segment{sentence_begin, sentence_end}};
   }
 
@@ -155,14 +170,16 @@ std::vector<Segment> CutToTokenLimit(absl::string_view text, Segment sentence, i
   while (!punct_cuts.empty() && punct_cuts.back() >= end) punct_cuts.pop_back();
 
   std::vector<Segment> pieces;
+  // The previous piece's answers, where the next search starts: at spaces (its count of space
+  // cuts) and within a word (its count of characters).
+  size_t space_hint = 0;
+  size_t char_hint = 0;
   size_t pos = begin;
   while (pos < end) {
+    if (stopped && stopped()) break;
     // A remainder over kMaxBytesPerToken bytes a token is not tokenised whole to see if it fits
-    // (that cost the whole remainder per piece: 31 s for a megabyte without a full stop); at
-    // worst, a remainder that fits anyway (long runs of spaces, which SentencePiece folds) is cut
-    // once more than it had to be.
-    if (end - pos <= kMaxBytesPerToken * static_cast<size_t>(max_tokens) &&
-        tokens(pos, end) <= max_tokens) {
+    // (that cost the whole remainder per piece: 31 s for a megabyte without a full stop).
+    if (MayFitTokens(end - pos, max_tokens) && tokens(pos, end) <= max_tokens) {
       pieces.push_back({pos, end});
       break;
     }
@@ -171,7 +188,8 @@ std::vector<Segment> CutToTokenLimit(absl::string_view text, Segment sentence, i
     const size_t first_space =
         std::upper_bound(space_cuts.begin(), space_cuts.end(), pos) - space_cuts.begin();
     ListCuts at_space(space_cuts, first_space);
-    if (std::optional<size_t> i = LastFitting(at_space, fits)) {
+    if (std::optional<size_t> i = LastFitting(at_space, fits, space_hint)) {
+      space_hint = *i;
       cut = at_space.At(*i);
       // Every punctuation cut is also a space cut, so those up to `cut` fit too and the last of
       // them needs no further tokenisation; one in this piece is preferred over a later space.
@@ -181,7 +199,8 @@ std::vector<Segment> CutToTokenLimit(absl::string_view text, Segment sentence, i
       // Even the first word is over the limit: cut it at a character boundary.
       const size_t word_end = first_space < space_cuts.size() ? space_cuts[first_space] : end;
       CharCuts in_word(text, pos, word_end);
-      if (std::optional<size_t> j = LastFitting(in_word, fits)) {
+      if (std::optional<size_t> j = LastFitting(in_word, fits, char_hint)) {
+        char_hint = *j;
         cut = in_word.At(*j);
       } else {
         cut = pos + DecodeAt(text, pos).length;  // A single character over the limit: progress.

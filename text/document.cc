@@ -28,14 +28,26 @@ std::string Document::SentenceName(absl::string_view field, size_t j) const {
 
 absl::StatusOr<std::unique_ptr<Document>> PrepareDocument(absl::string_view text,
                                                           DocumentFormat format,
-                                                          const SentenceRules& rules) {
+                                                          const SentenceRules& rules,
+                                                          const std::function<bool()>& stopped) {
+  auto gone = [&] { return stopped && stopped(); };
+  const absl::Status cancelled =
+      absl::CancelledError("the text's caller went away while it was taken apart");
+  if (gone()) return cancelled;
+  absl::StatusOr<std::unique_ptr<Document>> document;
   switch (format) {
     case DocumentFormat::kPlainText:
-      return PreparePlainText(text, rules);
+      document = PreparePlainText(text, rules, stopped);
+      break;
     case DocumentFormat::kHtml:
-      return PrepareHtml(text, rules);
+      document = PrepareHtml(text, rules);
+      break;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat("unknown format ", static_cast<int>(format)));
   }
-  return absl::InvalidArgumentError(absl::StrCat("unknown format ", static_cast<int>(format)));
+  // A format may have stopped part way: what it found is not the whole text.
+  if (gone()) return cancelled;
+  return document;
 }
 
 TextTranslation JoinDocument(const Document& document, std::vector<TranslationResult> results,

@@ -10,6 +10,7 @@
 #ifndef MTSERVE_TEXT_DOCUMENT_H_
 #define MTSERVE_TEXT_DOCUMENT_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -78,9 +79,14 @@ class Document {
 // `text` (valid UTF-8: the caller checks it, naming its field) taken apart as a text of `format`
 // by `rules`. An InvalidArgument for a text its format refuses (an HTML document nested too deep,
 // say); the message does not name the text: the caller does.
-absl::StatusOr<std::unique_ptr<Document>> PrepareDocument(absl::string_view text,
-                                                          DocumentFormat format,
-                                                          const SentenceRules& rules);
+//
+// `stopped` (optional) says whether the text's caller went away (cancelled, or past its
+// deadline); once true it must stay true. It is polled before and after taking the text apart
+// and between a plain text's sentences and pieces, so that a long text stops costing soon after:
+// PrepareDocument then fails with CANCELLED.
+absl::StatusOr<std::unique_ptr<Document>> PrepareDocument(
+    absl::string_view text, DocumentFormat format, const SentenceRules& rules,
+    const std::function<bool()>& stopped = nullptr);
 
 // The translation of `document`'s text from its sentences' (`results[i]` for
 // document.sentences()[i], each with `num_hypotheses` hypotheses, the decoder's alignment

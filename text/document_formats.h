@@ -3,6 +3,7 @@
 #ifndef MTSERVE_TEXT_DOCUMENT_FORMATS_H_
 #define MTSERVE_TEXT_DOCUMENT_FORMATS_H_
 
+#include <functional>
 #include <memory>
 
 #include "absl/status/statusor.h"
@@ -11,9 +12,11 @@
 
 namespace mtserve {
 
-// Plain text (plain_text_format.cc): the text's sentences, joined in its layout. Never fails.
-absl::StatusOr<std::unique_ptr<Document>> PreparePlainText(absl::string_view text,
-                                                           const SentenceRules& rules);
+// Plain text (plain_text_format.cc): the text's sentences, joined in its layout. Never fails;
+// stops part way once `stopped` (optional) returns true (PrepareDocument then fails).
+absl::StatusOr<std::unique_ptr<Document>> PreparePlainText(
+    absl::string_view text, const SentenceRules& rules,
+    const std::function<bool()>& stopped = nullptr);
 
 // HTML (html_format.cc): the document's runs (text/html_document.h), each split into sentences;
 // joined by rendering the document around the runs' translations, inline markup placed by the

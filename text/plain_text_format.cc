@@ -11,8 +11,11 @@ namespace {
 
 class PlainTextDocument : public Document {
  public:
-  PlainTextDocument(absl::string_view text, const SentenceRules& rules) : text_(text) {
-    sentences_ = SplitIntoSentences(text, rules.splitter, *rules.tokenizer, rules.max_tokens);
+  PlainTextDocument(absl::string_view text, const SentenceRules& rules,
+                    const std::function<bool()>& stopped)
+      : text_(text) {
+    sentences_ =
+        SplitIntoSentences(text, rules.splitter, *rules.tokenizer, rules.max_tokens, stopped);
   }
 
   TextTranslation Join(std::vector<TranslationResult> results, int num_hypotheses,
@@ -30,8 +33,9 @@ class PlainTextDocument : public Document {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Document>> PreparePlainText(absl::string_view text,
-                                                           const SentenceRules& rules) {
-  return std::make_unique<PlainTextDocument>(text, rules);
+                                                           const SentenceRules& rules,
+                                                           const std::function<bool()>& stopped) {
+  return std::make_unique<PlainTextDocument>(text, rules, stopped);
 }
 
 }  // namespace mtserve

@@ -23,11 +23,12 @@ Segment Trimmed(absl::string_view text) {
 }
 
 void AppendPieces(absl::string_view text, Segment sentence, const Tokenizer& tokenizer,
-                  int max_tokens, std::vector<SourceSentence>& out) {
+                  int max_tokens, const std::function<bool()>& stopped,
+                  std::vector<SourceSentence>& out) {
   auto count = [&](absl::string_view piece) {
     return static_cast<int>(tokenizer.EncodeSource(piece).size());
   };
-  for (const Segment& piece : CutToTokenLimit(text, sentence, max_tokens, count)) {
+  for (const Segment& piece : CutToTokenLimit(text, sentence, max_tokens, count, stopped)) {
     out.push_back(
         {piece, tokenizer.EncodeSource(text.substr(piece.begin, piece.end - piece.begin))});
   }
@@ -42,7 +43,8 @@ absl::StatusOr<std::unique_ptr<SentenceSplitter>> SplitterForLanguage(absl::stri
 
 std::vector<SourceSentence> SplitIntoSentences(absl::string_view text,
                                                const SentenceSplitter* splitter,
-                                               const Tokenizer& tokenizer, int max_tokens) {
+                                               const Tokenizer& tokenizer, int max_tokens,
+                                               const std::function<bool()>& stopped) {
   std::vector<Segment> ranges;
   if (splitter != nullptr) {
     ranges = splitter->Split(text);
@@ -51,13 +53,16 @@ std::vector<SourceSentence> SplitIntoSentences(absl::string_view text,
   }
   std::vector<SourceSentence> sentences;
   for (const Segment& range : ranges) {
-    std::vector<int> ids =
-        tokenizer.EncodeSource(text.substr(range.begin, range.end - range.begin));
-    if (ids.size() <= static_cast<size_t>(max_tokens)) {
-      sentences.push_back({range, std::move(ids)});
-    } else {
-      AppendPieces(text, range, tokenizer, max_tokens, sentences);
+    if (stopped && stopped()) break;
+    if (MayFitTokens(range.end - range.begin, max_tokens)) {
+      std::vector<int> ids =
+          tokenizer.EncodeSource(text.substr(range.begin, range.end - range.begin));
+      if (ids.size() <= static_cast<size_t>(max_tokens)) {
+        sentences.push_back({range, std::move(ids)});
+        continue;
+      }
     }
+    AppendPieces(text, range, tokenizer, max_tokens, stopped, sentences);
   }
   return sentences;
 }

@@ -6,6 +6,7 @@
 #ifndef MTSERVE_TEXT_SENTENCES_H_
 #define MTSERVE_TEXT_SENTENCES_H_
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -33,10 +34,14 @@ absl::StatusOr<std::unique_ptr<SentenceSplitter>> SplitterForLanguage(absl::stri
 // The sentences of UTF-8 `text` in order, each within `max_tokens` (>= 2): with `splitter`, its
 // sentences; without (callers who segment their texts themselves), the text as one sentence.
 // Whitespace around and between them is not translated (JoinSentences puts it back). A text of
-// whitespace only has none.
+// whitespace only has none. A sentence too long to fit (MayFitTokens) is cut without being
+// tokenised whole. `stopped` (optional) is polled between sentences and pieces; once it returns
+// true the sentences found so far are returned, covering only the text's start: the caller
+// abandons the text.
 std::vector<SourceSentence> SplitIntoSentences(absl::string_view text,
                                                const SentenceSplitter* splitter,
-                                               const Tokenizer& tokenizer, int max_tokens);
+                                               const Tokenizer& tokenizer, int max_tokens,
+                                               const std::function<bool()>& stopped = nullptr);
 
 // Adds `part` to `out`, a hypothesis made of parts in order (a text's sentences, an HTML
 // document's runs): its ids and token log-probabilities appended, its log-probability, score and

@@ -213,5 +213,24 @@ TEST_F(DocumentTest, HtmlItsFormatRefusesIsAnError) {
   EXPECT_TRUE(PrepareDocument(deep, DocumentFormat::kPlainText, Rules()).ok());
 }
 
+// A caller gone (cancelled, past its deadline) stops the taking apart: CANCELLED, whether it
+// went before or part way through a long text.
+TEST_F(DocumentTest, ACallerGoneStopsTakingTheTextApart) {
+  EXPECT_EQ(PrepareDocument("A dog runs.", DocumentFormat::kPlainText, Rules(), [] { return true; })
+                .status()
+                .code(),
+            absl::StatusCode::kCancelled);
+  std::string text;
+  for (int i = 0; i < 1000; ++i) text += "A dog runs. ";
+  int polls = 0;
+  auto gone_after_ten = [&] { return ++polls > 10; };
+  EXPECT_EQ(
+      PrepareDocument(text, DocumentFormat::kPlainText, Rules(), gone_after_ten).status().code(),
+      absl::StatusCode::kCancelled);
+  EXPECT_LT(polls, 20);  // It stopped at once, not after the text's 1,000 sentences.
+  EXPECT_TRUE(
+      PrepareDocument(text, DocumentFormat::kPlainText, Rules(), [] { return false; }).ok());
+}
+
 }  // namespace
 }  // namespace mtserve

@@ -498,5 +498,42 @@ TEST(CutToTokenLimitTest, TokenisesAboutEachPieceNotTheRestOfTheSentence) {
   }
 }
 
+// A run without spaces too long to fit (more than kMaxBytesPerToken bytes a token) is never
+// tokenised whole, and each piece after the first starts its search at the previous piece's
+// length: pieces alike cost about two tokenisations each, about twice the text in all.
+TEST(CutToTokenLimitTest, ALongRunWithoutSpacesIsCutWithoutTokenisingItWhole) {
+  const std::string run(200000, 'a');
+  constexpr int kMaxTokens = 10;  // 9 characters and the end-of-sentence token.
+  size_t longest = 0;
+  size_t bytes = 0;
+  int calls = 0;
+  auto counting = [&](absl::string_view s) {
+    longest = std::max(longest, s.size());
+    bytes += s.size();
+    ++calls;
+    return CountChars(s);
+  };
+  const std::vector<Segment> pieces =
+      CutToTokenLimit(run, Segment{0, run.size()}, kMaxTokens, counting);
+  ExpectValidPieces(run, Segment{0, run.size()}, kMaxTokens, CountChars, pieces);
+  ASSERT_EQ(pieces.size(), (run.size() + 8) / 9);
+  for (size_t i = 0; i + 1 < pieces.size(); ++i) EXPECT_EQ(pieces[i].end - pieces[i].begin, 9u);
+  EXPECT_LE(longest, kMaxBytesPerToken * kMaxTokens);
+  // Two a piece, the first piece's search from nothing (a few), and once the rest may fit (its
+  // last 640 bytes: 72 pieces) one more each to see whether it does.
+  EXPECT_LE(calls, 2 * static_cast<int>(pieces.size()) + 20 + 72);
+  EXPECT_LE(bytes, 3 * run.size());
+}
+
+// Once `stopped` says so, cutting stops: the pieces so far cover only the sentence's start.
+TEST(CutToTokenLimitTest, StopsOnceStopped) {
+  const std::string run(1000, 'a');
+  int pieces_before_stop = 3;
+  auto stopped = [&] { return pieces_before_stop-- <= 0; };
+  const std::vector<Segment> pieces =
+      CutToTokenLimit(run, Segment{0, run.size()}, 10, CountChars, stopped);
+  EXPECT_THAT(pieces, ElementsAre(Segment{0, 9}, Segment{9, 18}, Segment{18, 27}));
+}
+
 }  // namespace
 }  // namespace mtserve
