@@ -1184,51 +1184,86 @@ TEST_F(ServerTest, LongModelNameIsNotFoundWithAShortMessage) {
   EXPECT_LT(status.error_message().size(), 300u);
 }
 
-// The queue: --max_queued_texts=2, a batch runs only when 2 texts of the same options are queued.
-TEST_F(QueueTest, QueueFullIsResourceExhausted) {
-  // More texts than the queue holds can never be queued: --max_texts_per_request is at most
+// The queue: --max_queued_texts=2 bounds the sentences queued and the texts waiting for room; a
+// batch runs only when 2 texts of the same options are queued (or after an hour).
+TEST_F(QueueTest, TextsWaitingOverTheBoundAreResourceExhausted) {
+  // More texts than the bound can never wait: --max_texts_per_request is at most
   // --max_queued_texts (the server refuses to start otherwise), so such a request is invalid.
   const std::vector<std::string> three = {"A dog runs.", "A cat sleeps.", "A man walks."};
   grpc::Status status = TranslateError(*stub_, Request(three, Greedy()));
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << Describe(status);
   EXPECT_THAT(status.error_message(), HasSubstr("--max_texts_per_request"));
 
-  // A text that stays queued (its batch is not full), then a request that does not fit beside it.
+  // Two texts of options of their own fill the queue and never run (no partner): they leave at
+  // their deadline.
   const MetricsSnapshot before = Scrape();
-  v1::TranslateResponse first;
-  grpc::Status first_status;
+  std::vector<grpc::Status> stuck(2);
+  std::vector<std::thread> stuck_threads;
+  for (int i = 0; i < 2; ++i) {
+    stuck_threads.emplace_back([&, i] {
+      v1::DecodingOptions options = Greedy();
+      options.set_max_length(100 + i);
+      v1::TranslateResponse response;
+      stuck[i] = Translate(*stub_, Request({three[i]}, options), &response, 5000ms);
+    });
+  }
+  WaitForMetrics([](const MetricsSnapshot& m) { return m.Sum("mtserve_queue_depth") == 2; });
+  // A request of two texts waits for room; it is counted in the queue depth too.
+  v1::TranslateResponse waited;
+  grpc::Status waited_status;
   std::thread waiting([&] {
-    first_status = Translate(*stub_, Request({"A dog runs."}, WithScores(Greedy())), &first);
+    waited_status = Translate(
+        *stub_, Request({"A bird sings.", "A man walks."}, WithScores(Greedy())), &waited);
   });
-  const MetricsSnapshot queued =
-      WaitForMetrics([](const MetricsSnapshot& m) { return m.Sum("mtserve_queue_depth") == 1; });
-  ASSERT_EQ(queued.Sum("mtserve_queue_depth"), 1);
-  EXPECT_EQ(queued.Sum("mtserve_in_flight_requests", {{"model", kModel}}), 1);
-  status = TranslateError(*stub_, Request({"A cat sleeps.", "A man walks."}, Greedy()));
+  const MetricsSnapshot full =
+      WaitForMetrics([](const MetricsSnapshot& m) { return m.Sum("mtserve_queue_depth") == 4; });
+  ASSERT_EQ(full.Sum("mtserve_queue_depth"), 4);
+  // With two texts waiting, one more is over the bound.
+  status = TranslateError(*stub_, Request({"A cat sleeps."}, Greedy()));
   EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << Describe(status);
-  EXPECT_THAT(status.error_message(), HasSubstr("1 of 2 texts queued"));
+  EXPECT_THAT(status.error_message(), HasSubstr("2 texts waiting to be queued"));
 
-  // One more text fills the batch: both run, each with its own translation.
-  v1::TranslateResponse second;
-  status = Translate(*stub_, Request({"A cat sleeps."}, WithScores(Greedy())), &second);
-  ASSERT_TRUE(status.ok()) << Describe(status);
+  // The stuck texts' deadline passes: the waiting request is queued, fills a batch and is
+  // translated as offline.
+  for (std::thread& t : stuck_threads) t.join();
+  for (const grpc::Status& s : stuck) {
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << Describe(s);
+  }
   waiting.join();
-  ASSERT_TRUE(first_status.ok()) << Describe(first_status);
-  const auto expected = RunMttranslate({"A dog runs.", "A cat sleeps."}, {}, 1);
+  ASSERT_TRUE(waited_status.ok()) << Describe(waited_status);
+  const auto expected = RunMttranslate({"A bird sings.", "A man walks."}, {}, 1);
   ASSERT_EQ(expected.size(), 2u);
-  EXPECT_EQ(first.translations(0).hypotheses(0).text(), expected[0][0].text);
-  EXPECT_EQ(second.translations(0).hypotheses(0).text(), expected[1][0].text);
-  EXPECT_NEAR(first.translations(0).hypotheses(0).score(), expected[0][0].score, 1e-4);
-  EXPECT_NEAR(second.translations(0).hypotheses(0).score(), expected[1][0].score, 1e-4);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(waited.translations(i).hypotheses(0).text(), expected[i][0].text);
+    EXPECT_NEAR(waited.translations(i).hypotheses(0).score(), expected[i][0].score, 1e-4);
+  }
 
-  const MetricsSnapshot after = Scrape();
+  const MetricsSnapshot after = WaitForMetrics(
+      [](const MetricsSnapshot& m) { return m.Sum("mtserve_in_flight_requests") == 0; });
   EXPECT_EQ(after.Since(before, "mtserve_requests_total",
                         RequestLabels("Translate", "RESOURCE_EXHAUSTED")),
             1);
-  // One batch of the two texts.
-  EXPECT_EQ(after.Since(before, "mtserve_batch_size_sentences_count"), 1);
-  EXPECT_EQ(after.Since(before, "mtserve_batch_size_sentences_sum"), 2);
   EXPECT_EQ(after.Sum("mtserve_queue_depth"), 0);
+}
+
+// A document of 5,000 sentences, about five times the queue's bound (1,024), is translated: its
+// sentences are queued as the queue drains. Two tokens a sentence keep it quick, and say so:
+// every sentence's translation ("Ein Hund läuft.") is longer, so each is counted as cut at its
+// bound.
+TEST_F(ServerTest, ADocumentOfThousandsOfSentencesIsTranslated) {
+  constexpr int kSentences = 5000;
+  std::string document;
+  for (int i = 0; i < kSentences; ++i) absl::StrAppend(&document, i > 0 ? " " : "", "A dog runs.");
+  v1::DecodingOptions options = Greedy();
+  options.set_max_length(2);
+  v1::TranslateResponse response;
+  const grpc::Status status = Translate(*stub_, Request({document}, options), &response);
+  ASSERT_TRUE(status.ok()) << Describe(status);
+  ASSERT_EQ(response.translations_size(), 1);
+  EXPECT_EQ(response.translations(0).sentences_size(), kSentences);
+  ASSERT_EQ(response.translations(0).hypotheses_size(), 1);
+  EXPECT_EQ(response.translations(0).hypotheses(0).sentences_size(), kSentences);
+  EXPECT_EQ(response.translations(0).hypotheses(0).truncated_sentences(), kSentences);
 }
 
 // =============================================================================================

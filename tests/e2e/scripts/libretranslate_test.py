@@ -247,26 +247,35 @@ def check_two_models(checks, bin_dir, model_dir, sentence):
 
 def check_queue_full(checks, bin_dir, sentences):
     """429 as LibreTranslate answers when it is too busy: a small queue decoded a sentence at a
-    time, filled by one text of 16 sentences, refuses the same text again."""
+    time, filled by two requests of 8 texts of 16 sentences (16 sentences queued, 16 texts
+    waiting for room: --max_queued_texts counts both), refuses one more text."""
     server = MtserveProcess(os.path.join(bin_dir, "mtserve"), "--workers=1",
                             "--max_texts_per_request=8", "--max_queued_texts=16",
                             "--max_batch_size=1", "--cache_bytes=0")
     try:
         port = server.http_port
-        body = {"q": " ".join(sentences[100:116]), "source": "en", "target": "de"}
+        texts = {"texts": [" ".join(sentences[100 + i:116 + i]) for i in range(8)]}
+        body = {"q": sentences[0], "source": "en", "target": "de"}
         full = None
         for _ in range(5):
-            thread = threading.Thread(target=post_json, args=(port, "/translate", body),
-                                      daemon=True)
-            thread.start()
+            threads = [threading.Thread(target=post_json, args=(port, "/v1/translate", texts,
+                                                                {"X-Request-Timeout": "5s"}),
+                                        daemon=True) for _ in range(2)]
+            for thread in threads:
+                thread.start()
             deadline = time.monotonic() + 60
-            while time.monotonic() < deadline and thread.is_alive() and not re.search(
-                    r"^mtserve_queue_depth\{[^}]*\} ([2-9]|1[0-9])",
+            while time.monotonic() < deadline and any(t.is_alive() for t in threads):
+                # Both requests' sentences in the scheduler: more than one request's 128.
+                depth = re.search(
+                    r"^mtserve_queue_depth\{[^}]*\} (\d+)",
                     urllib.request.urlopen(f"http://127.0.0.1:{server.metrics_port}/metrics")
-                    .read().decode(), re.MULTILINE):
+                    .read().decode(), re.MULTILINE)
+                if depth and int(depth.group(1)) > 140:
+                    break
                 time.sleep(0.005)
             full = post_json(port, "/translate", body)
-            thread.join(120)
+            for thread in threads:
+                thread.join(120)
             if full[0] == 429:
                 break
         expect_error(checks, "the queue full", full, 429, "queue")

@@ -517,21 +517,29 @@ def run_serving_checks(checks, api, server, sentences):
     ex("translate: a body that does not arrive", port, "POST", "/v1/translate", '{"texts": ',
        headers={"Content-Length": "100"}, status=408)
 
-    # Queue full: a text of 16 sentences fills the queue; the same text again while they are
-    # queued gets 429. Tried a few times in case the first text left the queue in between.
-    document = " ".join(sentences[100:116])
+    # Queue full: two requests of 8 texts of 16 sentences each fill the queue (16 sentences) and
+    # leave 16 texts waiting for room (--max_queued_texts counts both); one more text gets 429.
+    # They go after 5 s. Tried a few times in case they left the queue in between.
+    texts = [" ".join(sentences[100 + i:116 + i]) for i in range(8)]
     for _ in range(5):
-        thread = threading.Thread(target=call, args=(port, "POST", "/v1/translate",
-                                                     {"texts": [document]}), daemon=True)
-        thread.start()
+        threads = [threading.Thread(target=call, args=(port, "POST", "/v1/translate",
+                                                       {"texts": texts},
+                                                       {"X-Request-Timeout": "5s"}), daemon=True)
+                   for _ in range(2)]
+        for thread in threads:
+            thread.start()
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and thread.is_alive() and not re.search(
-                r"^mtserve_queue_depth\{[^}]*\} ([2-9]|1[0-9])", server.metrics(),
-                re.MULTILINE):
+        while time.monotonic() < deadline and any(t.is_alive() for t in threads):
+            # Both requests' sentences in the scheduler: more than one request's 128.
+            depth = re.search(r"^mtserve_queue_depth\{[^}]*\} (\d+)", server.metrics(),
+                              re.MULTILINE)
+            if depth and int(depth.group(1)) > 140:
+                break
             time.sleep(0.005)
         full = ex("translate: the queue full", port, "POST", "/v1/translate",
-                  {"texts": [document]}, request_valid=True)
-        thread.join(120)
+                  {"texts": [sentences[0]]}, request_valid=True)
+        for thread in threads:
+            thread.join(120)
         if full[0] == 429:
             break
     checks.expect("translate: the queue full: 429", full[0] == 429,
