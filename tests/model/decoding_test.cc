@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -887,6 +888,21 @@ TEST(InputMaxLengthTest, SourceBoundWithinMaxLengthAndAtLeastMinLength) {
   EXPECT_EQ(InputMaxLength(options, 255, 4), 30);              // min_length is always reachable.
   EXPECT_EQ(InputMaxLength(DecodingOptions(), 255, 20), 255);  // 12 x 20 + 16 = 256.
   EXPECT_EQ(InputMaxLength(DecodingOptions(), 255, 2), 40);    // 12 x 2 + 16.
+}
+
+// The bound's own options are checked like the others, naming the field.
+TEST_F(DecodingTest, SourceBoundOptionsAreValidated) {
+  DecodingOptions options;
+  EXPECT_TRUE(ValidateDecodingOptions(options, config()).ok());
+  options.max_length_factor = -1;
+  EXPECT_THAT(ValidateDecodingOptions(options, config(), "--").message(),
+              ::testing::HasSubstr("--max_length_factor is -1"));
+  options.max_length_factor = std::numeric_limits<float>::infinity();
+  EXPECT_FALSE(ValidateDecodingOptions(options, config()).ok());
+  options = DecodingOptions();
+  options.max_length_offset = 0;
+  EXPECT_THAT(ValidateDecodingOptions(options, config(), "--").message(),
+              ::testing::HasSubstr("--max_length_offset is 0; it must be at least 1"));
 }
 
 // A looping output stops at its source's bound in every search, as the prefix of what it gives
