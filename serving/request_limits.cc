@@ -90,10 +90,10 @@ absl::Status CheckTextBytes(absl::string_view text, absl::string_view field,
 }
 
 absl::Status CheckDecodeMemory(int source_tokens, const DecodingOptions& options,
-                               const Model& model, const RequestLimits& limits,
+                               const ModelConfig& config, const RequestLimits& limits,
                                absl::string_view field) {
   if (limits.worker_memory_bytes <= 0) return absl::OkStatus();
-  const DecodeMemory memory(model.config(), options);
+  const DecodeMemory memory(config, options);
   const int64_t needed = memory.Admitting(1, source_tokens, 1, source_tokens);
   if (needed <= limits.worker_memory_bytes) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat(

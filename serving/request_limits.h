@@ -13,7 +13,7 @@
 #include "absl/strings/string_view.h"
 #include "base/json_file.h"
 #include "model/decoding/decoding_options.h"
-#include "model/model.h"
+#include "model/model_config.h"
 #include "serving/translation_request.h"
 
 namespace mtserve {
@@ -57,7 +57,7 @@ absl::Status CheckTextBytes(absl::string_view text, absl::string_view field,
 // An InvalidArgument naming `field` when decoding a text of `source_tokens` tokens with `options`
 // could need more memory than a worker may hold even alone (see model/decode_memory.h).
 absl::Status CheckDecodeMemory(int source_tokens, const DecodingOptions& options,
-                               const Model& model, const RequestLimits& limits,
+                               const ModelConfig& config, const RequestLimits& limits,
                                absl::string_view field);
 
 }  // namespace mtserve

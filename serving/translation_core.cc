@@ -235,7 +235,7 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
       for (size_t j = 0; j < text.sentences().size(); ++j) {
         const SourceSentence& sentence = text.sentences()[j];
         MT_RETURN_IF_ERROR(CheckDecodeMemory(static_cast<int>(sentence.ids.size()),
-                                             pending->options, *served.model, limits_,
+                                             pending->options, served.model->config(), limits_,
                                              text.SentenceName(field, j)));
         std::optional<std::string> key =
             SentenceCacheKey(pending->model, pending->options, sentence.ids);
