@@ -191,8 +191,6 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
   const SentenceRules rules{r.options.split_sentences ? served.splitter.get() : nullptr,
                             &served.model->tokenizer(),
                             MaxInputTokens(served.model->config(), limits_)};
-  // HTML's inline markup follows the decoder's alignment (text/document.h).
-  if (NeedsAlignment(format)) pending->options.return_alignment = true;
   pending->documents.resize(texts);
   std::vector<TranslationTask> tasks;
   struct Hit {
@@ -224,10 +222,14 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
       for (size_t j = 0; j < text.sentences().size(); ++j) {
         SourceSentence& sentence = text.sentences()[j];
         const std::string where = text.SentenceName(field, j);
-        MT_RETURN_IF_ERROR(CheckDecodeMemory(static_cast<int>(sentence.ids.size()),
-                                             pending->options, *served.model, limits_, where));
+        // HTML's inline markup and the runs of characters the model cannot spell are placed by
+        // the decoder's alignment (text/document.h); dropped from the answer unless asked for.
+        DecodingOptions options = pending->options;
+        if (text.NeedsAlignment(j)) options.return_alignment = true;
+        MT_RETURN_IF_ERROR(CheckDecodeMemory(static_cast<int>(sentence.ids.size()), options,
+                                             *served.model, limits_, where));
         std::optional<std::string> key =
-            SentenceCacheKey(pending->model, pending->options, sentence.ids);
+            SentenceCacheKey(pending->model, options, sentence.ids);
         if (key.has_value()) {
           std::optional<TranslationResult> cached = cache_->Lookup(*key);
           if (metrics_ != nullptr) metrics_->RecordCacheLookup(cached.has_value());
@@ -240,7 +242,7 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
         task.model = pending->model;
         task.model_name = served.name;
         task.source_ids = std::move(sentence.ids);
-        task.options = pending->options;
+        task.options = options;
         task.deadline = r.deadline;
         task.cancelled = [call = pending->call] { return call->cancelled(); };
         task.done = [this, pending, i, j, where,
@@ -300,9 +302,12 @@ void TranslationCore::Answer(Pending& pending) {
       reply.model = pending.model_name;
       const int n = pending.options.num_hypotheses;
       for (size_t i = 0; i < pending.documents.size(); ++i) {
-        reply.translations.push_back(JoinDocument(*pending.documents[i],
-                                                  std::move(pending.results[i]), n,
-                                                  pending.served_model->tokenizer()));
+        TextTranslation& joined = reply.translations.emplace_back(
+            JoinDocument(*pending.documents[i], std::move(pending.results[i]), n,
+                         pending.served_model->tokenizer()));
+        if (!pending.options.return_alignment) {
+          for (Hypothesis& h : joined.hypotheses) h.alignment.clear();
+        }
       }
       answer = std::move(reply);
     } else {

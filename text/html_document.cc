@@ -413,6 +413,7 @@ class RunCollector {
       i = from - 1;
     }
     if (tags.empty()) {
+      AddTextSource(t.start_pos.offset, source, t.text);
       AppendText(t.text);
       return;
     }
@@ -420,14 +421,26 @@ class RunCollector {
     const std::vector<std::string> texts = DecodeTextSegments(segments);
     if (texts.size() != segments.size() || absl::StrJoin(texts, "") != t.text) {
       // Never seen; the tags still are kept, after the text.
+      run_.text_sources.push_back({run_.text.size(),
+                                   Segment{t.start_pos.offset, t.start_pos.offset + source.size()},
+                                   false});
       AppendText(t.text);
       for (absl::string_view tag : tags) AddIgnoredTag(tag);
       return;
     }
     for (size_t i = 0; i < texts.size(); ++i) {
+      AddTextSource(t.start_pos.offset + (segments[i].data() - source.data()), segments[i],
+                    texts[i]);
       AppendText(texts[i]);
       if (i < tags.size()) AddIgnoredTag(tags[i]);
     }
+  }
+
+  // `text` is about to be appended, the decoded bytes of `source`, which starts at byte `begin`.
+  void AddTextSource(size_t begin, absl::string_view source, absl::string_view text) {
+    run_.text_sources.push_back({run_.text.size(),
+                                 {begin, begin + source.size()},
+                                 source == text && text.find('\r') == absl::string_view::npos});
   }
 
   // In HTML a line break inside a paragraph is a space (the source's wrapping, not a boundary):
@@ -729,6 +742,32 @@ std::vector<Segment> HtmlDocument::PlaceByPosition(const Run& run, absl::string_
         text, {in.range.begin * target / source, (in.range.end * target + source - 1) / source}));
   }
   return out;
+}
+
+Segment HtmlDocument::SourceBytes(const Run& run, Segment range) {
+  if (run.attribute) {
+    if (run.text.size() != run.source.end - run.source.begin) return run.source;
+    return {run.source.begin + range.begin, run.source.begin + range.end};
+  }
+  Segment hull{run.source.end, run.source.begin};
+  size_t touched = 0;
+  const TextSource* only = nullptr;
+  for (size_t i = 0; i < run.text_sources.size(); ++i) {
+    const TextSource& piece = run.text_sources[i];
+    const size_t end =
+        i + 1 < run.text_sources.size() ? run.text_sources[i + 1].text : run.text.size();
+    if (end <= range.begin || piece.text >= range.end) continue;
+    hull.begin = std::min(hull.begin, piece.source.begin);
+    hull.end = std::max(hull.end, piece.source.end);
+    ++touched;
+    only = &piece;
+  }
+  if (touched == 0) return run.source;
+  if (touched == 1 && only->exact) {
+    return {only->source.begin + (range.begin - only->text),
+            only->source.begin + (range.end - only->text)};
+  }
+  return hull;
 }
 
 std::string HtmlDocument::Render(absl::Span<const Translated> translations) const {

@@ -51,12 +51,20 @@ class HtmlDocument {
     int parent = -1;    // The innermost Inline that encloses its range and was open when it
                         // opened, or -1 (crossing ones are neither's parent).
   };
+  // Where a stretch of a run's text came from: text from byte `text` on (to the next's) is the
+  // decoded bytes of `source` in the document; `exact` if those are the same bytes.
+  struct TextSource {
+    size_t text = 0;
+    Segment source;
+    bool exact = false;
+  };
   // Text to translate.
   struct Run {
     std::string text;             // Entities decoded, markup removed, line breaks as spaces.
     std::vector<Inline> inlines;  // Outer ones before the ones they enclose.
     bool attribute = false;       // An alt or title value (no inlines).
     Segment source;               // Its bytes in the document.
+    std::vector<TextSource> text_sources;  // In order of `text` (none for an attribute).
   };
   // A run's translation: its text and where each of its inlines goes in it (one range per
   // Inline, in the same order).
@@ -70,6 +78,10 @@ class HtmlDocument {
   // empty, at the start of a word): for where the decoder's alignment says nothing
   // (text/inline_placement.h).
   static std::vector<Segment> PlaceByPosition(const Run& run, absl::string_view text);
+
+  // The document's bytes that hold `range` of `run`'s text: exactly where its text is the
+  // document's bytes (no entity, no line break rewritten), else those of the text nodes it is in.
+  static Segment SourceBytes(const Run& run, Segment range);
 
   // How deep elements may nest, as counted before parsing (see EstimateShape in the .cc):
   // Chromium's HTML parser stops nesting at 512 too.
