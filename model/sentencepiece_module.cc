@@ -17,6 +17,19 @@ class Processor : public SentencePieceModel {
   bool Encode(std::string_view text, std::vector<std::string>& pieces) const override {
     return processor_.Encode(text, &pieces).ok();
   }
+  bool EncodeWithSpans(std::string_view text, std::vector<std::string>& pieces,
+                       std::vector<std::pair<size_t, size_t>>& spans) const override {
+    const sentencepiece::ImmutableSentencePieceText encoded =
+        processor_.EncodeAsImmutableProto(text);
+    pieces.clear();
+    spans.clear();
+    for (size_t i = 0; i < encoded.pieces_size(); ++i) {
+      const auto piece = encoded.pieces(static_cast<int>(i));
+      pieces.push_back(piece.piece());
+      spans.emplace_back(piece.begin(), piece.end());
+    }
+    return true;
+  }
   bool Decode(const std::vector<std::string>& pieces, std::string& text) const override {
     return processor_.Decode(pieces, &text).ok();
   }

@@ -25,6 +25,7 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace mtserve {
@@ -35,6 +36,10 @@ class SentencePieceModel {
   virtual ~SentencePieceModel() = default;
   // Pieces of `text`; false only if the model is unusable.
   virtual bool Encode(std::string_view text, std::vector<std::string>& pieces) const = 0;
+  // Pieces of `text` with the bytes of `text` each came from ([begin, end), as SentencePiece
+  // maps them back through its normalisation); false only if the model is unusable.
+  virtual bool EncodeWithSpans(std::string_view text, std::vector<std::string>& pieces,
+                               std::vector<std::pair<size_t, size_t>>& spans) const = 0;
   // Text of `pieces`; pieces the model does not know pass through verbatim.
   virtual bool Decode(const std::vector<std::string>& pieces, std::string& text) const = 0;
 };

@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <iterator>
 #include <memory>
@@ -81,9 +82,11 @@ absl::StatusOr<std::unique_ptr<SentencePieceModel>> LoadSpm(const std::string& p
   return spm;
 }
 
+// The pieces of `text`, and with `spans` the bytes of `text` each came from.
 std::vector<std::string> Pieces(const SentencePieceModel& spm, const Vocab& vocab,
-                                absl::string_view text) {
+                                absl::string_view text, std::vector<Segment>* spans = nullptr) {
   std::vector<std::string> pieces;
+  size_t offset = 0;  // Of what SentencePiece encodes, in `text`.
   // HF MarianTokenizer keeps a leading target-language code such as ">>por<<" as one token
   // instead of letting SentencePiece split it. HF does so for any ">>...<<"; we only do it for
   // codes the vocabulary has (the languages a multilingual model supports): the golden HF output
@@ -95,15 +98,30 @@ std::vector<std::string> Pieces(const SentencePieceModel& spm, const Vocab& voca
       const absl::string_view code = text.substr(0, end + 2);
       if (vocab.Find(code).has_value()) {
         pieces.emplace_back(code);
+        if (spans != nullptr) spans->push_back({0, code.size()});
+        offset = code.size();
         text.remove_prefix(code.size());
       }
     }
   }
   std::vector<std::string> spm_pieces;
   // Encoding only fails on an unloaded model, which Load rules out.
-  if (spm.Encode(std::string_view(text.data(), text.size()), spm_pieces)) {
+  if (spans == nullptr) {
+    if (spm.Encode(std::string_view(text.data(), text.size()), spm_pieces)) {
+      pieces.insert(pieces.end(), std::make_move_iterator(spm_pieces.begin()),
+                    std::make_move_iterator(spm_pieces.end()));
+    }
+    return pieces;
+  }
+  std::vector<std::pair<size_t, size_t>> spm_spans;
+  if (spm.EncodeWithSpans(std::string_view(text.data(), text.size()), spm_pieces, spm_spans)) {
     pieces.insert(pieces.end(), std::make_move_iterator(spm_pieces.begin()),
                   std::make_move_iterator(spm_pieces.end()));
+    for (const auto& [begin, end] : spm_spans) {
+      const size_t b = std::min(begin, text.size()),
+                   e = std::min(std::max(end, begin), text.size());
+      spans->push_back({offset + b, offset + e});
+    }
   }
   return pieces;
 }
@@ -166,6 +184,23 @@ std::vector<int> Tokenizer::EncodeTarget(absl::string_view text) const {
 
 std::vector<std::string> Tokenizer::SourcePieces(absl::string_view text) const {
   return Pieces(*source_, vocab_, text);
+}
+
+std::vector<int> Tokenizer::EncodeSourceWithSpans(absl::string_view text,
+                                                  std::vector<Segment>& spans) const {
+  spans.clear();
+  const std::vector<std::string> pieces = Pieces(*source_, vocab_, text, &spans);
+  std::vector<int> ids;
+  ids.reserve(pieces.size() + 1);
+  for (const std::string& piece : pieces) ids.push_back(vocab_.Find(piece).value_or(unk_id_));
+  ids.push_back(eos_id_);
+  return ids;
+}
+
+std::vector<Segment> Tokenizer::SourcePieceSpans(absl::string_view text) const {
+  std::vector<Segment> spans;
+  Pieces(*source_, vocab_, text, &spans);
+  return spans;
 }
 
 std::string Tokenizer::DecodeTarget(absl::Span<const int> ids) const {

@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "base/segment.h"
 #include "model/model_config.h"
 #include "model/vocab.h"
 
@@ -31,6 +32,13 @@ class Tokenizer {
   std::vector<int> EncodeTarget(absl::string_view text) const;
   // Source pieces without ids (for tests and debugging).
   std::vector<std::string> SourcePieces(absl::string_view text) const;
+  // The bytes of `text` each source piece came from, one per piece of EncodeSource (its </s>
+  // excluded): how a piece that became the unknown id (SentencePiece folds a run of characters
+  // its vocabulary lacks into one) is found in the text again.
+  std::vector<Segment> SourcePieceSpans(absl::string_view text) const;
+  // EncodeSource with SourcePieceSpans, from one encoding (SentencePiece's time grows with the
+  // square of a run of unknown characters).
+  std::vector<int> EncodeSourceWithSpans(absl::string_view text, std::vector<Segment>& spans) const;
   // Target ids → pieces → target.spm decode; eos, pad and unk are dropped.
   std::string DecodeTarget(absl::Span<const int> ids) const;
 

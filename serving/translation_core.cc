@@ -197,8 +197,6 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
   const std::function<bool()> stopped = [call = pending->call, deadline = r.deadline] {
     return call->cancelled() || absl::Now() >= deadline;
   };
-  // HTML's inline markup follows the decoder's alignment (text/document.h).
-  if (NeedsAlignment(format)) pending->options.return_alignment = true;
   pending->documents.resize(texts);
   // The sentences to decode (those not answered from the cache), made into tasks as the
   // scheduler admits them.
@@ -206,6 +204,7 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
     int text;
     size_t sentence;
     std::optional<std::string> key;  // In the cache.
+    bool alignment = false;           // Decoded with the alignment.
   };
   auto misses = std::make_shared<std::vector<Miss>>();
   struct Hit {
@@ -234,11 +233,15 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
       Document& text = *pending->documents[i];
       for (size_t j = 0; j < text.sentences().size(); ++j) {
         const SourceSentence& sentence = text.sentences()[j];
-        MT_RETURN_IF_ERROR(CheckDecodeMemory(static_cast<int>(sentence.ids.size()),
-                                             pending->options, served.model->config(), limits_,
+        // HTML's inline markup and the runs of characters the model cannot spell are placed by
+        // the decoder's alignment (text/document.h); dropped from the answer unless asked for.
+        DecodingOptions options = pending->options;
+        if (text.NeedsAlignment(j)) options.return_alignment = true;
+        MT_RETURN_IF_ERROR(CheckDecodeMemory(static_cast<int>(sentence.ids.size()), options,
+                                             served.model->config(), limits_,
                                              text.SentenceName(field, j)));
         std::optional<std::string> key =
-            SentenceCacheKey(pending->model, pending->options, sentence.ids);
+            SentenceCacheKey(pending->model, options, sentence.ids);
         if (key.has_value()) {
           std::optional<TranslationResult> cached = cache_->Lookup(*key);
           if (metrics_ != nullptr) metrics_->RecordCacheLookup(cached.has_value());
@@ -247,7 +250,7 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
             continue;
           }
         }
-        misses->push_back({i, j, std::move(key)});
+        misses->push_back({i, j, std::move(key), options.return_alignment});
       }
     }
     return absl::OkStatus();
@@ -288,6 +291,7 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
     task.model_name = pending->model_name;
     task.source_ids = std::move(text.sentences()[j].ids);  // Joining needs only the ranges.
     task.options = pending->options;
+    task.options.return_alignment = miss.alignment;
     task.deadline = pending->request.deadline;
     task.cancelled = [call = pending->call] { return call->cancelled(); };
     task.done = [this, pending, i, j,
@@ -335,9 +339,12 @@ void TranslationCore::Answer(Pending& pending) {
       reply.model = pending.model_name;
       const int n = pending.options.num_hypotheses;
       for (size_t i = 0; i < pending.documents.size(); ++i) {
-        reply.translations.push_back(JoinDocument(*pending.documents[i],
-                                                  std::move(pending.results[i]), n,
-                                                  pending.served_model->tokenizer()));
+        TextTranslation& joined = reply.translations.emplace_back(
+            JoinDocument(*pending.documents[i], std::move(pending.results[i]), n,
+                         pending.served_model->tokenizer()));
+        if (!pending.options.return_alignment) {
+          for (Hypothesis& h : joined.hypotheses) h.alignment.clear();
+        }
       }
       answer = std::move(reply);
     } else {

@@ -35,8 +35,9 @@ enum class DocumentFormat {
 // naming the accepted names otherwise.
 absl::StatusOr<DocumentFormat> ParseDocumentFormat(absl::string_view name);
 
-// Whether a text of `format` needs its sentences decoded with the decoder's alignment
-// (DecodingOptions::return_alignment): HTML places its inline markup by it.
+// Whether a text of `format` needs all its sentences decoded with the decoder's alignment
+// (DecodingOptions::return_alignment): HTML places its inline markup by it. (Any format's
+// sentences with unknown characters need it too: Document::NeedsAlignment.)
 bool NeedsAlignment(DocumentFormat format);
 
 // How a text's sentences are found: `splitter`'s sentence rules (null: each text, or each run of an
@@ -64,6 +65,12 @@ class Document {
   // text: " (bytes B-E)"; an HTML document's sentences are in its runs' text, not its bytes).
   std::string SentenceName(absl::string_view field, size_t j) const;
 
+  // Whether sentence `j` must be decoded with the decoder's alignment
+  // (DecodingOptions::return_alignment) for Join: its format places inline markup by it (HTML),
+  // or it holds a run of characters the model cannot spell (text/unknown_runs.h). A caller that did
+  // not ask for alignments itself drops them from the joined hypotheses.
+  bool NeedsAlignment(size_t j) const { return aligns_markup() || sentences_[j].unknown; }
+
   // The text's translation from its sentences' (`results[i]` for sentences()[i], each with
   // `num_hypotheses` hypotheses); see JoinDocument.
   virtual TextTranslation Join(std::vector<TranslationResult> results, int num_hypotheses,
@@ -72,6 +79,8 @@ class Document {
  protected:
   // Whether sentences' ranges are bytes of the text itself (for SentenceName).
   virtual bool ranges_in_text() const = 0;
+  // Whether the format places markup by the alignment (NeedsAlignment(DocumentFormat)).
+  virtual bool aligns_markup() const = 0;
 
   std::vector<SourceSentence> sentences_;
 };
@@ -90,7 +99,7 @@ absl::StatusOr<std::unique_ptr<Document>> PrepareDocument(
 
 // The translation of `document`'s text from its sentences' (`results[i]` for
 // document.sentences()[i], each with `num_hypotheses` hypotheses, the decoder's alignment
-// included for HTML, which places inline markup by it): hypothesis k joins each sentence's k-th
+// included where Document::NeedsAlignment says): hypothesis k joins each sentence's k-th
 // best in the text's layout (text/sentences.h JoinSentences for plain text; for HTML, the
 // document rendered around its runs' translations, see text/html_document.h).
 TextTranslation JoinDocument(const Document& document, std::vector<TranslationResult> results,

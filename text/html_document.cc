@@ -3,13 +3,16 @@
 #include <gumbo.h>
 
 #include <algorithm>
-#include <functional>
+#include <limits>
 #include <memory>
+#include <optional>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "text/words.h"
 
 namespace mtserve {
@@ -189,47 +192,113 @@ bool IsText(const GumboNode* n) {
   return n->type == GUMBO_NODE_TEXT || n->type == GUMBO_NODE_WHITESPACE;
 }
 
-size_t Start(const GumboNode* n);
-size_t End(const GumboNode* n);
+// A formatting element the parser made again from one written before: reopened after a block
+// (reconstruction) or split by misnested end tags (the adoption agency). It carries the original's
+// start tag as written, and its bytes are the original's.
+bool IsClone(const GumboNode* n) {
+  return (n->parse_flags & (GUMBO_INSERTION_RECONSTRUCTED_FORMATTING_ELEMENT |
+                            GUMBO_INSERTION_ADOPTION_AGENCY_CLONED)) != 0;
+}
 
 // An element that can be taken apart into text and inline markup: an inline tag written in the
-// source (not one the parser implied), holding only text and such elements, which lie in the
-// source one after the other between its tags. (Markup the parser ignored or moved, such as a
-// stray end tag, leaves a gap: replacing the element's bytes would lose it.)
-bool IsPureInline(const GumboNode* n) {
+// source (or a clone of one), holding only text and such elements.
+bool IsInlineContent(const GumboNode* n) {
   if (n->type != GUMBO_NODE_ELEMENT) return false;
   const GumboElement& e = n->v.element;
   if (!IsInlineTag(e.tag) || IsUntranslatable(e) || e.original_tag.length == 0) return false;
-  size_t cursor = e.start_pos.offset + e.original_tag.length;
   for (unsigned i = 0; i < e.children.length; ++i) {
     const auto* child = static_cast<const GumboNode*>(e.children.data[i]);
-    if ((!IsText(child) && !IsPureInline(child)) || Start(child) != cursor) return false;
-    cursor = End(child);
+    if (!IsText(child) && !IsInlineContent(child)) return false;
   }
-  return e.original_end_tag.length == 0 || cursor == e.end_pos.offset;
+  return true;
 }
 
-size_t Start(const GumboNode* n) {
-  return n->type == GUMBO_NODE_ELEMENT ? n->v.element.start_pos.offset : n->v.text.start_pos.offset;
-}
-
-// One past the node's last byte in the source.
-size_t End(const GumboNode* n) {
-  if (IsText(n)) return n->v.text.start_pos.offset + n->v.text.original_text.length;
-  const GumboElement& e = n->v.element;
-  if (e.original_end_tag.length > 0) return e.end_pos.offset + e.original_end_tag.length;
-  size_t end = e.start_pos.offset + e.original_tag.length;
-  for (unsigned i = 0; i < e.children.length; ++i) {
-    end = std::max(end, End(static_cast<const GumboNode*>(e.children.data[i])));
+// The element's own end tag in the source, if it has one: gumbo records on an element closed by
+// another's end tag (flagged IMPLICIT_END_TAG) that other tag, which is not its own.
+std::optional<Segment> OwnEndTag(const GumboElement& e, int flags) {
+  if ((flags & GUMBO_INSERTION_IMPLICIT_END_TAG) != 0 || e.original_end_tag.length == 0) {
+    return std::nullopt;
   }
-  return end;
+  return Segment{e.end_pos.offset, e.end_pos.offset + e.original_end_tag.length};
 }
 
 std::string Piece(const GumboStringPiece& p) { return std::string(p.data, p.length); }
 
+// Where the tag starting at `i` of `s` ends (one past its '>'), if a tag starts there as an HTML
+// tokenizer reads one: '<' and a letter, "</" and a letter, or "</>" (which the tokenizer drops).
+std::optional<size_t> TagAt(absl::string_view s, size_t i) {
+  if (i + 1 >= s.size() || s[i] != '<') return std::nullopt;
+  size_t name = i + 1;
+  if (s[name] == '/') {
+    ++name;
+    if (name < s.size() && s[name] == '>') return name + 1;
+  }
+  if (name >= s.size() || !absl::ascii_isalpha(static_cast<unsigned char>(s[name]))) {
+    return std::nullopt;
+  }
+  while (name < s.size() && !absl::ascii_isspace(static_cast<unsigned char>(s[name])) &&
+         s[name] != '/' && s[name] != '>') {
+    ++name;
+  }
+  const size_t close = ScanTag(s, name).close;
+  if (close >= s.size()) return std::nullopt;
+  return close + 1;
+}
+
+// `s` as tags one after the other (their bytes), or nullopt if anything else is in it.
+std::optional<std::vector<absl::string_view>> OnlyTags(absl::string_view s) {
+  std::vector<absl::string_view> tags;
+  for (size_t i = 0; i < s.size();) {
+    const std::optional<size_t> end = TagAt(s, i);
+    if (!end.has_value()) return std::nullopt;
+    tags.push_back(s.substr(i, *end - i));
+    i = *end;
+  }
+  return tags;
+}
+
+// The text of each of `segments` (source bytes of body text, tags taken out) as the HTML parser
+// reads it, entities decoded: all parsed at once, each after a <br> that tells them apart.
+std::vector<std::string> DecodeTextSegments(absl::Span<const absl::string_view> segments) {
+  std::string html = "<body>";
+  for (absl::string_view segment : segments) absl::StrAppend(&html, "<br>", segment);
+  std::unique_ptr<GumboOutput, void (*)(GumboOutput*)> output(
+      gumbo_parse_with_options(&kGumboDefaultOptions, html.data(), html.size()),
+      [](GumboOutput* o) { gumbo_destroy_output(&kGumboDefaultOptions, o); });
+  std::vector<std::string> texts;
+  if (output == nullptr) return texts;
+  const GumboElement& root = output->root->v.element;
+  if (root.children.length < 2) return texts;
+  const auto* body_node = static_cast<const GumboNode*>(root.children.data[1]);
+  if (body_node->type != GUMBO_NODE_ELEMENT || body_node->v.element.tag != GUMBO_TAG_BODY) {
+    return texts;
+  }
+  const GumboElement& body = body_node->v.element;
+  for (unsigned i = 0; i < body.children.length; ++i) {
+    const auto* child = static_cast<const GumboNode*>(body.children.data[i]);
+    if (child->type == GUMBO_NODE_ELEMENT && child->v.element.tag == GUMBO_TAG_BR) {
+      texts.emplace_back();
+    } else if (IsText(child) && !texts.empty()) {
+      texts.back() += child->v.text.text;
+    } else {
+      return {};
+    }
+  }
+  return texts;
+}
+
+// Collects the runs of a document from gumbo's tree. A run is the inline content of a block: its
+// text, and its inline elements as spans of that text. A formatting element the parser cloned
+// (misnested tags: "<b>a <i>b</b> c</i>" is b[a i[b]] i[c] to the parser) is one span with its
+// original, over all their text, so that the run stays one text and the spans may cross (the
+// renderer nests them again). A run is contiguous source: its bytes are its text nodes, its
+// elements' start and end tags and, between or inside them, tags the parser ignored (stray end
+// tags), which are kept as empty spans where they stood. Anything else in between (bytes the
+// parser moved) ends the run, so that replacing a run's bytes loses none.
 class RunCollector {
  public:
-  explicit RunCollector(std::vector<HtmlDocument::Run>& runs) : runs_(runs) {}
+  RunCollector(absl::string_view html, std::vector<HtmlDocument::Run>& runs)
+      : html_(html), runs_(runs) {}
 
   void Walk(const GumboNode* node) {
     if (node->type == GUMBO_NODE_DOCUMENT) {
@@ -246,8 +315,8 @@ class RunCollector {
       const auto* child = static_cast<const GumboNode*>(e.children.data[i]);
       if (IsText(child)) {
         AddText(child);
-      } else if (IsPureInline(child)) {
-        AddInline(child, -1);
+      } else if (IsInlineContent(child)) {
+        AddInline(child);
       } else {
         Flush();
         Walk(child);
@@ -256,18 +325,122 @@ class RunCollector {
     Flush();
   }
 
- private:
-  // A run is bytes of the source one after the other: a node that does not start where the run
-  // ends (after bytes the parser ignored or moved) starts a new one.
-  void Begin(const GumboNode* n) {
-    if (!(run_.text.empty() && run_.inlines.empty()) && Start(n) != run_.source.end) Flush();
-    if (run_.text.empty() && run_.inlines.empty()) run_.source.begin = Start(n);
-    run_.source.end = End(n);
+  // Runs replace source bytes in order: one the parser placed out of source order would overlap
+  // another, and is left as written instead.
+  void Finish() {
+    std::stable_sort(pending_.begin(), pending_.end(),
+                     [](const auto& a, const auto& b) { return a.source.begin < b.source.begin; });
+    size_t end = 0;
+    for (HtmlDocument::Run& run : pending_) {
+      if (run.source.begin < end || run.source.end < run.source.begin) continue;
+      end = run.source.end;
+      runs_.push_back(std::move(run));
+    }
   }
 
+ private:
+  // An inline of the run being collected, beyond what the Run keeps.
+  struct Span {
+    const char* start_tag = nullptr;  // Its start tag in the source (clones share it); null for
+                                      // an ignored tag.
+    int opened_under = -1;            // The innermost span open when it opened.
+  };
+
+  // Makes the run reach source byte `begin`: true if it continues there (at its end, or after
+  // tags the parser ignored, kept as empty spans), false if it cannot.
+  bool Reach(size_t begin) {
+    if (!started_) {
+      started_ = true;
+      run_.source = {begin, begin};
+      return true;
+    }
+    if (begin == run_.source.end) return true;
+    if (begin < run_.source.end) return false;
+    const std::optional<std::vector<absl::string_view>> tags =
+        OnlyTags(html_.substr(run_.source.end, begin - run_.source.end));
+    if (!tags.has_value()) return false;
+    for (absl::string_view tag : *tags) AddIgnoredTag(tag);
+    run_.source.end = begin;
+    return true;
+  }
+
+  // Source bytes [begin, end) are the run's next: a new run continues from them if they cannot
+  // follow the current one, with the inline elements open now reopened in it.
+  void Consume(size_t begin, size_t end) {
+    if (!Reach(begin)) Restart(begin);
+    run_.source.end = std::max(run_.source.end, end);
+  }
+
+  void Restart(size_t begin) {
+    std::vector<HtmlDocument::Inline> open;
+    std::vector<const char*> keys;
+    for (int index : stack_) {
+      open.push_back(run_.inlines[index]);
+      keys.push_back(spans_[index].start_tag);
+    }
+    Flush();
+    started_ = true;
+    run_.source = {begin, begin};
+    for (size_t i = 0; i < open.size(); ++i) {
+      const int index = static_cast<int>(run_.inlines.size());
+      run_.inlines.push_back({{0, 0}, open[i].open, open[i].close, -1});
+      spans_.push_back({keys[i], index - 1});
+      clones_[keys[i]] = index;
+      stack_.push_back(index);
+    }
+  }
+
+  void AddIgnoredTag(absl::string_view tag) {
+    run_.inlines.push_back(
+        {{run_.text.size(), run_.text.size()}, std::string(tag), std::string(), -1});
+    spans_.push_back({nullptr, stack_.empty() ? -1 : stack_.back()});
+  }
+
+  // A text node, with any tags the parser ignored inside it (gumbo folds a stray end tag into
+  // the text around it) kept where they stood.
   void AddText(const GumboNode* n) {
-    Begin(n);
-    AppendText(n->v.text.text);
+    const GumboText& t = n->v.text;
+    const absl::string_view source(t.original_text.data, t.original_text.length);
+    Consume(t.start_pos.offset, t.start_pos.offset + source.size());
+    std::vector<absl::string_view> segments, tags;
+    size_t from = 0;
+    for (size_t i = source.find('<'); i != absl::string_view::npos; i = source.find('<', i + 1)) {
+      const std::optional<size_t> end = TagAt(source, i);
+      if (!end.has_value()) continue;
+      segments.push_back(source.substr(from, i - from));
+      tags.push_back(source.substr(i, *end - i));
+      from = *end;
+      i = from - 1;
+    }
+    if (tags.empty()) {
+      AddTextSource(t.start_pos.offset, source, t.text);
+      AppendText(t.text);
+      return;
+    }
+    segments.push_back(source.substr(from));
+    const std::vector<std::string> texts = DecodeTextSegments(segments);
+    if (texts.size() != segments.size() || absl::StrJoin(texts, "") != t.text) {
+      // Never seen; the tags still are kept, after the text.
+      run_.text_sources.push_back({run_.text.size(),
+                                   Segment{t.start_pos.offset, t.start_pos.offset + source.size()},
+                                   false});
+      AppendText(t.text);
+      for (absl::string_view tag : tags) AddIgnoredTag(tag);
+      return;
+    }
+    for (size_t i = 0; i < texts.size(); ++i) {
+      AddTextSource(t.start_pos.offset + (segments[i].data() - source.data()), segments[i],
+                    texts[i]);
+      AppendText(texts[i]);
+      if (i < tags.size()) AddIgnoredTag(tags[i]);
+    }
+  }
+
+  // `text` is about to be appended, the decoded bytes of `source`, which starts at byte `begin`.
+  void AddTextSource(size_t begin, absl::string_view source, absl::string_view text) {
+    run_.text_sources.push_back({run_.text.size(),
+                                 {begin, begin + source.size()},
+                                 source == text && text.find('\r') == absl::string_view::npos});
   }
 
   // In HTML a line break inside a paragraph is a space (the source's wrapping, not a boundary):
@@ -276,23 +449,46 @@ class RunCollector {
     for (char c : text) run_.text += (c == '\n' || c == '\r' || c == '\t' || c == '\f') ? ' ' : c;
   }
 
-  void AddInline(const GumboNode* n, int parent) {
-    if (parent < 0) Begin(n);
+  void AddInline(const GumboNode* n) {
     const GumboElement& e = n->v.element;
-    Attributes(e);
-    const int index = static_cast<int>(run_.inlines.size());
-    run_.inlines.push_back(
-        {{run_.text.size(), 0}, Piece(e.original_tag), Piece(e.original_end_tag), parent});
+    const bool clone = IsClone(n);
+    const auto found = clone ? clones_.find(e.original_tag.data) : clones_.end();
+    if (found != clones_.end()) {
+      stack_.push_back(found->second);
+    } else {
+      if (!clone) {
+        Attributes(e);
+        Consume(e.start_pos.offset, e.start_pos.offset + e.original_tag.length);
+      }
+      // A clone of an element outside this run (reopened after a block, or after misnested
+      // tags in a run that ended): the parser makes it again from the start tag left where it
+      // was written, so none is written here (one would nest it in itself), and only its own end
+      // tag, if it has one.
+      const int index = static_cast<int>(run_.inlines.size());
+      run_.inlines.push_back(
+          {{run_.text.size(), run_.text.size()},
+           clone ? std::string() : Piece(e.original_tag),
+           clone ? std::string() : absl::StrCat("</", gumbo_normalized_tagname(e.tag), ">"),
+           -1});
+      spans_.push_back({e.original_tag.data, stack_.empty() ? -1 : stack_.back()});
+      clones_[e.original_tag.data] = index;
+      stack_.push_back(index);
+    }
     for (unsigned i = 0; i < e.children.length; ++i) {
       const auto* child = static_cast<const GumboNode*>(e.children.data[i]);
       if (IsText(child)) {
-        AppendText(child->v.text.text);
+        AddText(child);
       } else {
-        AddInline(child, index);
+        AddInline(child);
       }
     }
-    run_.inlines[index].range.end = run_.text.size();
-    run_.source.end = std::max(run_.source.end, End(n));
+    const std::optional<Segment> end_tag = OwnEndTag(e, n->parse_flags);
+    if (end_tag.has_value()) Consume(end_tag->begin, end_tag->end);
+    // The index again: a run restarted inside the element renumbered it.
+    HtmlDocument::Inline& in = run_.inlines[stack_.back()];
+    stack_.pop_back();
+    in.range.end = run_.text.size();
+    if (end_tag.has_value()) in.close = Piece(e.original_end_tag);
   }
 
   // alt and title values are runs of their own (a tooltip, an image's description).
@@ -308,39 +504,43 @@ class RunCollector {
       run.attribute = true;
       run.source.begin = a->value_start.offset + (quoted ? 1 : 0);
       run.source.end = a->value_start.offset + a->original_value.length - (quoted ? 1 : 0);
-      if (run.source.begin < run.source.end) Keep(std::move(run));
+      if (run.source.begin < run.source.end) pending_.push_back(std::move(run));
     }
   }
 
+  // Ends the run: each inline's parent is the innermost one open when it opened that contains
+  // its whole text (a clone's text may reach past the element it opened in: they cross).
   void Flush() {
     HtmlDocument::Run run = std::move(run_);
     run_ = HtmlDocument::Run();
+    for (int index : stack_) run.inlines[index].range.end = run.text.size();
+    for (size_t i = 0; i < run.inlines.size(); ++i) {
+      const Segment range = run.inlines[i].range;
+      int parent = spans_[i].opened_under;
+      while (parent >= 0 && !(run.inlines[parent].range.begin <= range.begin &&
+                              range.end <= run.inlines[parent].range.end)) {
+        parent = run.inlines[parent].parent;
+      }
+      run.inlines[i].parent = parent;
+    }
+    spans_.clear();
+    clones_.clear();
+    stack_.clear();
+    started_ = false;
     const bool blank = std::all_of(run.text.begin(), run.text.end(), [](char c) {
       return absl::ascii_isspace(static_cast<unsigned char>(c));
     });
-    if (!blank) Keep(std::move(run));
+    if (!blank) pending_.push_back(std::move(run));
   }
 
-  // Runs replace source bytes in order: one the parser placed out of source order (misnested
-  // markup it repaired) would overlap another, and is left as written instead.
-  void Keep(HtmlDocument::Run run) { pending_.push_back(std::move(run)); }
-
- public:
-  void Finish() {
-    std::stable_sort(pending_.begin(), pending_.end(),
-                     [](const auto& a, const auto& b) { return a.source.begin < b.source.begin; });
-    size_t end = 0;
-    for (HtmlDocument::Run& run : pending_) {
-      if (run.source.begin < end || run.source.end < run.source.begin) continue;
-      end = run.source.end;
-      runs_.push_back(std::move(run));
-    }
-  }
-
- private:
+  const absl::string_view html_;
   std::vector<HtmlDocument::Run>& runs_;
   std::vector<HtmlDocument::Run> pending_;
   HtmlDocument::Run run_;
+  bool started_ = false;                          // Whether run_ has source bytes yet.
+  std::vector<Span> spans_;                       // Per inline of run_.
+  absl::flat_hash_map<const char*, int> clones_;  // Start tag → inline of run_.
+  std::vector<int> stack_;                        // Inlines of run_ open now.
 };
 
 void AppendEscaped(absl::string_view text, bool attribute, std::string& out) {
@@ -367,44 +567,59 @@ void AppendEscaped(absl::string_view text, bool attribute, std::string& out) {
   }
 }
 
-// The inlines' target ranges made properly nested: each inside its parent, after its previous
-// sibling, within the text, on UTF-8 character boundaries.
-std::vector<Segment> Nested(const HtmlDocument::Run& run, const HtmlDocument::Translated& t) {
+// The inlines' target ranges clamped: each inside its parent, within the text, on UTF-8
+// character boundaries, and after the sibling before it if their source ranges were apart (spans
+// that crossed in the source may cross in the translation); an empty source range (an empty
+// element, an ignored tag) stays empty.
+std::vector<Segment> Clamped(const HtmlDocument::Run& run, const HtmlDocument::Translated& t) {
   const size_t size = t.text.size();
   auto boundary = [&](size_t i) {
     while (i > 0 && i < size && (static_cast<unsigned char>(t.text[i]) & 0xC0) == 0x80) --i;
     return i;
   };
-  std::vector<Segment> ranges(run.inlines.size());
-  std::vector<size_t> sibling_end(run.inlines.size() + 1, 0);  // Per parent (+1: the run).
-  for (size_t i = 0; i < run.inlines.size(); ++i) {
+  const size_t n = run.inlines.size();
+  std::vector<Segment> ranges(n);
+  std::vector<size_t> low(n);              // The lower bound each one got.
+  std::vector<int> last_child(n + 1, -1);  // Per parent (+1: the run).
+  for (size_t i = 0; i < n; ++i) {
+    const HtmlDocument::Inline& in = run.inlines[i];
     Segment r = i < t.inlines.size() ? t.inlines[i] : Segment{size, size};
-    const int parent = run.inlines[i].parent;
-    const Segment outer = parent >= 0 ? ranges[parent] : Segment{0, size};
-    size_t& after = sibling_end[parent + 1];
-    const size_t low = std::max(outer.begin, after);
-    r.begin = boundary(std::clamp(r.begin, low, std::max(low, outer.end)));
-    r.begin = std::max(r.begin, low);
-    r.end = boundary(std::clamp(r.end, r.begin, std::max(r.begin, outer.end)));
+    const Segment outer = in.parent >= 0 ? ranges[in.parent] : Segment{0, size};
+    size_t lo = outer.begin;
+    if (const int last = last_child[in.parent + 1]; last >= 0) {
+      lo = std::max(lo,
+                    run.inlines[last].range.end <= in.range.begin ? ranges[last].end : low[last]);
+    }
+    r.begin = boundary(std::clamp(r.begin, lo, std::max(lo, outer.end)));
+    r.begin = std::max(r.begin, lo);
+    r.end = in.range.begin == in.range.end
+                ? r.begin
+                : boundary(std::clamp(r.end, r.begin, std::max(r.begin, outer.end)));
     r.end = std::max(r.end, r.begin);
     ranges[i] = r;
-    after = r.end;
+    low[i] = lo;
+    last_child[in.parent + 1] = static_cast<int>(i);
   }
   return ranges;
 }
 
+// A run's translation with its inlines around their ranges, as well-formed markup: tags open in
+// the order of their ranges' starts (source order among equal ones) and close at their ends; a
+// span that ends while one opened inside it is still open closes that one first and reopens it
+// after (as the HTML parser's adoption agency does), so crossing spans come out nested. An empty
+// range is its start and end tag together (an ignored tag: as written) at its place, inside the
+// spans it was inside.
 void RenderRun(const HtmlDocument::Run& run, const HtmlDocument::Translated& t, std::string& out) {
   if (run.attribute || run.inlines.empty()) {
     AppendEscaped(t.text, run.attribute, out);
     return;
   }
-  const std::vector<Segment> ranges = Nested(run, t);
-  // Each inline's children, in order: the tags are written by walking that tree, so they nest
-  // as the ranges do (empty ones included).
-  std::vector<std::vector<size_t>> children(run.inlines.size() + 1);
-  for (size_t i = 0; i < run.inlines.size(); ++i) {
-    children[run.inlines[i].parent + 1].push_back(i);
-  }
+  const std::vector<Segment> ranges = Clamped(run, t);
+  const size_t n = run.inlines.size();
+  std::vector<size_t> order(n);
+  for (size_t i = 0; i < n; ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return ranges[a].begin < ranges[b].begin; });
   const absl::string_view text = t.text;
   size_t written = 0;
   auto text_to = [&](size_t position) {
@@ -412,19 +627,64 @@ void RenderRun(const HtmlDocument::Run& run, const HtmlDocument::Translated& t, 
     AppendEscaped(text.substr(written, position - written), false, out);
     written = position;
   };
-  std::function<void(int)> write = [&](int parent) {
-    for (size_t child : children[parent + 1]) {
-      text_to(ranges[child].begin);
-      out += run.inlines[child].open;
-      write(static_cast<int>(child));
-      text_to(ranges[child].end);
-      out += run.inlines[child].close;
+  std::vector<size_t> open;          // Open spans, outermost first.
+  std::vector<char> ancestor(n, 0);  // Of the span about to be written.
+  // Closes the open spans that end before `position`, or at it unless they enclose the next span
+  // (`keep`: its ancestors stay open), each at its end.
+  auto close_to = [&](size_t position) {
+    while (true) {
+      auto must_close = [&](size_t i) {
+        return ranges[i].end < position || (ranges[i].end == position && !ancestor[i]);
+      };
+      size_t first = open.size(), at = 0;
+      for (size_t d = 0; d < open.size(); ++d) {
+        if (!must_close(open[d])) continue;
+        if (first == open.size() || ranges[open[d]].end < at) at = ranges[open[d]].end;
+        first = std::min(first, d);
+      }
+      if (first == open.size()) return;
+      // Those ending at `at` close there; the spans above them close and open again.
+      size_t lowest = open.size();
+      for (size_t d = 0; d < open.size(); ++d) {
+        if (must_close(open[d]) && ranges[open[d]].end == at) {
+          lowest = d;
+          break;
+        }
+      }
+      text_to(at);
+      std::vector<size_t> reopen;
+      for (size_t d = open.size(); d-- > lowest;) {
+        const HtmlDocument::Inline& in = run.inlines[open[d]];
+        if (must_close(open[d]) && ranges[open[d]].end == at) {
+          out += in.close;
+        } else {
+          // A span with no start tag to write (one the parser makes again) is not split.
+          if (!in.open.empty()) out += in.close;
+          reopen.push_back(open[d]);
+        }
+      }
+      open.resize(lowest);
+      for (size_t k = reopen.size(); k-- > 0;) {
+        out += run.inlines[reopen[k]].open;
+        open.push_back(reopen[k]);
+      }
     }
   };
-  write(-1);
+  for (size_t i : order) {
+    for (int a = run.inlines[i].parent; a >= 0; a = run.inlines[a].parent) ancestor[a] = 1;
+    close_to(ranges[i].begin);
+    for (int a = run.inlines[i].parent; a >= 0; a = run.inlines[a].parent) ancestor[a] = 0;
+    text_to(ranges[i].begin);
+    out += run.inlines[i].open;
+    if (ranges[i].begin == ranges[i].end) {
+      out += run.inlines[i].close;
+    } else {
+      open.push_back(i);
+    }
+  }
+  close_to(std::numeric_limits<size_t>::max());
   text_to(text.size());
 }
-
 }  // namespace
 
 absl::StatusOr<HtmlDocument> HtmlDocument::Parse(std::string html) {
@@ -452,7 +712,7 @@ absl::StatusOr<HtmlDocument> HtmlDocument::Parse(std::string html) {
       gumbo_parse_with_options(&kOptions, document.html_.data(), document.html_.size()),
       [](GumboOutput* o) { gumbo_destroy_output(&kOptions, o); });
   if (output == nullptr) return absl::InvalidArgumentError("the HTML could not be parsed");
-  RunCollector collector(document.runs_);
+  RunCollector collector(document.html_, document.runs_);
   collector.Walk(output->document);
   collector.Finish();
   return document;
@@ -466,10 +726,48 @@ std::vector<Segment> HtmlDocument::PlaceByPosition(const Run& run, absl::string_
       out.push_back({0, target});
       continue;
     }
+    if (in.range.begin == in.range.end) {
+      // Markup around no text stays around none, between words: at the start of the word its
+      // relative position falls in (or of the next word, at a space).
+      size_t at = in.range.begin == source ? target : in.range.begin * target / source;
+      if (at < target && absl::ascii_isspace(static_cast<unsigned char>(text[at]))) {
+        while (at < target && absl::ascii_isspace(static_cast<unsigned char>(text[at]))) ++at;
+      } else {
+        while (at > 0 && !absl::ascii_isspace(static_cast<unsigned char>(text[at - 1]))) --at;
+      }
+      out.push_back({at, at});
+      continue;
+    }
     out.push_back(WidenToWords(
         text, {in.range.begin * target / source, (in.range.end * target + source - 1) / source}));
   }
   return out;
+}
+
+Segment HtmlDocument::SourceBytes(const Run& run, Segment range) {
+  if (run.attribute) {
+    if (run.text.size() != run.source.end - run.source.begin) return run.source;
+    return {run.source.begin + range.begin, run.source.begin + range.end};
+  }
+  Segment hull{run.source.end, run.source.begin};
+  size_t touched = 0;
+  const TextSource* only = nullptr;
+  for (size_t i = 0; i < run.text_sources.size(); ++i) {
+    const TextSource& piece = run.text_sources[i];
+    const size_t end =
+        i + 1 < run.text_sources.size() ? run.text_sources[i + 1].text : run.text.size();
+    if (end <= range.begin || piece.text >= range.end) continue;
+    hull.begin = std::min(hull.begin, piece.source.begin);
+    hull.end = std::max(hull.end, piece.source.end);
+    ++touched;
+    only = &piece;
+  }
+  if (touched == 0) return run.source;
+  if (touched == 1 && only->exact) {
+    return {only->source.begin + (range.begin - only->text),
+            only->source.begin + (range.end - only->text)};
+  }
+  return hull;
 }
 
 std::string HtmlDocument::Render(absl::Span<const Translated> translations) const {

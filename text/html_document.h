@@ -7,10 +7,24 @@
 // replaced in the source text by their byte ranges, so what is not translated is not re-serialised
 // (and so not changed). Left untranslated: script, style, code, pre, textarea, template, svg,
 // math, kbd, samp, var, noscript, elements with translate="no", and comments (which also end a
-// run, as do <br> and any element that is not inline markup). A run is contiguous source: markup
-// the parser ignored or moved (a stray end tag) ends it, so no byte is lost by replacing it. Line
-// breaks inside a run are spaces in its text: in HTML they are the source's wrapping, not a
-// boundary. An alt or title on an inline element inside a run is left as written.
+// run, as do <br> and any element that is not inline markup). Line breaks inside a run are spaces
+// in its text: in HTML they are the source's wrapping, not a boundary. An alt or title on an
+// inline element inside a run is left as written.
+//
+// Misnested inline markup ("<b>a <i>b</b> c</i>", <font> across <b>) is one run, translated as the
+// sentence it is: the parser repairs it by closing the formatting element at the other's end tag
+// and opening a clone of it after (the standard's adoption agency algorithm), and the element and
+// its clones are one Inline over all their text, which may cross another's. The output nests
+// them again as the parser built them: a span that ends while one opened inside it is open closes
+// that one and opens it again after ("<b>a <i>b</i></b><i> c</i>"), so the output is the repaired
+// markup, properly nested, each start tag as written. An element the source left unclosed is
+// closed explicitly (a link in a link ends where the second starts); a clone of an element outside
+// the run (reopened after a block) is not written again: the parser remakes it from the start tag
+// left where it was. Tags the parser ignored (a stray end tag, which gumbo folds into the text
+// around it) and elements around no text (<a name=x></a>) are empty Inlines: they stay where they
+// stood between words, as written, never around a word. A run is contiguous source: bytes the
+// parser moved elsewhere (foster parenting out of a table) end it, so no byte is lost by
+// replacing it.
 #ifndef MTSERVE_TEXT_HTML_DOCUMENT_H_
 #define MTSERVE_TEXT_HTML_DOCUMENT_H_
 
@@ -30,8 +44,19 @@ class HtmlDocument {
   struct Inline {
     Segment range;      // In the run's text.
     std::string open;   // The start tag as written.
-    std::string close;  // The end tag as written (empty if the source left it implied).
-    int parent = -1;    // The enclosing Inline's index in the run, or -1.
+    std::string close;  // The end tag as written, or made (</b>) if the source left it implied.
+                        // Empty range: an element around no text, or a tag the parser ignored
+                        // (then `open` is its bytes and `close` empty). `open` empty: a clone the
+                        // parser remakes (see above), whose end tag alone is written.
+    int parent = -1;    // The innermost Inline that encloses its range and was open when it
+                        // opened, or -1 (crossing ones are neither's parent).
+  };
+  // Where a stretch of a run's text came from: text from byte `text` on (to the next's) is the
+  // decoded bytes of `source` in the document; `exact` if those are the same bytes.
+  struct TextSource {
+    size_t text = 0;
+    Segment source;
+    bool exact = false;
   };
   // Text to translate.
   struct Run {
@@ -39,6 +64,7 @@ class HtmlDocument {
     std::vector<Inline> inlines;  // Outer ones before the ones they enclose.
     bool attribute = false;       // An alt or title value (no inlines).
     Segment source;               // Its bytes in the document.
+    std::vector<TextSource> text_sources;  // In order of `text` (none for an attribute).
   };
   // A run's translation: its text and where each of its inlines goes in it (one range per
   // Inline, in the same order).
@@ -48,9 +74,14 @@ class HtmlDocument {
   };
 
   // Where `run`'s inlines go in its translation `text` by their relative position, each widened to
-  // whole words (an inline over the whole run goes over the whole translation): for where the
-  // decoder's alignment says nothing (text/inline_placement.h).
+  // whole words (an inline over the whole run goes over the whole translation; an empty one stays
+  // empty, at the start of a word): for where the decoder's alignment says nothing
+  // (text/inline_placement.h).
   static std::vector<Segment> PlaceByPosition(const Run& run, absl::string_view text);
+
+  // The document's bytes that hold `range` of `run`'s text: exactly where its text is the
+  // document's bytes (no entity, no line break rewritten), else those of the text nodes it is in.
+  static Segment SourceBytes(const Run& run, Segment range);
 
   // How deep elements may nest, as counted before parsing (see EstimateShape in the .cc):
   // Chromium's HTML parser stops nesting at 512 too.
@@ -67,9 +98,10 @@ class HtmlDocument {
   const std::vector<Run>& runs() const { return runs_; }
 
   // The document with each run replaced by its translation (one per run, in order), its text
-  // escaped for where it stands and its inlines placed around their ranges. Ranges are clamped so
-  // that the output is always well-formed: inside the enclosing inline's range, not overlapping
-  // the previous sibling's, and within the text.
+  // escaped for where it stands and its inlines placed around their ranges. Ranges are clamped:
+  // inside the enclosing inline's range, after the previous sibling's where their source ranges
+  // were apart, empty where the source's was, and within the text; the tags are written properly
+  // nested whatever the ranges (crossing spans split, as above).
   std::string Render(absl::Span<const Translated> translations) const;
 
  private:

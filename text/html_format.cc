@@ -2,7 +2,9 @@
 // split into sentences as plain text is, run by run; and the document rendered around the runs'
 // translations, each run's sentences joined in its text as a plain text's are, its inline markup
 // placed by the decoder's alignment where it says (text/inline_placement.h) and by position
-// elsewhere; scores and tokens summed over the runs.
+// elsewhere; the runs of characters the model cannot spell put back (text/unknown_runs.h), those
+// dropped named by their bytes in the document; scores and tokens summed over the runs.
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -12,6 +14,7 @@
 #include "text/html_document.h"
 #include "text/inline_placement.h"
 #include "text/sentences.h"
+#include "text/unknown_runs.h"
 
 namespace mtserve {
 namespace {
@@ -60,19 +63,28 @@ class HtmlTextDocument : public Document {
     const absl::Span<const SourceSentence> sentences = sentences_;
     std::vector<TextTranslation> joined;
     std::vector<std::vector<std::vector<Segment>>> inlines(runs.size());  // [run][k]
+    TextTranslation out;
+    out.dropped.resize(num_hypotheses);
     for (size_t r = 0; r < runs.size(); ++r) {
       const size_t first = first_[r], count = first_[r + 1] - first;
       const absl::Span<const SourceSentence> run_sentences = sentences.subspan(first, count);
-      const absl::Span<const TranslationResult> run_results =
-          absl::MakeConstSpan(results).subspan(first, count);
-      joined.push_back(JoinSentences(runs[r].text, run_sentences,
-                                     {run_results.begin(), run_results.end()}, num_hypotheses));
+      std::vector<TranslationResult> run_results(
+          std::make_move_iterator(results.begin() + first),
+          std::make_move_iterator(results.begin() + first + count));
+      std::vector<std::vector<Segment>> dropped;
+      RestoreUnknownRuns(runs[r].text, run_sentences, run_results, num_hypotheses, tokenizer,
+                         dropped);
+      for (size_t k = 0; k < dropped.size() && k < out.dropped.size(); ++k) {
+        for (const Segment& run : dropped[k]) {
+          out.dropped[k].push_back(HtmlDocument::SourceBytes(runs[r], run));
+        }
+      }
+      joined.push_back(JoinSentences(runs[r].text, run_sentences, run_results, num_hypotheses));
       for (int k = 0; k < num_hypotheses; ++k) {
         inlines[r].push_back(
             PlaceInlines(runs[r], run_sentences, run_results, joined.back(), k, tokenizer));
       }
     }
-    TextTranslation out;
     for (const TextTranslation& run : joined) out.source_tokens += run.source_tokens;
     for (int k = 0; k < num_hypotheses; ++k) {
       std::vector<HtmlDocument::Translated> translated;
@@ -90,6 +102,7 @@ class HtmlTextDocument : public Document {
 
  protected:
   bool ranges_in_text() const override { return false; }
+  bool aligns_markup() const override { return true; }
 
  private:
   HtmlDocument document_;

@@ -5,6 +5,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "text/unknown_runs.h"
 #include "text/words.h"
 
 namespace mtserve {
@@ -73,10 +74,30 @@ std::vector<std::optional<Segment>> PlaceByAlignment(absl::string_view text,
     const Hypothesis& part = parts[j];
     if (part.alignment.size() != part.ids.size()) continue;
     const Segment sentence = sentences[j].range;
-    const std::optional<std::vector<Segment>> source =
-        SourcePieceRanges(text.substr(sentence.begin, sentence.end - sentence.begin), tokenizer);
+    const absl::string_view sentence_text =
+        text.substr(sentence.begin, sentence.end - sentence.begin);
+    const std::optional<std::vector<Segment>> source = SourcePieceRanges(sentence_text, tokenizer);
     if (!source.has_value()) continue;
-    const std::vector<Segment> target = TargetTokenRanges(part.ids, part.text, tokenizer);
+    // A text with runs of unknown characters put back (text/unknown_runs.h): tokens are found in
+    // the decoded text, then moved past the runs put in before them.
+    const std::string decoded = tokenizer.DecodeTarget(part.ids);
+    std::vector<Segment> target = TargetTokenRanges(part.ids, decoded, tokenizer);
+    if (decoded != part.text) {
+      const UnknownRuns runs = FindUnknownRuns(sentence_text, part.ids, part.alignment, tokenizer);
+      if (runs.verbatim) continue;
+      for (Segment& t : target) {
+        t = {ShiftedByUnknownRuns(runs, t.begin, true), ShiftedByUnknownRuns(runs, t.end, false)};
+        t.end = std::max(t.end, t.begin);
+      }
+      for (size_t i = 0, shift = 0; i < runs.insertions.size(); ++i) {
+        const UnknownRuns::Insertion& insertion = runs.insertions[i];
+        const size_t at = insertion.at + shift;
+        if (insertion.token < target.size()) {
+          target[insertion.token] = {at, at + insertion.bytes.size()};
+        }
+        shift += insertion.bytes.size();
+      }
+    }
     const size_t target_offset = joined_sentences[j].begin;
     for (size_t r = 0; r < ranges.size(); ++r) {
       for (size_t k = 0; k < part.ids.size(); ++k) {

@@ -1,10 +1,12 @@
 // Plain text as a Document (text/document_formats.h): its sentences as text/sentences.h finds
-// them, and its translation joined from theirs in the text's layout.
+// them, and its translation joined from theirs in the text's layout, with the runs of characters
+// the model cannot spell put back (text/unknown_runs.h).
 #include <memory>
 #include <utility>
 
 #include "text/document_formats.h"
 #include "text/sentences.h"
+#include "text/unknown_runs.h"
 
 namespace mtserve {
 namespace {
@@ -20,11 +22,16 @@ class PlainTextDocument : public Document {
 
   TextTranslation Join(std::vector<TranslationResult> results, int num_hypotheses,
                        const Tokenizer& tokenizer) const override {
-    return JoinSentences(text_, sentences_, std::move(results), num_hypotheses);
+    std::vector<std::vector<Segment>> dropped;
+    RestoreUnknownRuns(text_, sentences_, results, num_hypotheses, tokenizer, dropped);
+    TextTranslation joined = JoinSentences(text_, sentences_, std::move(results), num_hypotheses);
+    joined.dropped = std::move(dropped);
+    return joined;
   }
 
  protected:
   bool ranges_in_text() const override { return true; }
+  bool aligns_markup() const override { return false; }
 
  private:
   const absl::string_view text_;

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "text/cut_to_token_limit.h"
+#include "text/unknown_runs.h"
 
 namespace mtserve {
 namespace {
@@ -29,8 +30,10 @@ void AppendPieces(absl::string_view text, Segment sentence, const Tokenizer& tok
     return static_cast<int>(tokenizer.EncodeSource(piece).size());
   };
   for (const Segment& piece : CutToTokenLimit(text, sentence, max_tokens, count, stopped)) {
-    out.push_back(
-        {piece, tokenizer.EncodeSource(text.substr(piece.begin, piece.end - piece.begin))});
+    std::vector<int> ids =
+        tokenizer.EncodeSource(text.substr(piece.begin, piece.end - piece.begin));
+    const bool unknown = HasUnknown(ids, tokenizer);
+    out.push_back({piece, std::move(ids), unknown});
   }
 }
 
@@ -58,7 +61,8 @@ std::vector<SourceSentence> SplitIntoSentences(absl::string_view text,
       std::vector<int> ids =
           tokenizer.EncodeSource(text.substr(range.begin, range.end - range.begin));
       if (ids.size() <= static_cast<size_t>(max_tokens)) {
-        sentences.push_back({range, std::move(ids)});
+        const bool unknown = HasUnknown(ids, tokenizer);
+        sentences.push_back({range, std::move(ids), unknown});
         continue;
       }
     }

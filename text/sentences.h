@@ -25,6 +25,8 @@ namespace mtserve {
 struct SourceSentence {
   Segment range;         // Its bytes in the text.
   std::vector<int> ids;  // Tokenised, </s> included; at most the limit.
+  bool unknown = false;  // Whether `ids` hold the unknown id (text/unknown_runs.h), kept when a
+                         // caller moves the ids out.
 };
 
 // The sentence rules for `language` (a checkpoint's source_lang): ICU's for it, its root rules for

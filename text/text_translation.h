@@ -21,6 +21,10 @@ struct TextTranslation {
   // hypothesis_sentences[k]: where each sentence's translation lies in hypotheses[k].text, in the
   // order of `sentences` (other formats: none).
   std::vector<std::vector<Segment>> hypothesis_sentences;
+  // dropped[k]: runs of characters the model cannot spell that hypotheses[k] does not hold
+  // (text/unknown_runs.h), as bytes of the text (an HTML document's bytes that hold them), in
+  // order; num_hypotheses entries, each empty for most texts.
+  std::vector<std::vector<Segment>> dropped;
 };
 
 }  // namespace mtserve

@@ -107,7 +107,6 @@ int Run() {
     std::cerr << "mttranslate: --with_alignment needs --format=text\n";
     return 2;
   }
-  if (NeedsAlignment(*format)) options.return_alignment = true;
 
   const absl::StatusOr<ComputeType> compute_type =
       ParseComputeType(absl::GetFlag(FLAGS_compute_type));
@@ -162,7 +161,13 @@ int Run() {
       return 1;
     }
     documents[i] = *std::move(document);
-    for (const SourceSentence& s : documents[i]->sentences()) sources.push_back(&s.ids);
+    for (size_t j = 0; j < documents[i]->sentences().size(); ++j) {
+      sources.push_back(&documents[i]->sentences()[j].ids);
+      // HTML's inline markup and runs of characters the model cannot spell are placed by the
+      // alignment (text/document.h), which changes no token: all are decoded with it, as the
+      // server decodes those sentences.
+      if (documents[i]->NeedsAlignment(j)) options.return_alignment = true;
+    }
   }
   // Sentences by decreasing length: batches of similar lengths waste little on padding.
   std::vector<size_t> order(sources.size());
@@ -227,7 +232,16 @@ int Run() {
     // A line of whitespace only gives it back: num_hypotheses times, like any other line.
     const TextTranslation line =
         JoinDocument(*documents[i], std::move(line_results), options.num_hypotheses, tokenizer);
-    for (const Hypothesis& h : line.hypotheses) {
+    for (size_t k = 0; k < line.hypotheses.size(); ++k) {
+      const Hypothesis& h = line.hypotheses[k];
+      // What the answer's Hypothesis.dropped lists, said where it does not change the output.
+      for (const Segment& run :
+           k < line.dropped.size() ? line.dropped[k] : std::vector<Segment>()) {
+        std::cerr << absl::StrFormat(
+            "mttranslate: line %zu: bytes %zu-%zu are characters the model cannot spell and are "
+            "not in translation %zu\n",
+            i + 1, run.begin, run.end, k + 1);
+      }
       if (absl::GetFlag(FLAGS_with_scores)) absl::StrAppendFormat(&out, "%.6f\t", h.score);
       out += h.text;
       if (with_alignment) {

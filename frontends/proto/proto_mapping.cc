@@ -38,6 +38,7 @@ void FillTranslation(const TextTranslation& result, bool with_scores, int eos_id
     if (k < result.hypothesis_sentences.size()) {
       add_ranges(result.hypothesis_sentences[k], out->mutable_sentences());
     }
+    if (k < result.dropped.size()) add_ranges(result.dropped[k], out->mutable_dropped());
     out->set_num_tokens(TargetTokens(h, eos_id));
     out->set_truncated_sentences(static_cast<uint32_t>(h.truncated));
     if (with_scores) {

@@ -35,6 +35,7 @@
 namespace mtserve {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 constexpr char kModel[] = "multi30k-en-de";
@@ -156,6 +157,31 @@ class CoreLimitsTest : public ::testing::Test {
 
   std::shared_ptr<const Model> model_;
 };
+
+// Characters the model cannot spell (text/unknown_runs.h): the sentence holding them is decoded
+// with the alignment, which the answer carries only if asked for; a run the model generated
+// nothing for is listed in the hypothesis's dropped ranges (bytes of the text), a sentence of
+// nothing else comes back as written.
+TEST_F(CoreLimitsTest, UnknownCharactersComeBackOrAreListed) {
+  const std::unique_ptr<Core> core = Serve(LowLimits());
+  // "😀" is bytes 18-22 of the first text.
+  absl::StatusOr<TranslationReply> reply =
+      core->Translate(Request({"A dog runs. A man 😀 sleeps.", "你好世界。"}));
+  ASSERT_TRUE(reply.ok()) << reply.status();
+  ASSERT_EQ(reply->translations.size(), 2u);
+  const TextTranslation& dog = reply->translations[0];
+  ASSERT_EQ(dog.dropped.size(), 1u);
+  EXPECT_THAT(dog.dropped[0], ElementsAre(Segment{18, 22}));
+  EXPECT_TRUE(dog.hypotheses[0].alignment.empty());
+  EXPECT_EQ(reply->translations[1].hypotheses[0].text, "你好世界。");
+
+  RequestedOptions aligned;
+  aligned.return_alignment = true;
+  reply = core->Translate(Request({"A dog runs. A man 😀 sleeps."}, aligned));
+  ASSERT_TRUE(reply.ok()) << reply.status();
+  const Hypothesis& h = reply->translations[0].hypotheses[0];
+  EXPECT_EQ(h.alignment.size(), h.ids.size());
+}
 
 TEST_F(CoreLimitsTest, UnavailableWhileLoading) {
   Core core(model_, LowLimits(), BatchingOptions());

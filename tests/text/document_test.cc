@@ -169,6 +169,34 @@ TEST_F(DocumentTest, HtmlInlineMarkupFollowsTheAlignment) {
             "<p>Ein <b>großer</b> Hund rennt.</p>");
 }
 
+// Misnested markup translates as its sentences do: the same sentences as the text without its
+// tags (before, the adoption agency's clones cut "A man rides a bike." into four fragments).
+TEST_F(DocumentTest, MisnestedHtmlHasTheSentencesOfItsText) {
+  struct Case {
+    std::string html;
+    std::string text;  // The same without its tags, written by hand.
+  };
+  for (const Case& c : std::vector<Case>{
+           {"<p>A <b>man <i>rides</b> a</i> bike.</p>", "A man rides a bike."},
+           {"<p><font color=red>A red <b>car</font> stops.</b> Two dogs <i>run</u>.</i></p>",
+            "A red car stops. Two dogs run."},
+           {"<p>See <a href=1>this <a href=2>page</a> now</a>. It <em>helps</span>.</em></p>",
+            "See this page now. It helps."},
+           {"<p>A <b>dog <i>runs. A <u>cat</b> sleeps.</i> Birds</u> sing.</p>",
+            "A dog runs. A cat sleeps. Birds sing."},
+       }) {
+    SCOPED_TRACE(c.html);
+    const std::unique_ptr<Document> html = Prepare(c.html, DocumentFormat::kHtml);
+    const std::unique_ptr<Document> plain = Prepare(c.text, DocumentFormat::kPlainText);
+    ASSERT_NE(html, nullptr);
+    ASSERT_NE(plain, nullptr);
+    ASSERT_EQ(html->sentences().size(), plain->sentences().size());
+    for (size_t i = 0; i < plain->sentences().size(); ++i) {
+      EXPECT_EQ(html->sentences()[i].ids, plain->sentences()[i].ids);
+    }
+  }
+}
+
 TEST_F(DocumentTest, ErrorsNameSentencesByTheirBytesOnlyInPlainText) {
   const std::string text = "A dog runs. A cat sleeps.";
   const std::unique_ptr<Document> plain = Prepare(text, DocumentFormat::kPlainText);

@@ -5,7 +5,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -219,6 +221,158 @@ TEST(HtmlDocumentTest, MalformedHtmlNeverCrashesAndKeepsBytesOutsideRuns) {
     // Rendering again what was rendered is stable.
     const HtmlDocument again = Parse(out);
     EXPECT_EQ(again.Render(Identity(again)), out);
+  }
+}
+
+// The start tags of `html` as written, each once (tests' HTML has no '>' in attribute values).
+std::set<std::string> StartTags(const std::string& html) {
+  std::set<std::string> tags;
+  for (size_t i = html.find('<'); i != std::string::npos; i = html.find('<', i + 1)) {
+    if (i + 1 < html.size() && absl::ascii_isalpha(static_cast<unsigned char>(html[i + 1]))) {
+      tags.insert(html.substr(i, html.find('>', i) + 1 - i));
+    }
+  }
+  return tags;
+}
+
+// Whether the inline elements of `html` nest: each end tag closes the innermost element open, or
+// names none that is open at all (an end tag the parser ignores, as it was in the input).
+bool InlinesNest(const std::string& html) {
+  std::vector<std::string> open;
+  for (size_t i = html.find('<'); i != std::string::npos; i = html.find('<', i + 1)) {
+    const bool end = html.compare(i, 2, "</") == 0;
+    size_t name = i + (end ? 2 : 1);
+    size_t stop = name;
+    while (stop < html.size() && absl::ascii_isalpha(static_cast<unsigned char>(html[stop]))) {
+      ++stop;
+    }
+    const std::string tag = html.substr(name, stop - name);
+    if (tag.empty() || tag == "p" || tag == "br" || tag == "div") continue;
+    if (!end) {
+      open.push_back(tag);
+    } else if (!open.empty() && open.back() == tag) {
+      open.pop_back();
+    } else if (std::find(open.begin(), open.end(), tag) != open.end()) {
+      return false;
+    }
+  }
+  return open.empty();
+}
+
+// Misnested inline tags, as real pages have them. The parser repairs them (the HTML standard's
+// adoption agency algorithm) by closing a formatting element where another's end tag is and
+// opening a clone of it after: the sentence is still one run, and the clone one span with its
+// original, so that the text translates as its sentence does. The output nests them as the parser
+// built them (written expectations: what a browser's DOM serialises to).
+TEST(HtmlDocumentTest, MisnestedTagsAreOneRunAndComeOutNested) {
+  struct Case {
+    std::string html;
+    std::string text;
+    std::string rendered;  // Identity: the run's text and spans where they were.
+  };
+  const std::vector<Case> cases = {
+      {"<p>A <b>man <i>rides</b> a</i> bike.</p>", "A man rides a bike.",
+       "<p>A <b>man <i>rides</i></b><i> a</i> bike.</p>"},
+      {"<p><font color=red>Red <b>bold</font> text</b> end.</p>", "Red bold text end.",
+       "<p><font color=red>Red <b>bold</b></font><b> text</b> end.</p>"},
+      {"<p><i>1 <b>2 <u>3</b> 4</u> 5</i></p>", "1 2 3 4 5",
+       "<p><i>1 <b>2 <u>3</u></b><u> 4</u> 5</i></p>"},
+      // Properly nested markup comes back byte for byte.
+      {"<p>A <b>big <i>brown</i></b> dog.</p>", "A big brown dog.",
+       "<p>A <b>big <i>brown</i></b> dog.</p>"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.html);
+    const HtmlDocument d = Parse(c.html);
+    EXPECT_THAT(Texts(d), ElementsAre(c.text));
+    const std::string out = d.Render(Identity(d));
+    EXPECT_EQ(out, c.rendered);
+    EXPECT_TRUE(InlinesNest(out));
+    EXPECT_EQ(StartTags(out), StartTags(c.html));
+    // The output is what it says it is: parsed again, the same text, rendered unchanged.
+    const HtmlDocument again = Parse(out);
+    EXPECT_THAT(Texts(again), ElementsAre(c.text));
+    EXPECT_EQ(again.Render(Identity(again)), out);
+  }
+  // The spans of the first: <b> over "man rides", <i> (the element and its clone) over
+  // "rides a"; they cross, so neither is the other's parent.
+  const HtmlDocument d = Parse(cases[0].html);
+  ASSERT_EQ(d.runs()[0].inlines.size(), 2u);
+  EXPECT_EQ(d.runs()[0].inlines[0].range, (Segment{2, 11}));
+  EXPECT_EQ(d.runs()[0].inlines[1].range, (Segment{6, 13}));
+  EXPECT_EQ(d.runs()[0].inlines[1].parent, -1);
+  // Translated, the spans go where the translation puts their words, and still nest: "rides a"
+  // placed over "fährt ein", "man rides" over "Mann fährt".
+  const std::string german = "Ein Mann fährt ein Fahrrad.";
+  // Bytes: "Mann fährt" = [4, 15) (ä is two), "fährt ein" = [9, 19).
+  EXPECT_EQ(d.Render({{german, {{4, 15}, {9, 19}}}}),
+            "<p>Ein <b>Mann <i>fährt</i></b><i> ein</i> Fahrrad.</p>");
+}
+
+// Markup the parser ignores or leaves around no text keeps its place among the words: a stray
+// end tag is kept as written, a link in a link is closed where the parser closed it, an empty
+// element stays empty (not moved onto a word).
+TEST(HtmlDocumentTest, StrayEndTagsNestedLinksAndEmptyElementsKeepTheirPlace) {
+  {
+    const std::string html = "<p>Hello <b>big</span> world</b>.</p>";
+    const HtmlDocument d = Parse(html);
+    EXPECT_THAT(Texts(d), ElementsAre("Hello big world."));
+    EXPECT_EQ(d.Render(Identity(d)), html);
+    EXPECT_EQ(d.Render(Upper(d)), "<p>HELLO <b>BIG</span> WORLD</b>.</p>");
+  }
+  {
+    const std::string html = "<p>Go</em> home.</p>";  // Between runs of text, not in one.
+    const HtmlDocument d = Parse(html);
+    EXPECT_THAT(Texts(d), ElementsAre("Go home."));
+    EXPECT_EQ(d.Render(Upper(d)), "<p>GO</em> HOME.</p>");
+  }
+  {
+    const std::string html = "<p>See <a href=1>this <a href=2>that</a> page</a>.</p>";
+    const HtmlDocument d = Parse(html);
+    EXPECT_THAT(Texts(d), ElementsAre("See this that page."));
+    // The first link ends where the second starts (as the parser ends it), and says so.
+    EXPECT_EQ(d.Render(Identity(d)), "<p>See <a href=1>this </a><a href=2>that</a> page</a>.</p>");
+  }
+  {
+    const std::string html = "<p>Click <a name=\"top\"></a>here now.</p>";
+    const HtmlDocument d = Parse(html);
+    ASSERT_EQ(d.runs().size(), 1u);
+    EXPECT_EQ(d.runs()[0].text, "Click here now.");
+    ASSERT_EQ(d.runs()[0].inlines.size(), 1u);
+    EXPECT_EQ(d.runs()[0].inlines[0].range, (Segment{6, 6}));
+    // Placed by position: "Click " is 6 of 15 bytes; 6/15 of "Klicken Sie jetzt hier." (23)
+    // is byte 9, inside "Sie": the empty element goes before that word, not around it.
+    const std::string german = "Klicken Sie jetzt hier.";
+    const std::vector<Segment> placed = HtmlDocument::PlaceByPosition(d.runs()[0], german);
+    EXPECT_THAT(placed, ElementsAre(Segment{8, 8}));
+    EXPECT_EQ(d.Render({{german, placed}}), "<p>Klicken <a name=\"top\"></a>Sie jetzt hier.</p>");
+    // Wherever a translation puts it, it stays empty.
+    EXPECT_EQ(d.Render({{german, {{0, 7}}}}), "<p><a name=\"top\"></a>Klicken Sie jetzt hier.</p>");
+  }
+}
+
+// Whatever misnesting, the output nests its inline elements and keeps every start tag the input
+// wrote; random soup of inline tags checks the property beyond the written cases.
+TEST(HtmlDocumentTest, AnyInlineSoupComesOutNestedWithItsTags) {
+  const std::vector<std::string> parts = {
+      "<b>",        "</b>", "<i>",  "</i>", "<u>",    "</u>", "<em>",           "</em>",
+      "<a href=1>", "</a>", "dog ", "cat ", "runs. ", "A ",   "<span class=x>", "</span>"};
+  std::mt19937 rng(7);
+  for (int i = 0; i < 500; ++i) {
+    std::string html = "<p>";
+    for (int j = static_cast<int>(rng() % 16); j > 0; --j) html += parts[rng() % parts.size()];
+    html += "end.</p>";
+    SCOPED_TRACE(html);
+    const HtmlDocument d = Parse(html);
+    // The paragraph is one run: no tag ends it.
+    ASSERT_EQ(d.runs().size(), 1u);
+    const std::string out = d.Render(Upper(d));
+    EXPECT_TRUE(InlinesNest(out)) << out;
+    EXPECT_EQ(StartTags(out), StartTags(html)) << out;
+    const HtmlDocument again = Parse(out);
+    EXPECT_THAT(
+        Texts(again),
+        ElementsAre(d.runs()[0].text.empty() ? "" : absl::AsciiStrToUpper(d.runs()[0].text)));
   }
 }
 

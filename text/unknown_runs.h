@@ -1,0 +1,65 @@
+// Runs of source characters the model's vocabulary cannot spell (CJK in an English model, emoji):
+// SentencePiece folds each run into one piece that becomes the unknown id, the decoder cannot
+// write them, and detokenising drops the unknown ids it generates. Here, where a text's
+// translation is joined, they come back: each unknown token the decoder generated becomes the
+// source run its alignment ties it to (the source piece its cross-attention weighed most, as
+// CTranslate2's replace_unknowns does), in the original bytes of the text. A run no generated
+// unknown token is tied to is reported as dropped (Hypothesis.dropped in the API). A sentence with
+// nothing the model can translate (its other pieces hold no letter or digit: "你好世界。",
+// "🙂!") is its own translation. The engine stays as it is: this uses only the ids and the
+// alignment it returns (asked for on the sentences that hold an unknown piece).
+#ifndef MTSERVE_TEXT_UNKNOWN_RUNS_H_
+#define MTSERVE_TEXT_UNKNOWN_RUNS_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "base/segment.h"
+#include "model/tokenizer.h"
+#include "model/translator.h"
+#include "text/sentences.h"
+
+namespace mtserve {
+
+// What one hypothesis of one sentence gets back of the sentence's unknown runs.
+struct UnknownRuns {
+  // Source bytes put into the translation (its text as DecodeTarget gives it, without them):
+  // `bytes` before byte `at`, for generated token `token`. In order of `at`.
+  struct Insertion {
+    size_t at = 0;
+    std::string bytes;  // The run, with a space before or after where the source had one.
+    size_t token = 0;
+  };
+  std::vector<Insertion> insertions;
+  std::vector<Segment> dropped;  // Runs not put back: bytes of the sentence, in order.
+  bool verbatim = false;         // The sentence is its own translation.
+};
+
+// Whether `ids` (a sentence's source ids) hold the unknown id.
+bool HasUnknown(absl::Span<const int> ids, const Tokenizer& tokenizer);
+
+// The unknown runs of `sentence` for the hypothesis with generated `ids` and `alignment` (one per
+// id; without it no generated unknown can be tied to a run, and all are dropped).
+UnknownRuns FindUnknownRuns(absl::string_view sentence, absl::Span<const int> ids,
+                            absl::Span<const int> alignment, const Tokenizer& tokenizer);
+
+// `decoded` (DecodeTarget of the hypothesis's ids) with `runs` put in; `sentence` if verbatim.
+std::string WithUnknownRuns(absl::string_view decoded, absl::string_view sentence,
+                            const UnknownRuns& runs);
+
+// Where byte `position` of the decoded text is once `runs` are put in: after the insertions before
+// it, and after one at it too if `after_insertion_at` (a token that starts there) .
+size_t ShiftedByUnknownRuns(const UnknownRuns& runs, size_t position, bool after_insertion_at);
+
+// For each of `sentences` of `text` with an unknown piece: every hypothesis's text (see
+// FindUnknownRuns) with its runs put back. dropped[k] gets hypothesis k's dropped runs, as bytes of
+// `text` (it has num_hypotheses entries, or is resized to).
+void RestoreUnknownRuns(absl::string_view text, absl::Span<const SourceSentence> sentences,
+                        std::vector<TranslationResult>& results, int num_hypotheses,
+                        const Tokenizer& tokenizer, std::vector<std::vector<Segment>>& dropped);
+
+}  // namespace mtserve
+
+#endif  // MTSERVE_TEXT_UNKNOWN_RUNS_H_
