@@ -147,6 +147,7 @@ absl::Status Server::StartHttp() {
   if (config_.http_listen.empty()) return absl::OkStatus();
   HttpServer::Options options = HttpOptions();
   options.tls = tls_.get();
+  options.drain = &drain_;
   absl::StatusOr<std::unique_ptr<HttpFrontend>> started =
       HttpFrontend::Start(options, core_.get(), &drain_);
   if (!started.ok()) return started.status();
@@ -246,7 +247,7 @@ absl::Status Server::Serve() {
 void Server::Drain(int signal_number) {
   health_->SetServingStatus(false);
   drain_.StartDraining();  // New requests and streams: UNAVAILABLE; HTTP and /readyz: 503.
-  if (http_ != nullptr) http_->StartDraining();  // Idle connections close; others after answers.
+  if (http_ != nullptr) http_->StartDraining();  // Every HTTP answer closes its connection.
   service_->EndStreams();                        // Open streams end once their texts are answered.
   // Once every front end drains: whoever reads it finds them all refusing.
   std::fprintf(stderr, "mtserve: %s: draining\n", strsignal(signal_number));

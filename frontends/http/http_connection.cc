@@ -146,6 +146,8 @@ class Connection final : public HttpConnection,
   ~Connection() override {
     if (!counted_address_.empty()) context_.limits->Release(counted_address_);
     ReleaseRequestCount();
+    ReleaseBody();
+    LeaveDrain();
     context_.on_closed(static_cast<const HttpConnection*>(this));
   }
 
@@ -167,13 +169,20 @@ class Connection final : public HttpConnection,
   }
 
   void Drain() override {
+    asio::post(stream_.get_executor(),
+               [self = this->shared_from_this()] { self->draining_ = true; });
+  }
+
+  void CloseIfIdle() override {
     asio::post(stream_.get_executor(), [self = this->shared_from_this()] {
       self->draining_ = true;
       // Between requests (no byte of the next one has arrived), or before any: nothing to
       // answer. Bytes waiting unread are a request: it is read and answered.
       boost::system::error_code error;
       const bool arriving = self->Socket().available(error) > 0 && !error;
-      if ((self->phase_ == Phase::kWaiting && !arriving) || self->phase_ == Phase::kHandshake) {
+      // A head still arriving is no request yet, and the process is stopping.
+      if ((self->phase_ == Phase::kWaiting && !arriving) || self->phase_ == Phase::kHandshake ||
+          self->phase_ == Phase::kHeader) {
         self->CloseNow();
       }
     });
@@ -375,9 +384,26 @@ class Connection final : public HttpConnection,
       if (has_body) answer->close = true;
       return Queue(Format(*answer, Part::kWhole), /*last=*/true, nullptr);
     }
+    // From here the request is answered, however it goes: draining waits for it.
+    if (options_.drain != nullptr) {
+      options_.drain->Enter();
+      in_drain_ = true;
+    }
     const int64_t limit = options_.max_body_bytes;
     if (parser_->content_length().value_or(0) > static_cast<uint64_t>(limit)) return TooLarge();
     if (!has_body) return Dispatch();
+    if (!TakeBody()) {
+      HttpAnswer answer = context_.service->Refuse(
+          *request_,
+          absl::UnavailableError(absl::StrCat(
+              "the server is busy: it holds ", context_.max_bodies,
+              " request bodies being read, handled or waiting, the limit (",
+              options_.handler_threads_flag, " + ", options_.max_queued_flag, "); retry shortly")),
+          503);
+      answer.headers.emplace_back("Retry-After", "1");
+      answer.close = true;  // The body is not read.
+      return Queue(Format(answer, Part::kWhole), /*last=*/true, nullptr);
+    }
     parser_->body_limit(static_cast<uint64_t>(limit));
     // curl asks for this before bodies over 1 MiB, and waits a second for it otherwise.
     if (const auto expect = request_->header("Expect");
@@ -527,8 +553,30 @@ class Connection final : public HttpConnection,
     cancel_ = nullptr;
     request_.reset();
     ReleaseRequestCount();
+    ReleaseBody();
+    LeaveDrain();
     if (close_after_) return BeginClose();
     NextRequest();
+  }
+
+  void LeaveDrain() {
+    if (!in_drain_) return;
+    in_drain_ = false;
+    options_.drain->Leave();
+  }
+
+  bool TakeBody() {
+    if (context_.bodies->fetch_add(1) >= context_.max_bodies) {
+      context_.bodies->fetch_sub(1);
+      return false;
+    }
+    holds_body_ = true;
+    return true;
+  }
+  void ReleaseBody() {
+    if (!holds_body_) return;
+    holds_body_ = false;
+    context_.bodies->fetch_sub(1);
   }
 
   void ReleaseRequestCount() {
@@ -557,6 +605,7 @@ class Connection final : public HttpConnection,
     if (abort) Socket().set_option(asio::socket_base::linger(true, 0), ignored);
     Socket().close(ignored);
     if (cancel_) std::exchange(cancel_, nullptr)();
+    LeaveDrain();
     std::deque<PendingWrite> writes = std::move(writes_);
     writes_.clear();
     for (PendingWrite& write : writes) {
@@ -579,6 +628,8 @@ class Connection final : public HttpConnection,
   bool draining_ = false;
   bool keep_alive_ = true;
   bool close_after_ = false;  // The answer being written says Connection: close.
+  bool holds_body_ = false;   // Counted in context_.bodies.
+  bool in_drain_ = false;     // Counted in options_.drain.
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   std::shared_ptr<HttpRequest> request_;

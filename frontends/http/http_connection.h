@@ -5,6 +5,7 @@
 #ifndef MTSERVE_FRONTENDS_HTTP_HTTP_CONNECTION_H_
 #define MTSERVE_FRONTENDS_HTTP_HTTP_CONNECTION_H_
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
@@ -24,6 +25,10 @@ struct HttpServerContext {
   HttpService* service;
   HandlerPool* pool;
   ConnectionLimits* limits;
+  // Requests holding a body (from its first byte until the answer is written), and how many may:
+  // what bodies take in memory is bounded whatever the number of connections.
+  std::atomic<int>* bodies;
+  int max_bodies;
   // Called once by each connection as it ends (it is then forgotten by the server).
   std::function<void(const void* connection)> on_closed;
 };
@@ -33,8 +38,13 @@ class HttpConnection {
   virtual ~HttpConnection() = default;
   // On any thread: the connection's work goes to its strand.
   virtual void Start() = 0;
-  // Closes it now if it is between requests, else after the answer being read or handled.
+  // Every answer from now on closes it (Connection: close), and no next request is read. An idle
+  // keep-alive connection stays open until its idle deadline or CloseIfIdle (a client may be
+  // sending its next request on it at this very moment).
   virtual void Drain() = 0;
+  // Drain, and close it now if it is between requests (no byte of the next one has arrived) or
+  // still reading a request's head.
+  virtual void CloseIfIdle() = 0;
   // Closes it now, whatever it is doing.
   virtual void Close() = 0;
 };

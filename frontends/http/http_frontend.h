@@ -51,7 +51,7 @@ class HttpFrontend : public HttpService {
 
   int port() const { return server_->port(); }
 
-  // Once `drain` drains: idle connections close, the others after their answer.
+  // Once `drain` drains: every answer closes its connection (HttpServer::Drain).
   void StartDraining() { server_->Drain(); }
   // Drains `drain` if it is not draining yet, cancels the requests still in flight, lets their
   // answers be written, and stops.

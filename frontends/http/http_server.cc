@@ -2,6 +2,7 @@
 // in http_connection.cc.
 #include "frontends/http/http_server.h"
 
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <optional>
@@ -79,6 +80,8 @@ class HttpServer::Impl {
     context_.service = service_;
     context_.pool = &pool_;
     context_.limits = &limits_;
+    context_.bodies = &bodies_;
+    context_.max_bodies = options_.handler_threads + options_.max_queued_requests;
     context_.on_closed = [this](const void* connection) {
       absl::MutexLock lock(&mutex_);
       connections_.erase(connection);
@@ -107,6 +110,9 @@ class HttpServer::Impl {
     if (!threads_.empty()) closed.WaitForNotification();
     Drain();
     pool_.Stop();  // Every handler has answered.
+    for (const std::shared_ptr<HttpConnection>& connection : Connections()) {
+      connection->CloseIfIdle();
+    }
     // Their answers are written (each within the write deadline), then the connections close.
     const absl::Duration wait = options_.timeouts.write + absl::Seconds(1);
     {
@@ -190,6 +196,7 @@ class HttpServer::Impl {
   ConnectionLimits limits_;
   HandlerPool pool_;
   HttpServerContext context_;
+  std::atomic<int> bodies_{0};
   absl::Mutex mutex_;
   std::map<const void*, std::weak_ptr<HttpConnection>> connections_ ABSL_GUARDED_BY(mutex_);
   std::optional<asio::ssl::context> tls_;

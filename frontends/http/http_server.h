@@ -23,7 +23,9 @@
 // No deadline runs while a handler works: a translation has its own (X-Request-Timeout).
 // A client that disconnects while its request is handled is told to the handler
 // (HttpReply::OnClientGone), which cancels what it started. Requests the handlers' queue cannot
-// take get 503 at once.
+// take get 503 at once, and so do requests with a body once handler_threads + max_queued_requests
+// requests hold one (read, handled or waiting): what bodies take in memory is bounded by that
+// times max_body_bytes, however many connections send them.
 #ifndef MTSERVE_FRONTENDS_HTTP_HTTP_SERVER_H_
 #define MTSERVE_FRONTENDS_HTTP_HTTP_SERVER_H_
 
@@ -36,6 +38,7 @@
 #include "frontends/http/connection_limits.h"
 #include "frontends/http/http_exchange.h"
 #include "frontends/tls/server_tls.h"
+#include "serving/drain_gate.h"
 
 namespace mtserve {
 
@@ -54,7 +57,7 @@ class HttpServer {
     std::string listen_flag = "--http_listen";  // Named in the errors.
     int io_threads = 1;
     int handler_threads = 16;
-    int max_queued_requests = 64;  // Requests waiting for a handler thread; more get 503.
+    int max_queued_requests = 16;  // Requests waiting for a handler thread; more get 503.
     std::string handler_threads_flag = "--http_threads";  // Named in the 503.
     std::string max_queued_flag = "--http_max_queued";
     HttpTimeouts timeouts;
@@ -62,6 +65,10 @@ class HttpServer {
     std::string max_body_flag = "--max_message_bytes";
     ConnectionLimits::Options connection_limits;  // Off by default.
     ServerTls* tls = nullptr;                     // HTTPS with these files; null: HTTP.
+    // Counts each request that Route leaves to Handle, from its head until its answer is written
+    // (or its client is gone), so that draining waits for requests whose body is still arriving.
+    // Null: none.
+    DrainGate* drain = nullptr;
   };
 
   // Listens and serves at once; `service` outlives the server.
@@ -74,12 +81,14 @@ class HttpServer {
 
   int port() const;
 
-  // Idle connections close now; others close after the answer to the request they are reading
-  // or handling (each answer says Connection: close). New connections are still accepted.
+  // Every answer from now on closes its connection (Connection: close): a request read from now
+  // on is answered, then its connection closes. Idle keep-alive connections stay until their
+  // idle deadline or Stop (closing one now would race a client reusing it). New connections are
+  // still accepted.
   void Drain();
   // Stops accepting, drains, waits for the handlers to answer what they have (the caller makes
-  // them end soon: cancelled translations), lets those answers be written (each within
-  // write_timeout), then closes every connection and joins the threads.
+  // them end soon: cancelled translations), closes the idle connections, lets the answers be
+  // written (each within write_timeout), then closes every connection and joins the threads.
   void Stop();
 
  private:
