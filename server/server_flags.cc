@@ -40,8 +40,8 @@ ABSL_FLAG(int, http_threads, 16,
           "connections themselves hold no thread");
 ABSL_FLAG(int, http_max_queued, 16,
           "HTTP requests read whole that may wait for a handler thread (--http_threads); more get "
-          "503 at once. At most --http_threads + this many requests hold a body at once (more get "
-          "503 before it is read): bodies take at most that many --max_message_bytes");
+          "503 at once. The request bodies held at once take at most (--http_threads + this) x "
+          "--max_message_bytes (a body past that gets 503)");
 ABSL_FLAG(absl::Duration, http_timeout, absl::Seconds(10),
           "HTTP deadlines, each on its own: a TLS handshake, a request's headers (from their first "
           "byte), its body (from the end of the headers; 408 past it), each write of an answer, "

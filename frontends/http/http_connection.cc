@@ -338,6 +338,7 @@ class Connection final : public HttpConnection,
       beast::error_code error;
       const size_t used = parser_->put(buffer_.data(), error);
       buffer_.consume(used);
+      if (phase_ == Phase::kBody && !HoldBody()) return Busy();
       if (error == http::error::need_more) {
         if (used == 0) return;
         continue;
@@ -392,18 +393,6 @@ class Connection final : public HttpConnection,
     const int64_t limit = options_.max_body_bytes;
     if (parser_->content_length().value_or(0) > static_cast<uint64_t>(limit)) return TooLarge();
     if (!has_body) return Dispatch();
-    if (!TakeBody()) {
-      HttpAnswer answer = context_.service->Refuse(
-          *request_,
-          absl::UnavailableError(absl::StrCat(
-              "the server is busy: it holds ", context_.max_bodies,
-              " request bodies being read, handled or waiting, the limit (",
-              options_.handler_threads_flag, " + ", options_.max_queued_flag, "); retry shortly")),
-          503);
-      answer.headers.emplace_back("Retry-After", "1");
-      answer.close = true;  // The body is not read.
-      return Queue(Format(answer, Part::kWhole), /*last=*/true, nullptr);
-    }
     parser_->body_limit(static_cast<uint64_t>(limit));
     // curl asks for this before bodies over 1 MiB, and waits a second for it otherwise.
     if (const auto expect = request_->header("Expect");
@@ -565,18 +554,27 @@ class Connection final : public HttpConnection,
     options_.drain->Leave();
   }
 
-  bool TakeBody() {
-    if (context_.bodies->fetch_add(1) >= context_.max_bodies) {
-      context_.bodies->fetch_sub(1);
-      return false;
-    }
-    holds_body_ = true;
-    return true;
+  // Counts the body's bytes received so far in what all bodies hold; false once that is over
+  // the bound.
+  bool HoldBody() {
+    const int64_t size = static_cast<int64_t>(parser_->get().body().size());
+    const int64_t added = size - body_bytes_;
+    body_bytes_ = size;
+    return context_.body_bytes->fetch_add(added) + added <= context_.max_body_bytes;
   }
   void ReleaseBody() {
-    if (!holds_body_) return;
-    holds_body_ = false;
-    context_.bodies->fetch_sub(1);
+    context_.body_bytes->fetch_sub(body_bytes_);
+    body_bytes_ = 0;
+  }
+
+  void Busy() {
+    Refuse(
+        absl::UnavailableError(absl::StrCat(
+            "the server is busy: the request bodies it holds (read, handled or waiting) "
+            "reach ",
+            context_.max_body_bytes, " bytes, its bound ((", options_.handler_threads_flag, " + ",
+            options_.max_queued_flag, ") x ", options_.max_body_flag, "); retry shortly")),
+        503, /*close=*/true);
   }
 
   void ReleaseRequestCount() {
@@ -628,10 +626,10 @@ class Connection final : public HttpConnection,
   bool draining_ = false;
   bool keep_alive_ = true;
   bool close_after_ = false;  // The answer being written says Connection: close.
-  bool holds_body_ = false;   // Counted in context_.bodies.
+  int64_t body_bytes_ = 0;    // Counted in context_.body_bytes.
   bool in_drain_ = false;     // Counted in options_.drain.
   beast::flat_buffer buffer_;
-  std::optional<http::request_parser<http::string_body>> parser_;
+  std::optional<http::request_parser<GrowingStringBody>> parser_;
   std::shared_ptr<HttpRequest> request_;
   std::string request_count_;  // The client address the request is counted for; empty: none.
   std::function<void()> cancel_;

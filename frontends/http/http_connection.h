@@ -25,10 +25,10 @@ struct HttpServerContext {
   HttpService* service;
   HandlerPool* pool;
   ConnectionLimits* limits;
-  // Requests holding a body (from its first byte until the answer is written), and how many may:
-  // what bodies take in memory is bounded whatever the number of connections.
-  std::atomic<int>* bodies;
-  int max_bodies;
+  // The bytes of the request bodies held (from their arrival until their answer is written),
+  // and how many may be: what bodies take in memory is bounded whatever the connections.
+  std::atomic<int64_t>* body_bytes;
+  int64_t max_body_bytes;
   // Called once by each connection as it ends (it is then forgotten by the server).
   std::function<void(const void* connection)> on_closed;
 };

@@ -15,13 +15,13 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "boost/beast/http/message.hpp"
-#include "boost/beast/http/string_body.hpp"
+#include "frontends/http/growing_string_body.h"
 
 namespace mtserve {
 
 // A request: its head as soon as it is read, its body once it is whole.
 struct HttpRequest {
-  boost::beast::http::request<boost::beast::http::string_body> message;
+  boost::beast::http::request<GrowingStringBody> message;
   std::string client_address;  // The peer's IP address (or the one a trusted proxy names).
   absl::Time received;         // When its head was read: request deadlines count from here.
 

@@ -80,8 +80,10 @@ class HttpServer::Impl {
     context_.service = service_;
     context_.pool = &pool_;
     context_.limits = &limits_;
-    context_.bodies = &bodies_;
-    context_.max_bodies = options_.handler_threads + options_.max_queued_requests;
+    context_.body_bytes = &body_bytes_;
+    context_.max_body_bytes =
+        static_cast<int64_t>(options_.handler_threads + options_.max_queued_requests) *
+        options_.max_body_bytes;
     context_.on_closed = [this](const void* connection) {
       absl::MutexLock lock(&mutex_);
       connections_.erase(connection);
@@ -196,7 +198,7 @@ class HttpServer::Impl {
   ConnectionLimits limits_;
   HandlerPool pool_;
   HttpServerContext context_;
-  std::atomic<int> bodies_{0};
+  std::atomic<int64_t> body_bytes_{0};
   absl::Mutex mutex_;
   std::map<const void*, std::weak_ptr<HttpConnection>> connections_ ABSL_GUARDED_BY(mutex_);
   std::optional<asio::ssl::context> tls_;

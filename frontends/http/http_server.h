@@ -23,9 +23,10 @@
 // No deadline runs while a handler works: a translation has its own (X-Request-Timeout).
 // A client that disconnects while its request is handled is told to the handler
 // (HttpReply::OnClientGone), which cancels what it started. Requests the handlers' queue cannot
-// take get 503 at once, and so do requests with a body once handler_threads + max_queued_requests
-// requests hold one (read, handled or waiting): what bodies take in memory is bounded by that
-// times max_body_bytes, however many connections send them.
+// take get 503 at once, and so does a body that would take the bytes of all bodies held (arriving,
+// waiting or handled) past (handler_threads + max_queued_requests) x max_body_bytes: what bodies
+// take in memory is bounded, however many connections send them. A body holds what has arrived
+// (growing_string_body.h), so slow bodies hold little.
 #ifndef MTSERVE_FRONTENDS_HTTP_HTTP_SERVER_H_
 #define MTSERVE_FRONTENDS_HTTP_HTTP_SERVER_H_
 

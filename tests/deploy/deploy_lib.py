@@ -95,8 +95,8 @@ def parse_memory(quantity):
 # weights a quarter the size (mttranslate's peak RSS on Multi30k: 57 against 78 MiB).
 MEASURED_STEADY_RSS = 235 * 2**20
 
-# What a request being read may hold, per byte of --max_message_bytes, with every HTTP request
-# that may hold a body holding one (README: "Memory", scripts/benchmark_memory.py: the worst body of every
+# What a request being read may hold, per byte of --max_message_bytes, with the HTTP bodies held
+# at their bound (README: "Memory", scripts/benchmark_memory.py: the worst body of every
 # front end; the stream's, 5 MiB for a 4 MiB body, is the largest).
 BODY_RSS_PER_MESSAGE_BYTE = 1.25
 DEFAULT_HTTP_THREADS = 16
@@ -121,7 +121,7 @@ def check_memory_limit(checks, env, limit, where):
     if budget in (None, "", "0"):
         return
     workers = int(env["MTSERVE_WORKERS"])
-    # Requests that may hold a body at once: handled, or waiting for a handler.
+    # The HTTP bodies held at once are bounded by this many --max_message_bytes.
     http_bodies = (int(env.get("MTSERVE_HTTP_THREADS", DEFAULT_HTTP_THREADS))
                    + int(env.get("MTSERVE_HTTP_MAX_QUEUED", DEFAULT_HTTP_MAX_QUEUED)))
     message_bytes = parse_byte_size(env.get("MTSERVE_MAX_MESSAGE_BYTES",
