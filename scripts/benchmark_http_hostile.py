@@ -59,7 +59,8 @@ class HostileSockets:
         if kind == "trickled head":
             trickle = b"POST /v1/translate HTTP/1.1\r\nHost: x\r\nX-Pad: " + b"x" * 100000
         elif kind == "trickled body":
-            sock.sendall(b"POST /v1/translate HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n")
+            sock.sendall(b"POST /v1/translate HTTP/1.1\r\nHost: x\r\n"
+                         b"Content-Length: 100000\r\n\r\n")
             trickle = b" " * 100000
         elif kind == "idle keep-alive":
             sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -153,8 +154,9 @@ def cpu_model():
 
 
 def report(name, latencies, failures):
-    print(f"{name:8} ok {len(latencies):4}  failed {failures:3}  p50 {percentile(latencies, 50):8.1f} ms"
-          f"  p90 {percentile(latencies, 90):8.1f} ms  p99 {percentile(latencies, 99):8.1f} ms"
+    print(f"{name:8} ok {len(latencies):4}  failed {failures:3}"
+          f"  p50 {percentile(latencies, 50):8.1f} ms  p90 {percentile(latencies, 90):8.1f} ms"
+          f"  p99 {percentile(latencies, 99):8.1f} ms"
           f"  max {max(latencies, default=float('nan')):8.1f} ms")
 
 
@@ -176,8 +178,8 @@ def main():
     print(f"{' '.join(sys.argv)}")
     print(f"CPU: {cpu_model()} ({os.cpu_count()} CPUs); {time.strftime('%Y-%m-%d')}; "
           f"descriptor limit {hard}")
-    print(f"mtserve: {mtserve} (its defaults); {args.requests} requests one at a time, each on a new "
-          f"connection, one sentence each")
+    print(f"mtserve: {mtserve} (its defaults); {args.requests} requests one at a time, each on a "
+          f"new connection, one sentence each")
     with MtserveProcess(mtserve, "--cache_bytes=0") as server:
         port = server.http_port
         measure(port, sentences, 20, args.timeout)  # Warm-up.
