@@ -28,7 +28,7 @@ RUN set -eux; \
       cmake g++ make pkg-config \
       libdnnl-dev libsentencepiece-dev libabsl-dev nlohmann-json3-dev \
       libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler \
-      prometheus-cpp-dev libcivetweb-dev libicu-dev libgumbo-dev libssl-dev \
+      prometheus-cpp-dev libboost1.81-dev libicu-dev libgumbo-dev libssl-dev \
       libfasttext-dev nodejs npm; \
     if [ "$RUN_TESTS" = 1 ]; then /tmp/install-deps.sh; fi; \
     rm -rf /var/lib/apt/lists/* /tmp/install-deps.sh
@@ -61,8 +61,6 @@ RUN set -eux; \
     install -m 0755 /build/bin/mtserve /build/bin/mtclient /opt/mtserve/bin/; \
     install -m 0644 /build/lib/libmtserve_sentencepiece.so /build/lib/libspm_symbolic.so.0 \
       /opt/mtserve/lib/; \
-    # What civetweb opens for HTTPS (frontends/http/CMakeLists.txt), found through mtserve's RPATH.
-    cp -P -R /build/lib/civetweb-openssl /opt/mtserve/lib/; \
     cp -R models/multi30k-en-de /opt/mtserve/models/; \
     chmod -R a+rX,go-w /opt/mtserve
 
@@ -83,7 +81,7 @@ RUN set -eux; \
     apt-get install -y --no-install-recommends \
       libdnnl2 libgomp1 libabsl20220623 \
       libgrpc++1.51 libgrpc29 libprotobuf32 \
-      libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0 libcivetweb1 libicu72 libgumbo1 \
+      libprometheus-cpp-core1.0 libicu72 libgumbo1 \
       libfasttext0 \
       libssl3; \
     rm -rf /var/lib/apt/lists/*; \
@@ -98,7 +96,7 @@ COPY --from=builder /opt/mtserve /opt/mtserve
 RUN set -eu; \
     if ldd /opt/mtserve/bin/mtserve /opt/mtserve/bin/mtclient \
            /opt/mtserve/lib/libmtserve_sentencepiece.so /opt/mtserve/lib/libspm_symbolic.so.0 \
-           /opt/mtserve/lib/civetweb-openssl/libssl.so | grep 'not found'; then exit 1; fi
+           | grep 'not found'; then exit 1; fi
 
 # Every mtserve flag can be set as MTSERVE_<FLAG>; the command line wins. The image computes in
 # int8 where the CPU has VNNI and in float32 elsewhere (auto), as deploy/ does: int8 is how CPU

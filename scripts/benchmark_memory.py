@@ -26,7 +26,7 @@ sys.path.insert(0, os.path.join(ROOT, "scripts", "lib"))
 from mtserve_process import MtserveProcess  # noqa: E402
 
 BODY_BYTES = 4 << 20  # --max_message_bytes' default: the largest body any front end reads.
-BURST = 16  # --http_threads' default: HTTP requests read at once.
+BURST = 16  # --http_threads' default: HTTP requests parsed at once (as many more may wait whole).
 SETTLE_SECONDS = 5
 
 

@@ -15,7 +15,8 @@ packages=(
   nlohmann-json3-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   prometheus-cpp-dev
-  libcivetweb-dev
+  # The HTTP transport: Boost.Beast and Boost.Asio (header-only; Debian 12's libboost-dev is 1.74).
+  libboost1.81-dev
   libssl-dev
   libgtest-dev libgmock-dev
   # Tests: the Python client example and a real Prometheus scraping the server; openssl makes

@@ -19,9 +19,7 @@ namespace mtserve {
 namespace {
 
 // Start-up failed: says why and ends the process at once with status 1. Nothing has been served
-// yet, so nothing drains: returning from main instead ran the destructors, which waited for
-// civetweb to stop (its listening thread polls in 2 s steps: 2 s for the metrics port, 2 more for
-// HTTP), so a checkpoint that could not load exited 4 s after its message.
+// yet, so nothing drains and nothing needs stopping in order.
 [[noreturn]] void Fail(const absl::Status& status) {
   std::fprintf(stderr, "mtserve: %s\n", std::string(status.message()).c_str());
   std::fflush(stderr);

@@ -31,9 +31,8 @@ constexpr absl::Duration kHandshakeTimeout = absl::Seconds(20);
 
 absl::Status Server::Start(const ServerConfig& config) {
   config_ = config;
-  absl::StatusOr<std::unique_ptr<Metrics>> metrics = Metrics::Create(config_.metrics_listen);
-  if (!metrics.ok()) return metrics.status();
-  metrics_ = *std::move(metrics);
+  metrics_ = Metrics::Create();
+  if (absl::Status status = StartMetrics(); !status.ok()) return status;
   if (absl::Status status = StartReloadedFiles(); !status.ok()) return status;
   core_ = std::make_unique<TranslationCore>(config_.limits, config_.batching.max_queued_texts,
                                             config_.cache_bytes, metrics_.get(), &drain_);
@@ -113,16 +112,42 @@ absl::Status Server::StartGrpc() {
   return absl::OkStatus();
 }
 
+HttpServer::Options Server::HttpOptions() const {
+  HttpServer::Options options;
+  options.listen = config_.http_listen;
+  options.io_threads = 2;  // TLS handshakes take CPU: two, so that one never holds up the rest.
+  options.handler_threads = config_.http_threads;
+  options.max_queued_requests = config_.http_max_queued;
+  options.timeouts = config_.http_timeouts;
+  options.max_body_bytes = config_.max_message_bytes;
+  options.connection_limits.max_per_address = config_.http_max_connections_per_address;
+  options.connection_limits.trusted_proxies = config_.http_trusted_proxies;
+  return options;
+}
+
+absl::Status Server::StartMetrics() {
+  if (config_.metrics_listen.empty()) return absl::OkStatus();
+  // The API's deadlines, without TLS (a scraper on the private network) or a per-address cap
+  // (one scraper).
+  HttpServer::Options options = HttpOptions();
+  options.listen = config_.metrics_listen;
+  options.listen_flag = "--metrics_listen";
+  options.io_threads = 1;
+  options.connection_limits = {};
+  absl::StatusOr<std::unique_ptr<MetricsService>> started =
+      MetricsService::Start(options, [metrics = metrics_.get()] { return metrics->Scrape(); });
+  if (!started.ok()) return started.status();
+  metrics_service_ = *std::move(started);
+  return absl::OkStatus();
+}
+
 absl::Status Server::StartHttp() {
   // Like gRPC, HTTP answers at once: /readyz 503 and translations UNAVAILABLE until the models
   // are loaded.
   if (config_.http_listen.empty()) return absl::OkStatus();
-  HttpFrontend::Options options;
-  options.listen = config_.http_listen;
-  options.threads = config_.http_threads;
-  options.timeout = config_.http_timeout;
-  options.max_body_bytes = config_.max_message_bytes;
+  HttpServer::Options options = HttpOptions();
   options.tls = tls_.get();
+  options.drain = &drain_;
   absl::StatusOr<std::unique_ptr<HttpFrontend>> started =
       HttpFrontend::Start(options, core_.get(), &drain_);
   if (!started.ok()) return started.status();
@@ -133,9 +158,9 @@ absl::Status Server::StartHttp() {
 void Server::PrintListening() const {
   // The ports chosen are printed for people and tools that ask for port 0.
   const std::string metrics_where =
-      metrics_->port() == 0
+      metrics_port() == 0
           ? std::string("metrics off")
-          : absl::StrCat("metrics on ", config_.metrics_listen, " (port ", metrics_->port(), ")");
+          : absl::StrCat("metrics on ", config_.metrics_listen, " (port ", metrics_port(), ")");
   std::fprintf(stderr, "mtserve: listening on %s (port %d), %s\n", config_.listen.c_str(),
                grpc_port_, metrics_where.c_str());
   if (api_keys_ != nullptr) {
@@ -202,7 +227,7 @@ absl::Status Server::WriteReadyFile(absl::string_view state) const {
   ReadyPorts ports;
   ports.grpc = grpc_port_;
   if (http_ != nullptr) ports.http = http_->port();
-  if (metrics_->port() != 0) ports.metrics = metrics_->port();
+  if (metrics_port() != 0) ports.metrics = metrics_port();
   const absl::Status status =
       WriteFileAtomically(config_.ready_file, ReadyFileContent(state, ports));
   if (status.ok()) return status;
@@ -222,7 +247,8 @@ absl::Status Server::Serve() {
 void Server::Drain(int signal_number) {
   health_->SetServingStatus(false);
   drain_.StartDraining();  // New requests and streams: UNAVAILABLE; HTTP and /readyz: 503.
-  service_->EndStreams();  // Open streams end once their texts are answered.
+  if (http_ != nullptr) http_->StartDraining();  // Every HTTP answer closes its connection.
+  service_->EndStreams();                        // Open streams end once their texts are answered.
   // Once every front end drains: whoever reads it finds them all refusing.
   std::fprintf(stderr, "mtserve: %s: draining\n", strsignal(signal_number));
   // Kept, saying so, until the process ends (a file left by an ended process says nothing).

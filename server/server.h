@@ -12,6 +12,7 @@
 #include "absl/strings/string_view.h"
 #include "frontends/grpc/translation_service.h"
 #include "frontends/http/http_frontend.h"
+#include "frontends/http/metrics_service.h"
 #include "frontends/tls/server_tls.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/server.h"
@@ -35,7 +36,7 @@ class Server {
   // Opens the metrics, gRPC and HTTP ports (health NOT_SERVING, translations UNAVAILABLE until
   // Serve), with TLS and API keys when configured, prints where it listens and writes the ready
   // file: "loading". On an error the caller ends the process at once: what was started is not
-  // stopped (civetweb takes seconds).
+  // stopped.
   absl::Status Start(const ServerConfig& config);
 
   // What SIGHUP does: re-reads the TLS files and API keys, if any, saying so. It shares what it
@@ -58,7 +59,11 @@ class Server {
   // The parts of Start.
   absl::Status StartReloadedFiles();  // TLS and API keys.
   absl::Status StartGrpc();
+  absl::Status StartMetrics();
   absl::Status StartHttp();
+  // The HTTP transport's options from the flags (the API's and /metrics').
+  HttpServer::Options HttpOptions() const;
+  int metrics_port() const { return metrics_service_ == nullptr ? 0 : metrics_service_->port(); }
   void PrintListening() const;
   // Writes `state` and the ports into --ready_file, if any; the error names the flag.
   absl::Status WriteReadyFile(absl::string_view state) const;
@@ -66,8 +71,9 @@ class Server {
   ServerConfig config_;
   // Declared in the order they start, so that they are destroyed in reverse.
   std::unique_ptr<Metrics> metrics_;
-  std::shared_ptr<ServerTls> tls_;                 // Shared with the SIGHUP handler.
-  std::shared_ptr<ApiKeyAuthenticator> api_keys_;  // Shared with the SIGHUP handler.
+  std::unique_ptr<MetricsService> metrics_service_;  // None without --metrics_listen.
+  std::shared_ptr<ServerTls> tls_;                   // Shared with the SIGHUP handler.
+  std::shared_ptr<ApiKeyAuthenticator> api_keys_;    // Shared with the SIGHUP handler.
   // One gate for the core and both front ends: draining refuses new work everywhere at once.
   DrainGate drain_;
   // Loaded with the models, used by the core: outlives it.

@@ -36,11 +36,26 @@ ABSL_FLAG(std::string, http_listen, "127.0.0.1:8080",
           "HTTP/JSON API address, HOST:PORT with HOST an IP address (0.0.0.0 for all); empty: no "
           "HTTP");
 ABSL_FLAG(int, http_threads, 16,
-          "HTTP connections served at once (a translation holds its connection's thread); as many "
-          "more wait to be served");
+          "HTTP requests handled at once (each handler thread waits for its translation); "
+          "connections themselves hold no thread");
+ABSL_FLAG(int, http_max_queued, 16,
+          "HTTP requests read whole that may wait for a handler thread (--http_threads); more get "
+          "503 at once. The request bodies held at once take at most (--http_threads + this) x "
+          "--max_message_bytes (a body past that gets 503)");
 ABSL_FLAG(absl::Duration, http_timeout, absl::Seconds(10),
-          "How long an HTTP client may take to send a request (headers and body, in all) and to "
-          "take each write of an answer, and how long an idle keep-alive connection stays open");
+          "HTTP deadlines, each on its own: a TLS handshake, a request's headers (from their first "
+          "byte), its body (from the end of the headers; 408 past it), each write of an answer, "
+          "and (unless --http_idle_timeout) an idle keep-alive connection");
+ABSL_FLAG(absl::Duration, http_idle_timeout, absl::ZeroDuration(),
+          "How long an HTTP keep-alive connection may wait for its next request; 0: "
+          "--http_timeout");
+ABSL_FLAG(int, http_max_connections_per_address, 0,
+          "HTTP connections one client address may hold open at once (more are closed when "
+          "accepted); behind a proxy of --http_trusted_proxies, requests in progress per "
+          "forwarded client address (more get 429). 0: no cap");
+ABSL_FLAG(std::vector<std::string>, http_trusted_proxies, {},
+          "IP addresses of proxies whose X-Forwarded-For or Forwarded header names the client, "
+          "for --http_max_connections_per_address (comma-separated)");
 ABSL_FLAG(int, workers, 0,
           "Worker threads, each running one decode that texts join and leave between steps; 0: the "
           "CPUs this process may use "
@@ -147,7 +162,13 @@ ServerConfig ReadFlags() {
   config.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
   config.http_listen = absl::GetFlag(FLAGS_http_listen);
   config.http_threads = absl::GetFlag(FLAGS_http_threads);
-  config.http_timeout = absl::GetFlag(FLAGS_http_timeout);
+  config.http_max_queued = absl::GetFlag(FLAGS_http_max_queued);
+  const absl::Duration timeout = absl::GetFlag(FLAGS_http_timeout);
+  const absl::Duration idle = absl::GetFlag(FLAGS_http_idle_timeout);
+  config.http_timeouts = {timeout, timeout, timeout, timeout,
+                          idle == absl::ZeroDuration() ? timeout : idle};
+  config.http_max_connections_per_address = absl::GetFlag(FLAGS_http_max_connections_per_address);
+  config.http_trusted_proxies = absl::GetFlag(FLAGS_http_trusted_proxies);
   config.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes).bytes;
   config.max_connection_age = absl::GetFlag(FLAGS_max_connection_age);
   config.grpc.max_streams_per_connection = absl::GetFlag(FLAGS_grpc_max_streams_per_connection);
@@ -204,6 +225,7 @@ absl::Status CheckLimits(const ServerConfig& config) {
         {"max_beam_size", limits.max_beam_size},
         {"max_sampling_topk", limits.max_sampling_topk},
         {"http_threads", config.http_threads},
+        {"http_max_queued", config.http_max_queued},
         {"grpc_max_streams_per_connection", config.grpc.max_streams_per_connection}}) {
     if (value < 1) {
       return absl::InvalidArgumentError(absl::StrCat("--", name, " must be at least 1"));
@@ -213,8 +235,15 @@ absl::Status CheckLimits(const ServerConfig& config) {
   if (limits.max_input_tokens < 2) {
     return absl::InvalidArgumentError("--max_input_tokens must be at least 2");
   }
-  if (config.http_timeout <= absl::ZeroDuration()) {
+  if (config.http_timeouts.header <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("--http_timeout must be positive");
+  }
+  if (config.http_timeouts.idle <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("--http_idle_timeout must be positive (0: --http_timeout)");
+  }
+  if (config.http_max_connections_per_address < 0) {
+    return absl::InvalidArgumentError(
+        "--http_max_connections_per_address must be 0 (no cap) or more");
   }
   // gRPC takes them in whole milliseconds, as an int.
   for (auto [name, value] : {std::pair{"grpc_idle_timeout", config.grpc.idle_timeout},

@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "frontends/http/http_server.h"
 #include "server/model_specs.h"
 #include "serving/batching_policy.h"
 #include "serving/request_limits.h"
@@ -26,8 +27,11 @@ struct ServerConfig {
   std::string listen;          // gRPC, HOST:PORT.
   std::string metrics_listen;  // Empty: no metrics endpoint.
   std::string http_listen;     // Empty: no HTTP.
-  int http_threads = 0;
-  absl::Duration http_timeout;
+  int http_threads = 0;        // Handler threads.
+  int http_max_queued = 0;     // Requests waiting for one.
+  HttpTimeouts http_timeouts;
+  int http_max_connections_per_address = 0;  // 0: no cap.
+  std::vector<std::string> http_trusted_proxies;
   int64_t max_message_bytes = 0;      // Fits in an int (gRPC's bound).
   absl::Duration max_connection_age;  // Zero: never.
   struct Grpc {

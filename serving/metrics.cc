@@ -167,28 +167,7 @@ Metrics::Metrics()
                        .Register(*registry_)
                        .Add({})) {}
 
-absl::StatusOr<std::unique_ptr<Metrics>> Metrics::Create(const std::string& listen) {
-  std::unique_ptr<Metrics> metrics(new Metrics());
-  if (!listen.empty()) {
-    try {
-      // civetweb's settings (name, value, ...). A scrape is one small GET. With one thread and
-      // civetweb's default request timeout (30 s), one connection that sent nothing held the only
-      // thread and every scrape waited behind it. Now a silent or slow client holds one of four
-      // threads for 2 s at most, and a connection closes after its answer (a scraper reconnects
-      // each interval). The port still belongs on a private network: enough idle connections
-      // can always fill the threads.
-      std::vector<std::string> options = {"listening_ports",    listen, "num_threads",       "4",
-                                          "request_timeout_ms", "2000", "enable_keep_alive", "no"};
-      metrics->exposer_ = std::make_unique<prometheus::Exposer>(std::move(options));
-    } catch (const std::exception& e) {
-      return absl::UnavailableError(
-          absl::StrCat("cannot serve metrics on ", listen, " (--metrics_listen): ", e.what()));
-    }
-    metrics->exposer_->RegisterCollectable(metrics->registry_);
-    metrics->exposer_->RegisterCollectable(metrics->process_collector_);
-  }
-  return metrics;
-}
+std::unique_ptr<Metrics> Metrics::Create() { return std::unique_ptr<Metrics>(new Metrics()); }
 
 void Metrics::SetModelInfo(const ModelInfoLabels& info) {
   model_info_
@@ -251,12 +230,6 @@ std::string Metrics::Scrape() const {
   std::ostringstream out;
   prometheus::TextSerializer().Serialize(out, families);
   return out.str();
-}
-
-int Metrics::port() const {
-  if (exposer_ == nullptr) return 0;
-  const std::vector<int> ports = exposer_->GetListeningPorts();
-  return ports.empty() ? 0 : ports[0];
 }
 
 }  // namespace mtserve

@@ -1,4 +1,5 @@
-// The server's Prometheus metrics, served as text on their own HTTP port (/metrics).
+// The server's Prometheus metrics, as the text exposition format (Scrape); the server serves them
+// on their own HTTP port (/metrics: frontends/http/metrics_service.h).
 //
 // Names follow Prometheus conventions: an mtserve_ prefix, base units (seconds, bytes), _total on
 // counters. Process metrics use the standard process_ names that dashboards expect.
@@ -10,7 +11,6 @@
 
 #include "absl/status/statusor.h"
 #include "prometheus/counter.h"
-#include "prometheus/exposer.h"
 #include "prometheus/family.h"
 #include "prometheus/gauge.h"
 #include "prometheus/histogram.h"
@@ -33,8 +33,7 @@ struct ModelInfoLabels {
 // Thread-safe.
 class Metrics {
  public:
-  // Serves /metrics on `listen` ("HOST:PORT"); with an empty `listen`, only Scrape() shows them.
-  static absl::StatusOr<std::unique_ptr<Metrics>> Create(const std::string& listen);
+  static std::unique_ptr<Metrics> Create();
 
   // A constant 1 labelled with what the model is.
   void SetModelInfo(const ModelInfoLabels& info);
@@ -57,15 +56,12 @@ class Metrics {
 
   // The text exposition format, as /metrics serves it.
   std::string Scrape() const;
-  // The port /metrics listens on (useful with port 0), or 0 without an HTTP endpoint.
-  int port() const;
 
  private:
   Metrics();
 
   std::shared_ptr<prometheus::Registry> registry_;
   std::shared_ptr<prometheus::Collectable> process_collector_;
-  std::unique_ptr<prometheus::Exposer> exposer_;
 
   prometheus::Family<prometheus::Gauge>& model_info_;
   prometheus::Family<prometheus::Counter>& requests_;

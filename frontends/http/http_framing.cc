@@ -9,17 +9,11 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "base/excerpt.h"
+#include "boost/beast/http/error.hpp"
 
 namespace mtserve {
 
-absl::StatusOr<BodyFraming> RequestBodyFraming(absl::Span<const HeaderField> fields,
-                                               int max_fields) {
-  if (static_cast<int64_t>(fields.size()) >= max_fields) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("the request has more than ", max_fields - 1,
-                     " header fields, the limit (fields past the server's ", max_fields,
-                     " are not read, and one of them could change how the body is framed)"));
-  }
+absl::StatusOr<BodyFraming> RequestBodyFraming(absl::Span<const HeaderField> fields) {
   std::optional<absl::string_view> length;
   std::optional<absl::string_view> encoding;
   for (const HeaderField& field : fields) {
@@ -62,6 +56,27 @@ absl::StatusOr<BodyFraming> RequestBodyFraming(absl::Span<const HeaderField> fie
                                                    "\": more bytes than any body may have"));
   }
   return framing;
+}
+
+std::optional<absl::Status> ParserFramingError(const boost::system::error_code& error) {
+  namespace http = boost::beast::http;
+  if (error == http::error::multiple_content_length) {
+    return absl::InvalidArgumentError(
+        "header Content-Length is given twice with different values: a request has one length "
+        "(RFC 9112 §6.3)");
+  }
+  if (error == http::error::bad_content_length) {
+    return absl::InvalidArgumentError(
+        "header Content-Length is not a number of bytes (digits only), or comes after "
+        "Transfer-Encoding: a request is framed by one of them (RFC 9112 §6.3)");
+  }
+  if (error == http::error::bad_transfer_encoding) {
+    return absl::InvalidArgumentError(
+        "headers Content-Length and Transfer-Encoding are both given, or Transfer-Encoding is "
+        "given twice: a request is framed by one of them, and the only transfer coding accepted "
+        "is chunked, once (RFC 9112 §6.3)");
+  }
+  return std::nullopt;
 }
 
 }  // namespace mtserve

@@ -1,23 +1,20 @@
+// The HTTP front end's routes (http_frontend.h): which route a request takes, the checks made on
+// its head, and each route's mapping between JSON and the core.
 #include "frontends/http/http_frontend.h"
 
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <string>
 #include <utility>
-#include <vector>
 
-#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/notification.h"
-#include "absl/time/clock.h"
 #include "base/excerpt.h"
 #include "base/status_macros.h"
-#include "civetweb.h"
 #include "frontends/http/embedded_files.h"
-#include "frontends/http/http_framing.h"
 #include "frontends/http/http_json.h"
 #include "frontends/http/http_status.h"
 #include "frontends/libretranslate/libretranslate_api.h"
@@ -33,9 +30,6 @@ namespace {
 // The header that gives a request's deadline, as gRPC's timeout does: "2.5s", "500ms", "1m", or
 // plain seconds ("2.5").
 constexpr char kTimeoutHeader[] = "X-Request-Timeout";
-
-// civetweb's messages while Start starts it, on Start's thread.
-thread_local std::string* start_message = nullptr;
 
 constexpr char kJson[] = "application/json";
 constexpr char kNdjson[] = "application/x-ndjson";
@@ -60,339 +54,151 @@ constexpr char kContentSecurityPolicy[] =
     "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
     "img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
-}  // namespace
+// With --api_keys_file, which key is checked on the head, before the body is read (so that a
+// client without a key cannot make the server read and parse a body): the headers' key, or
+// (LibreTranslate's /translate, whose key may be in the body) the headers' key when there is one;
+// the body's key is checked once the body is parsed. None is charged here: the core charges the
+// request.
+enum class KeyCheck { kNone, kHeader, kHeaderIfPresent };
 
-// One request and its answer on a connection.
-class HttpFrontend::Exchange {
- public:
-  Exchange(mg_connection* connection, const HttpFrontend& frontend)
-      : connection_(connection),
-        info_(*mg_get_request_info(connection)),
-        frontend_(frontend),
-        start_(absl::Now()) {}
-
-  absl::string_view method() const { return info_.request_method; }
-  // The body's framing from the headers (http_framing.h); its error is the caller's to answer,
-  // on a connection that then closes (CloseAfterAnswer).
-  absl::Status CheckFraming() {
-    std::vector<HeaderField> fields;
-    fields.reserve(static_cast<size_t>(info_.num_headers));
-    for (int i = 0; i < info_.num_headers; ++i) {
-      fields.push_back({info_.http_headers[i].name, info_.http_headers[i].value});
-    }
-    absl::StatusOr<BodyFraming> framing = RequestBodyFraming(fields, MG_MAX_HEADERS);
-    if (!framing.ok()) return framing.status();
-    framing_ = *framing;
-    return absl::OkStatus();
-  }
-  // The connection closes after the answer.
-  void CloseAfterAnswer() { mg_disable_connection_keep_alive(connection_); }
-  absl::string_view path() const { return info_.local_uri == nullptr ? "" : info_.local_uri; }
-  int status() const { return status_; }
-  absl::string_view content_type() const {
-    const char* value = mg_get_header(connection_, "Content-Type");
-    return value == nullptr ? "" : value;
-  }
-  // Errors from now on in LibreTranslate's shape ({"error": ...}) and statuses.
-  void UseLibreTranslateErrors() { libre_translate_errors_ = true; }
-  // A header for the answer (sent with the status line).
-  void AddHeader(std::string name, std::string value) {
-    headers_.emplace_back(std::move(name), std::move(value));
-  }
-  // The API key of the request's headers: "Authorization: Bearer KEY" or "X-API-Key: KEY".
-  std::optional<std::string> ApiKey() const {
-    auto header = [&](const char* name) -> std::optional<absl::string_view> {
-      const char* value = mg_get_header(connection_, name);
-      if (value == nullptr) return std::nullopt;
-      return value;
-    };
-    return PresentedApiKey(header("Authorization"), header("X-API-Key"));
-  }
-
-  // The body, whole: 413 (RESOURCE_EXHAUSTED) if over the limit, 408 (DEADLINE_EXCEEDED) if it
-  // does not arrive within the timeout, 400 (INVALID_ARGUMENT) if its chunked framing is broken.
-  // Each is answered here, on a connection that then closes; the caller only counts it.
-  absl::StatusOr<std::string> ReadBody() {
-    const int64_t limit = frontend_.options_.max_body_bytes;
-    auto too_large = [&] {
-      const absl::Status status = absl::ResourceExhaustedError(
-          absl::StrCat("the request body is over ", limit,
-                       " bytes, the limit (the server's --max_message_bytes)"));
-      SendError(status, 413);
-      return status;
-    };
-    if (framing_.content_length > limit) return too_large();
-    // curl asks for this before bodies over 1 MiB, and waits a second for it otherwise.
-    if (const char* expect = mg_get_header(connection_, "Expect");
-        expect != nullptr && absl::EqualsIgnoreCase(expect, "100-continue")) {
-      mg_printf(connection_, "HTTP/1.1 100 Continue\r\n\r\n");
-      continue_sent_ = true;
-    }
-    // civetweb decodes a chunked body inside mg_read, which answers 0 once the last (zero-size)
-    // chunk is read and -1 when the body cannot go on: a read failed (the client stopped
-    // sending, or closed) or the framing is broken (civetweb 1.15 also counts a chunk extension,
-    // ";name=value", as broken). Only the first ends a chunked body.
-    const bool chunked = framing_.chunked;
-    std::string body;
-    // Each read is bounded by civetweb's timeout, this by the whole body's.
-    const absl::Duration timeout = frontend_.options_.timeout;
-    const absl::Time deadline = start_ + timeout;
-    const size_t want =
-        chunked ? static_cast<size_t>(limit) + 1 : static_cast<size_t>(framing_.content_length);
-    body.resize(want);
-    size_t got = 0;
-    bool ended = false;       // A chunked body's last chunk was read.
-    bool waited_out = false;  // A read failed after waiting the timeout for the client.
-    while (got < want) {
-      const absl::Time read_start = absl::Now();
-      const int n = mg_read(connection_, body.data() + got, want - got);
-      if (n == 0 && chunked) {
-        ended = true;
-        break;
-      }
-      if (n <= 0) {
-        // civetweb waits for each read up to its request_timeout_ms, the timeout in whole ms.
-        waited_out =
-            absl::Now() - read_start >= absl::Milliseconds(absl::ToInt64Milliseconds(timeout));
-        break;
-      }
-      got += static_cast<size_t>(n);
-      if (absl::Now() > deadline) {
-        waited_out = true;
-        break;
-      }
-    }
-    body.resize(got);
-    if (static_cast<int64_t>(got) > limit) return too_large();
-    body_read_ = chunked ? ended : got == want;
-    if (body_read_) return body;
-    absl::Status status;
-    if (!chunked) {
-      status = absl::DeadlineExceededError(
-          absl::StrCat("the request body did not arrive: ", got, " of its ", want,
-                       " bytes within the server's --http_timeout"));
-    } else if (waited_out) {
-      status = absl::DeadlineExceededError(
-          "the chunked request body stopped arriving before its last (zero-size) chunk, within "
-          "the server's --http_timeout");
-    } else {
-      status = absl::InvalidArgumentError(
-          "the chunked request body is malformed or ends before its last (zero-size) chunk: each "
-          "chunk is its size in hexadecimal, CRLF, its bytes, CRLF, and the body ends with "
-          "0 CRLF CRLF (RFC 9112 §7.1); chunk extensions (\";name=value\") are not supported");
-    }
-    SendError(status, status.code() == absl::StatusCode::kDeadlineExceeded ? 408 : 400);
-    return status;
-  }
-
-  // The deadline of kTimeoutHeader; INVALID_ARGUMENT if it is not a duration.
-  absl::StatusOr<absl::Time> Deadline() const {
-    const char* value = mg_get_header(connection_, kTimeoutHeader);
-    if (value == nullptr) return absl::InfiniteFuture();
-    absl::Duration timeout;
-    double seconds;
-    if (absl::SimpleAtod(value, &seconds) && std::isfinite(seconds)) {
-      timeout = absl::Seconds(seconds);
-    } else if (!absl::ParseDuration(value, &timeout)) {
-      timeout = -absl::InfiniteDuration();
-    }
-    if (timeout < absl::ZeroDuration()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("header ", kTimeoutHeader, " is \"", Excerpt(value),
-                       "\": not a duration such as 2.5s, 500ms or 2.5 (seconds)"));
-    }
-    return start_ + timeout;
-  }
-
-  // A whole answer with its length.
-  void Send(int status, absl::string_view content_type, absl::string_view body) {
-    StartAnswer(status, content_type, static_cast<int64_t>(body.size()));
-    if (method() != "HEAD") mg_write(connection_, body.data(), body.size());
-  }
-  void SendError(const absl::Status& status, int http_status = 0) {
-    // How to authenticate, and when to come back over an API key's limit.
-    if (status.code() == absl::StatusCode::kUnauthenticated) {
-      AddHeader("WWW-Authenticate", "Bearer");
-    }
-    if (const absl::Duration wait = RetryAfter(status); wait > absl::ZeroDuration()) {
-      AddHeader("Retry-After", absl::StrCat(absl::ToInt64Seconds(wait)));
-    }
-    if (libre_translate_errors_) {
-      Send(http_status != 0 ? http_status : LibreTranslateHttpStatus(status), kJson,
-           LibreTranslateErrorJson(status));
-      return;
-    }
-    Send(http_status != 0 ? http_status : HttpStatusFor(status.code()), kJson,
-         ErrorJson(status) + "\n");
-  }
-  // 405, with the methods `path()` takes (e.g. "GET, HEAD") in Allow.
-  void SendMethodNotAllowed(absl::string_view allowed) {
-    AddHeader("Allow", std::string(allowed));
-    SendError(absl::UnimplementedError(
-                  absl::StrCat(path(), " takes ", allowed, ", not ", Excerpt(method()))),
-              405);
-  }
-  void SendMessage(const google::protobuf::Message& message) {
-    absl::StatusOr<std::string> json = ToJson(message);
-    if (!json.ok()) {
-      SendError(json.status());
-      return;
-    }
-    Send(200, kJson, *json + "\n");
-  }
-
-  // Answers 200 in chunks (one connection per stream: it closes after).
-  void StartChunks(absl::string_view content_type) {
-    mg_disable_connection_keep_alive(connection_);
-    StartAnswer(200, content_type, -1);
-  }
-  // False if the client is gone.
-  bool SendChunk(absl::string_view chunk) {
-    return mg_send_chunk(connection_, chunk.data(), static_cast<unsigned int>(chunk.size())) > 0;
-  }
-  void EndChunks() { mg_send_chunk(connection_, "", 0); }
-
- private:
-  // The status line and headers; `length` -1: chunked.
-  void StartAnswer(int status, absl::string_view content_type, int64_t length) {
-    status_ = status;
-    // Clients reconnect to a server that is not draining.
-    if (frontend_.draining()) mg_disable_connection_keep_alive(connection_);
-    // A body not read whole (refused before, over the limit, late) would be read as the next
-    // request.
-    if (!body_read_ && framing_.has_body()) mg_disable_connection_keep_alive(connection_);
-    headers_.emplace_back("Content-Type", std::string(content_type));
-    if (length >= 0) {
-      headers_.emplace_back("Content-Length", absl::StrCat(length));
-    } else {
-      headers_.emplace_back("Transfer-Encoding", "chunked");
-    }
-    headers_.emplace_back("Cache-Control", "no-store");
-    headers_.emplace_back("X-Content-Type-Options", "nosniff");
-    if (continue_sent_) {
-      // civetweb's header functions refuse to start an answer once anything was written (the
-      // 100 Continue), so its head is written as bytes, on a connection that then closes (the
-      // keep-alive headers are civetweb's to add).
-      mg_disable_connection_keep_alive(connection_);
-      std::string head = absl::StrCat("HTTP/1.1 ", status, " ",
-                                      mg_get_response_code_text(connection_, status), "\r\n");
-      for (const auto& [name, value] : headers_) absl::StrAppend(&head, name, ": ", value, "\r\n");
-      absl::StrAppend(&head, "Connection: close\r\n\r\n");
-      mg_write(connection_, head.data(), head.size());
-      return;
-    }
-    mg_response_header_start(connection_, status);
-    for (const auto& [name, value] : headers_) {
-      mg_response_header_add(connection_, name.c_str(), value.c_str(),
-                             static_cast<int>(value.size()));
-    }
-    mg_response_header_send(connection_);
-  }
-
-  mg_connection* const connection_;
-  const mg_request_info& info_;
-  const HttpFrontend& frontend_;
-  const absl::Time start_;
-  int status_ = 0;
-  BodyFraming framing_;  // CheckFraming's; no body until then.
-  bool body_read_ = false;
-  bool libre_translate_errors_ = false;
-  bool continue_sent_ = false;  // "100 Continue" was written.
-  std::vector<std::pair<std::string, std::string>> headers_;
+struct ApiRoute {
+  absl::string_view path;
+  absl::string_view method;
+  void (HttpFrontend::*handle)(const HttpRequest&, HttpReply&);
+  bool libre_translate;  // LibreTranslate's API: its error shape.
+  KeyCheck key_check;
+  absl::string_view counted_as;  // The requests metric's method label; empty: not counted.
 };
 
-absl::StatusOr<std::unique_ptr<HttpFrontend>> HttpFrontend::Start(const Options& options,
-                                                                  TranslationCore* core,
-                                                                  DrainGate* drain) {
-  std::unique_ptr<HttpFrontend> frontend(new HttpFrontend(options, core, drain));
-  mg_init_library(options.tls != nullptr ? MG_FEATURES_SSL : 0);
-  // civetweb marks a TLS port with a trailing "s".
-  const std::string ports = options.tls != nullptr ? options.listen + "s" : options.listen;
-  const std::string threads = absl::StrCat(options.threads);
-  const std::string timeout_ms = absl::StrCat(absl::ToInt64Milliseconds(options.timeout));
-  const std::pair<std::string, std::string> settings[] = {
-      {"listening_ports", ports},
-      {"num_threads", threads},
-      // Accepted connections waiting for a thread; beyond them the kernel's backlog.
-      {"connection_queue", threads},
-      // Bounds the whole time a request's headers take to arrive (not each read), and each write.
-      {"request_timeout_ms", timeout_ms},
-      {"enable_keep_alive", "yes"},
-      {"keep_alive_timeout_ms", timeout_ms},
-      {"enable_auth_domain_check", "no"},
-  };
-  std::vector<const char*> config;
-  for (const auto& [name, value] : settings) {
-    config.push_back(name.c_str());
-    config.push_back(value.c_str());
+const ApiRoute* FindRoute(absl::string_view path);
+
+// An answer the browser and caches take as it is.
+HttpAnswer Answer(int status, absl::string_view content_type, std::string body) {
+  HttpAnswer answer;
+  answer.status = status;
+  answer.content_type = std::string(content_type);
+  answer.body = std::move(body);
+  answer.headers = {{"Cache-Control", "no-store"}, {"X-Content-Type-Options", "nosniff"}};
+  return answer;
+}
+
+// `status` in the shape of `path`'s API; `http_status` 0: the status's own.
+HttpAnswer ErrorAnswer(absl::string_view path, const absl::Status& status, int http_status = 0) {
+  const ApiRoute* route = FindRoute(path);
+  HttpAnswer answer =
+      route != nullptr && route->libre_translate
+          ? Answer(http_status != 0 ? http_status : LibreTranslateHttpStatus(status), kJson,
+                   LibreTranslateErrorJson(status))
+          : Answer(http_status != 0 ? http_status : HttpStatusFor(status.code()), kJson,
+                   ErrorJson(status) + "\n");
+  // How to authenticate, and when to come back over an API key's limit.
+  if (status.code() == absl::StatusCode::kUnauthenticated) {
+    answer.headers.emplace_back("WWW-Authenticate", "Bearer");
   }
-  config.push_back(nullptr);
-  mg_callbacks callbacks = {};
-  // civetweb's messages are not printed: those that say why it cannot start (its error only says
-  // that it cannot) go into the status; later ones are about single connections.
-  callbacks.log_message = [](const mg_connection*, const char* message) {
-    if (start_message != nullptr) absl::StrAppend(start_message, ": ", message);
-    return 1;
-  };
-  if (options.tls != nullptr) {
-    // The SSL_CTX is set up by ServerTls alone (1: civetweb loads no files itself), so that each
-    // handshake takes the files current at that moment.
-    callbacks.init_ssl = [](void* context, void* frontend) {
-      const absl::Status status =
-          static_cast<HttpFrontend*>(frontend)->options_.tls->ConfigureSslContext(
-              static_cast<SSL_CTX*>(context));
-      if (!status.ok() && start_message != nullptr) {
-        absl::StrAppend(start_message, ": ", status.message());
-      }
-      return status.ok() ? 1 : -1;
-    };
+  if (const absl::Duration wait = RetryAfter(status); wait > absl::ZeroDuration()) {
+    answer.headers.emplace_back("Retry-After", absl::StrCat(absl::ToInt64Seconds(wait)));
   }
-  mg_init_data init = {&callbacks, frontend.get(), config.data()};
-  char error_text[256] = "";
-  unsigned error_code = 0;
-  mg_error_data error = {&error_code, error_text, sizeof(error_text)};
-  std::string message;
-  start_message = &message;
-  frontend->context_ = mg_start2(&init, &error);
-  start_message = nullptr;
-  if (frontend->context_ == nullptr) {
-    mg_exit_library();
-    // The messages end with the error's text.
-    return absl::UnavailableError(
-        absl::StrCat("cannot serve HTTP on ", options.listen, " (--http_listen)",
-                     message.empty() ? absl::StrCat(": ", error_text) : message));
+  return answer;
+}
+
+// 405, with the methods the path takes (e.g. "GET, HEAD") in Allow.
+HttpAnswer MethodNotAllowed(const HttpRequest& head, absl::string_view allowed) {
+  HttpAnswer answer =
+      ErrorAnswer(head.path(),
+                  absl::UnimplementedError(absl::StrCat(head.path(), " takes ", allowed, ", not ",
+                                                        Excerpt(head.method()))),
+                  405);
+  answer.headers.emplace_back("Allow", std::string(allowed));
+  return answer;
+}
+
+HttpAnswer MessageAnswer(absl::string_view path, const google::protobuf::Message& message) {
+  absl::StatusOr<std::string> json = ToJson(message);
+  if (!json.ok()) return ErrorAnswer(path, json.status());
+  return Answer(200, kJson, *json + "\n");
+}
+
+// The API key of the request's headers: "Authorization: Bearer KEY" or "X-API-Key: KEY".
+std::optional<std::string> HeaderApiKey(const HttpRequest& request) {
+  return PresentedApiKey(request.header("Authorization"), request.header("X-API-Key"));
+}
+
+// The deadline of kTimeoutHeader, counted from the request's arrival; INVALID_ARGUMENT if it is
+// not a duration.
+absl::StatusOr<absl::Time> Deadline(const HttpRequest& request) {
+  const std::optional<absl::string_view> value = request.header(kTimeoutHeader);
+  if (!value.has_value()) return absl::InfiniteFuture();
+  absl::Duration timeout;
+  double seconds;
+  if (absl::SimpleAtod(*value, &seconds) && std::isfinite(seconds)) {
+    timeout = absl::Seconds(seconds);
+  } else if (!absl::ParseDuration(std::string(*value), &timeout)) {
+    timeout = -absl::InfiniteDuration();
   }
-  mg_set_request_handler(frontend->context_, "/", &HttpFrontend::HandleRequest, frontend.get());
-  mg_server_port port = {};
-  if (mg_get_server_ports(frontend->context_, 1, &port) == 1) frontend->port_ = port.port;
+  if (timeout < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("header ", kTimeoutHeader, " is \"", Excerpt(*value),
+                     "\": not a duration such as 2.5s, 500ms or 2.5 (seconds)"));
+  }
+  return request.received + timeout;
+}
+
+std::string ContentType(const HttpRequest& request) {
+  return std::string(request.header("Content-Type").value_or(""));
+}
+
+}  // namespace
+
+namespace {
+
+constexpr ApiRoute kApi[] = {
+    {"/v1/translate", "POST", &HttpFrontend::Translate, false, KeyCheck::kHeader, "Translate"},
+    {"/v1/translate:stream", "POST", &HttpFrontend::TranslateStream, false, KeyCheck::kHeader,
+     "TranslateStream"},
+    {"/v1/models", "GET", &HttpFrontend::ListModels, false, KeyCheck::kHeader, ""},
+    {"/translate", "POST", &HttpFrontend::LibreTranslate, true, KeyCheck::kHeaderIfPresent,
+     "LibreTranslate"},
+    {"/languages", "GET", &HttpFrontend::LibreTranslateLanguages, true, KeyCheck::kNone, ""},
+    {"/frontend/settings", "GET", &HttpFrontend::LibreTranslateSettings, true, KeyCheck::kNone, ""},
+};
+
+const ApiRoute* FindRoute(absl::string_view path) {
+  for (const ApiRoute& route : kApi) {
+    if (path == route.path) return &route;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<HttpFrontend>> HttpFrontend::Start(
+    const HttpServer::Options& options, TranslationCore* core, DrainGate* drain) {
+  std::unique_ptr<HttpFrontend> frontend(new HttpFrontend(core, drain));
+  absl::StatusOr<std::unique_ptr<HttpServer>> server = HttpServer::Start(options, frontend.get());
+  if (!server.ok()) return server.status();
+  frontend->server_ = *std::move(server);
   return frontend;
 }
 
-HttpFrontend::HttpFrontend(const Options& options, TranslationCore* core, DrainGate* drain)
-    : options_(options), core_(core), drain_(drain) {}
-
 HttpFrontend::~HttpFrontend() { Stop(); }
 
-bool HttpFrontend::draining() const { return drain_->draining(); }
-
 void HttpFrontend::Stop() {
-  if (context_ == nullptr) return;
+  if (server_ == nullptr) return;
   drain_->StartDraining();
   {
     absl::MutexLock lock(&mutex_);
-    context_stopping_ = true;
+    stopping_ = true;
     for (TranslationCore::Call* call : calls_) call->Cancel();
   }
-  mg_stop(context_);  // Waits for the threads, whose requests now end at once.
-  context_ = nullptr;
-  mg_exit_library();
+  server_->Stop();  // Waits for the handlers, whose requests now end at once.
+  server_.reset();
 }
 
 void HttpFrontend::TrackCall(TranslationCore::Call* call) {
   absl::MutexLock lock(&mutex_);
   calls_.insert(call);
   // Stop may have cancelled the others already.
-  if (context_stopping_) call->Cancel();
+  if (stopping_) call->Cancel();
 }
 
 void HttpFrontend::ReleaseCall(TranslationCore::Call* call) {
@@ -400,141 +206,84 @@ void HttpFrontend::ReleaseCall(TranslationCore::Call* call) {
   calls_.erase(call);
 }
 
-int HttpFrontend::HandleRequest(mg_connection* connection, void* data) {
-  HttpFrontend& self = *static_cast<HttpFrontend*>(data);
-  Exchange exchange(connection, self);
-  const absl::string_view path = exchange.path();
-  const absl::string_view method = exchange.method();
-  // With --api_keys_file, which key is checked before the body is read (so that a client without
-  // a key cannot make the server read and parse a body): the headers' key, or (LibreTranslate's
-  // /translate, whose key may be in the body) the headers' key when there is one; the body's key
-  // is checked once the body is parsed. None is charged here: the core charges the request.
-  enum class KeyCheck { kNone, kHeader, kHeaderIfPresent };
-  struct Route {
-    absl::string_view path;
-    absl::string_view method;
-    void (HttpFrontend::*handle)(Exchange&);
-    bool libre_translate;  // LibreTranslate's API: its error shape.
-    KeyCheck key_check;
-    absl::string_view counted_as;  // The requests metric's method label; empty: not counted.
-  };
-  static constexpr Route kApi[] = {
-      {"/v1/translate", "POST", &HttpFrontend::Translate, false, KeyCheck::kHeader, "Translate"},
-      {"/v1/translate:stream", "POST", &HttpFrontend::TranslateStream, false, KeyCheck::kHeader,
-       "TranslateStream"},
-      {"/v1/models", "GET", &HttpFrontend::ListModels, false, KeyCheck::kHeader, ""},
-      {"/translate", "POST", &HttpFrontend::LibreTranslate, true, KeyCheck::kHeaderIfPresent,
-       "LibreTranslate"},
-      {"/languages", "GET", &HttpFrontend::LibreTranslateLanguages, true, KeyCheck::kNone, ""},
-      {"/frontend/settings", "GET", &HttpFrontend::LibreTranslateSettings, true, KeyCheck::kNone,
-       ""},
-  };
-  const Route* route = nullptr;
-  for (const Route& candidate : kApi) {
-    if (path == candidate.path) route = &candidate;
-  }
-  if (route != nullptr && route->libre_translate) exchange.UseLibreTranslateErrors();
-  // Framing two readers could take differently: 400, and no next request on this connection.
-  if (absl::Status framing = exchange.CheckFraming(); !framing.ok()) {
-    exchange.CloseAfterAnswer();
-    exchange.SendError(framing);
-    return exchange.status();
-  }
+std::optional<HttpAnswer> HttpFrontend::Route(const HttpRequest& head) {
+  const absl::string_view path = head.path();
+  const absl::string_view method = head.method();
   if (path == "/healthz" || path == "/readyz") {
-    if (method != "GET" && method != "HEAD") {
-      exchange.SendMethodNotAllowed("GET, HEAD");
-      return exchange.status();
-    }
+    if (method != "GET" && method != "HEAD") return MethodNotAllowed(head, "GET, HEAD");
     // Live while the process answers; ready as the gRPC health of the Translator: SERVING once
     // the models are loaded, until draining.
-    const bool ready = path == "/healthz" || (!self.draining() && !self.core_->models().empty());
-    exchange.Send(ready ? 200 : 503, kJson,
+    const bool ready = path == "/healthz" || (!drain_->draining() && !core_->models().empty());
+    return Answer(ready ? 200 : 503, kJson,
                   absl::StrCat("{\"status\":\"", ready ? "SERVING" : "NOT_SERVING", "\"}\n"));
-    return exchange.status();
   }
   for (const StaticFile& file : kStaticFiles) {
     if (path != file.path) continue;
-    if (method != "GET" && method != "HEAD") {
-      exchange.SendMethodNotAllowed("GET, HEAD");
-    } else {
-      if (file.content_type != kJson) {
-        exchange.AddHeader("Content-Security-Policy", kContentSecurityPolicy);
+    if (method != "GET" && method != "HEAD") return MethodNotAllowed(head, "GET, HEAD");
+    HttpAnswer answer = Answer(200, file.content_type, std::string(EmbeddedFile(file.file)));
+    if (file.content_type != kJson) {
+      answer.headers.emplace_back("Content-Security-Policy", kContentSecurityPolicy);
+    }
+    return answer;
+  }
+  const ApiRoute* route = FindRoute(path);
+  if (route == nullptr) {
+    // LibreTranslate's routes are named without methods: "METHOD /path" items are the routes
+    // /openapi.json describes (tests/e2e/scripts/openapi_test.py holds the two equal), and it
+    // describes the native API only.
+    return ErrorAnswer(
+        path, absl::NotFoundError(absl::StrCat(
+                  "no ", Excerpt(path),
+                  " here; the API is POST /v1/translate, POST /v1/translate:stream, GET "
+                  "/v1/models, GET /healthz, GET /readyz, GET /openapi.json, and LibreTranslate's "
+                  "/translate, /languages and /frontend/settings; the translation page is /")));
+  }
+  if (method != route->method) return MethodNotAllowed(head, route->method);
+  const std::optional<std::string> key = HeaderApiKey(head);
+  if (route->key_check == KeyCheck::kHeader ||
+      (route->key_check == KeyCheck::kHeaderIfPresent && key.has_value())) {
+    if (absl::Status status = core_->CheckApiKey(key, /*charge_request=*/false); !status.ok()) {
+      if (!route->counted_as.empty()) {
+        core_->RecordRefused(Frontend::kHttp, std::string(route->counted_as), status);
       }
-      exchange.Send(200, file.content_type, EmbeddedFile(file.file));
+      return ErrorAnswer(path, status);
     }
-    return exchange.status();
   }
-  if (route != nullptr) {
-    if (method != route->method) {
-      exchange.SendMethodNotAllowed(route->method);
-      return exchange.status();
-    }
-    const std::optional<std::string> key = exchange.ApiKey();
-    if (route->key_check == KeyCheck::kHeader ||
-        (route->key_check == KeyCheck::kHeaderIfPresent && key.has_value())) {
-      if (absl::Status status = self.core_->CheckApiKey(key, /*charge_request=*/false);
-          !status.ok()) {
-        if (!route->counted_as.empty()) {
-          self.core_->RecordRefused(Frontend::kHttp, std::string(route->counted_as), status);
-        }
-        exchange.SendError(status);
-        return exchange.status();
-      }
-    }
-    if (!self.drain_->TryEnter()) {
-      exchange.SendError(absl::UnavailableError("the server is shutting down"));
-      return exchange.status();
-    }
-    (self.*route->handle)(exchange);
-    self.drain_->Leave();
-    return exchange.status();
-  }
-  // LibreTranslate's routes are named without methods: "METHOD /path" items are the routes
-  // /openapi.json describes (tests/e2e/scripts/openapi_test.py holds the two equal), and it
-  // describes the native API only.
-  exchange.SendError(absl::NotFoundError(
-      absl::StrCat("no ", Excerpt(path),
-                   " here; the API is POST /v1/translate, POST /v1/translate:stream, GET "
-                   "/v1/models, GET /healthz, GET /readyz, GET /openapi.json, and LibreTranslate's "
-                   "/translate, /languages and /frontend/settings; the translation page is /")));
-  return exchange.status();
+  return std::nullopt;  // Its body, then Handle.
 }
 
-void HttpFrontend::ListModels(Exchange& exchange) {
-  absl::StatusOr<v1::ListModelsResponse> models = mtserve::ListModels(*core_, exchange.ApiKey());
-  if (!models.ok()) {
-    exchange.SendError(models.status());
-    return;
+HttpAnswer HttpFrontend::Refuse(const HttpRequest& head, const absl::Status& status,
+                                int http_status) {
+  // A translation refused before it reached the core is counted as the core counts its own.
+  if (const ApiRoute* route = FindRoute(head.path());
+      route != nullptr && !route->counted_as.empty() && head.method() == route->method) {
+    core_->RecordRefused(Frontend::kHttp, std::string(route->counted_as), status);
   }
-  exchange.SendMessage(*models);
+  return ErrorAnswer(head.path(), status, http_status);
 }
 
-void HttpFrontend::Translate(Exchange& exchange) {
-  constexpr char kMethod[] = "Translate";
-  v1::TranslateRequest message;
-  absl::StatusOr<absl::Time> deadline = exchange.Deadline();
-  const absl::Status parsed = [&]() -> absl::Status {
-    if (!deadline.ok()) return deadline.status();
-    absl::StatusOr<std::string> body = exchange.ReadBody();
-    if (!body.ok()) return body.status();
-    return ParseJson(*body, "the request body", RequestValueBounds(core_->limits()), message);
-  }();
-  if (!parsed.ok()) {
-    core_->RecordRefused(Frontend::kHttp, kMethod, parsed);
-    if (exchange.status() == 0) exchange.SendError(parsed);
-    return;
+void HttpFrontend::Handle(const HttpRequest& request, HttpReply& reply) {
+  const ApiRoute* route = FindRoute(request.path());
+  if (route == nullptr)
+    return reply.Send(ErrorAnswer(request.path(), absl::InternalError("no route")));
+  // Read whole, perhaps after draining started: then refused, as new work is.
+  if (!drain_->TryEnter()) {
+    return reply.Send(
+        ErrorAnswer(request.path(), absl::UnavailableError("the server is shutting down")));
   }
-  TranslationCore::Request request = ToCoreRequest(message, *deadline, kMethod, Frontend::kHttp);
-  request.api_key = exchange.ApiKey();
-  absl::StatusOr<TranslationCore::Reply> reply = RunCall(std::move(request));
-  if (!reply.ok()) {
-    exchange.SendError(reply.status());
-    return;
-  }
-  exchange.SendMessage(ToTranslateResponse(*core_, *reply, message.options().return_scores()));
+  (this->*route->handle)(request, reply);
+  drain_->Leave();
 }
 
-absl::StatusOr<TranslationCore::Reply> HttpFrontend::RunCall(TranslationCore::Request request) {
+void HttpFrontend::ListModels(const HttpRequest& request, HttpReply& reply) {
+  absl::StatusOr<v1::ListModelsResponse> models =
+      mtserve::ListModels(*core_, HeaderApiKey(request));
+  if (!models.ok()) return reply.Send(ErrorAnswer(request.path(), models.status()));
+  reply.Send(MessageAnswer(request.path(), *models));
+}
+
+absl::StatusOr<TranslationCore::Reply> HttpFrontend::RunCall(TranslationCore::Request request,
+                                                             HttpReply& reply) {
   // Shared with the callback, which may run after this thread stops waiting on it.
   struct Result {
     absl::Notification done;
@@ -543,6 +292,7 @@ absl::StatusOr<TranslationCore::Reply> HttpFrontend::RunCall(TranslationCore::Re
   auto result = std::make_shared<Result>();
   auto call = std::make_shared<TranslationCore::Call>();
   TrackCall(call.get());
+  reply.OnClientGone([call] { call->Cancel(); });
   core_->Translate(std::move(request), call,
                    [result](absl::StatusOr<TranslationCore::Reply> reply) {
                      result->reply = std::move(reply);
@@ -553,46 +303,63 @@ absl::StatusOr<TranslationCore::Reply> HttpFrontend::RunCall(TranslationCore::Re
   return std::move(result->reply);
 }
 
-void HttpFrontend::LibreTranslate(Exchange& exchange) {
-  constexpr char kMethod[] = "LibreTranslate";
-  absl::StatusOr<absl::Time> deadline = exchange.Deadline();
-  absl::StatusOr<LibreTranslateRequest> request = [&]() -> absl::StatusOr<LibreTranslateRequest> {
+void HttpFrontend::Translate(const HttpRequest& request, HttpReply& reply) {
+  constexpr char kMethod[] = "Translate";
+  v1::TranslateRequest message;
+  absl::StatusOr<absl::Time> deadline = Deadline(request);
+  const absl::Status parsed = [&]() -> absl::Status {
     if (!deadline.ok()) return deadline.status();
-    absl::StatusOr<std::string> body = exchange.ReadBody();
-    if (!body.ok()) return body.status();
-    return ParseLibreTranslateRequest(*body, exchange.content_type(), exchange.ApiKey(), *core_);
+    return ParseJson(request.body(), "the request body", RequestValueBounds(core_->limits()),
+                     message);
   }();
-  if (!request.ok()) {
-    core_->RecordRefused(Frontend::kHttp, kMethod, request.status());
-    if (exchange.status() == 0) exchange.SendError(request.status());
-    return;
+  if (!parsed.ok()) {
+    core_->RecordRefused(Frontend::kHttp, kMethod, parsed);
+    return reply.Send(ErrorAnswer(request.path(), parsed));
   }
-  TranslationCore::Request core_request = std::move(request->core);
+  TranslationCore::Request core_request =
+      ToCoreRequest(message, *deadline, kMethod, Frontend::kHttp);
+  core_request.api_key = HeaderApiKey(request);
+  absl::StatusOr<TranslationCore::Reply> translated = RunCall(std::move(core_request), reply);
+  if (!translated.ok()) return reply.Send(ErrorAnswer(request.path(), translated.status()));
+  reply.Send(MessageAnswer(
+      request.path(), ToTranslateResponse(*core_, *translated, message.options().return_scores())));
+}
+
+void HttpFrontend::LibreTranslate(const HttpRequest& request, HttpReply& reply) {
+  constexpr char kMethod[] = "LibreTranslate";
+  absl::StatusOr<absl::Time> deadline = Deadline(request);
+  absl::StatusOr<LibreTranslateRequest> parsed = [&]() -> absl::StatusOr<LibreTranslateRequest> {
+    if (!deadline.ok()) return deadline.status();
+    return ParseLibreTranslateRequest(request.body(), ContentType(request), HeaderApiKey(request),
+                                      *core_);
+  }();
+  if (!parsed.ok()) {
+    core_->RecordRefused(Frontend::kHttp, kMethod, parsed.status());
+    return reply.Send(ErrorAnswer(request.path(), parsed.status()));
+  }
+  TranslationCore::Request core_request = std::move(parsed->core);
   core_request.deadline = *deadline;
   core_request.method = kMethod;
   core_request.frontend = Frontend::kHttp;
-  absl::StatusOr<TranslationCore::Reply> reply = RunCall(std::move(core_request));
-  if (!reply.ok()) {
-    exchange.SendError(LibreTranslateCoreError(*request, reply.status()));
-    return;
+  absl::StatusOr<TranslationCore::Reply> translated = RunCall(std::move(core_request), reply);
+  if (!translated.ok()) {
+    return reply.Send(
+        ErrorAnswer(request.path(), LibreTranslateCoreError(*parsed, translated.status())));
   }
-  exchange.Send(200, kJson, LibreTranslateAnswer(*request, *reply));
+  reply.Send(Answer(200, kJson, LibreTranslateAnswer(*parsed, *translated)));
 }
 
-void HttpFrontend::LibreTranslateLanguages(Exchange& exchange) {
+void HttpFrontend::LibreTranslateLanguages(const HttpRequest& request, HttpReply& reply) {
   absl::StatusOr<std::string> languages = mtserve::LibreTranslateLanguages(*core_);
-  if (!languages.ok()) {
-    exchange.SendError(languages.status());
-    return;
-  }
-  exchange.Send(200, kJson, *languages);
+  if (!languages.ok()) return reply.Send(ErrorAnswer(request.path(), languages.status()));
+  reply.Send(Answer(200, kJson, *std::move(languages)));
 }
 
-void HttpFrontend::LibreTranslateSettings(Exchange& exchange) {
-  exchange.Send(200, kJson, mtserve::LibreTranslateSettings(*core_));
+void HttpFrontend::LibreTranslateSettings(const HttpRequest&, HttpReply& reply) {
+  reply.Send(Answer(200, kJson, mtserve::LibreTranslateSettings(*core_)));
 }
 
-void HttpFrontend::TranslateStream(Exchange& exchange) {
+void HttpFrontend::TranslateStream(const HttpRequest& request, HttpReply& reply) {
   constexpr char kMethod[] = "TranslateStream";
   // Every line is parsed before any is translated, so that a body that is not valid is refused
   // whole, with a status, rather than after some of its answers; and again when its turn comes,
@@ -618,13 +385,10 @@ void HttpFrontend::TranslateStream(Exchange& exchange) {
       return false;
     }
   };
-  absl::StatusOr<absl::Time> deadline = exchange.Deadline();
-  absl::StatusOr<std::string> body = absl::UnknownError("not read");
+  absl::StatusOr<absl::Time> deadline = Deadline(request);
   const absl::Status parsed = [&]() -> absl::Status {
     if (!deadline.ok()) return deadline.status();
-    body = exchange.ReadBody();
-    if (!body.ok()) return body.status();
-    Lines lines{*body};
+    Lines lines{request.body()};
     absl::string_view line;
     while (lines.Next(line)) {
       v1::TranslateStreamRequest message;
@@ -634,11 +398,10 @@ void HttpFrontend::TranslateStream(Exchange& exchange) {
   }();
   if (!parsed.ok()) {
     core_->RecordRefused(Frontend::kHttp, kMethod, parsed);
-    if (exchange.status() == 0) exchange.SendError(parsed);
-    return;
+    return reply.Send(ErrorAnswer(request.path(), parsed));
   }
 
-  // Answers as they come, from core and worker threads; this thread writes them.
+  // Answers as they come, from core and worker threads; this thread hands them to the transport.
   struct Answers {
     absl::Mutex mutex;
     std::deque<std::string> lines ABSL_GUARDED_BY(mutex);
@@ -647,11 +410,13 @@ void HttpFrontend::TranslateStream(Exchange& exchange) {
   auto answers = std::make_shared<Answers>();
   auto call = std::make_shared<TranslationCore::Call>();
   TrackCall(call.get());
-  exchange.StartChunks(kNdjson);
-  Lines lines{*body};
+  reply.OnClientGone([call] { call->Cancel(); });
+  bool client_gone = !reply.StartChunks(Answer(200, kNdjson, ""));
+  if (client_gone) call->Cancel();
+  const std::optional<std::string> api_key = HeaderApiKey(request);
+  Lines lines{request.body()};
   absl::string_view line;
   bool more = lines.Next(line);
-  bool client_gone = false;
   while (true) {
     // Hands texts to the core while fewer than the bound are in it. Every text gets its line,
     // an error if the server drains or stops meanwhile, unless the client is gone.
@@ -665,17 +430,17 @@ void HttpFrontend::TranslateStream(Exchange& exchange) {
       // Parsed once already: it cannot fail now.
       parse_line(line, lines.number, message).IgnoreError();
       more = lines.Next(line);
-      TranslationCore::Request request;
-      request.model = message.model();
-      request.texts.push_back(std::move(*message.mutable_text()));
-      request.options = ToRequested(message.options());
-      request.deadline = *deadline;
-      request.texts_field = "text";
-      request.texts_repeated = false;
-      request.method = kMethod;
-      request.frontend = Frontend::kHttp;
-      request.api_key = exchange.ApiKey();
-      core_->Translate(std::move(request), call,
+      TranslationCore::Request core_request;
+      core_request.model = message.model();
+      core_request.texts.push_back(std::move(*message.mutable_text()));
+      core_request.options = ToRequested(message.options());
+      core_request.deadline = *deadline;
+      core_request.texts_field = "text";
+      core_request.texts_repeated = false;
+      core_request.method = kMethod;
+      core_request.frontend = Frontend::kHttp;
+      core_request.api_key = api_key;
+      core_->Translate(std::move(core_request), call,
                        [this, answers, id = std::move(*message.mutable_id()),
                         with_scores = message.options().return_scores()](
                            absl::StatusOr<TranslationCore::Reply> reply) {
@@ -700,17 +465,17 @@ void HttpFrontend::TranslateStream(Exchange& exchange) {
       ready.swap(answers->lines);
       finished = answers->in_core.texts() == 0 && (!more || client_gone);
     }
-    for (const std::string& line : ready) {
-      if (client_gone) break;
-      if (!exchange.SendChunk(line)) {
-        // A client that is gone reads no more: its texts still in the core stop.
-        client_gone = true;
-        call->Cancel();
-      }
+    // The lines ready together go out as one chunk.
+    std::string chunk;
+    for (const std::string& ready_line : ready) chunk += ready_line;
+    if (!client_gone && !chunk.empty() && !reply.SendChunk(std::move(chunk))) {
+      // A client that is gone reads no more: its texts still in the core stop.
+      client_gone = true;
+      call->Cancel();
     }
     if (finished) break;
   }
-  if (!client_gone) exchange.EndChunks();
+  if (!client_gone) reply.EndChunks();
   ReleaseCall(call.get());
 }
 

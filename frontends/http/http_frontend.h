@@ -1,7 +1,7 @@
 // The HTTP/1.1 front end: a thin adapter over the TranslationCore, as the gRPC service is, so that
 // limits, errors, sentence splitting, the cache, deadlines and metrics are the same over both. It
 // maps JSON bodies to core requests (http_json.h: protobuf's JSON mapping of the same messages)
-// and statuses to HTTP ones (http_status.h).
+// and statuses to HTTP ones (http_status.h). The routes:
 //
 //   POST /v1/translate         TranslateRequest -> TranslateResponse
 //   POST /v1/translate:stream  TranslateStreamRequest per line (NDJSON) -> TranslateStreamResponse
@@ -11,100 +11,81 @@
 //   GET  /readyz               200 while serving, 503 while models load and while draining
 //   GET  /openapi.json         the OpenAPI description of these routes
 //   (frontends/http/openapi.json) GET  /                     the translation page
-//   (frontends/http/web/), which calls the routes above POST /translate, GET /languages, GET
+//   (frontends/http/web/), which calls the routes POST /translate, GET /languages, GET
 //   /frontend/settings
 //                              LibreTranslate's API (libretranslate_api.h)
 //
-// The server is civetweb (Debian's libcivetweb, which prometheus-cpp's /metrics already runs
-// on): a fixed pool of threads, each serving one connection at a time, with keep-alive, a bound
-// on the time a client may take to send a request (headers and body) and to take each write of
-// the answer, and a bounded queue of accepted connections. A translation blocks its thread, so
-// the pool bounds the HTTP requests translating at once. cpp-httplib would do as well, but it is
-// another package to install, and its timeouts are per read, which lets a client that sends a
-// byte now and then hold a thread for ever.
+// The bytes move in the HTTP transport (http_server.h): the health paths, the files and every
+// refusal that needs no body are answered on its I/O threads; the API's routes run on its handler
+// threads, each blocking on its translation. A client that disconnects cancels its translation.
 #ifndef MTSERVE_FRONTENDS_HTTP_HTTP_FRONTEND_H_
 #define MTSERVE_FRONTENDS_HTTP_HTTP_FRONTEND_H_
 
-#include <cstdint>
 #include <memory>
+#include <optional>
 #include <set>
-#include <string>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
-#include "absl/time/time.h"
-#include "frontends/tls/server_tls.h"
+#include "frontends/http/http_exchange.h"
+#include "frontends/http/http_server.h"
 #include "serving/drain_gate.h"
 #include "serving/translation_core.h"
 
-struct mg_context;
-struct mg_connection;
-
 namespace mtserve {
 
-class HttpFrontend {
+class HttpFrontend : public HttpService {
  public:
-  struct Options {
-    std::string listen;  // HOST:PORT, HOST an IP address; port 0: the kernel chooses.
-    // Connections served at once (each holds a thread while it sends a request, waits for its
-    // answer, or idles between requests); as many more wait to be accepted.
-    int threads = 16;
-    // How long a client may take to send a request's headers and body, and to take each write of
-    // an answer; also how long an idle keep-alive connection stays open.
-    absl::Duration timeout = absl::Seconds(10);
-    int64_t max_body_bytes = 4 << 20;  // Bigger bodies get 413.
-    // HTTPS with these files (and client certificates when it verifies clients); null: HTTP.
-    ServerTls* tls = nullptr;
-  };
-
   // Listens and serves at once (the core answers UNAVAILABLE until its models are loaded). Each
-  // request is counted in flight in `drain`; once `drain` drains, /readyz answers 503 and new
-  // requests get 503 (UNAVAILABLE), while those in flight go on and their connections close after
-  // the answer (clients reconnect to another server). `core` and `drain` outlive the front end.
-  static absl::StatusOr<std::unique_ptr<HttpFrontend>> Start(const Options& options,
+  // API request is counted in flight in `drain`; once `drain` drains, /readyz answers 503 and
+  // requests get 503 (UNAVAILABLE), while those in flight go on. `core` and `drain` outlive the
+  // front end.
+  static absl::StatusOr<std::unique_ptr<HttpFrontend>> Start(const HttpServer::Options& options,
                                                              TranslationCore* core,
                                                              DrainGate* drain);
-  ~HttpFrontend();
+  ~HttpFrontend() override;
 
   HttpFrontend(const HttpFrontend&) = delete;
   HttpFrontend& operator=(const HttpFrontend&) = delete;
 
-  // The port it listens on (useful with port 0).
-  int port() const { return port_; }
+  int port() const { return server_->port(); }
 
-  // Drains `drain` if it is not draining yet, cancels the requests still in flight, waits for
-  // their answers, and stops listening.
+  // Once `drain` drains: every answer closes its connection (HttpServer::Drain).
+  void StartDraining() { server_->Drain(); }
+  // Drains `drain` if it is not draining yet, cancels the requests still in flight, lets their
+  // answers be written, and stops.
   void Stop();
 
+  // HttpService.
+  std::optional<HttpAnswer> Route(const HttpRequest& head) override;
+  HttpAnswer Refuse(const HttpRequest& head, const absl::Status& status, int http_status) override;
+  void Handle(const HttpRequest& request, HttpReply& reply) override;
+
+  // The API's routes, on a handler thread (the route table in http_frontend.cc names them).
+  void Translate(const HttpRequest& request, HttpReply& reply);
+  void TranslateStream(const HttpRequest& request, HttpReply& reply);
+  void ListModels(const HttpRequest& request, HttpReply& reply);
+  void LibreTranslate(const HttpRequest& request, HttpReply& reply);
+  void LibreTranslateLanguages(const HttpRequest& request, HttpReply& reply);
+  void LibreTranslateSettings(const HttpRequest& request, HttpReply& reply);
+
  private:
-  class Exchange;
+  HttpFrontend(TranslationCore* core, DrainGate* drain) : core_(core), drain_(drain) {}
 
-  HttpFrontend(const Options& options, TranslationCore* core, DrainGate* drain);
-
-  static int HandleRequest(mg_connection* connection, void* frontend);
   // A call that Stop cancels until it is released.
   void TrackCall(TranslationCore::Call* call);
   void ReleaseCall(TranslationCore::Call* call);
-  bool draining() const;
+  // Runs `request` in the core and waits for its reply; Stop and the client leaving cancel it.
+  absl::StatusOr<TranslationCore::Reply> RunCall(TranslationCore::Request request,
+                                                 HttpReply& reply);
 
-  void Translate(Exchange& exchange);
-  void TranslateStream(Exchange& exchange);
-  void ListModels(Exchange& exchange);
-  void LibreTranslate(Exchange& exchange);
-  void LibreTranslateLanguages(Exchange& exchange);
-  void LibreTranslateSettings(Exchange& exchange);
-  // Runs `request` in the core and waits for its reply; Stop cancels it.
-  absl::StatusOr<TranslationCore::Reply> RunCall(TranslationCore::Request request);
-
-  const Options options_;
   TranslationCore* const core_;
   DrainGate* const drain_;
-  mg_context* context_ = nullptr;
-  int port_ = 0;
+  std::unique_ptr<HttpServer> server_;
 
-  mutable absl::Mutex mutex_;
-  bool context_stopping_ ABSL_GUARDED_BY(mutex_) = false;
+  absl::Mutex mutex_;
+  bool stopping_ ABSL_GUARDED_BY(mutex_) = false;
   std::set<TranslationCore::Call*> calls_ ABSL_GUARDED_BY(mutex_);  // To cancel on Stop.
 };
 

@@ -9,8 +9,8 @@
 // with files checked here, each new version written whole and then moved onto the watched
 // descriptor at once, so gRPC reads the old version or the new one, never a mix. The key and the
 // certificate chain share one such file (PEM readers skip blocks of the other kind), so gRPC
-// never pairs a new key with an old certificate. HTTP (civetweb over OpenSSL) takes the current
-// files at each handshake through a certificate callback on its SSL_CTX.
+// never pairs a new key with an old certificate. HTTP (OpenSSL through asio::ssl) takes the
+// current files at each handshake through a certificate callback on its SSL_CTX.
 #ifndef MTSERVE_FRONTENDS_TLS_SERVER_TLS_H_
 #define MTSERVE_FRONTENDS_TLS_SERVER_TLS_H_
 
@@ -50,8 +50,8 @@ class ServerTls {
   // For the gRPC port: TLS with the current files, requiring a client certificate signed by a
   // client CA when there are client CAs.
   std::shared_ptr<grpc::ServerCredentials> GrpcCredentials() const;
-  // For civetweb's init_ssl: makes `context` take the current files at each handshake and, with
-  // client CAs, require and verify a client certificate.
+  // For the HTTP transport's SSL_CTX: makes `context` take the current files at each handshake
+  // and, with client CAs, require and verify a client certificate.
   absl::Status ConfigureSslContext(SSL_CTX* context);
   // Re-reads the files now (SIGHUP); logs the outcome.
   absl::Status Reload() { return reloader_->Reload(); }

@@ -95,11 +95,12 @@ def parse_memory(quantity):
 # weights a quarter the size (mttranslate's peak RSS on Multi30k: 57 against 78 MiB).
 MEASURED_STEADY_RSS = 235 * 2**20
 
-# What a request being read may hold, per byte of --max_message_bytes, with every HTTP thread
-# reading one at once (README: "Memory", scripts/benchmark_memory.py: the worst body of every
+# What a request being read may hold, per byte of --max_message_bytes, with the HTTP bodies held
+# at their bound (README: "Memory", scripts/benchmark_memory.py: the worst body of every
 # front end; the stream's, 5 MiB for a 4 MiB body, is the largest).
 BODY_RSS_PER_MESSAGE_BYTE = 1.25
 DEFAULT_HTTP_THREADS = 16
+DEFAULT_HTTP_MAX_QUEUED = 16
 DEFAULT_MAX_MESSAGE_BYTES = 4 * 2**20
 
 
@@ -120,16 +121,19 @@ def check_memory_limit(checks, env, limit, where):
     if budget in (None, "", "0"):
         return
     workers = int(env["MTSERVE_WORKERS"])
-    http_threads = int(env.get("MTSERVE_HTTP_THREADS", DEFAULT_HTTP_THREADS))
+    # The HTTP bodies held at once are bounded by this many --max_message_bytes.
+    http_bodies = (int(env.get("MTSERVE_HTTP_THREADS", DEFAULT_HTTP_THREADS))
+                   + int(env.get("MTSERVE_HTTP_MAX_QUEUED", DEFAULT_HTTP_MAX_QUEUED)))
     message_bytes = parse_byte_size(env.get("MTSERVE_MAX_MESSAGE_BYTES",
                                             DEFAULT_MAX_MESSAGE_BYTES))
     needed = (MEASURED_STEADY_RSS + workers * parse_byte_size(budget)
               + parse_byte_size(cache or "0")
-              + http_threads * BODY_RSS_PER_MESSAGE_BYTE * message_bytes)
+              + http_bodies * BODY_RSS_PER_MESSAGE_BYTE * message_bytes)
     checks.expect(limit >= needed,
                   f"{where}: memory limit holds the measured steady load (235 MiB) plus "
                   f"{workers} workers x MTSERVE_WORKER_MEMORY {budget} plus MTSERVE_CACHE_BYTES "
-                  f"{cache} plus {http_threads} HTTP threads x 1.25 x {message_bytes} bytes",
+                  f"{cache} plus {http_bodies} HTTP bodies (--http_threads + --http_max_queued) "
+                  f"x 1.25 x {message_bytes} bytes",
                   f"{where}: memory limit {limit / 2**20:.0f} MiB < {needed / 2**20:.0f} MiB")
 
 

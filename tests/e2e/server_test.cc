@@ -2206,9 +2206,9 @@ TEST(LifecycleTest, MaxMessageBytesTakesUnits) {
 }
 
 // The metrics port answers a scrape while connections that send nothing are open, and closes
-// them itself: it had one thread and civetweb's 30 s request timeout, so one idle socket (the
-// Kubernetes manifests listen on every address) held every scrape back. The sockets' 30 s
-// timeouts only catch that hang.
+// them itself (at their deadline, --http_timeout): once it had one thread and a 30 s request
+// timeout, so one idle socket (the Kubernetes manifests listen on every address) held every
+// scrape back. The sockets' 30 s timeouts only catch that hang.
 TEST(LifecycleTest, IdleConnectionsDoNotBlockScrapes) {
   ServerProcess server(ServerBinary(), {"--workers=1"});
   StderrOnFailure dump(&server.process());
@@ -2219,11 +2219,11 @@ TEST(LifecycleTest, IdleConnectionsDoNotBlockScrapes) {
       ASSERT_GE(idle.back(), 0);
     }
   };
-  // Fewer than the endpoint's threads: the scrape is answered beside them.
+  // A few idle connections: the scrape is answered beside them.
   open_idle(3);
   EXPECT_TRUE(testing::HttpGet(server.metrics_port()).has_value())
       << "a scrape waited behind 3 idle connections";
-  // More than its threads: the scrape is answered once the server has closed those before it.
+  // More: connections hold no thread, so the scrape is still answered beside them.
   open_idle(12);
   EXPECT_TRUE(testing::HttpGet(server.metrics_port()).has_value())
       << "a scrape waited behind 15 idle connections";

@@ -1,7 +1,8 @@
-// The stack the server's HTTP request threads have, for the fuzz targets of what those threads
-// parse: a fuzzer's own stack is 8 MiB, so recursion that overflows a request thread (JSON nested
-// a few hundred levels, walked recursively) would pass unseen on it. tests/request_thread_stack_
-// test.cc checks the figure against civetweb's real threads.
+// The stack the server's HTTP request handler threads have, for the fuzz targets of what those
+// threads parse: a fuzzer's own stack is 8 MiB, so recursion that overflows a handler thread (JSON
+// nested a few hundred levels, walked recursively) would pass unseen on it.
+// tests/frontends/http/request_thread_stack_test.cc checks the figure against the real threads
+// of the handler pool (frontends/http/handler_pool.h).
 #ifndef MTSERVE_TESTS_TEST_LIB_REQUEST_THREAD_STACK_H_
 #define MTSERVE_TESTS_TEST_LIB_REQUEST_THREAD_STACK_H_
 
@@ -13,7 +14,8 @@
 
 namespace mtserve {
 
-// Debian's civetweb 1.15 is built with USE_STACK_SIZE=102400.
+// frontends/http/handler_pool.h's kHandlerThreadStackBytes (this header is also built into the
+// fuzz targets, which link no server).
 inline constexpr size_t kRequestThreadStackBytes = 100 * 1024;
 
 // Runs `fn()` on a thread of its own with kRequestThreadStackBytes of stack, and waits for it.

@@ -126,9 +126,9 @@ class BrokenCheckpointTest(e2e_suite.MtserveTestCase):
 
 class PortsOpenTest(e2e_suite.MtserveTestCase):
     """mtserve with its HTTP and metrics ports open when the model fails to load: it ends right
-    after its message, status 1. Before, it ran its destructors, which waited for civetweb's
-    listening threads (2 s each) and went on answering scrapes meanwhile, exiting 4 s after the
-    message: a scrape sent once the message is read must find no server."""
+    after its message, status 1, rather than running destructors that stop the HTTP servers in
+    their own time and answer scrapes meanwhile: a scrape sent once the message is read must find
+    no server."""
 
     def test_exits_right_after_the_message(self):
         out = os.path.join(self.temp_dir(), "model")

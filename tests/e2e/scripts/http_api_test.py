@@ -13,9 +13,9 @@
   "100 Continue", then the whole answer.
 - HTTP requests are counted in mtserve_requests_total with frontend="http", gRPC ones with
   frontend="grpc", and no other value.
-- Slow clients: two connections that send their headers a byte at a time, holding both HTTP
-  threads, are cut off by --http_timeout, and a request queued behind them is answered; a body
-  that stops arriving gets 408.
+- Slow clients: two connections that send their headers a byte at a time (as many as the
+  handler threads, which once held a thread each) are cut off by --http_timeout, and a request
+  made meanwhile is answered; a body that stops arriving gets 408.
 - SIGTERM with a translation in flight: /readyz goes 503, new requests get 503 (UNAVAILABLE),
   /healthz stays 200, the translation in flight is answered in full, and mtserve exits 0.
 
@@ -275,7 +275,7 @@ def run_api_checks(checks, bin_dir, server, sentences):
 def run_slow_client_checks(checks, server):
     port = server.http_port
     slow = []
-    for _ in range(2):  # As many as --http_threads: every thread is held.
+    for _ in range(2):  # As many as --http_threads (a thread each, when connections held one).
         sent, closed = threading.Event(), threading.Event()
         thread = threading.Thread(target=slow_client, args=(port, sent, closed), daemon=True)
         thread.start()
