@@ -156,8 +156,11 @@ constexpr ApiRoute kApi[] = {
     {"/v1/translate:stream", "POST", &HttpFrontend::TranslateStream, false, KeyCheck::kHeader,
      "TranslateStream"},
     {"/v1/models", "GET", &HttpFrontend::ListModels, false, KeyCheck::kHeader, ""},
+    {"/v1/detect", "POST", &HttpFrontend::Detect, false, KeyCheck::kHeader, "Detect"},
     {"/translate", "POST", &HttpFrontend::LibreTranslate, true, KeyCheck::kHeaderIfPresent,
      "LibreTranslate"},
+    {"/detect", "POST", &HttpFrontend::LibreTranslateDetect, true, KeyCheck::kHeaderIfPresent,
+     "LibreTranslateDetect"},
     {"/languages", "GET", &HttpFrontend::LibreTranslateLanguages, true, KeyCheck::kNone, ""},
     {"/frontend/settings", "GET", &HttpFrontend::LibreTranslateSettings, true, KeyCheck::kNone, ""},
 };
@@ -235,8 +238,9 @@ std::optional<HttpAnswer> HttpFrontend::Route(const HttpRequest& head) {
         path, absl::NotFoundError(absl::StrCat(
                   "no ", Excerpt(path),
                   " here; the API is POST /v1/translate, POST /v1/translate:stream, GET "
-                  "/v1/models, GET /healthz, GET /readyz, GET /openapi.json, and LibreTranslate's "
-                  "/translate, /languages and /frontend/settings; the translation page is /")));
+                  "/v1/models, POST /v1/detect, GET /healthz, GET /readyz, GET /openapi.json, and "
+                  "LibreTranslate's /translate, /detect, /languages and /frontend/settings; the "
+                  "translation page is /")));
   }
   if (method != route->method) return MethodNotAllowed(head, route->method);
   const std::optional<std::string> key = HeaderApiKey(head);
@@ -347,6 +351,37 @@ void HttpFrontend::LibreTranslate(const HttpRequest& request, HttpReply& reply) 
         ErrorAnswer(request.path(), LibreTranslateCoreError(*parsed, translated.status())));
   }
   reply.Send(Answer(200, kJson, LibreTranslateAnswer(*parsed, *translated)));
+}
+
+void HttpFrontend::Detect(const HttpRequest& request, HttpReply& reply) {
+  constexpr char kMethod[] = "Detect";
+  v1::DetectRequest message;
+  const absl::Status parsed =
+      ParseJson(request.body(), "the request body", RequestValueBounds(core_->limits()), message);
+  if (!parsed.ok()) {
+    core_->RecordRefused(Frontend::kHttp, kMethod, parsed);
+    return reply.Send(ErrorAnswer(request.path(), parsed));
+  }
+  DetectionRequest core_request = ToCoreRequest(message, kMethod, Frontend::kHttp);
+  core_request.api_key = HeaderApiKey(request);
+  absl::StatusOr<DetectionReply> detected = core_->Detect(core_request);
+  if (!detected.ok()) return reply.Send(ErrorAnswer(request.path(), detected.status()));
+  reply.Send(MessageAnswer(request.path(), ToDetectResponse(*detected)));
+}
+
+void HttpFrontend::LibreTranslateDetect(const HttpRequest& request, HttpReply& reply) {
+  constexpr char kMethod[] = "LibreTranslateDetect";
+  absl::StatusOr<DetectionRequest> parsed = ParseLibreTranslateDetect(
+      request.body(), ContentType(request), HeaderApiKey(request), *core_);
+  if (!parsed.ok()) {
+    core_->RecordRefused(Frontend::kHttp, kMethod, parsed.status());
+    return reply.Send(ErrorAnswer(request.path(), parsed.status()));
+  }
+  parsed->method = kMethod;
+  parsed->frontend = Frontend::kHttp;
+  absl::StatusOr<DetectionReply> detected = core_->Detect(*parsed);
+  if (!detected.ok()) return reply.Send(ErrorAnswer(request.path(), detected.status()));
+  reply.Send(Answer(200, kJson, LibreTranslateDetectAnswer(*detected)));
 }
 
 void HttpFrontend::LibreTranslateLanguages(const HttpRequest& request, HttpReply& reply) {

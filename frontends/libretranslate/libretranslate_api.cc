@@ -35,6 +35,17 @@ std::string ServedPairs(const std::vector<ServedModel>& models) {
   });
 }
 
+// The key's check before a body's other fields are read: the core's, worded for LibreTranslate's
+// clients when no key was given.
+absl::Status CheckKey(const TranslationCore& core, const std::optional<std::string>& key) {
+  absl::Status status = core.CheckApiKey(key, /*charge_request=*/false);
+  if (!status.ok() && !key.has_value()) {
+    return absl::UnauthenticatedError(
+        "an API key is required: send it as api_key (or in an Authorization: Bearer header)");
+  }
+  return status;
+}
+
 }  // namespace
 
 std::string LanguageName(absl::string_view code) {
@@ -54,20 +65,31 @@ std::string LanguageName(absl::string_view code) {
   return it == kNames->end() ? std::string(code) : it->second;
 }
 
+absl::StatusOr<DetectionRequest> ParseLibreTranslateDetect(
+    absl::string_view body, absl::string_view content_type,
+    const std::optional<std::string>& header_key, const TranslationCore& core) {
+  return ParseLibreTranslateDetectFields(
+      body, content_type, RequestValueBounds(core.limits()), header_key,
+      [&core](const std::optional<std::string>& key) { return CheckKey(core, key); });
+}
+
+std::string LibreTranslateDetectAnswer(const DetectionReply& reply) {
+  Json answer = Json::array();
+  for (const std::vector<DetectedLanguage>& text : reply.texts) {
+    for (const DetectedLanguage& language : text) {
+      answer.push_back({{"confidence", language.confidence}, {"language", language.language}});
+    }
+    if (text.empty()) answer.push_back({{"confidence", 0.0}, {"language", "und"}});
+  }
+  return Dump(answer);
+}
+
 absl::StatusOr<LibreTranslateRequest> ParseLibreTranslateRequest(
     absl::string_view body, absl::string_view content_type,
     const std::optional<std::string>& header_key, const TranslationCore& core) {
   absl::StatusOr<LibreTranslateRequest> request = ParseLibreTranslateFields(
       body, content_type, RequestValueBounds(core.limits()), header_key,
-      [&core](const std::optional<std::string>& key) {
-        absl::Status status = core.CheckApiKey(key, /*charge_request=*/false);
-        if (!status.ok() && !key.has_value()) {
-          return absl::UnauthenticatedError(
-              "an API key is required: send it as api_key (or in an Authorization: Bearer "
-              "header)");
-        }
-        return status;
-      });
+      [&core](const std::optional<std::string>& key) { return CheckKey(core, key); });
   if (!request.ok()) return request.status();
   const std::string& source = request->source;
   const std::string& target = request->target;

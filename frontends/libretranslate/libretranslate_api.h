@@ -34,6 +34,16 @@ absl::StatusOr<LibreTranslateRequest> ParseLibreTranslateRequest(
     absl::string_view body, absl::string_view content_type,
     const std::optional<std::string>& header_key, const TranslationCore& core);
 
+// Parses a /detect body (ParseLibreTranslateDetectFields), the key checked as for /translate.
+absl::StatusOr<DetectionRequest> ParseLibreTranslateDetect(
+    absl::string_view body, absl::string_view content_type,
+    const std::optional<std::string>& header_key, const TranslationCore& core);
+
+// The JSON answer to a /detect: [{"confidence": 92.0, "language": "fr"}, ...], best first, over
+// the served languages; for a text with no letters, [{"confidence": 0.0, "language": "und"}]
+// (BCP 47's "undetermined"): never a guess.
+std::string LibreTranslateDetectAnswer(const DetectionReply& reply);
+
 // The JSON answer to `request`: {"translatedText": ...} with "alternatives" when they were asked
 // for and "detectedLanguage" for "auto".
 std::string LibreTranslateAnswer(const LibreTranslateRequest& request,

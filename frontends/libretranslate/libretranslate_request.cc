@@ -100,6 +100,18 @@ absl::StatusOr<std::string> StringField(const Json& fields, const std::string& n
   return it->get<std::string>();
 }
 
+// The key a request presents: the body's api_key (or apiKey), else `header_key`.
+std::optional<std::string> PresentedKey(const Json& fields,
+                                        const std::optional<std::string>& header_key) {
+  for (const char* name : {"api_key", "apiKey"}) {
+    auto key = fields.find(name);
+    if (key != fields.end() && key->is_string() && !key->get_ref<const std::string&>().empty()) {
+      return key->get<std::string>();
+    }
+  }
+  return header_key;
+}
+
 }  // namespace
 
 absl::StatusOr<LibreTranslateRequest> ParseLibreTranslateFields(
@@ -112,14 +124,7 @@ absl::StatusOr<LibreTranslateRequest> ParseLibreTranslateFields(
   TranslationRequest& core_request = request.core;
   // LibreTranslate's clients send api_key (some apiKey); a header works too. Checked first, so a
   // caller without a key learns nothing else; the core checks it again and charges it.
-  core_request.api_key = header_key;
-  for (const char* name : {"api_key", "apiKey"}) {
-    auto key = fields->find(name);
-    if (key != fields->end() && key->is_string() && !key->get_ref<const std::string&>().empty()) {
-      core_request.api_key = key->get<std::string>();
-      break;
-    }
-  }
+  core_request.api_key = PresentedKey(*fields, header_key);
   if (absl::Status status = check_key(core_request.api_key); !status.ok()) return status;
   // Errors name the texts as the request does. (Assigning the literal itself trips GCC 12's
   // false -Wrestrict warning, bug 105329.)
@@ -189,6 +194,23 @@ absl::StatusOr<LibreTranslateRequest> ParseLibreTranslateFields(
     core_request.options.beam_size = static_cast<uint32_t>(request.alternatives) + 1;
     core_request.options.num_hypotheses = static_cast<uint32_t>(request.alternatives) + 1;
   }
+  return request;
+}
+
+absl::StatusOr<DetectionRequest> ParseLibreTranslateDetectFields(
+    absl::string_view body, absl::string_view content_type, const ValueBounds& bounds,
+    const std::optional<std::string>& header_key,
+    absl::FunctionRef<absl::Status(const std::optional<std::string>& key)> check_key) {
+  absl::StatusOr<Json> fields = ParseBody(body, content_type, bounds);
+  if (!fields.ok()) return fields.status();
+  DetectionRequest request;
+  request.api_key = PresentedKey(*fields, header_key);
+  if (absl::Status status = check_key(request.api_key); !status.ok()) return status;
+  absl::StatusOr<std::string> q = StringField(*fields, "q");
+  if (!q.ok()) return q.status();
+  request.texts.push_back(*std::move(q));
+  request.texts_field = std::string("q");
+  request.texts_repeated = false;
   return request;
 }
 

@@ -1,6 +1,7 @@
-// A LibreTranslate POST /translate body (libretranslate_api.h) read into the core's request: JSON
-// or a form (application/x-www-form-urlencoded), its fields checked as LibreTranslate checks them.
-// Apart from the rest of the API because it needs no server: its fuzz target runs it alone.
+// A LibreTranslate POST /translate or /detect body (libretranslate_api.h) read into the core's
+// request: JSON or a form (application/x-www-form-urlencoded), its fields checked as LibreTranslate
+// checks them. Apart from the rest of the API because it needs no server: its fuzz target runs it
+// alone.
 #ifndef MTSERVE_FRONTENDS_LIBRETRANSLATE_LIBRETRANSLATE_REQUEST_H_
 #define MTSERVE_FRONTENDS_LIBRETRANSLATE_LIBRETRANSLATE_REQUEST_H_
 
@@ -34,6 +35,13 @@ struct LibreTranslateRequest {
 // error is returned. Otherwise INVALID_ARGUMENT, in LibreTranslate's words, for a malformed body or
 // field.
 absl::StatusOr<LibreTranslateRequest> ParseLibreTranslateFields(
+    absl::string_view body, absl::string_view content_type, const ValueBounds& bounds,
+    const std::optional<std::string>& header_key,
+    absl::FunctionRef<absl::Status(const std::optional<std::string>& key)> check_key);
+
+// Reads a /detect body (JSON or a form, as for /translate) into a detection of its one text, q
+// (a string), among the served languages. The key as for ParseLibreTranslateFields.
+absl::StatusOr<DetectionRequest> ParseLibreTranslateDetectFields(
     absl::string_view body, absl::string_view content_type, const ValueBounds& bounds,
     const std::optional<std::string>& header_key,
     absl::FunctionRef<absl::Status(const std::optional<std::string>& key)> check_key);

@@ -1,4 +1,5 @@
-// A LibreTranslate POST /translate body through ParseLibreTranslateFields, as JSON, as a form, as
+// A LibreTranslate POST /translate body through ParseLibreTranslateFields (and the same bytes as a
+// POST /detect body through ParseLibreTranslateDetectFields), as JSON, as a form, as
 // multipart and with no Content-Type (the input's first byte chooses: j, f, m, anything else), and
 // with or without a header key (second byte). The key check accepts only the key "good". Any
 // bytes give a request the core can take, or INVALID_ARGUMENT, or the key check's own error, on
@@ -77,12 +78,40 @@ void Check(absl::string_view bytes) {
   FUZZ_CHECK(content_type.substr(0, 9) != "multipart");
 }
 
+// The same bytes as a /detect body: one text, q, with the key checked first, as for /translate.
+void CheckDetect(absl::string_view bytes) {
+  const absl::string_view content_type = ContentType(bytes[0]);
+  const std::optional<std::string> header_key =
+      bytes[1] == 'k' ? std::optional<std::string>("good") : std::nullopt;
+  bool key_checked = false;
+  const absl::StatusOr<mtserve::DetectionRequest> request =
+      mtserve::ParseLibreTranslateDetectFields(
+          bytes.substr(2), content_type, mtserve::RequestValueBounds(mtserve::RequestLimits{}),
+          header_key, [&](const std::optional<std::string>& key) {
+            key_checked = true;
+            return key.has_value() && *key != "good"
+                       ? absl::UnauthenticatedError("not the good key")
+                       : absl::OkStatus();
+          });
+  if (!request.ok()) {
+    FUZZ_CHECK(absl::IsInvalidArgument(request.status()) ||
+               (absl::IsUnauthenticated(request.status()) && key_checked));
+    return;
+  }
+  FUZZ_CHECK(key_checked && request->texts.size() == 1 && !request->texts[0].empty());
+  FUZZ_CHECK(request->texts_field == "q" && !request->texts_repeated);
+  FUZZ_CHECK(!request->api_key.has_value() || *request->api_key == "good");
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 2) return 0;
   const absl::string_view bytes(reinterpret_cast<const char*>(data), size);
   // On the stack the server parses it on (an HTTP request thread's).
-  mtserve::RunOnRequestThreadStack([bytes] { Check(bytes); });
+  mtserve::RunOnRequestThreadStack([bytes] {
+    Check(bytes);
+    CheckDetect(bytes);
+  });
   return 0;
 }

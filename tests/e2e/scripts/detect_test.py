@@ -1,17 +1,21 @@
 #!/usr/bin/env python3
 """Language detection on a real mtserve serving the three trained models (en-de, de-en, fr-en):
-gRPC Detect ranks each text of a batch on its own among the served source languages, or among
-every language on request, and refuses what the limits refuse, naming the field.
+gRPC Detect and HTTP's POST /v1/detect rank each text of a batch on its own among the served
+source languages, or among every language on request, and refuse what the limits refuse, naming
+the field; LibreTranslate's POST /detect answers in LibreTranslate's shape, JSON or form.
 
 Usage: detect_test.py BIN_DIR STUBS_DIR MODELS_DIR [-- unittest arguments]
 """
+import json
 import os
 import subprocess
 import sys
+import urllib.parse
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../test_lib"))
 import e2e_suite  # noqa: E402
+from e2e_suite import call  # noqa: E402
 
 
 def setUpModule():
@@ -19,7 +23,7 @@ def setUpModule():
     grpc, pb, pb_grpc = e2e_suite.grpc_stubs()
 
 
-class GrpcDetectTest(e2e_suite.MtserveTestCase):
+class DetectTest(e2e_suite.MtserveTestCase):
     @classmethod
     def setUpClass(cls):
         models = e2e_suite.ARGS.models_dir
@@ -102,6 +106,51 @@ class GrpcDetectTest(e2e_suite.MtserveTestCase):
         self.assertEqual(run.returncode, 0, run.stderr)
         self.assertEqual(run.stdout.split()[0], "cs", run.stdout)
         self.assertEqual(len(run.stdout.split()), 4, "two languages, each with its confidence")
+
+    def test_http_answers_as_grpc(self):
+        texts = ["Zwei Männer spielen Fußball im Park.", "Une femme lit un livre.", "!!!"]
+        status, headers, body = call(self.server.http_port, "POST", "/v1/detect",
+                                     {"texts": texts, "max_results": 2})
+        self.assertEqual(status, 200, body)
+        self.assertEqual(headers.get("Content-Type"), "application/json")
+        answer = json.loads(body)
+        grpc_answer = self.detect(texts, max_results=2)
+        self.assertEqual(len(answer["detections"]), 3)
+        for got, want in zip(answer["detections"], grpc_answer.detections):
+            self.assertEqual([x["language"] for x in got["languages"]],
+                             [x.language for x in want.languages])
+            for x, y in zip(got["languages"], want.languages):
+                self.assertAlmostEqual(x["confidence"], y.confidence, places=3)
+        self.assertEqual(answer["detections"][2]["languages"], [])
+        self.assertErrorAnswer(call(self.server.http_port, "POST", "/v1/detect",
+                                    {"texts": ["a"] * 9}),
+                               400, "INVALID_ARGUMENT", "texts has 9 entries; the limit is 8")
+
+    def test_libretranslate_detect_json_and_form(self):
+        status, _, body = call(self.server.http_port, "POST", "/detect",
+                               {"q": "Un homme fait du vélo dans la rue."},
+                               {"Content-Type": "application/json"})
+        self.assertEqual(status, 200, body)
+        answer = json.loads(body)
+        self.assertEqual(answer[0]["language"], "fr", answer)
+        self.assertGreater(answer[0]["confidence"], 90)
+        self.assertEqual(sorted(x["language"] for x in answer), ["de", "en", "fr"],
+                         "LibreTranslate ranks the languages it serves")
+        self.assertEqual([set(x) for x in answer], [{"confidence", "language"}] * 3)
+        form = urllib.parse.urlencode({"q": "Ein Mann fährt Fahrrad."})
+        status, _, body = call(self.server.http_port, "POST", "/detect", form,
+                               {"Content-Type": "application/x-www-form-urlencoded"})
+        self.assertEqual(status, 200, body)
+        self.assertEqual(json.loads(body)[0]["language"], "de", body)
+        # No letters: undetermined, never a confident guess.
+        status, _, body = call(self.server.http_port, "POST", "/detect", {"q": "12345"},
+                               {"Content-Type": "application/json"})
+        self.assertEqual(status, 200, body)
+        self.assertEqual(json.loads(body), [{"confidence": 0.0, "language": "und"}])
+        status, _, body = call(self.server.http_port, "POST", "/detect", {"text": "x"},
+                               {"Content-Type": "application/json"})
+        self.assertEqual(status, 400, body)
+        self.assertEqual(json.loads(body), {"error": "Invalid request: missing q parameter"})
 
 
 if __name__ == "__main__":

@@ -572,6 +572,16 @@ def run_serving_checks(checks, api, server, sentences):
        headers={"Content-Length": "100"}, status=408)
 
     models = json.loads(ex("models", port, "GET", "/v1/models", status=200)[2])
+    detected = json.loads(ex("detect", port, "POST", "/v1/detect",
+                             {"texts": ["A man rides a bike.", "42"], "all_languages": True,
+                              "max_results": 2}, status=200, request_valid=True)[2])
+    checks.expect("detect: the English text is English, the number has no language",
+                  [[x["language"] for x in d["languages"]][:1] for d in detected["detections"]]
+                  == [["en"], []], f"{detected}")
+    ex("detect: too many texts", port, "POST", "/v1/detect", {"texts": ["a"] * 9}, status=400,
+       request_valid=True)
+    ex("detect: an unknown field", port, "POST", "/v1/detect", {"texts": ["a"], "language": "x"},
+       status=400, request_valid=False)
     ex("healthz", port, "GET", "/healthz", status=200)
     ex("readyz", port, "GET", "/readyz", status=200)
     served = ex("openapi.json", port, "GET", "/openapi.json", status=200)
