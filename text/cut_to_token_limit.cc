@@ -183,7 +183,14 @@ std::vector<Segment> CutToTokenLimit(absl::string_view text, Segment sentence, i
       pieces.push_back({pos, end});
       break;
     }
-    auto fits = [&](size_t cut) { return tokens(pos, cut) <= max_tokens; };
+    // No piece is longer than MayFitTokens allows, even where the tokenizer would count fewer
+    // tokens: SentencePiece folds a run of characters it cannot spell (CJK in a European model)
+    // into one unknown token, at a cost that grows with the square of the run (4 minutes for a
+    // megabyte), so such a run is cut into pieces of at most that many bytes, each its own
+    // unknown token, put back whole (unknown_runs.h).
+    auto fits = [&](size_t cut) {
+      return MayFitTokens(cut - pos, max_tokens) && tokens(pos, cut) <= max_tokens;
+    };
     size_t cut;
     const size_t first_space =
         std::upper_bound(space_cuts.begin(), space_cuts.end(), pos) - space_cuts.begin();

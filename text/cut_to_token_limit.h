@@ -17,7 +17,9 @@ namespace mtserve {
 // max_tokens and is never tokenised whole to find out: a sentence of a megabyte without spaces
 // costs what its pieces cost, not a tokenisation of the megabyte (seconds, and hundreds of MiB
 // for SentencePiece's lattice over one "word"). A string that would fit anyway (long runs of
-// whitespace, which SentencePiece folds into one) is cut where it need not be; nothing is lost.
+// whitespace, which SentencePiece folds into one, and runs of characters it cannot spell, which
+// it folds into one unknown token at a cost that grows with the square of the run) is cut where
+// it need not be; nothing is lost.
 inline constexpr size_t kMaxBytesPerToken = 64;
 
 // Whether a string of `bytes` bytes may fit `max_tokens` tokens (else it certainly does not).

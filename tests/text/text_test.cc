@@ -525,6 +525,27 @@ TEST(CutToTokenLimitTest, ALongRunWithoutSpacesIsCutWithoutTokenisingItWhole) {
   EXPECT_LE(bytes, 3 * run.size());
 }
 
+// A run the tokenizer folds into one token however long (SentencePiece's unknown token for
+// characters it cannot spell) is still cut into pieces of at most kMaxBytesPerToken bytes a token
+// allowed, and no string longer than that is tokenised: SentencePiece's cost for such a run grows
+// with the square of its length.
+TEST(CutToTokenLimitTest, ARunCountedAsOneTokenIsStillCutToTheByteBound) {
+  const std::string run(300000, 'x');
+  constexpr int kMaxTokens = 8;
+  size_t longest = 0;
+  auto one_token = [&](absl::string_view s) {
+    longest = std::max(longest, s.size());
+    return 2;  // The run's unknown token and the end-of-sentence token.
+  };
+  const std::vector<Segment> pieces =
+      CutToTokenLimit(run, Segment{0, run.size()}, kMaxTokens, one_token);
+  ExpectValidPieces(run, Segment{0, run.size()}, kMaxTokens, one_token, pieces);
+  const size_t bound = kMaxBytesPerToken * kMaxTokens;
+  EXPECT_LE(longest, bound);
+  ASSERT_EQ(pieces.size(), (run.size() + bound - 1) / bound);
+  for (const Segment& piece : pieces) EXPECT_LE(piece.end - piece.begin, bound);
+}
+
 // Once `stopped` says so, cutting stops: the pieces so far cover only the sentence's start.
 TEST(CutToTokenLimitTest, StopsOnceStopped) {
   const std::string run(1000, 'a');
