@@ -24,6 +24,7 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/flags/usage_config.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/ascii.h"
@@ -148,6 +149,21 @@ void AppendTranslation(const v1::Translation& translation, int num_hypotheses, b
   }
 }
 
+// Reads stdin a text a line into `texts`, and has `send` send them (and write their answers, and
+// clear them) every `batch_size` lines and at the end, so output keeps up with input. The exit
+// status: 0, or 1 once a send fails.
+int SendLinesInBatches(int batch_size, google::protobuf::RepeatedPtrField<std::string>& texts,
+                       absl::FunctionRef<absl::Status()> send) {
+  for (std::string line; std::getline(std::cin, line);) {
+    texts.Add(std::move(line));
+    if (texts.size() == batch_size) {
+      if (absl::Status status = send(); !status.ok()) return Fail(status);
+    }
+  }
+  if (absl::Status status = send(); !status.ok()) return Fail(status);
+  return 0;
+}
+
 int Translate(const TranslationClient& client, absl::Duration timeout) {
   const int batch_size = absl::GetFlag(FLAGS_batch_size);
   if (batch_size < 1) return UsageError("--batch_size must be >= 1");
@@ -178,14 +194,7 @@ int Translate(const TranslationClient& client, absl::Duration timeout) {
     request.clear_texts();
     return absl::OkStatus();
   };
-  for (std::string line; std::getline(std::cin, line);) {
-    request.add_texts(std::move(line));
-    if (request.texts_size() == batch_size) {
-      if (absl::Status status = flush(); !status.ok()) return Fail(status);
-    }
-  }
-  if (absl::Status status = flush(); !status.ok()) return Fail(status);
-  return 0;
+  return SendLinesInBatches(batch_size, *request.mutable_texts(), flush);
 }
 
 int Models(const TranslationClient& client, absl::Duration timeout) {
@@ -229,14 +238,7 @@ int Detect(const TranslationClient& client, absl::Duration timeout) {
     request.clear_texts();
     return absl::OkStatus();
   };
-  for (std::string line; std::getline(std::cin, line);) {
-    request.add_texts(std::move(line));
-    if (request.texts_size() == batch_size) {
-      if (absl::Status status = flush(); !status.ok()) return Fail(status);
-    }
-  }
-  if (absl::Status status = flush(); !status.ok()) return Fail(status);
-  return 0;
+  return SendLinesInBatches(batch_size, *request.mutable_texts(), flush);
 }
 
 int Health(const TranslationClient& client, absl::Duration timeout) {

@@ -11,6 +11,7 @@ import argparse
 import http.client
 import json
 import os
+import re
 import sys
 import tempfile
 import unittest
@@ -68,6 +69,16 @@ def call(port, method, path, body=None, headers=None, timeout=120):
         return response.status, response.headers, response.read()
     finally:
         connection.close()
+
+
+def requests_total(text, **labels):
+    """The sum of mtserve_requests_total over the series with these labels."""
+    total = 0.0
+    for match in re.finditer(r"^mtserve_requests_total\{([^}]*)\} (\S+)$", text, re.MULTILINE):
+        series = dict(re.findall(r'(\w+)="([^"]*)"', match.group(1)))
+        if all(series.get(k) == v for k, v in labels.items()):
+            total += float(match.group(2))
+    return total
 
 
 def error_answer_problem(result, status, code, *needles):

@@ -34,6 +34,7 @@ import time
 sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.join(HERE, "../../test_lib"), os.path.join(HERE, "../../../scripts/lib")]
+from e2e_suite import requests_total  # noqa: E402
 from http_checks import Checks, call  # noqa: E402
 from mtserve_process import MtserveProcess  # noqa: E402
 
@@ -67,15 +68,6 @@ def grpc_translations(bin_dir, server, lines, *flags):
         raise RuntimeError(f"mtclient failed: {out.stderr}")
     return out.stdout.splitlines()
 
-
-def requests_total(text, **labels):
-    """The sum of mtserve_requests_total over the series with these labels."""
-    total = 0.0
-    for match in re.finditer(r"^mtserve_requests_total\{([^}]*)\} (\S+)$", text, re.MULTILINE):
-        series = dict(re.findall(r'(\w+)="([^"]*)"', match.group(1)))
-        if all(series.get(k) == v for k, v in labels.items()):
-            total += float(match.group(2))
-    return total
 
 
 def slow_client(port, sent, closed):

@@ -34,7 +34,7 @@ import time
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../test_lib"))
 import e2e_suite  # noqa: E402
-from e2e_suite import call  # noqa: E402
+from e2e_suite import call, requests_total  # noqa: E402
 from mtserve_process import wait_until  # noqa: E402
 from test_certificates import make_ca, make_certificate  # noqa: E402
 
@@ -158,14 +158,6 @@ def read_answer(sock):
         body += sock.recv(4096)
     return head + b"\r\n\r\n" + body
 
-
-def requests_total(text, **labels):
-    total = 0.0
-    for match in re.finditer(r"^mtserve_requests_total\{([^}]*)\} (\S+)$", text, re.MULTILINE):
-        series = dict(re.findall(r'(\w+)="([^"]*)"', match.group(1)))
-        if all(series.get(k) == v for k, v in labels.items()):
-            total += float(match.group(2))
-    return total
 
 
 def long_document():
