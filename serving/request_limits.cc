@@ -81,6 +81,13 @@ absl::StatusOr<DecodingOptions> ToDecodingOptions(const RequestedOptions& proto,
   return options;
 }
 
+absl::Status CheckTextCount(size_t texts, absl::string_view field, const RequestLimits& limits) {
+  if (texts <= static_cast<size_t>(limits.max_texts_per_request)) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(field, " has ", texts, " entries; the limit is ",
+                                                 limits.max_texts_per_request,
+                                                 " (the server's --max_texts_per_request)"));
+}
+
 absl::Status CheckTextBytes(absl::string_view text, absl::string_view field,
                             const RequestLimits& limits) {
   if (static_cast<int64_t>(text.size()) <= limits.max_text_bytes) return absl::OkStatus();

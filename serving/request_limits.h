@@ -49,6 +49,9 @@ absl::StatusOr<DecodingOptions> ToDecodingOptions(const RequestedOptions& reques
                                                   const ModelConfig& config,
                                                   const RequestLimits& limits);
 
+// An InvalidArgument naming `field` (a request's texts) if it has more than the texts allowed.
+absl::Status CheckTextCount(size_t texts, absl::string_view field, const RequestLimits& limits);
+
 // An InvalidArgument naming `field` if `text` has more bytes than allowed (checked before any
 // work on it).
 absl::Status CheckTextBytes(absl::string_view text, absl::string_view field,

@@ -8,7 +8,6 @@
 #include "absl/time/clock.h"
 #include "base/excerpt.h"
 #include "base/status_macros.h"
-#include "serving/language_routes.h"
 #include "serving/state/local_sentence_cache.h"
 #include "serving/stop_reason.h"
 #include "text/document.h"
@@ -25,7 +24,9 @@ constexpr char kNoModel[] = "none";
 // others, few enough to leave the cores to the decoding workers.
 constexpr int kTokenizerThreads = 2;
 
-std::string FieldName(const TranslationCore::Request& request, size_t index) {
+// How errors name text `index` of a translation's or a detection's request.
+template <typename Request>
+std::string FieldName(const Request& request, size_t index) {
   return request.texts_repeated ? absl::StrCat(request.texts_field, "[", index, "]")
                                 : request.texts_field;
 }
@@ -82,8 +83,14 @@ void TranslationCore::StartServing(std::vector<ServedModel> models, BatchSchedul
     // Without ICU's data (never seen) texts are taken whole rather than not at all.
     if (splitter.ok()) served.splitter = *std::move(splitter);
   }
+  std::vector<LanguageRoutes::Pair> pairs;
+  for (const ServedModel& m : models) {
+    pairs.push_back({m.name, m.model->config().source_lang, m.model->config().target_lang});
+  }
+  auto routes = std::make_shared<const LanguageRoutes>(std::move(pairs));
   absl::MutexLock lock(&mutex_);
   models_ = std::move(models);
+  routes_ = std::move(routes);
   scheduler_ = scheduler;
 }
 
@@ -140,11 +147,7 @@ void TranslationCore::Translate(Request request, std::shared_ptr<Call> call, Don
     pending->model_name = served.name;
     pending->served_model = served.model;
     const int texts = static_cast<int>(r.texts.size());
-    if (texts > limits_.max_texts_per_request) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(r.texts_field, " has ", texts, " entries; the limit is ",
-                       limits_.max_texts_per_request, " (the server's --max_texts_per_request)"));
-    }
+    MT_RETURN_IF_ERROR(CheckTextCount(r.texts.size(), r.texts_field, limits_));
     MT_ASSIGN_OR_RETURN(pending->options,
                         ToDecodingOptions(r.options, served.model->config(), limits_));
     for (size_t i = 0; i < r.texts.size(); ++i) {
@@ -204,7 +207,7 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
     int text;
     size_t sentence;
     std::optional<std::string> key;  // In the cache.
-    bool alignment = false;           // Decoded with the alignment.
+    bool alignment = false;          // Decoded with the alignment.
   };
   auto misses = std::make_shared<std::vector<Miss>>();
   struct Hit {
@@ -240,8 +243,7 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
         MT_RETURN_IF_ERROR(CheckDecodeMemory(static_cast<int>(sentence.ids.size()), options,
                                              served.model->config(), limits_,
                                              text.SentenceName(field, j)));
-        std::optional<std::string> key =
-            SentenceCacheKey(pending->model, options, sentence.ids);
+        std::optional<std::string> key = SentenceCacheKey(pending->model, options, sentence.ids);
         if (key.has_value()) {
           std::optional<TranslationResult> cached = cache_->Lookup(*key);
           if (metrics_ != nullptr) metrics_->RecordCacheLookup(cached.has_value());
@@ -383,34 +385,26 @@ absl::StatusOr<DetectionReply> TranslationCore::Detect(const DetectionRequest& r
       return absl::UnimplementedError(
           "language detection is off on this server (its --language_model is empty)");
     }
-    const std::vector<ServedModel> served = models();
-    if (served.empty()) return absl::UnavailableError("the server is loading its models");
-    if (drain_->draining()) return absl::UnavailableError("the server is shutting down");
-    const int texts = static_cast<int>(request.texts.size());
-    if (texts > limits_.max_texts_per_request) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(request.texts_field, " has ", texts, " entries; the limit is ",
-                       limits_.max_texts_per_request, " (the server's --max_texts_per_request)"));
+    std::shared_ptr<const LanguageRoutes> routes;
+    {
+      absl::ReaderMutexLock lock(&mutex_);
+      routes = routes_;
     }
+    if (routes == nullptr) return absl::UnavailableError("the server is loading its models");
+    if (drain_->draining()) return absl::UnavailableError("the server is shutting down");
+    MT_RETURN_IF_ERROR(CheckTextCount(request.texts.size(), request.texts_field, limits_));
     for (size_t i = 0; i < request.texts.size(); ++i) {
-      const std::string field = request.texts_repeated
-                                    ? absl::StrCat(request.texts_field, "[", i, "]")
-                                    : request.texts_field;
+      const std::string field = FieldName(request, i);
       MT_RETURN_IF_ERROR(CheckTextBytes(request.texts[i], field, limits_));
       MT_RETURN_IF_ERROR(CheckUtf8(request.texts[i], field));
     }
     std::vector<std::string> candidates;
     if (!request.all_languages) {
-      std::vector<LanguageRoutes::Pair> pairs;
-      for (const ServedModel& m : served) {
-        pairs.push_back({m.name, m.model->config().source_lang, m.model->config().target_lang});
-      }
-      const LanguageRoutes routes(std::move(pairs));
-      candidates = routes.SourcesInto(request.target);
+      candidates = routes->SourcesInto(request.target);
       if (candidates.empty() && !request.target.empty()) {
         return absl::InvalidArgumentError(absl::StrCat("target: no model here translates into ",
                                                        Excerpt(request.target),
-                                                       "; the pairs served: ", routes.Describe()));
+                                                       "; the pairs served: ", routes->Describe()));
       }
     }
     if (key.has_value()) MT_RETURN_IF_ERROR(authenticator_->Charge(*key, 1, 0));

@@ -24,6 +24,7 @@
 #include "serving/auth/api_key_auth.h"
 #include "serving/batch_scheduler.h"
 #include "serving/drain_gate.h"
+#include "serving/language_routes.h"
 #include "serving/metrics.h"
 #include "serving/request_limits.h"
 #include "serving/state/sentence_cache.h"
@@ -135,6 +136,8 @@ class TranslationCore {
 
   mutable absl::Mutex mutex_;
   std::vector<ServedModel> models_ ABSL_GUARDED_BY(mutex_);
+  // The served models' language pairs, made with them (null while loading).
+  std::shared_ptr<const LanguageRoutes> routes_ ABSL_GUARDED_BY(mutex_);
   BatchScheduler* scheduler_ ABSL_GUARDED_BY(mutex_) = nullptr;
   // Texts accepted whose sentences are not all admitted to the scheduler's queue.
   int waiting_texts_ ABSL_GUARDED_BY(mutex_) = 0;
