@@ -223,7 +223,8 @@ int Detect(const TranslationClient& client, absl::Duration timeout) {
   request.set_target(absl::GetFlag(FLAGS_target));
   request.set_all_languages(absl::GetFlag(FLAGS_all_languages));
   request.set_max_results(static_cast<uint32_t>(std::max(1, absl::GetFlag(FLAGS_max_results))));
-  const int batch_size = std::max(1, absl::GetFlag(FLAGS_batch_size));
+  const int batch_size = absl::GetFlag(FLAGS_batch_size);
+  if (batch_size < 1) return UsageError("--batch_size must be >= 1");
   auto flush = [&]() -> absl::Status {
     if (request.texts_size() == 0) return absl::OkStatus();
     absl::StatusOr<v1::DetectResponse> response = client.Detect(request, timeout);
