@@ -21,6 +21,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts", "lib"))
+from machine import cpu_model  # noqa: E402
 from mtserve_process import MtserveProcess, cpu_seconds  # noqa: E402
 
 
@@ -58,8 +59,7 @@ def main():
             files[name] = os.path.join(tmp, name)
             with open(files[name], "w") as f:
                 f.write("\n".join(texts) + "\n")
-        with open("/proc/cpuinfo") as f:
-            cpu = re.search(r"model name\s*:\s*(.*)", f.read()).group(1)
+        cpu = cpu_model()
         print(f"# {time.strftime('%Y-%m-%d')}, {cpu}, {os.cpu_count()} cores; "
               f"{len(lines)} sentences, {len(paras)} paragraphs")
         print(f"{'texts':<11} {'concurrency':>11} {'texts/s':>8} {'sentences/s':>12} "

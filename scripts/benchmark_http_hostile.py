@@ -22,7 +22,6 @@ import argparse
 import http.client
 import json
 import os
-import platform
 import resource
 import socket
 import subprocess
@@ -32,6 +31,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts", "lib"))
+from machine import cpu_model  # noqa: E402
 from mtserve_process import MtserveProcess  # noqa: E402
 
 KINDS = ("silent", "trickled head", "trickled body", "idle keep-alive", "unread")
@@ -143,14 +143,6 @@ def percentile(values, p):
         return float("nan")
     values = sorted(values)
     return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
-
-
-def cpu_model():
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return platform.processor()
 
 
 def report(name, latencies, failures):

@@ -24,7 +24,6 @@ deadline, default 60)
 import json
 import os
 import random
-import re
 import string
 import sys
 import threading
@@ -34,6 +33,7 @@ import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts", "lib"))
+from machine import cpu_model  # noqa: E402
 from mtserve_process import MtserveProcess  # noqa: E402
 
 PROBE = "A man is riding a bike."
@@ -93,8 +93,7 @@ def main():
             seconds = float(a.split("=", 1)[1])
     build = args[0] if args else os.path.join(ROOT, "build")
     mtserve = os.path.join(build, "bin", "mtserve")
-    with open("/proc/cpuinfo") as f:
-        cpu = re.search(r"model name\s*:\s*(.*)", f.read()).group(1)
+    cpu = cpu_model()
     print(f"# {time.strftime('%Y-%m-%d')}, {cpu}, {os.cpu_count()} cores; "
           f"hostile requests' deadline {seconds:.0f} s")
     with MtserveProcess(mtserve, "--cache_bytes=0") as server:
