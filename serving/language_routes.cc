@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "text/language_detector.h"
 
@@ -39,6 +40,44 @@ absl::StatusOr<int> LanguageRoutes::Route(absl::string_view source,
   }
   return absl::InvalidArgumentError(absl::StrCat("no model here translates ", source, " into ",
                                                  target, "; the pairs served: ", Describe()));
+}
+
+LanguageRoutes::Detected LanguageRoutes::RouteDetected(absl::string_view text,
+                                                       absl::string_view target,
+                                                       const LanguageDetector* detector) const {
+  const std::vector<std::string> candidates = SourcesInto(target);
+  Detected detected;
+  auto choose = [&](const std::string& language, double probability) {
+    detected.language = language;
+    detected.confidence = 100 * probability;
+    detected.model = *Route(language, target);  // A candidate: it has a route.
+    return detected;
+  };
+  if (detector == nullptr) return choose(candidates.front(), 0);
+  const std::vector<LanguageGuess> best = detector->Detect(text, {}, 1);
+  if (best.empty()) {
+    Detected none = choose(candidates.front(), 0);
+    none.language = "und";
+    return none;
+  }
+  const LanguageGuess& first = best.front();
+  if (std::find(candidates.begin(), candidates.end(), first.language) != candidates.end()) {
+    return choose(first.language, first.probability);
+  }
+  const std::vector<LanguageGuess> served = first.probability >= kOtherLanguage
+                                                ? std::vector<LanguageGuess>()
+                                                : detector->Detect(text, candidates, 1);
+  // Empty too when the text's script rules every served language out.
+  if (served.empty()) {
+    detected.language = first.language;
+    detected.confidence = 100 * first.probability;
+    detected.status = absl::InvalidArgumentError(absl::StrFormat(
+        "detected as %s (%.0f %% sure), and no model here translates %s into %s; the pairs "
+        "served: %s. Give the source language if the detection is wrong",
+        first.language, detected.confidence, first.language, LanguageCode(target), Describe()));
+    return detected;
+  }
+  return choose(served.front().language, served.front().probability);
 }
 
 std::string LanguageRoutes::Describe() const {

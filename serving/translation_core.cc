@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <optional>
+#include <set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "base/excerpt.h"
 #include "base/status_macros.h"
@@ -19,6 +21,8 @@ namespace {
 // The model label of requests refused before a model was chosen (keeps label values bounded
 // whatever names clients send).
 constexpr char kNoModel[] = "none";
+// The model label of a request whose texts, routed by language, went to several models.
+constexpr char kSeveralModels[] = "several";
 
 // Texts are tokenised on these threads: enough that one very long text does not hold up the
 // others, few enough to leave the cores to the decoding workers.
@@ -46,12 +50,16 @@ struct TranslationCore::Pending {
   Done done;
   std::shared_ptr<Call> call;
   const absl::Time start = absl::Now();
-  int model = -1;          // Index into the served models, once chosen.
-  std::string model_name;  // The metrics' label: the model's name once chosen.
+  std::string model_name;  // The metrics' label: the model that translates, once chosen.
   std::string api_key;     // The name of the key it presented, when keys are required.
   bool accepted = false;   // Counted in flight (and its texts as tokenising).
-  DecodingOptions options;
-  std::shared_ptr<const Model> served_model;  // Once chosen.
+  // The served models when it was accepted, and per text the one that translates it (-1: none,
+  // for a text routed by language that no model reads: routed[i].status says why).
+  std::vector<ServedModel> served;
+  std::vector<int> text_model;
+  std::vector<RoutedText> routed;  // Per text when routed by language.
+  // The decoding options per served model, for those that translate a text.
+  std::vector<std::optional<DecodingOptions>> options;
 
   // Per text: the text taken apart (text/document.h: its sentences' ranges; their ids went to
   // the scheduler) and, as they finish, its sentences' translations. Written before the tasks are
@@ -62,6 +70,13 @@ struct TranslationCore::Pending {
   int unanswered ABSL_GUARDED_BY(mutex) = 0;
   absl::Status status ABSL_GUARDED_BY(mutex);
   bool finished ABSL_GUARDED_BY(mutex) = false;
+
+  // The request fails with `error` (unless it already has): its other texts need not run.
+  void Fail(absl::Status error) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex) {
+    if (!status.ok()) return;
+    status = std::move(error);
+    call->Cancel();
+  }
 };
 
 TranslationCore::TranslationCore(const RequestLimits& limits, int max_queued_texts,
@@ -127,6 +142,83 @@ absl::Status TranslationCore::CheckApiKey(const std::optional<std::string>& pres
   return charge_request ? authenticator_->Charge(*key, 1, 0) : absl::OkStatus();
 }
 
+absl::Status TranslationCore::ChooseModels(Pending& pending) const {
+  const Request& r = pending.request;
+  const size_t texts = r.texts.size();
+  if (r.target_language.empty()) {
+    if (!r.source_language.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(r.target_field, ": required with ",
+                                                     r.source_field, " (or name a model instead)"));
+    }
+    MT_ASSIGN_OR_RETURN(const int model, FindModel(r.model));
+    pending.served = models();
+    pending.text_model.assign(texts, model);
+    pending.model_name = pending.served[model].name;
+    return absl::OkStatus();
+  }
+  if (!r.model.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "model and ", r.target_field, ": give one or the other (model \"", Excerpt(r.model), "\", ",
+        r.target_field, " \"", Excerpt(r.target_language), "\")"));
+  }
+  MT_RETURN_IF_ERROR(FindModel("").status());  // Loading or draining.
+  std::shared_ptr<const LanguageRoutes> routes;
+  {
+    absl::ReaderMutexLock lock(&mutex_);
+    routes = routes_;
+    pending.served = models_;
+  }
+  const std::vector<std::string> sources = routes->SourcesInto(r.target_language);
+  if (sources.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(r.target_field, ": no model here translates into ", Excerpt(r.target_language),
+                     "; the pairs served: ", routes->Describe()));
+  }
+  const bool detect = r.source_language.empty() || r.source_language == "auto";
+  if (!detect) {
+    absl::StatusOr<int> model = routes->Route(r.source_language, r.target_language);
+    if (!model.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(r.source_field, ": ", model.status().message()));
+    }
+    pending.text_model.assign(texts, *model);
+    RoutedText routed;
+    routed.model = pending.served[*model].name;
+    pending.routed.assign(texts, routed);
+    pending.model_name = pending.served[*model].name;
+    return absl::OkStatus();
+  }
+  const LanguageDetector* const detector = detector_.load();
+  if (detector == nullptr && sources.size() > 1) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(r.source_field,
+                     " \"auto\": language detection is off on this server (its "
+                     "--language_model is empty) and several languages are served into ",
+                     Excerpt(r.target_language), " (", absl::StrJoin(sources, ", "),
+                     "); give the source language"));
+  }
+  // Detected here, on the caller's thread: a detection reads at most 4 KiB of a text, in tens of
+  // microseconds.
+  pending.text_model.resize(texts);
+  pending.routed.resize(texts);
+  std::set<std::string> used;
+  for (size_t i = 0; i < texts; ++i) {
+    LanguageRoutes::Detected detected =
+        routes->RouteDetected(r.texts[i], r.target_language, detector);
+    RoutedText& routed = pending.routed[i];
+    routed.detected = DetectedLanguage{detected.language, detected.confidence};
+    pending.text_model[i] = detected.model;
+    if (detected.model < 0) {
+      routed.status = Within(FieldName(r, i), detected.status);
+      continue;
+    }
+    routed.model = pending.served[detected.model].name;
+    used.insert(routed.model);
+  }
+  pending.model_name = used.empty() ? kNoModel : used.size() == 1 ? *used.begin() : kSeveralModels;
+  return absl::OkStatus();
+}
+
 void TranslationCore::Translate(Request request, std::shared_ptr<Call> call, Done done) {
   auto pending = std::make_shared<Pending>();
   pending->request = std::move(request);
@@ -142,23 +234,27 @@ void TranslationCore::Translate(Request request, std::shared_ptr<Call> call, Don
       MT_ASSIGN_OR_RETURN(key, authenticator_->Authenticate(r.api_key));
       pending->api_key = key->name;
     }
-    MT_ASSIGN_OR_RETURN(pending->model, FindModel(r.model));
-    const ServedModel served = models()[pending->model];
-    pending->model_name = served.name;
-    pending->served_model = served.model;
     const int texts = static_cast<int>(r.texts.size());
     MT_RETURN_IF_ERROR(CheckTextCount(r.texts.size(), r.texts_field, limits_));
-    MT_ASSIGN_OR_RETURN(pending->options,
-                        ToDecodingOptions(r.options, served.model->config(), limits_));
     for (size_t i = 0; i < r.texts.size(); ++i) {
       MT_RETURN_IF_ERROR(CheckTextBytes(r.texts[i], FieldName(r, i), limits_));
+      MT_RETURN_IF_ERROR(CheckUtf8(r.texts[i], FieldName(r, i)));
     }
-    // Charged once the request is known to be valid.
-    if (key.has_value()) {
-      int64_t characters = 0;
-      for (const std::string& text : r.texts) characters += CountCharacters(text);
-      MT_RETURN_IF_ERROR(authenticator_->Charge(*key, 1, characters));
+    MT_RETURN_IF_ERROR(ChooseModels(*pending));
+    pending->options.resize(pending->served.size());
+    int64_t characters = 0;
+    for (size_t i = 0; i < r.texts.size(); ++i) {
+      const int m = pending->text_model[i];
+      if (m < 0) continue;
+      if (!pending->options[m].has_value()) {
+        MT_ASSIGN_OR_RETURN(
+            pending->options[m],
+            ToDecodingOptions(r.options, pending->served[m].model->config(), limits_));
+      }
+      characters += CountCharacters(r.texts[i]);
     }
+    // Charged once the request is known to be valid, for the texts it translates.
+    if (key.has_value()) MT_RETURN_IF_ERROR(authenticator_->Charge(*key, 1, characters));
     absl::MutexLock lock(&mutex_);
     if (waiting_texts_ + texts > max_queued_texts_) {
       return absl::ResourceExhaustedError(absl::StrCat(
@@ -183,33 +279,35 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
   const Request& r = pending->request;
   const int texts = static_cast<int>(r.texts.size());
   BatchScheduler* scheduler;
-  ServedModel served;
   {
     absl::ReaderMutexLock lock(&mutex_);
     scheduler = scheduler_;
-    served = models_[pending->model];
   }
   const DocumentFormat format = r.options.format == RequestedOptions::kHtml
                                     ? DocumentFormat::kHtml
                                     : DocumentFormat::kPlainText;
-  SentenceRules rules;
-  rules.splitter = r.options.split_sentences ? served.splitter.get() : nullptr;
-  rules.tokenizer = &served.model->tokenizer();
-  rules.max_tokens = MaxInputTokens(served.model->config(), limits_);
+  auto rules = [&](int model) {
+    const ServedModel& served = pending->served[model];
+    SentenceRules rules;
+    rules.splitter = r.options.split_sentences ? served.splitter.get() : nullptr;
+    rules.tokenizer = &served.model->tokenizer();
+    rules.max_tokens = MaxInputTokens(served.model->config(), limits_);
+    return rules;
+  };
   // Polled between sentences and pieces: a long text stops costing soon after its caller goes.
   const std::function<bool()> stopped = [call = pending->call, deadline = r.deadline] {
     return call->cancelled() || absl::Now() >= deadline;
   };
   pending->documents.resize(texts);
-  // The sentences to decode (those not answered from the cache), made into tasks as the
-  // scheduler admits them.
+  // The sentences to decode (those not answered from the cache), per model, made into tasks as
+  // the scheduler admits them.
   struct Miss {
     int text;
     size_t sentence;
     std::optional<std::string> key;  // In the cache.
     bool alignment = false;          // Decoded with the alignment.
   };
-  auto misses = std::make_shared<std::vector<Miss>>();
+  std::vector<std::vector<Miss>> misses(pending->served.size());
   struct Hit {
     int text;
     size_t sentence;
@@ -222,10 +320,11 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
   const absl::Status prepared = [&]() -> absl::Status {
     MT_RETURN_IF_ERROR(stop_reason("before translation started"));
     for (int i = 0; i < texts; ++i) {
+      const int model = pending->text_model[i];
+      if (model < 0) continue;  // Not translated: no document, an empty translation.
       const std::string field = FieldName(r, i);
-      MT_RETURN_IF_ERROR(CheckUtf8(r.texts[i], field));
       absl::StatusOr<std::unique_ptr<Document>> document =
-          PrepareDocument(r.texts[i], format, rules, stopped);
+          PrepareDocument(r.texts[i], format, rules(model), stopped);
       // Taking a long text apart takes time: the caller may have gone meanwhile (then the
       // document stopped part way, and is not used).
       MT_RETURN_IF_ERROR(stop_reason("before translation started"));
@@ -234,16 +333,16 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
       }
       pending->documents[i] = *std::move(document);
       Document& text = *pending->documents[i];
+      const ModelConfig& config = pending->served[model].model->config();
       for (size_t j = 0; j < text.sentences().size(); ++j) {
         const SourceSentence& sentence = text.sentences()[j];
         // HTML's inline markup and the runs of characters the model cannot spell are placed by
         // the decoder's alignment (text/document.h); dropped from the answer unless asked for.
-        DecodingOptions options = pending->options;
+        DecodingOptions options = *pending->options[model];
         if (text.NeedsAlignment(j)) options.return_alignment = true;
-        MT_RETURN_IF_ERROR(CheckDecodeMemory(static_cast<int>(sentence.ids.size()), options,
-                                             served.model->config(), limits_,
-                                             text.SentenceName(field, j)));
-        std::optional<std::string> key = SentenceCacheKey(pending->model, options, sentence.ids);
+        MT_RETURN_IF_ERROR(CheckDecodeMemory(static_cast<int>(sentence.ids.size()), options, config,
+                                             limits_, text.SentenceName(field, j)));
+        std::optional<std::string> key = SentenceCacheKey(model, options, sentence.ids);
         if (key.has_value()) {
           std::optional<TranslationResult> cached = cache_->Lookup(*key);
           if (metrics_ != nullptr) metrics_->RecordCacheLookup(cached.has_value());
@@ -252,7 +351,7 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
             continue;
           }
         }
-        misses->push_back({i, j, std::move(key), options.return_alignment});
+        misses[model].push_back({i, j, std::move(key), options.return_alignment});
       }
     }
     return absl::OkStatus();
@@ -262,68 +361,92 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
     Finish(*pending, prepared);
     return;
   }
+  // A QueuedRequest per model that has sentences to decode.
+  std::vector<int> models;
+  int unanswered = 0;
+  for (size_t m = 0; m < misses.size(); ++m) {
+    if (misses[m].empty()) continue;
+    models.push_back(static_cast<int>(m));
+    unanswered += static_cast<int>(misses[m].size());
+  }
   {
     absl::MutexLock lock(&pending->mutex);
     pending->results.resize(texts);
     for (int i = 0; i < texts; ++i) {
-      pending->results[i].resize(pending->documents[i]->sentences().size());
+      if (pending->documents[i] != nullptr) {
+        pending->results[i].resize(pending->documents[i]->sentences().size());
+      }
     }
     for (Hit& hit : hits) pending->results[hit.text][hit.sentence] = std::move(hit.result);
-    pending->unanswered = static_cast<int>(misses->size());
+    pending->unanswered = unanswered;
   }
-  if (misses->empty()) {
+  if (models.empty()) {
     Admitted(texts);
     Answer(*pending);
     return;
   }
-  QueuedRequest request;
-  request.group = pending->api_key;
-  request.model_name = served.name;
-  request.texts = static_cast<int>(misses->size());
-  request.deadline = r.deadline;
-  request.cancelled = [call = pending->call] { return call->cancelled(); };
-  // Called by the scheduler, under its lock, once per sentence in order: cheap.
-  request.make = [this, pending, misses, texts](int k) {
-    Miss& miss = (*misses)[k];
-    const int i = miss.text;
-    const size_t j = miss.sentence;
-    Document& text = *pending->documents[i];
-    TranslationTask task;
-    task.model = pending->model;
-    task.model_name = pending->model_name;
-    task.source_ids = std::move(text.sentences()[j].ids);  // Joining needs only the ranges.
-    task.options = pending->options;
-    task.options.return_alignment = miss.alignment;
-    task.deadline = pending->request.deadline;
-    task.cancelled = [call = pending->call] { return call->cancelled(); };
-    task.done = [this, pending, i, j,
-                 key = std::move(miss.key)](absl::StatusOr<TranslationResult> result) {
-      if (result.ok() && key.has_value() && !result->hypotheses.empty()) {
-        cache_->Insert(*key, *result);
-        const SentenceCache::Stats stats = cache_->stats();
-        if (metrics_ != nullptr) metrics_->SetCacheSize(stats.entries, stats.bytes);
-      }
+  // The texts are admitted once the last sentence of every model's request is.
+  auto requests_left = std::make_shared<std::atomic<int>>(static_cast<int>(models.size()));
+  auto admitted = [this, requests_left, texts] {
+    if (requests_left->fetch_sub(1) == 1) Admitted(texts);
+  };
+  for (const int model : models) {
+    auto sentences = std::make_shared<std::vector<Miss>>(std::move(misses[model]));
+    const int count = static_cast<int>(sentences->size());
+    QueuedRequest request;
+    request.group = pending->api_key;
+    request.model_name = pending->served[model].name;
+    request.texts = count;
+    request.deadline = r.deadline;
+    request.cancelled = [call = pending->call] { return call->cancelled(); };
+    // Called by the scheduler, under its lock, once per sentence in order: cheap.
+    request.make = [this, pending, sentences, model, admitted](int k) {
+      Miss& miss = (*sentences)[k];
+      const int i = miss.text;
+      const size_t j = miss.sentence;
+      Document& text = *pending->documents[i];
+      TranslationTask task;
+      task.model = model;
+      task.model_name = pending->served[model].name;
+      task.source_ids = std::move(text.sentences()[j].ids);  // Joining needs only the ranges.
+      task.options = *pending->options[model];
+      task.options.return_alignment = miss.alignment;
+      task.deadline = pending->request.deadline;
+      task.cancelled = [call = pending->call] { return call->cancelled(); };
+      task.done = [this, pending, i, j,
+                   key = std::move(miss.key)](absl::StatusOr<TranslationResult> result) {
+        if (result.ok() && key.has_value() && !result->hypotheses.empty()) {
+          cache_->Insert(*key, *result);
+          const SentenceCache::Stats stats = cache_->stats();
+          if (metrics_ != nullptr) metrics_->SetCacheSize(stats.entries, stats.bytes);
+        }
+        {
+          absl::MutexLock lock(&pending->mutex);
+          if (result.ok()) {
+            pending->results[i][j] = *std::move(result);
+          } else {
+            pending->Fail(
+                Within(pending->documents[i]->SentenceName(FieldName(pending->request, i), j),
+                       result.status()));
+          }
+          if (--pending->unanswered > 0) return;
+        }
+        Answer(*pending);
+      };
+      if (static_cast<size_t>(k) + 1 == sentences->size()) admitted();
+      return task;
+    };
+    absl::Status submitted = scheduler->Submit(std::move(request));
+    if (!submitted.ok()) {  // Nothing of this model's was queued: no task of it will answer.
+      admitted();
       {
         absl::MutexLock lock(&pending->mutex);
-        if (result.ok()) {
-          pending->results[i][j] = *std::move(result);
-        } else if (pending->status.ok()) {
-          pending->status =
-              Within(pending->documents[i]->SentenceName(FieldName(pending->request, i), j),
-                     result.status());
-          pending->call->Cancel();  // The request fails anyway: its other texts need not run.
-        }
-        if (--pending->unanswered > 0) return;
+        pending->Fail(submitted);
+        pending->unanswered -= count;
+        if (pending->unanswered > 0) continue;
       }
       Answer(*pending);
-    };
-    if (static_cast<size_t>(k) + 1 == misses->size()) Admitted(texts);
-    return task;
-  };
-  absl::Status submitted = scheduler->Submit(std::move(request));
-  if (!submitted.ok()) {  // Nothing was queued: no task will answer.
-    Admitted(texts);
-    Finish(*pending, submitted);
+    }
   }
 }
 
@@ -338,16 +461,25 @@ void TranslationCore::Answer(Pending& pending) {
     absl::MutexLock lock(&pending.mutex);
     if (pending.status.ok()) {
       Reply reply;
-      reply.model = pending.model_name;
-      const int n = pending.options.num_hypotheses;
+      // Every text's model, when they share one (routed texts that no model reads have none).
+      std::set<int> models(pending.text_model.begin(), pending.text_model.end());
+      models.erase(-1);
+      if (models.size() == 1) reply.model = pending.served[*models.begin()].name;
       for (size_t i = 0; i < pending.documents.size(); ++i) {
+        const int m = pending.text_model[i];
+        if (m < 0) {
+          reply.translations.emplace_back();
+          continue;
+        }
+        const DecodingOptions& options = *pending.options[m];
         TextTranslation& joined = reply.translations.emplace_back(
-            JoinDocument(*pending.documents[i], std::move(pending.results[i]), n,
-                         pending.served_model->tokenizer()));
-        if (!pending.options.return_alignment) {
+            JoinDocument(*pending.documents[i], std::move(pending.results[i]),
+                         options.num_hypotheses, pending.served[m].model->tokenizer()));
+        if (!options.return_alignment) {
           for (Hypothesis& h : joined.hypotheses) h.alignment.clear();
         }
       }
+      reply.routed = std::move(pending.routed);
       answer = std::move(reply);
     } else {
       answer = pending.status;

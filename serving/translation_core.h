@@ -115,6 +115,9 @@ class TranslationCore {
   // The model index for `name` (empty: the default): NOT_FOUND if not served, UNAVAILABLE while
   // loading or draining.
   absl::StatusOr<int> FindModel(const std::string& name) const;
+  // The served model of each text of `pending` (by name, or by languages: routing and detection),
+  // or why the request is refused.
+  absl::Status ChooseModels(Pending& pending) const;
   // Splits and tokenises the texts of `pending` and hands them to the scheduler as one request,
   // a task per sentence, made as the scheduler's queue admits them (on the pool's threads).
   void Start(std::shared_ptr<Pending> pending);

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/time/time.h"
 
 namespace mtserve {
@@ -53,7 +54,13 @@ struct RequestedOptions {
 };
 
 struct TranslationRequest {
-  std::string model;  // Empty: the default model.
+  // Which model translates: by name (empty: the default model), or, with `target_language` set,
+  // by languages: each text goes to the model that reads `source_language` into
+  // `target_language`; a source of "auto" (or empty) detects each text's language on its own
+  // (LanguageRoutes::RouteDetected). Either a model or a target, not both.
+  std::string model;
+  std::string source_language;
+  std::string target_language;
   std::vector<std::string> texts;
   RequestedOptions options;
   absl::Time deadline = absl::InfiniteFuture();
@@ -61,6 +68,9 @@ struct TranslationRequest {
   // a front end's single-text field (a stream message's `text`).
   std::string texts_field = "texts";
   bool texts_repeated = true;
+  // How errors name the languages' fields.
+  std::string source_field = "source_language";
+  std::string target_field = "target_language";
   // The front end's name for the call, for the metrics' method label.
   std::string method;
   Frontend frontend = Frontend::kGrpc;  // The metrics' frontend label.
@@ -97,9 +107,22 @@ struct DetectionReply {
   std::vector<std::vector<DetectedLanguage>> texts;
 };
 
+// How a text routed by language went (TranslationRequest's target_language).
+struct RoutedText {
+  std::string model;  // The model that translated it; empty when it was not translated.
+  // With source "auto": the language chosen and the detector's confidence in it (0 when it was
+  // not detected: no letters, or the only language served into the target with detection off).
+  std::optional<DetectedLanguage> detected;
+  // Why this text was not translated (its translation is then empty); the others were.
+  absl::Status status;
+};
+
 struct TranslationReply {
-  std::string model;                          // The model that translated.
+  // The model that translated every text; empty when texts routed by language went to several.
+  std::string model;
   std::vector<TextTranslation> translations;  // One per text, in order.
+  // Per text, in order, for a request routed by language; empty otherwise.
+  std::vector<RoutedText> routed;
 };
 
 }  // namespace mtserve

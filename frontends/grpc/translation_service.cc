@@ -257,15 +257,8 @@ class TranslateStreamReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, 
  private:
   // Hands one text to the core; its answer (or error) is written when ready.
   void HandleText(v1::TranslateStreamRequest message) {
-    TranslationCore::Request request;
-    request.model = message.model();
-    request.texts.push_back(std::move(*message.mutable_text()));
-    request.options = ToRequested(message.options());
-    request.deadline = deadline_;
-    request.texts_field = "text";
-    request.texts_repeated = false;
-    request.method = "TranslateStream";
-    request.frontend = Frontend::kGrpc;
+    TranslationCore::Request request =
+        ToCoreRequest(message, deadline_, "TranslateStream", Frontend::kGrpc);
     request.api_key = api_key_;
     service_->core_->Translate(std::move(request), call_,
                                [this, id = std::move(*message.mutable_id()),

@@ -341,16 +341,19 @@ void HttpFrontend::LibreTranslate(const HttpRequest& request, HttpReply& reply) 
     core_->RecordRefused(Frontend::kHttp, kMethod, parsed.status());
     return reply.Send(ErrorAnswer(request.path(), parsed.status()));
   }
+  const std::vector<std::string> texts = parsed->core.texts;  // For the answer.
   TranslationCore::Request core_request = std::move(parsed->core);
   core_request.deadline = *deadline;
   core_request.method = kMethod;
   core_request.frontend = Frontend::kHttp;
   absl::StatusOr<TranslationCore::Reply> translated = RunCall(std::move(core_request), reply);
-  if (!translated.ok()) {
+  absl::StatusOr<std::string> answer =
+      translated.ok() ? LibreTranslateAnswer(*parsed, texts, *translated) : translated.status();
+  if (!answer.ok()) {
     return reply.Send(
-        ErrorAnswer(request.path(), LibreTranslateCoreError(*parsed, translated.status())));
+        ErrorAnswer(request.path(), LibreTranslateCoreError(*parsed, answer.status())));
   }
-  reply.Send(Answer(200, kJson, LibreTranslateAnswer(*parsed, *translated)));
+  reply.Send(Answer(200, kJson, *answer));
 }
 
 void HttpFrontend::Detect(const HttpRequest& request, HttpReply& reply) {
@@ -465,15 +468,8 @@ void HttpFrontend::TranslateStream(const HttpRequest& request, HttpReply& reply)
       // Parsed once already: it cannot fail now.
       parse_line(line, lines.number, message).IgnoreError();
       more = lines.Next(line);
-      TranslationCore::Request core_request;
-      core_request.model = message.model();
-      core_request.texts.push_back(std::move(*message.mutable_text()));
-      core_request.options = ToRequested(message.options());
-      core_request.deadline = *deadline;
-      core_request.texts_field = "text";
-      core_request.texts_repeated = false;
-      core_request.method = kMethod;
-      core_request.frontend = Frontend::kHttp;
+      TranslationCore::Request core_request =
+          ToCoreRequest(message, *deadline, kMethod, Frontend::kHttp);
       core_request.api_key = api_key;
       core_->Translate(std::move(core_request), call,
                        [this, answers, id = std::move(*message.mutable_id()),

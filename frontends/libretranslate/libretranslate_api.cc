@@ -24,17 +24,6 @@ std::string Dump(const Json& json) {
   return json.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
-std::string PairName(const ServedModel& served) {
-  const ModelConfig& c = served.model->config();
-  return absl::StrCat(c.source_lang, "->", c.target_lang, " (", served.name, ")");
-}
-
-std::string ServedPairs(const std::vector<ServedModel>& models) {
-  return absl::StrJoin(models, ", ", [](std::string* out, const ServedModel& served) {
-    out->append(PairName(served));
-  });
-}
-
 // The key's check before a body's other fields are read: the core's, worded for LibreTranslate's
 // clients when no key was given.
 absl::Status CheckKey(const TranslationCore& core, const std::optional<std::string>& key) {
@@ -91,75 +80,53 @@ absl::StatusOr<LibreTranslateRequest> ParseLibreTranslateRequest(
       body, content_type, RequestValueBounds(core.limits()), header_key,
       [&core](const std::optional<std::string>& key) { return CheckKey(core, key); });
   if (!request.ok()) return request.status();
-  const std::string& source = request->source;
-  const std::string& target = request->target;
-  // Routing: the first served model for the pair; for "auto", the one source language that
-  // translates into the target.
-  const std::vector<ServedModel> models = core.models();
-  if (models.empty()) return absl::UnavailableError("the server is loading its models");
-  const ServedModel* chosen = nullptr;
-  if (source == "auto") {
-    std::vector<const ServedModel*> candidates;
-    std::set<std::string> sources;
-    for (const ServedModel& served : models) {
-      if (served.model->config().target_lang != target) continue;
-      if (sources.insert(served.model->config().source_lang).second) {
-        candidates.push_back(&served);
-      }
-    }
-    if (candidates.size() > 1) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "Invalid request: source \"auto\" cannot choose between the models that translate into ",
-          Excerpt(target), ": ",
-          absl::StrJoin(
-              candidates, ", ",
-              [](std::string* out, const ServedModel* served) { out->append(PairName(*served)); }),
-          " (mtserve does not detect languages); give the source language"));
-    }
-    if (!candidates.empty()) {
-      chosen = candidates.front();
-      request->detected_language = chosen->model->config().source_lang;
-    }
-  } else {
-    for (const ServedModel& served : models) {
-      const ModelConfig& c = served.model->config();
-      if (c.source_lang == source && c.target_lang == target) {
-        chosen = &served;
-        break;
-      }
-    }
-  }
-  if (chosen == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat("Invalid request: no model here translates ",
-                                                   Excerpt(source), " to ", Excerpt(target),
-                                                   "; the pairs served: ", ServedPairs(models)));
-  }
-  request->core.model = chosen->name;
+  // The core routes each text by these (and detects each text's language for "auto").
+  request->core.source_language = request->source;
+  request->core.target_language = request->target;
+  request->core.source_field = "source";
+  request->core.target_field = "target";
   return request;
 }
 
-std::string LibreTranslateAnswer(const LibreTranslateRequest& request,
-                                 const TranslationCore::Reply& reply) {
+absl::StatusOr<std::string> LibreTranslateAnswer(const LibreTranslateRequest& request,
+                                                 const std::vector<std::string>& texts,
+                                                 const TranslationCore::Reply& reply) {
+  const bool array = request.q_is_array;
+  // A single text that was not translated is the request's error; in an array, it comes back as
+  // it was sent, with its error in `errors`, and the others are translated.
+  if (!array && !reply.routed.empty() && !reply.routed.front().status.ok()) {
+    return reply.routed.front().status;
+  }
   Json translated = Json::array();
   Json alternatives = Json::array();
-  for (const TextTranslation& result : reply.translations) {
-    translated.push_back(result.hypotheses.empty() ? "" : result.hypotheses.front().text);
-    Json others = Json::array();
-    for (size_t i = 1; i < result.hypotheses.size(); ++i) {
-      others.push_back(result.hypotheses[i].text);
+  Json detected = Json::array();
+  Json errors = Json::array();
+  bool failed = false;
+  for (size_t i = 0; i < reply.translations.size(); ++i) {
+    const TextTranslation& result = reply.translations[i];
+    const RoutedText* routed = i < reply.routed.size() ? &reply.routed[i] : nullptr;
+    if (routed != nullptr && !routed->status.ok()) {
+      failed = true;
+      translated.push_back(texts[i]);
+      errors.push_back(std::string(routed->status.message()));
+    } else {
+      translated.push_back(result.hypotheses.empty() ? "" : result.hypotheses.front().text);
+      errors.push_back(nullptr);
     }
+    Json others = Json::array();
+    for (size_t k = 1; k < result.hypotheses.size(); ++k)
+      others.push_back(result.hypotheses[k].text);
     alternatives.push_back(std::move(others));
+    if (routed != nullptr && routed->detected.has_value()) {
+      detected.push_back(
+          {{"confidence", routed->detected->confidence}, {"language", routed->detected->language}});
+    }
   }
   Json answer = Json::object();
-  const bool array = request.q_is_array;
   answer["translatedText"] = array ? translated : translated.at(0);
   if (request.alternatives > 0) answer["alternatives"] = array ? alternatives : alternatives.at(0);
-  if (!request.detected_language.empty()) {
-    // Not detected: the only source language served into the target, hence certain.
-    const Json detected = {{"confidence", 100.0}, {"language", request.detected_language}};
-    answer["detectedLanguage"] =
-        array ? Json(std::vector<Json>(reply.translations.size(), detected)) : detected;
-  }
+  if (!detected.empty()) answer["detectedLanguage"] = array ? detected : detected.at(0);
+  if (failed) answer["errors"] = errors;
   return Dump(answer);
 }
 

@@ -44,10 +44,14 @@ absl::StatusOr<DetectionRequest> ParseLibreTranslateDetect(
 // (BCP 47's "undetermined"): never a guess.
 std::string LibreTranslateDetectAnswer(const DetectionReply& reply);
 
-// The JSON answer to `request`: {"translatedText": ...} with "alternatives" when they were asked
-// for and "detectedLanguage" for "auto".
-std::string LibreTranslateAnswer(const LibreTranslateRequest& request,
-                                 const TranslationCore::Reply& reply);
+// The JSON answer to `request`, whose q held `texts`: {"translatedText": ...} with
+// "alternatives" when they were asked for and "detectedLanguage" (per text for an array) for
+// "auto". A text the core did not translate (its detected language is served into no model of the
+// target) is the error of a request of one text; in an array it comes back as sent, and "errors"
+// (null for each text translated) says why.
+absl::StatusOr<std::string> LibreTranslateAnswer(const LibreTranslateRequest& request,
+                                                 const std::vector<std::string>& texts,
+                                                 const TranslationCore::Reply& reply);
 
 // The core's error for `request`, worded for its fields (alternatives become beam search
 // options).

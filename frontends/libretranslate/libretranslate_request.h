@@ -24,16 +24,14 @@ struct LibreTranslateRequest {
   int alternatives = 0;     // Hypotheses besides the best one to answer.
   std::string source;       // As the request gives them ("auto" included).
   std::string target;
-  // The source language when the request asked for "auto" (the answer says it), else empty.
-  std::string detected_language;
 };
 
 // Reads a /translate body (`content_type` says whether it is a form; otherwise it is JSON) into a
-// request that is not routed yet (core.model is empty). Its JSON, or its form's fields, must be
-// within `bounds` (RequestValueBounds), checked before anything is built. `check_key` is given the
-// key (the body's api_key or apiKey, else `header_key`) before any other field is looked at; its
-// error is returned. Otherwise INVALID_ARGUMENT, in LibreTranslate's words, for a malformed body or
-// field.
+// request that the core routes by its languages (core.source_language and target_language). Its
+// JSON, or its form's fields, must be within `bounds` (RequestValueBounds), checked before anything
+// is built. `check_key` is given the key (the body's api_key or apiKey, else `header_key`) before
+// any other field is looked at; its error is returned. Otherwise INVALID_ARGUMENT, in
+// LibreTranslate's words, for a malformed body or field.
 absl::StatusOr<LibreTranslateRequest> ParseLibreTranslateFields(
     absl::string_view body, absl::string_view content_type, const ValueBounds& bounds,
     const std::optional<std::string>& header_key,

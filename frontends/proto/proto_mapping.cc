@@ -50,13 +50,37 @@ void FillTranslation(const TextTranslation& result, bool with_scores, int eos_id
   }
 }
 
+namespace {
+
+void FillError(const absl::Status& status, v1::Error& error) {
+  error.set_code(static_cast<int>(status.code()));
+  error.set_message(std::string(status.message()));
+}
+
+// Text `i` of `reply` as a message: its translation, and how it was routed by language.
+void FillText(const TranslationCore& core, const TranslationCore::Reply& reply, size_t i,
+              bool with_scores, v1::Translation& translation) {
+  const RoutedText* routed = i < reply.routed.size() ? &reply.routed[i] : nullptr;
+  const std::string& model = routed != nullptr ? routed->model : reply.model;
+  FillTranslation(reply.translations[i], with_scores, EosId(core, model), translation);
+  if (routed == nullptr) return;
+  translation.set_model(routed->model);
+  if (routed->detected.has_value()) {
+    translation.mutable_detected_language()->set_language(routed->detected->language);
+    translation.mutable_detected_language()->set_confidence(
+        static_cast<float>(routed->detected->confidence));
+  }
+  if (!routed->status.ok()) FillError(routed->status, *translation.mutable_error());
+}
+
+}  // namespace
+
 v1::TranslateResponse ToTranslateResponse(const TranslationCore& core,
                                           const TranslationCore::Reply& reply, bool with_scores) {
   v1::TranslateResponse response;
   response.set_model(reply.model);
-  const int eos_id = EosId(core, reply.model);
-  for (const TextTranslation& result : reply.translations) {
-    FillTranslation(result, with_scores, eos_id, *response.add_translations());
+  for (size_t i = 0; i < reply.translations.size(); ++i) {
+    FillText(core, reply, i, with_scores, *response.add_translations());
   }
   return response;
 }
@@ -66,13 +90,13 @@ v1::TranslateStreamResponse ToStreamResponse(const TranslationCore& core, std::s
                                              bool with_scores) {
   v1::TranslateStreamResponse answer;
   answer.set_id(std::move(id));
-  if (reply.ok()) {
-    answer.set_model(reply->model);
-    FillTranslation(reply->translations.front(), with_scores, EosId(core, reply->model),
-                    *answer.mutable_translation());
+  if (!reply.ok()) {
+    FillError(reply.status(), *answer.mutable_error());
+  } else if (!reply->routed.empty() && !reply->routed.front().status.ok()) {
+    FillError(reply->routed.front().status, *answer.mutable_error());
   } else {
-    answer.mutable_error()->set_code(static_cast<int>(reply.status().code()));
-    answer.mutable_error()->set_message(std::string(reply.status().message()));
+    answer.set_model(reply->routed.empty() ? reply->model : reply->routed.front().model);
+    FillText(core, *reply, 0, with_scores, *answer.mutable_translation());
   }
   return answer;
 }

@@ -26,10 +26,28 @@ TranslationRequest ToCoreRequest(v1::TranslateRequest& message, absl::Time deadl
                                  std::string method, Frontend frontend) {
   TranslationRequest request;
   request.model = message.model();
+  request.source_language = message.source_language();
+  request.target_language = message.target_language();
   request.texts.assign(std::make_move_iterator(message.mutable_texts()->begin()),
                        std::make_move_iterator(message.mutable_texts()->end()));
   request.options = ToRequested(message.options());
   request.deadline = deadline;
+  request.method = std::move(method);
+  request.frontend = frontend;
+  return request;
+}
+
+TranslationRequest ToCoreRequest(v1::TranslateStreamRequest& message, absl::Time deadline,
+                                 std::string method, Frontend frontend) {
+  TranslationRequest request;
+  request.model = message.model();
+  request.source_language = message.source_language();
+  request.target_language = message.target_language();
+  request.texts.push_back(std::move(*message.mutable_text()));
+  request.options = ToRequested(message.options());
+  request.deadline = deadline;
+  request.texts_field = "text";
+  request.texts_repeated = false;
   request.method = std::move(method);
   request.frontend = frontend;
   return request;

@@ -22,6 +22,10 @@ RequestedOptions ToRequested(const v1::DecodingOptions& proto);
 TranslationRequest ToCoreRequest(v1::TranslateRequest& message, absl::Time deadline,
                                  std::string method, Frontend frontend);
 
+// The core request of one streamed text (its text moved out of `message`): errors name it `text`.
+TranslationRequest ToCoreRequest(v1::TranslateStreamRequest& message, absl::Time deadline,
+                                 std::string method, Frontend frontend);
+
 // The core request of a DetectRequest (its texts moved out of `message`).
 DetectionRequest ToCoreRequest(v1::DetectRequest& message, std::string method, Frontend frontend);
 

@@ -1,0 +1,225 @@
+// Routing by language through the serving core in process (TranslationRequest's source_language
+// and target_language): each text of a request goes to the model that reads its language, chosen
+// or detected on its own, and translates exactly as a request naming that model does; a text no
+// model can read into the target gets its own error while the others are answered; and the
+// request-level errors every front end shares. The core serves the three trained models (en-de,
+// de-en, fr-en) with the real engine. Expected values: the models' own translations through
+// requests by name, and the languages of Multi30k's test sentences.
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "serving/batch_scheduler.h"
+#include "serving/drain_gate.h"
+#include "serving/translation_core.h"
+#include "tests/test_lib/test_util.h"
+#include "text/language_detector.h"
+
+namespace mtserve {
+namespace {
+
+using ::mtserve::testing::LangidModelPath;
+using ::mtserve::testing::ModelsDir;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+
+// Sentences of Multi30k's test_2016_flickr, line 1 of each language.
+constexpr char kGerman[] = "Ein Mann mit einem orangefarbenen Hut, der etwas anstarrt.";
+constexpr char kFrench[] = "Un homme avec un chapeau orange regardant quelque chose.";
+constexpr char kEnglish[] = "A man in an orange hat starring at something.";
+constexpr char kCzech[] = "Muž v oranžovém klobouku na něco zírá.";
+
+class CoreRoutingTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    static const auto* const detector = new absl::StatusOr<std::unique_ptr<LanguageDetector>>(
+        LanguageDetector::Load(LangidModelPath()));
+    ASSERT_TRUE(detector->ok()) << detector->status();
+    detector_ = detector->value().get();
+    std::vector<std::shared_ptr<const Model>> loaded;
+    for (const char* name : {"en-de", "de-en", "fr-en"}) {
+      static auto* const cache = new std::map<std::string, std::shared_ptr<const Model>>();
+      std::shared_ptr<const Model>& model = (*cache)[name];
+      if (model == nullptr) {
+        absl::StatusOr<std::shared_ptr<const Model>> read =
+            Model::Load(ModelsDir() + "/multi30k-" + name);
+        ASSERT_TRUE(read.ok()) << read.status();
+        model = *std::move(read);
+      }
+      loaded.push_back(model);
+      models_.push_back({name, model, nullptr});
+    }
+    limits_.max_texts_per_request = 8;
+    core_ = std::make_unique<TranslationCore>(limits_, 64, 0, nullptr, &drain_);
+    scheduler_ = std::make_unique<BatchScheduler>(loaded, BatchingOptions(), nullptr);
+  }
+  void TearDown() override { scheduler_->Stop(); }
+
+  void Serve(bool detection = true) {
+    if (detection) core_->UseLanguageDetector(detector_);
+    core_->StartServing(models_, scheduler_.get());
+  }
+
+  static TranslationRequest Routed(std::vector<std::string> texts, std::string target,
+                                   std::string source = "auto") {
+    TranslationRequest request;
+    request.texts = std::move(texts);
+    request.source_language = std::move(source);
+    request.target_language = std::move(target);
+    request.method = "Translate";
+    return request;
+  }
+
+  absl::StatusOr<TranslationReply> Translate(TranslationRequest request) {
+    absl::Notification done;
+    absl::StatusOr<TranslationReply> reply;
+    core_->Translate(std::move(request), std::make_shared<TranslationCore::Call>(),
+                     [&](absl::StatusOr<TranslationReply> r) {
+                       reply = std::move(r);
+                       done.Notify();
+                     });
+    done.WaitForNotification();
+    return reply;
+  }
+
+  // The best translation of `text` by the model named `model`, asked for by name.
+  std::string ByName(const std::string& model, const std::string& text) {
+    TranslationRequest request;
+    request.model = model;
+    request.texts = {text};
+    absl::StatusOr<TranslationReply> reply = Translate(std::move(request));
+    EXPECT_TRUE(reply.ok()) << reply.status();
+    return reply.ok() ? reply->translations[0].hypotheses[0].text : "";
+  }
+
+  RequestLimits limits_;
+  DrainGate drain_;
+  const LanguageDetector* detector_ = nullptr;
+  std::vector<ServedModel> models_;
+  std::unique_ptr<TranslationCore> core_;
+  std::unique_ptr<BatchScheduler> scheduler_;
+};
+
+TEST_F(CoreRoutingTest, AutoSendsEachTextOfAMixedBatchToItsOwnModel) {
+  Serve();
+  absl::StatusOr<TranslationReply> reply = Translate(Routed({kGerman, kFrench, kGerman}, "en"));
+  ASSERT_TRUE(reply.ok()) << reply.status();
+  ASSERT_EQ(reply->routed.size(), 3u);
+  EXPECT_EQ(reply->model, "");  // Two models translated.
+  const char* expected_models[] = {"de-en", "fr-en", "de-en"};
+  const char* expected_languages[] = {"de", "fr", "de"};
+  const char* texts[] = {kGerman, kFrench, kGerman};
+  for (int i = 0; i < 3; ++i) {
+    SCOPED_TRACE(i);
+    const RoutedText& routed = reply->routed[i];
+    EXPECT_TRUE(routed.status.ok()) << routed.status;
+    EXPECT_EQ(routed.model, expected_models[i]);
+    ASSERT_TRUE(routed.detected.has_value());
+    EXPECT_EQ(routed.detected->language, expected_languages[i]);
+    // A whole sentence is detected with near certainty (docs/benchmarks.md).
+    EXPECT_GT(routed.detected->confidence, 90);
+    EXPECT_LE(routed.detected->confidence, 100);
+    EXPECT_EQ(reply->translations[i].hypotheses[0].text, ByName(expected_models[i], texts[i]));
+  }
+}
+
+TEST_F(CoreRoutingTest, AGivenSourceRoutesEveryTextWithoutDetecting) {
+  Serve();
+  absl::StatusOr<TranslationReply> reply = Translate(Routed({kEnglish, "Hallo"}, "de", "en"));
+  ASSERT_TRUE(reply.ok()) << reply.status();
+  EXPECT_EQ(reply->model, "en-de");
+  ASSERT_EQ(reply->routed.size(), 2u);
+  EXPECT_EQ(reply->routed[1].model, "en-de");
+  EXPECT_FALSE(reply->routed[1].detected.has_value());
+  EXPECT_EQ(reply->translations[0].hypotheses[0].text, ByName("en-de", kEnglish));
+}
+
+TEST_F(CoreRoutingTest, ATextInALanguageNotServedGetsItsOwnErrorAndTheOthersAreTranslated) {
+  Serve();
+  absl::StatusOr<TranslationReply> reply = Translate(Routed({kFrench, kCzech, kEnglish}, "en"));
+  ASSERT_TRUE(reply.ok()) << reply.status();
+  ASSERT_EQ(reply->routed.size(), 3u);
+  EXPECT_EQ(reply->model, "fr-en");
+  EXPECT_EQ(reply->translations[0].hypotheses[0].text, ByName("fr-en", kFrench));
+  const struct {
+    int index;
+    const char* language;
+  } refused[] = {{1, "cs"}, {2, "en"}};
+  for (const auto& [i, language] : refused) {
+    SCOPED_TRACE(i);
+    const RoutedText& routed = reply->routed[i];
+    EXPECT_EQ(routed.status.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(routed.status.message(),
+                AllOf(HasSubstr(absl::StrCat("texts[", i, "]: detected as ", language)),
+                      HasSubstr(absl::StrCat("no model here translates ", language, " into en")),
+                      HasSubstr("de->en (de-en), fr->en (fr-en)")));
+    EXPECT_EQ(routed.model, "");
+    ASSERT_TRUE(routed.detected.has_value());
+    EXPECT_EQ(routed.detected->language, language);
+    EXPECT_TRUE(reply->translations[i].hypotheses.empty());
+  }
+}
+
+TEST_F(CoreRoutingTest, ATextWithoutLettersIsUndeterminedAndStillAnswered) {
+  Serve();
+  absl::StatusOr<TranslationReply> reply = Translate(Routed({"", "1234"}, "en"));
+  ASSERT_TRUE(reply.ok()) << reply.status();
+  for (const RoutedText& routed : reply->routed) {
+    EXPECT_TRUE(routed.status.ok()) << routed.status;
+    ASSERT_TRUE(routed.detected.has_value());
+    EXPECT_EQ(routed.detected->language, "und");
+    EXPECT_EQ(routed.detected->confidence, 0);
+    EXPECT_EQ(routed.model, "de-en");  // The first model into English.
+  }
+  EXPECT_TRUE(reply->translations[0].hypotheses[0].text.empty());
+}
+
+TEST_F(CoreRoutingTest, WithoutDetectionAutoTakesTheOnlySourceOrIsRefused) {
+  Serve(/*detection=*/false);
+  absl::StatusOr<TranslationReply> reply = Translate(Routed({kEnglish}, "de"));
+  ASSERT_TRUE(reply.ok()) << reply.status();
+  EXPECT_EQ(reply->routed[0].model, "en-de");
+  ASSERT_TRUE(reply->routed[0].detected.has_value());
+  EXPECT_EQ(reply->routed[0].detected->language, "en");
+  EXPECT_EQ(reply->routed[0].detected->confidence, 0);  // Not detected.
+
+  reply = Translate(Routed({kGerman}, "en"));
+  EXPECT_EQ(reply.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(reply.status().message(),
+              AllOf(HasSubstr("source_language \"auto\": language detection is off"),
+                    HasSubstr("--language_model"), HasSubstr("(de, fr)")));
+}
+
+TEST_F(CoreRoutingTest, RequestLevelErrorsNameTheirField) {
+  Serve();
+  struct Case {
+    TranslationRequest request;
+    const char* message;
+  };
+  TranslationRequest both = Routed({kEnglish}, "de");
+  both.model = "en-de";
+  TranslationRequest no_target = Routed({kEnglish}, "");
+  std::vector<Case> cases;
+  cases.push_back({Routed({kEnglish}, "es"),
+                   "target_language: no model here translates into es; the pairs served: "
+                   "en->de (en-de), de->en (de-en), fr->en (fr-en)"});
+  cases.push_back({Routed({kEnglish}, "de", "fr"),
+                   "source_language: no model here translates fr into de; the pairs served: "});
+  cases.push_back({both, "model and target_language: give one or the other"});
+  cases.push_back({no_target, "target_language: required with source_language"});
+  for (Case& c : cases) {
+    SCOPED_TRACE(c.message);
+    absl::StatusOr<TranslationReply> reply = Translate(std::move(c.request));
+    EXPECT_EQ(reply.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(reply.status().message(), HasSubstr(c.message));
+  }
+}
+
+}  // namespace
+}  // namespace mtserve
