@@ -56,6 +56,7 @@ struct TranslationCore::Pending {
   // The served models when it was accepted, and per text the one that translates it (-1: none,
   // for a text routed by language that no model reads: routed[i].status says why).
   std::vector<ServedModel> served;
+  int named_model = -1;  // The model the request named (or the default), unless routed.
   std::vector<int> text_model;
   std::vector<RoutedText> routed;  // Per text when routed by language.
   // The decoding options per served model, for those that translate a text.
@@ -152,6 +153,7 @@ absl::Status TranslationCore::ChooseModels(Pending& pending) const {
     }
     MT_ASSIGN_OR_RETURN(const int model, FindModel(r.model));
     pending.served = models();
+    pending.named_model = model;
     pending.text_model.assign(texts, model);
     pending.model_name = pending.served[model].name;
     return absl::OkStatus();
@@ -242,15 +244,19 @@ void TranslationCore::Translate(Request request, std::shared_ptr<Call> call, Don
     }
     MT_RETURN_IF_ERROR(ChooseModels(*pending));
     pending->options.resize(pending->served.size());
+    // The options checked against each model that translates, and the one named even for no text.
+    auto check_options = [&](int m) -> absl::Status {
+      if (m < 0 || pending->options[m].has_value()) return absl::OkStatus();
+      MT_ASSIGN_OR_RETURN(
+          pending->options[m],
+          ToDecodingOptions(r.options, pending->served[m].model->config(), limits_));
+      return absl::OkStatus();
+    };
+    MT_RETURN_IF_ERROR(check_options(pending->named_model));
     int64_t characters = 0;
     for (size_t i = 0; i < r.texts.size(); ++i) {
-      const int m = pending->text_model[i];
-      if (m < 0) continue;
-      if (!pending->options[m].has_value()) {
-        MT_ASSIGN_OR_RETURN(
-            pending->options[m],
-            ToDecodingOptions(r.options, pending->served[m].model->config(), limits_));
-      }
+      if (pending->text_model[i] < 0) continue;
+      MT_RETURN_IF_ERROR(check_options(pending->text_model[i]));
       characters += CountCharacters(r.texts[i]);
     }
     // Charged once the request is known to be valid, for the texts it translates.
@@ -461,10 +467,14 @@ void TranslationCore::Answer(Pending& pending) {
     absl::MutexLock lock(&pending.mutex);
     if (pending.status.ok()) {
       Reply reply;
-      // Every text's model, when they share one (routed texts that no model reads have none).
+      // The model named, or the one routed texts went to (those that no model reads have none).
       std::set<int> models(pending.text_model.begin(), pending.text_model.end());
       models.erase(-1);
-      if (models.size() == 1) reply.model = pending.served[*models.begin()].name;
+      if (pending.named_model >= 0) {
+        reply.model = pending.served[pending.named_model].name;
+      } else if (models.size() == 1) {
+        reply.model = pending.served[*models.begin()].name;
+      }
       for (size_t i = 0; i < pending.documents.size(); ++i) {
         const int m = pending.text_model[i];
         if (m < 0) {

@@ -118,7 +118,7 @@ struct RoutedText {
 };
 
 struct TranslationReply {
-  // The model that translated every text; empty when texts routed by language went to several.
+  // The model that translated the texts; empty when texts routed by language went to several.
   std::string model;
   std::vector<TextTranslation> translations;  // One per text, in order.
   // Per text, in order, for a request routed by language; empty otherwise.
