@@ -60,6 +60,14 @@ def grpc_stubs():
     return grpc, translation_pb2, translation_pb2_grpc
 
 
+def module_temp_dir(name):
+    """A temporary directory for the suite's module (certificates made in setUpModule), removed
+    after its tests."""
+    directory = tempfile.TemporaryDirectory(prefix=f"mtserve_{name}_")
+    unittest.addModuleCleanup(directory.cleanup)
+    return directory.name
+
+
 def call(port, method, path, body=None, headers=None, timeout=120):
     """(status, headers, body bytes) of one request on a new connection; a dict or list body is
     sent as JSON."""
