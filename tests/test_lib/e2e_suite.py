@@ -1,6 +1,7 @@
 """What the Python process-level suites (tests/e2e/scripts/) share: their command-line arguments,
-one HTTP request on its own connection, the API's error shape as an assertion, and a
-unittest.TestCase that starts mtserve once per class or once per test.
+one HTTP request on its own connection, the API's error shape as an assertion, what the HTTP
+suites read from answers and metrics, and a unittest.TestCase that starts mtserve once per class
+or once per test.
 
 A suite is a script of unittest.TestCase classes ending with
 `e2e_suite.main(__doc__, ARGUMENT...)`: its own arguments (BIN_DIR and the like, as ctest passes
@@ -14,6 +15,8 @@ import os
 import re
 import sys
 import tempfile
+import threading
+import time
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../scripts/lib"))
@@ -57,6 +60,14 @@ def grpc_stubs():
     return grpc, translation_pb2, translation_pb2_grpc
 
 
+def module_temp_dir(name):
+    """A temporary directory for the suite's module (certificates made in setUpModule), removed
+    after its tests."""
+    directory = tempfile.TemporaryDirectory(prefix=f"mtserve_{name}_")
+    unittest.addModuleCleanup(directory.cleanup)
+    return directory.name
+
+
 def call(port, method, path, body=None, headers=None, timeout=120):
     """(status, headers, body bytes) of one request on a new connection; a dict or list body is
     sent as JSON."""
@@ -71,14 +82,65 @@ def call(port, method, path, body=None, headers=None, timeout=120):
         connection.close()
 
 
-def requests_total(text, **labels):
-    """The sum of mtserve_requests_total over the series with these labels."""
+def metric_total(text, metric, **labels):
+    """The sum of `metric` in a /metrics scrape over the series with these labels."""
     total = 0.0
-    for match in re.finditer(r"^mtserve_requests_total\{([^}]*)\} (\S+)$", text, re.MULTILINE):
+    for match in re.finditer(rf"^{re.escape(metric)}\{{([^}}]*)\}} (\S+)$", text, re.MULTILINE):
         series = dict(re.findall(r'(\w+)="([^"]*)"', match.group(1)))
         if all(series.get(k) == v for k, v in labels.items()):
             total += float(match.group(2))
     return total
+
+
+def requests_total(text, **labels):
+    """The sum of mtserve_requests_total over the series with these labels."""
+    return metric_total(text, "mtserve_requests_total", **labels)
+
+
+def nonblank_lines(path):
+    """The lines of a UTF-8 text file (the Multi30k test set), stripped, blank ones left out."""
+    with open(path, encoding="utf-8") as f:
+        return [line.strip() for line in f if line.strip()]
+
+
+def first_translation(result):
+    """The best hypothesis of the first text of a /v1/translate answer (a result from call, or
+    None), or None unless the answer is 200."""
+    if result is None or result[0] != 200:
+        return None
+    return json.loads(result[2])["translations"][0]["hypotheses"][0]["text"]
+
+
+def answer_while_queue_full(server, sentences, send, attempts=5):
+    """What send() (a call) returns when made while the server's queue is full, else its last
+    answer. For a server with --max_texts_per_request=8 --max_queued_texts=16 --max_batch_size=1:
+    two requests of 8 texts of 16 sentences each (from `sentences`, past the hundredth), sent on
+    threads with X-Request-Timeout 5s, fill the queue (16 sentences) and leave 16 texts waiting
+    for room (--max_queued_texts counts both); send() goes once the queue depth holds more than
+    one request's 128 sentences. Tried until send() is answered 429 (the requests may have left
+    the queue in between), at most `attempts` times."""
+    texts = [" ".join(sentences[100 + i:116 + i]) for i in range(8)]
+    answer = None
+    for _ in range(attempts):
+        threads = [threading.Thread(target=call, args=(server.http_port, "POST", "/v1/translate",
+                                                       {"texts": texts},
+                                                       {"X-Request-Timeout": "5s"}), daemon=True)
+                   for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        deadline = time.monotonic() + 60  # Only keeps a broken server from hanging the test.
+        while time.monotonic() < deadline and any(t.is_alive() for t in threads):
+            depth = re.search(r"^mtserve_queue_depth\{[^}]*\} (\d+)", server.metrics(),
+                              re.MULTILINE)
+            if depth and int(depth.group(1)) > 140:
+                break
+            time.sleep(0.005)
+        answer = send()
+        for thread in threads:
+            thread.join(120)
+        if answer[0] == 429:
+            break
+    return answer
 
 
 def error_answer_problem(result, status, code, *needles):

@@ -19,22 +19,19 @@ or a proxy in front may send, byte for byte.
   /translate), not the 408 of a body that never came. LibreTranslate's api_key in the body still
   works without a header key, and a request checked early is charged once.
 
-Usage: http_framing_test.py BIN_DIR
+Usage: http_framing_test.py BIN_DIR [-- UNITTEST ARGUMENTS]
 """
 import hashlib
 import json
 import os
-import re
 import socket
 import ssl
 import sys
-import tempfile
 
 sys.dont_write_bytecode = True
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [os.path.join(HERE, "../../test_lib"), os.path.join(HERE, "../../../scripts/lib")]
-from http_checks import Checks  # noqa: E402
-from mtserve_process import MtserveProcess  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../test_lib"))
+import e2e_suite  # noqa: E402
+from e2e_suite import first_translation, metric_total  # noqa: E402
 from test_certificates import make_ca, make_certificate  # noqa: E402
 
 # A short --http_timeout: a body that stops arriving is answered soon.
@@ -108,13 +105,6 @@ def stream_body(*texts):
     return "".join(json.dumps({"id": str(i), "text": t}) + "\n" for i, t in enumerate(texts))
 
 
-def translated(answer):
-    """The first translation of a /v1/translate answer, or None."""
-    if answer is None or answer[0] != 200:
-        return None
-    return json.loads(answer[2])["translations"][0]["hypotheses"][0]["text"]
-
-
 def error_of(answer):
     """(status, JSON error code, message) of an answer ("" where it has none)."""
     if answer is None:
@@ -128,206 +118,224 @@ def error_of(answer):
     return answer[0], error.get("code", ""), error.get("message", error.get("error", ""))
 
 
-def expect_error(checks, name, connection, answer, status, code, *needles):
-    """An error answer with this status, code and words, after which the connection closes."""
-    got = error_of(answer)
-    checks.expect(f"{name}: {status} {code}",
-                  got[0] == status and got[1] == code and all(n in got[2] for n in needles),
-                  f"got {got}, want {status} {code} {needles}")
-    checks.expect(f"{name}: the connection closes", connection.closed())
+class FramingTestCase(e2e_suite.MtserveTestCase):
+    """Raw connections to the class's server (TLS ones when `context` is set)."""
+
+    context = None
+
+    def connect(self):
+        return Connection(self.server.http_port, self.context)
+
+    def assertErrorThenClosed(self, connection, answer, status, code, *needles):
+        """An error answer with this status, JSON code and words in its message, after which
+        the server closes the connection."""
+        got = error_of(answer)
+        if not (got[0] == status and got[1] == code and all(n in got[2] for n in needles)):
+            self.fail(f"got {got}, want {status} {code} with a message holding {needles}")
+        self.assertTrue(connection.closed(), "the connection stays open after the error")
 
 
-def run_chunked_checks(checks, port, context=None):
-    over = " (TLS)" if context else ""
-    with Connection(port, context) as c:
+class ChunkedTest(FramingTestCase):
+    """A chunked body is taken only when it ends with its last chunk."""
+
+    server_flags = FLAGS
+
+    def test_a_body_in_two_chunks_is_translated_and_the_connection_stays_open(self):
         body = translate_body()
-        c.send(head("POST", "/v1/translate", "Transfer-Encoding: chunked")
-               + chunk(body[:10]).decode() + chunk(body[10:]).decode() + "0\r\n\r\n")
-        first = c.answer()
-        c.send(head("GET", "/healthz"))
-        second = c.answer()
-    checks.expect(f"a body in two chunks is translated{over}", translated(first) is not None,
-                  f"{first}")
-    checks.expect(f"the connection stays open after a chunked body{over}",
-                  second is not None and second[0] == 200, f"{second}")
+        with self.connect() as c:
+            c.send(head("POST", "/v1/translate", "Transfer-Encoding: chunked")
+                   + chunk(body[:10]).decode() + chunk(body[10:]).decode() + "0\r\n\r\n")
+            first = c.answer()
+            c.send(head("GET", "/healthz"))
+            second = c.answer()
+        self.assertIsNotNone(first_translation(first), f"{first}")
+        self.assertTrue(second is not None and second[0] == 200,
+                        f"the next request on the connection: {second}")
 
-    # The last chunk never comes: the body is not taken as complete (nor as empty).
-    with Connection(port, context) as c:
-        c.send(head("POST", "/v1/translate", "Transfer-Encoding: chunked") + chunk(body).decode())
-        expect_error(checks, f"a chunked body without its last chunk{over}", c, c.answer(), 408,
-                     "DEADLINE_EXCEEDED", "last (zero-size) chunk", "--http_timeout")
-    with Connection(port, context) as c:
-        c.send(head("POST", "/v1/translate:stream", "Transfer-Encoding: chunked")
-               + chunk(stream_body(TEXT, "A dog runs.")).decode())
-        expect_error(checks, f"a chunked stream without its last chunk (no 200 that drops a "
-                     f"text){over}", c, c.answer(), 408, "DEADLINE_EXCEEDED", "last (zero-size)")
+    def test_a_chunked_body_without_its_last_chunk_gets_408(self):
+        # Not taken as complete (nor as empty).
+        with self.connect() as c:
+            c.send(head("POST", "/v1/translate", "Transfer-Encoding: chunked")
+                   + chunk(translate_body()).decode())
+            self.assertErrorThenClosed(c, c.answer(), 408, "DEADLINE_EXCEEDED",
+                                       "last (zero-size) chunk", "--http_timeout")
 
-
-def run_framing_checks(checks, port):
-    body = translate_body()
-    # Broken chunked framing: 400, at once.
-    with Connection(port) as c:
-        c.send(head("POST", "/v1/translate", "Transfer-Encoding: chunked") + "zz\r\n" + body)
-        expect_error(checks, "a chunk size that is not hexadecimal", c, c.answer(), 400,
-                     "INVALID_ARGUMENT", "chunked request body is malformed", "RFC 9112")
-    with Connection(port) as c:
-        c.send(head("POST", "/v1/translate:stream", "Transfer-Encoding: chunked")
-               + chunk(stream_body(TEXT)).decode() + "5\r\nabcdefg\r\n0\r\n\r\n")
-        expect_error(checks, "a chunk longer than its size, on the stream route", c, c.answer(),
-                     400, "INVALID_ARGUMENT", "chunked request body is malformed")
-    # RFC 9112 §7.1.1: a recipient ignores chunk extensions it does not understand.
-    with Connection(port) as c:
-        c.send(head("POST", "/v1/translate", "Transfer-Encoding: chunked")
-               + f"{len(body):x};name=value\r\n{body}\r\n0\r\n\r\n")
-        answer = c.answer()
-        checks.expect("a chunk extension is ignored: the body is translated",
-                      translated(answer) is not None, f"{answer}")
-
-    # Framing two readers could take differently.
-    for name, fields, needles in [
-            ("two different Content-Length headers",
-             [f"Content-Length: {len(body)}", f"Content-Length: {len(body) + 1}"],
-             ["Content-Length is given twice"]),
-            ("Content-Length and Transfer-Encoding: chunked",
-             [f"Content-Length: {len(body)}", "Transfer-Encoding: chunked"],
-             ["Content-Length and Transfer-Encoding"]),
-            ("Transfer-Encoding: identity and Content-Length",
-             ["Transfer-Encoding: identity", f"Content-Length: {len(body)}"],
-             ["Transfer-Encoding"]),
-            ("a Content-Length with more than digits",
-             [f"Content-Length: {len(body)}abc"], ["Content-Length", "digits only"])]:
-        with Connection(port) as c:
-            c.send(head("POST", "/v1/translate", *fields) + body)
-            expect_error(checks, name, c, c.answer(), 400, "INVALID_ARGUMENT", *needles)
-    # Every field is read: none is dropped, so none can hide a framing.
-    with Connection(port) as c:
-        c.send(head("GET", "/healthz", *(f"X-Pad-{i}: {i}" for i in range(200))))
-        answer = c.answer()
-        checks.expect("200 header fields are served", answer is not None and answer[0] == 200,
-                      f"{answer}")
-    with Connection(port) as c:
-        c.send(head("POST", "/v1/translate", *(f"X-Pad-{i}: {i}" for i in range(100)),
-                    f"Content-Length: {len(body)}") + body)
-        answer = c.answer()
-        checks.expect("a Content-Length after 100 header fields frames the body",
-                      translated(answer) is not None, f"{answer}")
-    # The head's size is bounded instead.
-    with Connection(port) as c:
-        c.send(head("GET", "/healthz", f"X-Big: {'x' * 17000}"))
-        expect_error(checks, "a head over 16 KiB", c, c.answer(), 431, "INVALID_ARGUMENT",
-                     "16384 bytes")
+    def test_a_chunked_stream_without_its_last_chunk_gets_408_not_a_200_that_drops_a_text(self):
+        with self.connect() as c:
+            c.send(head("POST", "/v1/translate:stream", "Transfer-Encoding: chunked")
+                   + chunk(stream_body(TEXT, "A dog runs.")).decode())
+            self.assertErrorThenClosed(c, c.answer(), 408, "DEADLINE_EXCEEDED",
+                                       "last (zero-size)")
 
 
-def run_keep_alive_checks(checks, port):
-    with Connection(port) as c:
-        c.send(head("GET", "/healthz") + head("GET", "/v1/models") + head("GET", "/readyz"))
-        answers = [c.answer() for _ in range(3)]
-    statuses = [a[0] if a else None for a in answers]
-    ordered = (statuses == [200, 200, 200] and b"models" in answers[1][2]
-               and b"SERVING" in answers[0][2] and b"SERVING" in answers[2][2])
-    checks.expect("three pipelined GETs are answered in order on one connection", ordered,
-                  f"{answers}")
-    checks.expect("a GET answer keeps the connection alive",
-                  answers[0] is not None and answers[0][1].get("connection", "").lower() != "close",
-                  f"{answers[0]}")
-    with Connection(port) as c:
-        c.send(head("HEAD", "/healthz") + head("GET", "/healthz"))
-        line = c.reader.readline()
-        while c.reader.readline() not in (b"\r\n", b""):
-            pass
-        second = c.answer()
-    checks.expect("HEAD, then GET, on one connection",
-                  line.startswith(b"HTTP/1.1 200") and second is not None and second[0] == 200,
-                  f"{line!r} {second}")
+class ChunkedTlsTest(ChunkedTest):
+    """The same over TLS."""
+
+    @classmethod
+    def setUpClass(cls):
+        tmp = cls.class_temp_dir()
+        ca = make_ca(tmp, "ca")
+        cert = make_certificate(tmp, "server", ca)
+        cls.server_flags = (*FLAGS, f"--tls_cert={cert.cert}", f"--tls_key={cert.key}")
+        cls.context = ssl.create_default_context(cafile=ca.cert)
+        super().setUpClass()
 
 
-def run_health_method_checks(checks, port):
-    for path in ("/healthz", "/readyz"):
-        for method in ("POST", "DELETE"):
-            with Connection(port) as c:
-                c.send(head(method, path, "Content-Length: 0"))
-                answer = c.answer()
-            got = error_of(answer)
-            checks.expect(f"{method} {path}: 405 with Allow: GET, HEAD",
-                          got[0] == 405 and answer[1].get("allow") == "GET, HEAD",
-                          f"{answer}")
+class FramingTest(FramingTestCase):
+    server_flags = FLAGS
+
+    def test_a_chunk_size_that_is_not_hexadecimal_gets_400(self):
+        with self.connect() as c:
+            c.send(head("POST", "/v1/translate", "Transfer-Encoding: chunked") + "zz\r\n"
+                   + translate_body())
+            self.assertErrorThenClosed(c, c.answer(), 400, "INVALID_ARGUMENT",
+                                       "chunked request body is malformed", "RFC 9112")
+
+    def test_a_chunk_longer_than_its_size_on_the_stream_route_gets_400(self):
+        with self.connect() as c:
+            c.send(head("POST", "/v1/translate:stream", "Transfer-Encoding: chunked")
+                   + chunk(stream_body(TEXT)).decode() + "5\r\nabcdefg\r\n0\r\n\r\n")
+            self.assertErrorThenClosed(c, c.answer(), 400, "INVALID_ARGUMENT",
+                                       "chunked request body is malformed")
+
+    def test_a_chunk_extension_is_ignored(self):
+        # RFC 9112 §7.1.1: a recipient ignores chunk extensions it does not understand.
+        body = translate_body()
+        with self.connect() as c:
+            c.send(head("POST", "/v1/translate", "Transfer-Encoding: chunked")
+                   + f"{len(body):x};name=value\r\n{body}\r\n0\r\n\r\n")
+            answer = c.answer()
+        self.assertIsNotNone(first_translation(answer), f"the body is translated: {answer}")
+
+    def test_framing_two_readers_could_take_differently_gets_400(self):
+        body = translate_body()
+        for name, fields, needles in [
+                ("two different Content-Length headers",
+                 [f"Content-Length: {len(body)}", f"Content-Length: {len(body) + 1}"],
+                 ["Content-Length is given twice"]),
+                ("Content-Length and Transfer-Encoding: chunked",
+                 [f"Content-Length: {len(body)}", "Transfer-Encoding: chunked"],
+                 ["Content-Length and Transfer-Encoding"]),
+                ("Transfer-Encoding: identity and Content-Length",
+                 ["Transfer-Encoding: identity", f"Content-Length: {len(body)}"],
+                 ["Transfer-Encoding"]),
+                ("a Content-Length with more than digits",
+                 [f"Content-Length: {len(body)}abc"], ["Content-Length", "digits only"])]:
+            with self.subTest(name), self.connect() as c:
+                c.send(head("POST", "/v1/translate", *fields) + body)
+                self.assertErrorThenClosed(c, c.answer(), 400, "INVALID_ARGUMENT", *needles)
+
+    def test_every_header_field_is_read(self):
+        # None is dropped, so none can hide a framing.
+        with self.connect() as c:
+            c.send(head("GET", "/healthz", *(f"X-Pad-{i}: {i}" for i in range(200))))
+            answer = c.answer()
+        self.assertTrue(answer is not None and answer[0] == 200,
+                        f"200 header fields: {answer}")
+        body = translate_body()
+        with self.connect() as c:
+            c.send(head("POST", "/v1/translate", *(f"X-Pad-{i}: {i}" for i in range(100)),
+                        f"Content-Length: {len(body)}") + body)
+            answer = c.answer()
+        self.assertIsNotNone(first_translation(answer),
+                             f"a Content-Length after 100 header fields frames the body: {answer}")
+
+    def test_a_head_over_16_kib_gets_431(self):
+        # The head's size is bounded instead of its fields' number.
+        with self.connect() as c:
+            c.send(head("GET", "/healthz", f"X-Big: {'x' * 17000}"))
+            self.assertErrorThenClosed(c, c.answer(), 431, "INVALID_ARGUMENT", "16384 bytes")
 
 
-def run_key_checks(checks, bin_dir, tmp):
-    keys_path = os.path.join(tmp, "keys.txt")
-    with open(keys_path, "w") as f:
-        f.write(f"alice sha256:{hashlib.sha256(KEY.encode()).hexdigest()}\n")
-    # A long --http_timeout: a body the server waited for would be answered 408 only after it.
-    with MtserveProcess(os.path.join(bin_dir, "mtserve"), "--workers=1", "--http_timeout=10s",
-                        f"--api_keys_file={keys_path}") as server:
-        port = server.http_port
-        announced = "Content-Length: 4000000"
+class KeepAliveTest(FramingTestCase):
+    server_flags = FLAGS
+
+    def test_pipelined_gets_are_answered_in_order_on_one_connection(self):
+        with self.connect() as c:
+            c.send(head("GET", "/healthz") + head("GET", "/v1/models") + head("GET", "/readyz"))
+            answers = [c.answer() for _ in range(3)]
+        self.assertEqual([a[0] if a else None for a in answers], [200, 200, 200], f"{answers}")
+        self.assertIn(b"SERVING", answers[0][2], "the first answer, /healthz's")
+        self.assertIn(b"models", answers[1][2], "the second answer, /v1/models's")
+        self.assertIn(b"SERVING", answers[2][2], "the third answer, /readyz's")
+        self.assertNotEqual(answers[0][1].get("connection", "").lower(), "close",
+                            "a GET answer keeps the connection alive")
+
+    def test_head_then_get_on_one_connection(self):
+        with self.connect() as c:
+            c.send(head("HEAD", "/healthz") + head("GET", "/healthz"))
+            line = c.reader.readline()
+            while c.reader.readline() not in (b"\r\n", b""):
+                pass
+            second = c.answer()
+        self.assertTrue(line.startswith(b"HTTP/1.1 200"), f"HEAD: {line!r}")
+        self.assertTrue(second is not None and second[0] == 200, f"GET after HEAD: {second}")
+
+    def test_health_paths_take_get_and_head_only(self):
+        for path in ("/healthz", "/readyz"):
+            for method in ("POST", "DELETE"):
+                with self.subTest(f"{method} {path}"):
+                    with self.connect() as c:
+                        c.send(head(method, path, "Content-Length: 0"))
+                        answer = c.answer()
+                    self.assertEqual(error_of(answer)[0], 405, f"{answer}")
+                    self.assertEqual(answer[1].get("allow"), "GET, HEAD")
+
+
+class ApiKeyTest(FramingTestCase):
+    """With --api_keys_file, a header's key is checked before the body is read."""
+
+    @classmethod
+    def setUpClass(cls):
+        keys_path = os.path.join(cls.class_temp_dir(), "keys.txt")
+        with open(keys_path, "w") as f:
+            f.write(f"alice sha256:{hashlib.sha256(KEY.encode()).hexdigest()}\n")
+        # A long --http_timeout: a body the server waited for would be answered 408 only after it.
+        cls.server_flags = ("--workers=1", "--http_timeout=10s", f"--api_keys_file={keys_path}")
+        super().setUpClass()
+
+    def libretranslate(self, body, *fields):
+        """LibreTranslate's /translate of TEXT with these fields in the body and the head."""
+        body = json.dumps({"q": TEXT, "source": "en", "target": "de", **body})
+        with self.connect() as c:
+            c.send(head("POST", "/translate", "Content-Type: application/json", *fields,
+                        f"Content-Length: {len(body)}") + body)
+            return c.answer()
+
+    def test_a_wrong_header_key_is_refused_before_the_body_is_read(self):
+        # Headers that announce a large body and send none: not the 408 of a body that never came.
         for path, status, code, key_header in [
                 ("/v1/translate", 401, "UNAUTHENTICATED", "Authorization: Bearer wrong"),
                 ("/v1/translate:stream", 401, "UNAUTHENTICATED", "X-API-Key: wrong"),
                 ("/translate", 403, "", "X-API-Key: wrong")]:
-            with Connection(port) as c:
-                c.send(head("POST", path, "Content-Type: application/json", announced,
-                            key_header))
-                answer = c.answer()
-                got = error_of(answer)
-                checks.expect(f"{path}: a wrong header key is refused before the body is read "
-                              f"({status})",
-                              got[0] == status and (not code or got[1] == code),
-                              f"got {got}, want {status} {code}")
-                checks.expect(f"{path}: the unread body closes the connection", c.closed())
+            with self.subTest(path), self.connect() as c:
+                c.send(head("POST", path, "Content-Type: application/json",
+                            "Content-Length: 4000000", key_header))
+                got = error_of(c.answer())
+                self.assertEqual(got[0], status, f"{got}")
+                if code:
+                    self.assertEqual(got[1], code, f"{got}")
+                self.assertTrue(c.closed(), "the unread body closes the connection")
 
-        libre = {"q": TEXT, "source": "en", "target": "de"}
-        with Connection(port) as c:
-            body = json.dumps({**libre, "api_key": KEY})
-            c.send(head("POST", "/translate", "Content-Type: application/json",
-                        f"Content-Length: {len(body)}") + body)
-            answer = c.answer()
-        checks.expect("/translate: the body's api_key works without a header key",
-                      answer is not None and answer[0] == 200
-                      and "translatedText" in json.loads(answer[2]), f"{answer}")
-        with Connection(port) as c:
-            body = json.dumps(libre)
-            c.send(head("POST", "/translate", "Content-Type: application/json",
-                        f"X-API-Key: {KEY}", f"Content-Length: {len(body)}") + body)
-            answer = c.answer()
-        checks.expect("/translate: a good header key works", answer is not None
-                      and answer[0] == 200, f"{answer}")
-        charged = api_key_requests(server.metrics(), key="alice", code="OK")
-        checks.expect("two /translate requests are charged twice, not four times", charged == 2,
-                      f"{charged}")
+    def test_libretranslates_api_key_in_the_body_works_without_a_header_key(self):
+        answer = self.libretranslate({"api_key": KEY})
+        self.assertTrue(answer is not None and answer[0] == 200, f"{answer}")
+        self.assertIn("translatedText", json.loads(answer[2]))
 
+    def test_a_good_header_key_works(self):
+        answer = self.libretranslate({}, f"X-API-Key: {KEY}")
+        self.assertTrue(answer is not None and answer[0] == 200, f"{answer}")
 
-def api_key_requests(text, **labels):
-    """The sum of mtserve_api_key_requests_total over the series with these labels."""
-    total = 0.0
-    for match in re.finditer(r"^mtserve_api_key_requests_total\{([^}]*)\} (\S+)$", text,
-                             re.MULTILINE):
-        series = dict(re.findall(r'(\w+)="([^"]*)"', match.group(1)))
-        if all(series.get(k) == v for k, v in labels.items()):
-            total += float(match.group(2))
-    return total
+    def test_a_request_checked_early_is_charged_once(self):
+        def charged():
+            return metric_total(self.server.metrics(), "mtserve_api_key_requests_total",
+                                key="alice", code="OK")
 
-
-def main():
-    bin_dir = sys.argv[1]
-    checks = Checks()
-    with tempfile.TemporaryDirectory(prefix="mtserve_framing_") as tmp:
-        with MtserveProcess(os.path.join(bin_dir, "mtserve"), *FLAGS) as server:
-            run_chunked_checks(checks, server.http_port)
-            run_framing_checks(checks, server.http_port)
-            run_keep_alive_checks(checks, server.http_port)
-            run_health_method_checks(checks, server.http_port)
-        ca = make_ca(tmp, "ca")
-        cert = make_certificate(tmp, "server", ca)
-        with MtserveProcess(os.path.join(bin_dir, "mtserve"), *FLAGS, f"--tls_cert={cert.cert}",
-                            f"--tls_key={cert.key}") as server:
-            run_chunked_checks(checks, server.http_port, ssl.create_default_context(
-                cafile=ca.cert))
-        run_key_checks(checks, bin_dir, tmp)
-    print(f"{checks.passed} passed, {checks.failed} failed")
-    sys.exit(1 if checks.failed else 0)
+        before = charged()
+        self.assertEqual(self.libretranslate({"api_key": KEY})[0], 200)
+        self.assertEqual(self.libretranslate({}, f"X-API-Key: {KEY}")[0], 200)
+        self.assertEqual(charged() - before, 2, "two requests charged twice, not four times")
 
 
 if __name__ == "__main__":
-    main()
+    e2e_suite.main(__doc__, "bin_dir")

@@ -7,7 +7,8 @@
   the message's fields (no more, no fewer) and their types, `additionalProperties: false`, and
   in answers every field required (every field is printed, at its default too) except message
   fields, which protobuf leaves out when unset; none required in requests.
-- The routes it lists are those the server lists in its 404 answer, and each of them is sent real
+- The routes it lists are those the server lists in its 404 answer, each of them answers a
+  success (2xx) to a request the test holds for it, and each is sent real
   requests (successes and errors: bad JSON, an unknown field, over a limit, unknown model, bad and
   passed deadlines, a body over the limit, a body that does not arrive, the queue full, while
   loading, while draining). Every answer's status must be documented for its route, its
@@ -19,22 +20,18 @@
 - The validator itself refuses altered real answers (an extra field, a missing one, a wrong
   type, an unknown enum value, a stream line with both or neither of translation and error).
 
-Usage: openapi_test.py BIN_DIR PROTO MODEL_DIR MULTI30K_TEXT
+Usage: openapi_test.py BIN_DIR PROTO MODEL_DIR MULTI30K_TEXT [-- UNITTEST ARGUMENTS]
 """
 import copy
 import json
 import os
 import re
 import sys
-import threading
-import time
 
-# The shared helpers, imported without writing bytecode into the source tree.
 sys.dont_write_bytecode = True
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [os.path.join(HERE, "../../test_lib"), os.path.join(HERE, "../../../scripts/lib")]
-from http_checks import Checks, call  # noqa: E402
-from mtserve_process import MtserveProcess  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../test_lib"))
+import e2e_suite  # noqa: E402
+from e2e_suite import call  # noqa: E402
 
 # A small queue decoded a sentence at a time, so that one request can fill it (429 for the next).
 FLAGS = ["--workers=1", "--http_timeout=2s", "--max_message_bytes=65536", "--max_text_bytes=4096",
@@ -133,15 +130,13 @@ def walk(node, visit, where="#"):
 
 
 class Api:
-    """The description and the exchanges checked against it."""
+    """The description and what an exchange with the server breaks of it."""
 
     METHODS = ("get", "post", "put", "delete", "patch", "head", "options")
 
-    def __init__(self, doc, checks):
+    def __init__(self, doc):
         self.doc = doc
-        self.checks = checks
         self.validator = Validator(doc)
-        self.seen = {}  # (METHOD, path) -> statuses answered.
 
     def operations(self):
         return {(method.upper(), path) for path, item in self.doc["paths"].items()
@@ -158,6 +153,10 @@ class Api:
         (media_type, media), = content.items()
         return media_type, media["schema"]
 
+    def response_schema(self, method, path, status, media_type):
+        response = self.doc["paths"][path][method.lower()]["responses"][str(status)]
+        return self.deref(response)["content"][media_type]["schema"]
+
     def body_errors(self, media_type, schema, body):
         """A body's errors against the schema of its media type (NDJSON: of each line)."""
         try:
@@ -171,101 +170,125 @@ class Api:
         return [e for value, name in zip(values, names)
                 for e in self.validator.errors(schema, value, name)]
 
-    def exchange(self, name, port, method, path, body=None, headers=None, status=None,
+    def exchange(self, port, method, path, body=None, headers=None, status=None,
                  request_valid=None, timeout=120):
-        """Sends a request to a documented operation and checks the answer against the
-        description; returns (status, headers, body bytes)."""
+        """Sends a request to a documented operation; (result from call, the problems: what of
+        the description the request or its answer breaks, and a status other than `status`)."""
+        problems = []
         operation = self.doc["paths"].get(path, {}).get(method.lower())
-        if not self.checks.expect(f"{name}: {method} {path} is documented", operation is not None):
-            return call(port, method, path, body, headers, timeout)
+        if operation is None:
+            return call(port, method, path, body, headers, timeout), [
+                f"{method} {path} is not documented"]
         if isinstance(body, (dict, list)):
             body = json.dumps(body)
         if request_valid is not None:
             media_type, schema = self.request_schema(method, path)
             errors = self.body_errors(media_type, schema, body)
-            self.checks.expect(
-                f"{name}: the request is {'valid' if request_valid else 'invalid'} by the "
-                f"description", (not errors) == request_valid, f"{errors or body[:200]}")
+            if (not errors) != request_valid:
+                problems.append(f"the request is {'invalid' if request_valid else 'valid'} by "
+                                f"the description: {errors or body[:200]}")
         parameters = {self.deref(p)["name"].lower() for p in operation.get("parameters", [])
                       if self.deref(p)["in"] == "header"}
         # HTTP's own headers are not the API's parameters (OpenAPI leaves them out).
         for header in set(headers or {}) - {"Content-Length", "Content-Type"}:
-            self.checks.expect(f"{name}: header {header} is documented",
-                               header.lower() in parameters, f"documented: {parameters}")
+            if header.lower() not in parameters:
+                problems.append(f"header {header} is not documented (documented: {parameters})")
         result = call(port, method, path, body, headers, timeout)
-        got, answer_headers, answer = result
-        self.seen.setdefault((method, path), set()).add(got)
-        self.check_answer(name, operation["responses"].get(str(got)), result,
-                          f"{method} {path}")
-        if status is not None:
-            self.checks.expect(f"{name}: {status}", got == status, f"got {got} {answer[:300]!r}")
-        return result
+        SEEN.setdefault((method, path), set()).add(result[0])
+        problems += self.answer_problems(operation["responses"].get(str(result[0])), result,
+                                         f"{method} {path}")
+        if status is not None and result[0] != status:
+            problems.append(f"got {result[0]}, want {status}: {result[2][:300]!r}")
+        return result, problems
 
-    def check_answer(self, name, response, result, what):
+    def answer_problems(self, response, result, what):
+        """What of `response` (the description's for its status, None if it has none) an
+        answer breaks."""
         got, headers, answer = result
-        if not self.checks.expect(f"{name}: status {got} is documented for {what}",
-                                  response is not None, f"{answer[:300]!r}"):
-            return
+        if response is None:
+            return [f"status {got} is not documented for {what}: {answer[:300]!r}"]
         content = self.deref(response).get("content", {})
         media_type = headers.get("Content-Type", "")
-        if not self.checks.expect(f"{name}: Content-Type {media_type} is documented",
-                                  media_type in content, f"documented: {list(content)}"):
-            return
+        if media_type not in content:
+            return [f"Content-Type {media_type} is not documented (documented: {list(content)})"]
         errors = self.body_errors(media_type, content[media_type]["schema"], answer.decode())
-        self.checks.expect(f"{name}: the answer validates against the description",
-                           not errors, f"{errors[:5]} in {answer[:300]!r}")
+        return [f"the answer does not validate: {errors[:5]} in {answer[:300]!r}"] if errors \
+            else []
 
-    def error_answer(self, name, result, status, code):
+    def error_answer_problems(self, result, status, code):
         """An answer outside the documented operations (unknown path, wrong method): the
-        description's error body."""
+        description's error body with this status and code."""
         got, headers, answer = result
         errors = self.body_errors("application/json", {"$ref": "#/components/schemas/HttpError"},
                                   answer.decode())
-        self.checks.expect(f"{name}: {status} {code}, the description's HttpError",
-                           got == status and headers.get("Content-Type") == "application/json"
-                           and not errors and json.loads(answer)["code"] == code,
-                           f"got {got} {errors} {answer[:300]!r}")
+        if (got == status and headers.get("Content-Type") == "application/json" and not errors
+                and json.loads(answer)["code"] == code):
+            return []
+        return [f"got {got} {errors} {answer[:300]!r}, want {status} {code}, the description's "
+                f"HttpError"]
 
 
-def check_document(checks, api):
-    doc = api.doc
-    checks.expect("the description is OpenAPI 3.0", str(doc.get("openapi", "")).startswith("3.0."),
-                  f"{doc.get('openapi')}")
-    bad_refs, unchecked = [], []
+# The statuses each operation answered in the suite: (METHOD, path) -> statuses.
+SEEN = {}
+SENTENCES = []
 
-    def visit(node, where):
-        if isinstance(node.get("$ref"), str):
-            try:
-                api.validator.resolve(node["$ref"])
-            except ValueError as e:
-                bad_refs.append(f"{where}: {e}")
 
-    walk(doc, visit)
-    checks.expect("every $ref resolves", not bad_refs, f"{bad_refs}")
+def setUpModule():
+    SENTENCES.extend(e2e_suite.nonblank_lines(e2e_suite.ARGS.multi30k_text))
 
-    def visit_schema(schema, where):
-        unknown = set(schema) - CHECKED - ANNOTATIONS
-        if unknown:
-            unchecked.append(f"{where}: {sorted(unknown)}")
-        for name, sub in schema.get("properties", {}).items():
-            visit_schema(sub, f"{where}/properties/{name}")
-        for key in ("allOf", "oneOf"):
-            for i, sub in enumerate(schema.get(key, [])):
-                visit_schema(sub, f"{where}/{key}/{i}")
-        for key in ("items", "additionalProperties"):
-            if isinstance(schema.get(key), dict):
-                visit_schema(schema[key], f"{where}/{key}")
 
-    def find_schemas(node, where):
-        if isinstance(node.get("schema"), dict):
-            visit_schema(node["schema"], f"{where}/schema")
+def tearDownModule():
+    for (method, path), seen in sorted(SEEN.items()):
+        item = DESCRIPTION.get("paths", {}).get(path, {}).get(method.lower(), {})
+        documented = {int(s) for s in item.get("responses", {})}
+        if documented - seen:
+            print(f"note {method} {path}: documented statuses not produced here: "
+                  f"{sorted(documented - seen)}")
 
-    walk(doc["paths"], find_schemas, "#/paths")
-    walk(doc["components"], find_schemas, "#/components")
-    for name, schema in doc["components"]["schemas"].items():
-        visit_schema(schema, f"#/components/schemas/{name}")
-    checks.expect("the schemas use only keywords the validator checks", not unchecked,
-                  f"{unchecked}")
+
+# The description as the first server served it (for tearDownModule's note).
+DESCRIPTION = {}
+
+
+def fetch_description(port):
+    """The Api of the description the server at `port` serves; raises AssertionError unless it
+    is served 200 as JSON."""
+    status, headers, body = call(port, "GET", "/openapi.json")
+    if status != 200 or headers.get("Content-Type") != "application/json":
+        raise AssertionError(f"GET /openapi.json: {status} {headers.get('Content-Type')} "
+                             f"{body[:200]!r}, want 200 application/json")
+    doc = json.loads(body)
+    DESCRIPTION.setdefault("paths", doc.get("paths", {}))
+    return Api(doc)
+
+
+class OpenApiTestCase(e2e_suite.MtserveTestCase):
+    """`api`: the description the class's server serves (or the test's, set by the test)."""
+
+    server_flags = FLAGS
+    api = None
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        if cls.server is not None:
+            cls.port = cls.server.http_port
+            cls.api = fetch_description(cls.port)
+
+    def exchange(self, name, port, method, path, body=None, headers=None, status=None,
+                 request_valid=None, timeout=120):
+        """Api.exchange, its problems a failure of the subtest `name`; returns the result."""
+        result, problems = self.api.exchange(port, method, path, body, headers, status,
+                                             request_valid, timeout)
+        with self.subTest(name):
+            if problems:
+                self.fail(f"{name}: {method} {path}: " + "; ".join(problems))
+        return result
+
+    def assertDescribedError(self, result, status, code):
+        problems = self.api.error_answer_problems(result, status, code)
+        if problems:
+            self.fail("; ".join(problems))
 
 
 def parse_proto(text):
@@ -312,336 +335,401 @@ def reached_schemas(api, node):
     return names
 
 
-def check_proto(checks, api, proto_path):
-    with open(proto_path, encoding="utf-8") as f:
-        messages, enums = parse_proto(f.read())
-    schemas = api.doc["components"]["schemas"]
-    responses = [resp for item in api.doc["paths"].values() for op in item.values()
-                 for resp in op["responses"].values()]
-    requests = [op["requestBody"] for item in api.doc["paths"].values() for op in item.values()
-                if "requestBody" in op]
-    in_answers = set()
-    for response in responses:
-        in_answers |= reached_schemas(api, api.deref(response))
-    in_requests = set()
-    for request in requests:
-        in_requests |= reached_schemas(api, api.deref(request))
-    # The messages HTTP carries: ListModelsRequest is GET /v1/models's empty query.
-    carried = in_answers | in_requests
-    for name in messages:
-        if name == "ListModelsRequest":
-            continue
-        checks.expect(f"proto message {name} has a schema used by a route",
-                      name in schemas and name in carried)
-    for name, values in enums.items():
-        checks.expect(f"proto enum {name}: the schema's values are the enum's",
-                      schemas.get(name, {}).get("enum") == values,
-                      f"{schemas.get(name, {}).get('enum')} vs {values}")
-    for name, fields in messages.items():
-        schema = schemas.get(name)
-        if schema is None or name == "ListModelsRequest":
-            continue
-        properties = schema.get("properties", {})
-        problems = []
-        if set(properties) != {f for _, _, f in fields}:
-            problems.append(f"properties {sorted(properties)} vs fields "
-                            f"{sorted(f for _, _, f in fields)}")
-        if schema.get("additionalProperties") is not False:
-            problems.append("additionalProperties is not false")
-        for label, type_, field in fields:
-            prop = properties.get(field)
-            if prop is None:
+class DescriptionTest(OpenApiTestCase):
+    def test_the_description_is_openapi_3_0(self):
+        self.assertTrue(str(self.api.doc.get("openapi", "")).startswith("3.0."),
+                        f"openapi: {self.api.doc.get('openapi')!r}")
+
+    def test_every_ref_resolves(self):
+        bad_refs = []
+
+        def visit(node, where):
+            if isinstance(node.get("$ref"), str):
+                try:
+                    self.api.validator.resolve(node["$ref"])
+                except ValueError as e:
+                    bad_refs.append(f"{where}: {e}")
+
+        walk(self.api.doc, visit)
+        self.assertEqual(bad_refs, [])
+
+    def test_the_schemas_use_only_keywords_the_validator_checks(self):
+        doc, unchecked = self.api.doc, []
+
+        def visit_schema(schema, where):
+            unknown = set(schema) - CHECKED - ANNOTATIONS
+            if unknown:
+                unchecked.append(f"{where}: {sorted(unknown)}")
+            for name, sub in schema.get("properties", {}).items():
+                visit_schema(sub, f"{where}/properties/{name}")
+            for key in ("allOf", "oneOf"):
+                for i, sub in enumerate(schema.get(key, [])):
+                    visit_schema(sub, f"{where}/{key}/{i}")
+            for key in ("items", "additionalProperties"):
+                if isinstance(schema.get(key), dict):
+                    visit_schema(schema[key], f"{where}/{key}")
+
+        def find_schemas(node, where):
+            if isinstance(node.get("schema"), dict):
+                visit_schema(node["schema"], f"{where}/schema")
+
+        walk(doc["paths"], find_schemas, "#/paths")
+        walk(doc["components"], find_schemas, "#/components")
+        for name, schema in doc["components"]["schemas"].items():
+            visit_schema(schema, f"#/components/schemas/{name}")
+        self.assertEqual(unchecked, [], "schema keywords the validator would skip")
+
+
+class ProtoTest(OpenApiTestCase):
+    """The schemas against the .proto's messages and enums."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        with open(e2e_suite.ARGS.proto, encoding="utf-8") as f:
+            cls.messages, cls.enums = parse_proto(f.read())
+        api = cls.api
+        responses = [resp for item in api.doc["paths"].values() for op in item.values()
+                     for resp in op["responses"].values()]
+        requests = [op["requestBody"] for item in api.doc["paths"].values()
+                    for op in item.values() if "requestBody" in op]
+        cls.in_answers, cls.in_requests = set(), set()
+        for response in responses:
+            cls.in_answers |= reached_schemas(api, api.deref(response))
+        for request in requests:
+            cls.in_requests |= reached_schemas(api, api.deref(request))
+
+    def test_every_message_has_a_schema_used_by_a_route(self):
+        schemas = self.api.doc["components"]["schemas"]
+        # The messages HTTP carries: ListModelsRequest is GET /v1/models's empty query.
+        carried = self.in_answers | self.in_requests
+        for name in self.messages:
+            if name == "ListModelsRequest":
                 continue
-            if label == "repeated":
-                if prop.get("type") != "array":
-                    problems.append(f"{field} is repeated but not an array")
+            with self.subTest(name):
+                self.assertIn(name, schemas, "no schema")
+                self.assertIn(name, carried, "the schema is used by no route")
+
+    def test_every_enums_schema_has_the_enums_values(self):
+        schemas = self.api.doc["components"]["schemas"]
+        for name, values in self.enums.items():
+            with self.subTest(name):
+                self.assertEqual(schemas.get(name, {}).get("enum"), values)
+
+    def test_every_messages_schema_matches_the_message(self):
+        schemas = self.api.doc["components"]["schemas"]
+        for name, fields in self.messages.items():
+            schema = schemas.get(name)
+            if schema is None or name == "ListModelsRequest":
+                continue  # A missing schema fails test_every_message_has_a_schema_used_by_a_route.
+            properties = schema.get("properties", {})
+            problems = []
+            if set(properties) != {f for _, _, f in fields}:
+                problems.append(f"properties {sorted(properties)} vs fields "
+                                f"{sorted(f for _, _, f in fields)}")
+            if schema.get("additionalProperties") is not False:
+                problems.append("additionalProperties is not false")
+            for label, type_, field in fields:
+                prop = properties.get(field)
+                if prop is None:
                     continue
-                prop = prop["items"]
-            want = SCALARS.get(type_, type_)
-            if schema_kind(api, prop) != want:
-                problems.append(f"{field}: {schema_kind(api, prop)}, want {want}")
-        # Answers print every field but message ones that are unset; requests need none.
-        if name in in_answers:
-            want_required = {f for label, type_, f in fields
-                             if label == "repeated" or type_ in SCALARS or type_ in enums}
-        else:
-            want_required = set()
-        if set(schema.get("required", [])) != want_required:
-            problems.append(f"required {sorted(schema.get('required', []))}, want "
-                            f"{sorted(want_required)}")
-        checks.expect(f"schema {name} matches the proto message", not problems, f"{problems}")
+                if label == "repeated":
+                    if prop.get("type") != "array":
+                        problems.append(f"{field} is repeated but not an array")
+                        continue
+                    prop = prop["items"]
+                want = SCALARS.get(type_, type_)
+                if schema_kind(self.api, prop) != want:
+                    problems.append(f"{field}: {schema_kind(self.api, prop)}, want {want}")
+            # Answers print every field but message ones that are unset; requests need none.
+            if name in self.in_answers:
+                want_required = {f for label, type_, f in fields
+                                 if label == "repeated" or type_ in SCALARS
+                                 or type_ in self.enums}
+            else:
+                want_required = set()
+            if set(schema.get("required", [])) != want_required:
+                problems.append(f"required {sorted(schema.get('required', []))}, want "
+                                f"{sorted(want_required)}")
+            with self.subTest(name):
+                self.assertEqual(problems, [], f"schema {name} against the proto message")
 
 
-def check_validator(checks, api, answer, stream_line, models, bad_request):
-    """Altered real answers must be refused, or the checks above could never fail."""
-    v = api.validator
-    op = api.doc["paths"]
-    translate = op["/v1/translate"]["post"]["responses"]
-    ok_schema = api.deref(translate["200"])["content"]["application/json"]["schema"]
-    bad_schema = api.deref(translate["400"])["content"]["application/json"]["schema"]
-    line_schema = api.deref(op["/v1/translate:stream"]["post"]["responses"]["200"])[
-        "content"]["application/x-ndjson"]["schema"]
-    models_schema = api.deref(op["/v1/models"]["get"]["responses"]["200"])[
-        "content"]["application/json"]["schema"]
-    checks.expect("validator: accepts the real answers",
-                  not v.errors(ok_schema, answer) and not v.errors(line_schema, stream_line)
-                  and not v.errors(models_schema, models) and not v.errors(bad_schema, bad_request))
+class ServingTest(OpenApiTestCase):
+    """Real requests to a serving server, each answer checked against the description."""
 
-    def refuses(what, schema, value, needle):
-        errors = v.errors(schema, value)
-        checks.expect(f"validator: refuses {what}", any(needle in e for e in errors), f"{errors}")
+    # One request per documented operation that the server must answer with a success.
+    SUCCESSES = {
+        ("POST", "/v1/translate"): {"texts": ["A dog runs."]},
+        ("POST", "/v1/translate:stream"): '{"id": "1", "text": "A dog runs."}\n',
+        ("GET", "/v1/models"): None,
+        ("POST", "/v1/detect"): {"texts": ["A dog runs."]},
+        ("GET", "/healthz"): None,
+        ("GET", "/readyz"): None,
+        ("GET", "/openapi.json"): None,
+    }
 
-    altered = copy.deepcopy(answer)
-    altered["extra"] = 1
-    refuses("an undocumented field in an answer", ok_schema, altered, "undocumented field extra")
-    altered = copy.deepcopy(answer)
-    altered["translations"][0]["hypotheses"][0]["debug"] = "x"
-    refuses("an undocumented field deep in an answer", ok_schema, altered,
-            "undocumented field debug")
-    altered = copy.deepcopy(answer)
-    del altered["translations"][0]["hypotheses"][0]["score"]
-    refuses("a missing field", ok_schema, altered, "required field score")
-    altered = copy.deepcopy(answer)
-    altered["translations"][0]["source_tokens"] = str(altered["translations"][0]["source_tokens"])
-    refuses("a number as a string", ok_schema, altered, "not of type integer")
-    altered = copy.deepcopy(answer)
-    altered["translations"][0]["sentences"][0]["begin"] = -1
-    refuses("a negative offset", ok_schema, altered, "below the minimum")
-    altered = copy.deepcopy(models)
-    altered["models"][0]["is_default"] = 1
-    refuses("a number for a boolean", models_schema, altered, "not of type boolean")
-    refuses("an error code of another status", bad_schema,
-            dict(bad_request, code="NOT_FOUND"), "is not one of")
-    refuses("an unknown error code", bad_schema, dict(bad_request, code="OOPS"), "is not one of")
-    both = dict(stream_line, error={"code": 5, "message": "x"})
-    refuses("a stream line with translation and error", line_schema, both, "oneOf")
-    neither = {k: val for k, val in stream_line.items() if k != "translation"}
-    refuses("a stream line with neither translation nor error", line_schema, neither, "oneOf")
+    def test_every_documented_operation_answers_a_success(self):
+        for method, path in sorted(self.api.operations()):
+            with self.subTest(f"{method} {path}"):
+                if (method, path) not in self.SUCCESSES:
+                    self.fail(f"{method} {path} is documented, but SUCCESSES holds no request "
+                              f"for it")
+                body = self.SUCCESSES[(method, path)]
+                result = self.exchange(f"{method} {path}", self.port, method, path, body,
+                                       request_valid=True if body is not None else None)
+                self.assertTrue(200 <= result[0] < 300, f"got {result[0]} {result[2][:300]!r}")
 
+    def translate_answer(self):
+        """A real /v1/translate answer with several hypotheses, an empty text among the texts."""
+        return json.loads(self.exchange(
+            "translate", self.port, "POST", "/v1/translate",
+            {"texts": SENTENCES[:2] + [""], "options": {"beam_size": 2, "num_hypotheses": 2}},
+            status=200, request_valid=True)[2])
 
-def run_loading_and_drain_checks(checks, api, bin_dir, model_dir, sentences):
-    # 16 copies of the model: time to ask while they load.
-    specs = ",".join(f"m{i}={model_dir}" for i in range(16))
-    server = MtserveProcess(os.path.join(bin_dir, "mtserve"), f"--model={specs}", "--workers=1",
-                            "--http_timeout=60s", "--shutdown_grace=120s", "--cache_bytes=0",
-                            wait_serving=False)
-    try:
-        server.wait_ready("loading")
-        port = server.http_port
-        # While the models load: 503 from readyz, models and translate, stream lines with errors.
-        ready = api.exchange("loading: /readyz", port, "GET", "/readyz")
-        models = api.exchange("loading: /v1/models", port, "GET", "/v1/models")
-        translate = api.exchange("loading: /v1/translate", port, "POST", "/v1/translate",
-                                 {"texts": ["A dog runs."]}, request_valid=True)
-        stream = api.exchange("loading: /v1/translate:stream", port, "POST",
-                              "/v1/translate:stream", '{"id": "1", "text": "A dog runs."}\n',
-                              request_valid=True)
-        still_loading = "mtserve: serving" not in server.stderr()
-        checks.expect("loading: the requests above were answered while the models loaded",
-                      still_loading and ready[0] == 503 and models[0] == 503
-                      and translate[0] == 503 and stream[0] == 200
-                      and json.loads(stream[2])["error"]["code"] == 14,
-                      f"still loading: {still_loading}; {ready[0]} {models[0]} {translate[0]} "
-                      f"{stream[2][:200]!r}")
-        api.exchange("loading: /openapi.json", port, "GET", "/openapi.json", status=200)
-        server.wait_ready("serving", timeout=300)
+    def test_translate_answers_are_documented(self):
+        self.translate_answer()
+        ex, port, lines = self.exchange, self.port, SENTENCES[:2]
+        ex("translate with every option", port, "POST", "/v1/translate",
+           {"model": "", "texts": [lines[0]],
+            "options": {"beam_size": 1, "num_hypotheses": 1, "length_penalty": 0.6,
+                        "sampling_topk": 5, "sampling_temperature": 0.8, "seed": 7,
+                        "max_length": 64, "min_length": 1, "return_scores": True,
+                        "split_sentences": False, "return_alignment": True,
+                        "format": "TEXT_FORMAT_PLAIN"}},
+           status=200, request_valid=True)
+        ex("translate HTML with scores and alignment", port, "POST", "/v1/translate",
+           {"texts": ["<p>A <b>dog</b> runs.</p>"],
+            "options": {"format": "TEXT_FORMAT_HTML", "return_scores": True,
+                        "return_alignment": True}}, status=200, request_valid=True)
+        ex("translate with a deadline that does not pass", port, "POST", "/v1/translate",
+           {"texts": lines[:1]}, headers={"X-Request-Timeout": "60s"}, status=200,
+           request_valid=True)
 
-        # Draining: a translation in flight, then SIGTERM.
-        document = " ".join(sentences[:300])
-        translating = server.terminate_during(
-            lambda: call(port, "POST", "/v1/translate", {"texts": [document]}, timeout=300))
-        api.exchange("draining: /readyz", port, "GET", "/readyz", status=503)
-        api.exchange("draining: /healthz", port, "GET", "/healthz", status=200)
-        api.exchange("draining: /v1/models", port, "GET", "/v1/models", status=503)
-        api.exchange("draining: /v1/translate", port, "POST", "/v1/translate", {"texts": ["a"]},
-                     status=503, request_valid=True)
-        api.exchange("draining: /v1/translate:stream", port, "POST", "/v1/translate:stream",
-                     '{"id": "1", "text": "a"}\n', status=503, request_valid=True)
-        api.exchange("draining: /openapi.json", port, "GET", "/openapi.json", status=200)
-        translating.join(300)
-        answer = translating.result or (0, {}, b"")
-        api.seen.setdefault(("POST", "/v1/translate"), set()).add(answer[0])
-        api.check_answer("draining: the translation in flight",
-                         api.doc["paths"]["/v1/translate"]["post"]["responses"].get(
-                             str(answer[0])), answer, "POST /v1/translate")
-        checks.expect("draining: the translation in flight is answered 200", answer[0] == 200,
-                      f"{answer[0]} {answer[2][:200]!r}")
-        checks.expect("draining: mtserve exits 0", server.process.wait(timeout=120) == 0,
-                      server.stderr())
-    finally:
-        server.stop()
+    def test_translate_refusals_are_documented(self):
+        ex, port, lines = self.exchange, self.port, SENTENCES[:2]
+        ex("translate: not JSON", port, "POST", "/v1/translate", '{"texts": [', status=400)
+        ex("translate: an unknown field", port, "POST", "/v1/translate",
+           {"texts": ["a"], "options": {"beam": 2}}, status=400, request_valid=False)
+        ex("translate: a wrong type", port, "POST", "/v1/translate",
+           {"texts": ["a"], "options": {"beam_size": "four"}}, status=400, request_valid=False)
+        ex("translate: an unknown format", port, "POST", "/v1/translate",
+           {"texts": ["a"], "options": {"format": "TEXT_FORMAT_PDF"}}, status=400,
+           request_valid=False)
+        ex("translate: over a limit", port, "POST", "/v1/translate",
+           {"texts": ["a"], "options": {"beam_size": 20}}, status=400, request_valid=True)
+        ex("translate: too many texts", port, "POST", "/v1/translate", {"texts": ["a"] * 9},
+           status=400, request_valid=True)
+        ex("translate: an unknown model", port, "POST", "/v1/translate",
+           {"model": "no-such-model", "texts": ["a"]}, status=404, request_valid=True)
+        ex("translate: a timeout that is not a duration", port, "POST", "/v1/translate",
+           {"texts": ["a"]}, headers={"X-Request-Timeout": "soon"}, status=400)
+        ex("translate: a deadline that passes", port, "POST", "/v1/translate", {"texts": lines},
+           headers={"X-Request-Timeout": "0s"}, status=504, request_valid=True)
+        ex("translate: a body over --max_message_bytes", port, "POST", "/v1/translate",
+           {"texts": ["a " * 40000]}, status=413)
+        # A body that stops arriving: 408 after --http_timeout (Content-Length promises more).
+        ex("translate: a body that does not arrive", port, "POST", "/v1/translate",
+           '{"texts": ', headers={"Content-Length": "100"}, status=408)
 
+    def test_translate_with_the_queue_full_is_429(self):
+        full = e2e_suite.answer_while_queue_full(
+            self.server, SENTENCES,
+            lambda: self.exchange("translate: the queue full", self.port, "POST",
+                                  "/v1/translate", {"texts": [SENTENCES[0]]},
+                                  request_valid=True))
+        self.assertEqual(full[0], 429, f"the queue full: {full[2][:200]!r}")
 
-def run_serving_checks(checks, api, server, sentences):
-    port = server.http_port
-    lines = sentences[:2]
-    ex = api.exchange
-    answer = json.loads(ex("translate", port, "POST", "/v1/translate",
-                           {"texts": lines + [""],
-                            "options": {"beam_size": 2, "num_hypotheses": 2}},
-                           status=200, request_valid=True)[2])
-    ex("translate with every option", port, "POST", "/v1/translate",
-       {"model": "", "texts": [lines[0]],
-        "options": {"beam_size": 1, "num_hypotheses": 1, "length_penalty": 0.6,
-                    "sampling_topk": 5, "sampling_temperature": 0.8, "seed": 7, "max_length": 64,
-                    "min_length": 1, "return_scores": True, "split_sentences": False,
-                    "return_alignment": True, "format": "TEXT_FORMAT_PLAIN"}},
-       status=200, request_valid=True)
-    ex("translate HTML with scores and alignment", port, "POST", "/v1/translate",
-       {"texts": ["<p>A <b>dog</b> runs.</p>"],
-        "options": {"format": "TEXT_FORMAT_HTML", "return_scores": True,
-                    "return_alignment": True}}, status=200, request_valid=True)
-    ex("translate with a deadline that does not pass", port, "POST", "/v1/translate",
-       {"texts": lines[:1]}, headers={"X-Request-Timeout": "60s"}, status=200, request_valid=True)
-    bad_request = json.loads(ex("translate: not JSON", port, "POST", "/v1/translate",
-                                '{"texts": [', status=400)[2])
-    ex("translate: an unknown field", port, "POST", "/v1/translate",
-       {"texts": ["a"], "options": {"beam": 2}}, status=400, request_valid=False)
-    ex("translate: a wrong type", port, "POST", "/v1/translate",
-       {"texts": ["a"], "options": {"beam_size": "four"}}, status=400, request_valid=False)
-    ex("translate: an unknown format", port, "POST", "/v1/translate",
-       {"texts": ["a"], "options": {"format": "TEXT_FORMAT_PDF"}}, status=400, request_valid=False)
-    ex("translate: over a limit", port, "POST", "/v1/translate",
-       {"texts": ["a"], "options": {"beam_size": 20}}, status=400, request_valid=True)
-    ex("translate: too many texts", port, "POST", "/v1/translate", {"texts": ["a"] * 9},
-       status=400, request_valid=True)
-    ex("translate: an unknown model", port, "POST", "/v1/translate",
-       {"model": "no-such-model", "texts": ["a"]}, status=404, request_valid=True)
-    ex("translate: a timeout that is not a duration", port, "POST", "/v1/translate",
-       {"texts": ["a"]}, headers={"X-Request-Timeout": "soon"}, status=400)
-    ex("translate: a deadline that passes", port, "POST", "/v1/translate", {"texts": lines},
-       headers={"X-Request-Timeout": "0s"}, status=504, request_valid=True)
-    ex("translate: a body over --max_message_bytes", port, "POST", "/v1/translate",
-       {"texts": ["a " * 40000]}, status=413)
-    # A body that stops arriving: 408 after --http_timeout (Content-Length promises more).
-    ex("translate: a body that does not arrive", port, "POST", "/v1/translate", '{"texts": ',
-       headers={"Content-Length": "100"}, status=408)
-
-    # Queue full: two requests of 8 texts of 16 sentences each fill the queue (16 sentences) and
-    # leave 16 texts waiting for room (--max_queued_texts counts both); one more text gets 429.
-    # They go after 5 s. Tried a few times in case they left the queue in between.
-    texts = [" ".join(sentences[100 + i:116 + i]) for i in range(8)]
-    for _ in range(5):
-        threads = [threading.Thread(target=call, args=(port, "POST", "/v1/translate",
-                                                       {"texts": texts},
-                                                       {"X-Request-Timeout": "5s"}), daemon=True)
-                   for _ in range(2)]
-        for thread in threads:
-            thread.start()
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and any(t.is_alive() for t in threads):
-            # Both requests' sentences in the scheduler: more than one request's 128.
-            depth = re.search(r"^mtserve_queue_depth\{[^}]*\} (\d+)", server.metrics(),
-                              re.MULTILINE)
-            if depth and int(depth.group(1)) > 140:
-                break
-            time.sleep(0.005)
-        full = ex("translate: the queue full", port, "POST", "/v1/translate",
-                  {"texts": [sentences[0]]}, request_valid=True)
-        for thread in threads:
-            thread.join(120)
-        if full[0] == 429:
-            break
-    checks.expect("translate: the queue full: 429", full[0] == 429,
-                  f"got {full[0]} {full[2][:200]!r}")
-
-    stream = "\n".join(json.dumps(line) for line in [
-        {"id": "0", "text": lines[0], "options": {"beam_size": 2, "return_scores": True}},
-        {"id": "1", "text": lines[1], "model": ""},
+    STREAM = "\n".join(json.dumps(line) for line in [
+        {"id": "0", "text": "A dog runs.", "options": {"beam_size": 2, "return_scores": True}},
+        {"id": "1", "text": "A man is riding a bike.", "model": ""},
         {"id": "bad-model", "text": "a", "model": "no-such-model"},
         {"id": "over-limit", "text": "a", "options": {"beam_size": 20}},
     ]) + "\n\n"
-    result = ex("stream", port, "POST", "/v1/translate:stream", stream, status=200,
-                request_valid=True)
-    stream_lines = [json.loads(line) for line in result[2].decode().splitlines()]
-    checks.expect("stream: a line per text, errors among them",
-                  sorted(line.get("id") for line in stream_lines)
-                  == ["0", "1", "bad-model", "over-limit"]
-                  and sum("error" in line for line in stream_lines) == 2, f"{result[2][:400]!r}")
-    ex("stream: every line past its deadline", port, "POST", "/v1/translate:stream", stream,
-       headers={"X-Request-Timeout": "0s"}, status=200, request_valid=True)
-    ex("stream: a line that is not JSON", port, "POST", "/v1/translate:stream",
-       '{"id": "a", "text": "x"}\n{oops\n', status=400)
-    ex("stream: an unknown field", port, "POST", "/v1/translate:stream",
-       '{"id": "a", "txt": "x"}\n', status=400, request_valid=False)
-    ex("stream: a timeout that is not a duration", port, "POST", "/v1/translate:stream",
-       '{"id": "a", "text": "x"}\n', headers={"X-Request-Timeout": "soon"}, status=400)
-    ex("stream: a body over --max_message_bytes", port, "POST", "/v1/translate:stream",
-       json.dumps({"id": "a", "text": "a " * 40000}) + "\n", status=413)
-    ex("stream: a body that does not arrive", port, "POST", "/v1/translate:stream", '{"id": ',
-       headers={"Content-Length": "100"}, status=408)
 
-    models = json.loads(ex("models", port, "GET", "/v1/models", status=200)[2])
-    detected = json.loads(ex("detect", port, "POST", "/v1/detect",
-                             {"texts": ["A man rides a bike.", "42"], "all_languages": True,
-                              "max_results": 2}, status=200, request_valid=True)[2])
-    checks.expect("detect: the English text is English, the number has no language",
-                  [[x["language"] for x in d["languages"]][:1] for d in detected["detections"]]
-                  == [["en"], []], f"{detected}")
-    ex("detect: too many texts", port, "POST", "/v1/detect", {"texts": ["a"] * 9}, status=400,
-       request_valid=True)
-    ex("detect: an unknown field", port, "POST", "/v1/detect", {"texts": ["a"], "language": "x"},
-       status=400, request_valid=False)
-    ex("healthz", port, "GET", "/healthz", status=200)
-    ex("readyz", port, "GET", "/readyz", status=200)
-    served = ex("openapi.json", port, "GET", "/openapi.json", status=200)
-    checks.expect("/openapi.json is the description fetched first",
-                  json.loads(served[2]) == api.doc)
+    def stream_lines(self):
+        result = self.exchange("stream", self.port, "POST", "/v1/translate:stream", self.STREAM,
+                               status=200, request_valid=True)
+        return [json.loads(line) for line in result[2].decode().splitlines()]
 
-    # Outside the documented operations: the error body the description gives.
-    not_found = call(port, "GET", "/v2/nothing")
-    api.error_answer("an unknown path", not_found, 404, "NOT_FOUND")
-    listed = set(re.findall(r"\b(GET|POST|PUT|DELETE|PATCH) (/[^,\s]*)",
-                            json.loads(not_found[2]).get("message", "")))
-    checks.expect("the routes documented are the routes the server lists in its 404",
-                  listed == api.operations(),
-                  f"server: {sorted(listed)}; description: {sorted(api.operations())}")
-    for method, path in sorted(api.operations()):
-        wrong = "POST" if method == "GET" else "GET"
-        refused = call(port, wrong, path)
-        api.error_answer(f"{wrong} {path}", refused, 405, "UNIMPLEMENTED")
-        allowed = {m.strip() for m in refused[1].get("Allow", "").split(",")}
-        documented = {m for m, p in api.operations() if p == path}
-        checks.expect(f"{wrong} {path}: 405's Allow lists the documented methods",
-                      documented <= allowed and wrong not in allowed,
-                      f"Allow: {refused[1].get('Allow')!r}, documented {sorted(documented)}")
+    def test_stream_answers_a_documented_line_per_text_errors_among_them(self):
+        lines = self.stream_lines()
+        self.assertEqual(sorted(line.get("id") for line in lines),
+                         ["0", "1", "bad-model", "over-limit"])
+        self.assertEqual(sum("error" in line for line in lines), 2, f"{lines}")
 
-    check_validator(checks, api, answer, next(line for line in stream_lines if "translation" in
-                                              line), models, bad_request)
+    def test_stream_refusals_are_documented(self):
+        ex, port = self.exchange, self.port
+        ex("stream: every line past its deadline", port, "POST", "/v1/translate:stream",
+           self.STREAM, headers={"X-Request-Timeout": "0s"}, status=200, request_valid=True)
+        ex("stream: a line that is not JSON", port, "POST", "/v1/translate:stream",
+           '{"id": "a", "text": "x"}\n{oops\n', status=400)
+        ex("stream: an unknown field", port, "POST", "/v1/translate:stream",
+           '{"id": "a", "txt": "x"}\n', status=400, request_valid=False)
+        ex("stream: a timeout that is not a duration", port, "POST", "/v1/translate:stream",
+           '{"id": "a", "text": "x"}\n', headers={"X-Request-Timeout": "soon"}, status=400)
+        ex("stream: a body over --max_message_bytes", port, "POST", "/v1/translate:stream",
+           json.dumps({"id": "a", "text": "a " * 40000}) + "\n", status=413)
+        ex("stream: a body that does not arrive", port, "POST", "/v1/translate:stream",
+           '{"id": ', headers={"Content-Length": "100"}, status=408)
+
+    def test_models_health_and_readiness_are_documented(self):
+        self.exchange("models", self.port, "GET", "/v1/models", status=200)
+        self.exchange("healthz", self.port, "GET", "/healthz", status=200)
+        self.exchange("readyz", self.port, "GET", "/readyz", status=200)
+
+    def test_detect_answers_are_documented(self):
+        ex, port = self.exchange, self.port
+        detected = json.loads(ex("detect", port, "POST", "/v1/detect",
+                                 {"texts": ["A man rides a bike.", "42"], "all_languages": True,
+                                  "max_results": 2}, status=200, request_valid=True)[2])
+        self.assertEqual([[x["language"] for x in d["languages"]][:1]
+                          for d in detected["detections"]], [["en"], []],
+                         f"the English text is English, the number has no language: {detected}")
+        ex("detect: too many texts", port, "POST", "/v1/detect", {"texts": ["a"] * 9},
+           status=400, request_valid=True)
+        ex("detect: an unknown field", port, "POST", "/v1/detect",
+           {"texts": ["a"], "language": "x"}, status=400, request_valid=False)
+
+    def test_openapi_json_is_the_description_fetched_first(self):
+        served = self.exchange("openapi.json", self.port, "GET", "/openapi.json", status=200)
+        self.assertEqual(json.loads(served[2]), self.api.doc)
+
+    def test_an_unknown_path_answers_the_descriptions_error_listing_the_documented_routes(self):
+        not_found = call(self.port, "GET", "/v2/nothing")
+        self.assertDescribedError(not_found, 404, "NOT_FOUND")
+        listed = set(re.findall(r"\b(GET|POST|PUT|DELETE|PATCH) (/[^,\s]*)",
+                                json.loads(not_found[2]).get("message", "")))
+        self.assertEqual(listed, self.api.operations(),
+                         "the routes the server lists in its 404, the description's")
+
+    def test_a_wrong_method_gets_405_with_allow_listing_the_documented_methods(self):
+        operations = self.api.operations()
+        for method, path in sorted(operations):
+            wrong = "POST" if method == "GET" else "GET"
+            with self.subTest(f"{wrong} {path}"):
+                refused = call(self.port, wrong, path)
+                self.assertDescribedError(refused, 405, "UNIMPLEMENTED")
+                allowed = {m.strip() for m in refused[1].get("Allow", "").split(",")}
+                documented = {m for m, p in operations if p == path}
+                self.assertTrue(documented <= allowed and wrong not in allowed,
+                                f"Allow: {refused[1].get('Allow')!r}, documented "
+                                f"{sorted(documented)}")
+
+    def test_the_validator_refuses_altered_real_answers(self):
+        # Or the checks of the answers above could never fail.
+        v, api = self.api.validator, self.api
+        answer = self.translate_answer()
+        stream_line = next(line for line in self.stream_lines() if "translation" in line)
+        models = json.loads(self.exchange("models", self.port, "GET", "/v1/models",
+                                          status=200)[2])
+        bad_request = json.loads(self.exchange("translate: not JSON", self.port, "POST",
+                                               "/v1/translate", '{"texts": [', status=400)[2])
+        ok_schema = api.response_schema("POST", "/v1/translate", 200, "application/json")
+        bad_schema = api.response_schema("POST", "/v1/translate", 400, "application/json")
+        line_schema = api.response_schema("POST", "/v1/translate:stream", 200,
+                                          "application/x-ndjson")
+        models_schema = api.response_schema("GET", "/v1/models", 200, "application/json")
+        self.assertEqual(v.errors(ok_schema, answer) + v.errors(line_schema, stream_line)
+                         + v.errors(models_schema, models) + v.errors(bad_schema, bad_request),
+                         [], "the real answers are accepted")
+
+        def refuses(what, schema, value, needle):
+            with self.subTest(f"refuses {what}"):
+                errors = v.errors(schema, value)
+                self.assertTrue(any(needle in e for e in errors),
+                                f"no error holding {needle!r}: {errors}")
+
+        altered = copy.deepcopy(answer)
+        altered["extra"] = 1
+        refuses("an undocumented field in an answer", ok_schema, altered,
+                "undocumented field extra")
+        altered = copy.deepcopy(answer)
+        altered["translations"][0]["hypotheses"][0]["debug"] = "x"
+        refuses("an undocumented field deep in an answer", ok_schema, altered,
+                "undocumented field debug")
+        altered = copy.deepcopy(answer)
+        del altered["translations"][0]["hypotheses"][0]["score"]
+        refuses("a missing field", ok_schema, altered, "required field score")
+        altered = copy.deepcopy(answer)
+        altered["translations"][0]["source_tokens"] = str(
+            altered["translations"][0]["source_tokens"])
+        refuses("a number as a string", ok_schema, altered, "not of type integer")
+        altered = copy.deepcopy(answer)
+        altered["translations"][0]["sentences"][0]["begin"] = -1
+        refuses("a negative offset", ok_schema, altered, "below the minimum")
+        altered = copy.deepcopy(models)
+        altered["models"][0]["is_default"] = 1
+        refuses("a number for a boolean", models_schema, altered, "not of type boolean")
+        refuses("an error code of another status", bad_schema,
+                dict(bad_request, code="NOT_FOUND"), "is not one of")
+        refuses("an unknown error code", bad_schema, dict(bad_request, code="OOPS"),
+                "is not one of")
+        both = dict(stream_line, error={"code": 5, "message": "x"})
+        refuses("a stream line with translation and error", line_schema, both, "oneOf")
+        neither = {k: val for k, val in stream_line.items() if k != "translation"}
+        refuses("a stream line with neither translation nor error", line_schema, neither,
+                "oneOf")
 
 
-def main():
-    bin_dir, proto, model_dir, source = sys.argv[1:5]
-    with open(source, encoding="utf-8") as f:
-        sentences = [line.strip() for line in f if line.strip()]
-    checks = Checks()
-    server = MtserveProcess(os.path.join(bin_dir, "mtserve"), *FLAGS)
-    try:
-        status, headers, body = call(server.http_port, "GET", "/openapi.json")
-        if not checks.expect("GET /openapi.json: 200 application/json",
-                             status == 200 and headers.get("Content-Type") == "application/json",
-                             f"{status} {headers.get('Content-Type')} {body[:200]!r}"):
-            sys.exit(1)
-        api = Api(json.loads(body), checks)
-        check_document(checks, api)
-        check_proto(checks, api, proto)
-        run_serving_checks(checks, api, server, sentences)
-    finally:
-        server.stop()
-    run_loading_and_drain_checks(checks, api, bin_dir, model_dir, sentences)
+class LifecycleTest(OpenApiTestCase):
+    """Each test a server of its own, loading or draining."""
 
-    # Every documented operation answered, with a success among its answers.
-    for method, path in sorted(api.operations()):
-        seen = api.seen.get((method, path), set())
-        checks.expect(f"{method} {path} answered, a 2xx among its answers",
-                      any(200 <= s < 300 for s in seen), f"statuses seen: {sorted(seen)}")
-        documented = {int(s) for s in api.doc["paths"][path][method.lower()]["responses"]}
-        if documented - seen:
-            print(f"note {method} {path}: documented statuses not produced here: "
-                  f"{sorted(documented - seen)}")
-    print(f"{checks.passed} passed, {checks.failed} failed")
-    sys.exit(1 if checks.failed else 0)
+    server_flags = None
+
+    def test_answers_while_the_models_load_are_documented(self):
+        # 16 copies of the model: time to ask while they load.
+        specs = ",".join(f"m{i}={e2e_suite.ARGS.model_dir}" for i in range(16))
+        server = self.start_mtserve(f"--model={specs}", "--workers=1", "--cache_bytes=0",
+                                    wait_serving=False)
+        server.wait_ready("loading")
+        port = server.http_port
+        self.api = fetch_description(port)
+        # While the models load: 503 from readyz, models and translate, stream lines with errors.
+        ready = self.exchange("loading: /readyz", port, "GET", "/readyz")
+        models = self.exchange("loading: /v1/models", port, "GET", "/v1/models")
+        translate = self.exchange("loading: /v1/translate", port, "POST", "/v1/translate",
+                                  {"texts": ["A dog runs."]}, request_valid=True)
+        stream = self.exchange("loading: /v1/translate:stream", port, "POST",
+                               "/v1/translate:stream", '{"id": "1", "text": "A dog runs."}\n',
+                               request_valid=True)
+        self.assertNotIn("mtserve: serving", server.stderr(),
+                         "the requests above were not all answered while the models loaded")
+        self.assertEqual([ready[0], models[0], translate[0], stream[0]], [503, 503, 503, 200],
+                         "/readyz, /v1/models, /v1/translate, /v1/translate:stream")
+        self.assertEqual(json.loads(stream[2])["error"]["code"], 14,
+                         f"the stream line's error, UNAVAILABLE: {stream[2][:200]!r}")
+        self.exchange("loading: /openapi.json", port, "GET", "/openapi.json", status=200)
+
+    def test_answers_while_draining_are_documented(self):
+        server = self.start_mtserve("--workers=1", "--http_timeout=60s", "--shutdown_grace=120s",
+                                    "--cache_bytes=0")
+        port = server.http_port
+        self.api = fetch_description(port)
+        # A translation in flight, then SIGTERM.
+        document = " ".join(SENTENCES[:300])
+        translating = server.terminate_during(
+            lambda: call(port, "POST", "/v1/translate", {"texts": [document]}, timeout=300))
+        ex = self.exchange
+        ex("draining: /readyz", port, "GET", "/readyz", status=503)
+        ex("draining: /healthz", port, "GET", "/healthz", status=200)
+        ex("draining: /v1/models", port, "GET", "/v1/models", status=503)
+        ex("draining: /v1/translate", port, "POST", "/v1/translate", {"texts": ["a"]},
+           status=503, request_valid=True)
+        ex("draining: /v1/translate:stream", port, "POST", "/v1/translate:stream",
+           '{"id": "1", "text": "a"}\n', status=503, request_valid=True)
+        ex("draining: /openapi.json", port, "GET", "/openapi.json", status=200)
+        translating.join(300)
+        answer = translating.result or (0, {}, b"")
+        SEEN.setdefault(("POST", "/v1/translate"), set()).add(answer[0])
+        with self.subTest("draining: the translation in flight"):
+            problems = self.api.answer_problems(
+                self.api.doc["paths"]["/v1/translate"]["post"]["responses"].get(str(answer[0])),
+                answer, "POST /v1/translate")
+            self.assertEqual(problems, [])
+        self.assertEqual(answer[0], 200, f"the translation in flight: {answer[2][:200]!r}")
+        self.assertEqual(server.process.wait(timeout=120), 0, server.stderr())
 
 
 if __name__ == "__main__":
-    main()
+    e2e_suite.main(__doc__, "bin_dir", "proto", "model_dir", "multi30k_text")

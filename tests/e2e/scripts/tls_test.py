@@ -12,9 +12,9 @@ certificates signed by a client CA. Then:
 - rotation: the files replaced by a certificate of CA "two" (then SIGHUP) are what new handshakes
   get, while a connection opened before goes on answering; a broken certificate file and a key
   that does not match leave the last good files in use, and the log says why; files replaced
-  again are picked up without a signal, by polling.
+  are picked up without a signal, by polling.
 
-Usage: tls_test.py BIN_DIR STUBS_DIR
+Usage: tls_test.py BIN_DIR STUBS_DIR [-- UNITTEST ARGUMENTS]
 """
 import http.client
 import json
@@ -23,23 +23,42 @@ import signal
 import ssl
 import subprocess
 import sys
-import tempfile
 import time
 
-# The shared helpers (without writing bytecode into the source tree).
 sys.dont_write_bytecode = True
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [os.path.join(HERE, "../../test_lib"), os.path.join(HERE, "../../../scripts/lib")]
-from http_checks import Checks  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../test_lib"))
+import e2e_suite  # noqa: E402
+from e2e_suite import binary  # noqa: E402
 from mtserve_process import MtserveProcess, wait_until  # noqa: E402
 from test_certificates import install, make_ca, make_certificate  # noqa: E402
 
 TEXT = "A man is riding a bike."
 
 
+class Pki:
+    """The certificates, made once for the suite: CAs one and two (servers), a client CA, a
+    server certificate of each server CA, a client certificate of the client CA, a "stranger"
+    client certificate of CA two; and `expected`, TEXT's translation over plaintext gRPC, which
+    the TLS ones must equal. Set by setUpModule."""
 
 
-def grpc_translate(grpc, pb, pb_grpc, port, ca=None, client=None, plaintext=False):
+def setUpModule():
+    global grpc, pb, pb_grpc
+    grpc, pb, pb_grpc = e2e_suite.grpc_stubs()
+    tmp = e2e_suite.module_temp_dir("tls")
+    Pki.dir = tmp
+    Pki.ca_one, Pki.ca_two = make_ca(tmp, "ca-one"), make_ca(tmp, "ca-two")
+    Pki.client_ca = make_ca(tmp, "client-ca")
+    Pki.server_one = make_certificate(tmp, "server-one", Pki.ca_one)
+    Pki.server_two = make_certificate(tmp, "server-two", Pki.ca_two)
+    Pki.client = make_certificate(tmp, "client", Pki.client_ca, server=False)
+    Pki.stranger = make_certificate(tmp, "stranger", Pki.ca_two, server=False)
+    # The translation over plaintext gRPC that the TLS ones must equal.
+    with MtserveProcess(binary("mtserve"), "--workers=1") as server:
+        Pki.expected = grpc_translate(server.grpc_port, plaintext=True)
+
+
+def grpc_translate(port, ca=None, client=None, plaintext=False):
     """The translation of TEXT over gRPC, or the grpc.StatusCode of the failure."""
     if plaintext:
         channel = grpc.insecure_channel(f"127.0.0.1:{port}")
@@ -101,176 +120,196 @@ def plaintext_http_fails(port):
         connection.close()
 
 
-def main():
-    checks = Checks()
-    bin_dir, stubs_dir = sys.argv[1:3]
-    sys.path.insert(0, stubs_dir)
-    import grpc
-    from mtserve.v1 import translation_pb2 as pb
-    from mtserve.v1 import translation_pb2_grpc as pb_grpc
+def kept_grpc_stub(port, ca, client):
+    """(channel, stub) of a gRPC connection that trusts `ca` and presents `client`."""
+    client_cert, client_key = client.read()
+    with open(ca.cert, "rb") as f:
+        channel = grpc.secure_channel(
+            f"127.0.0.1:{port}",
+            grpc.ssl_channel_credentials(root_certificates=f.read(), private_key=client_key,
+                                         certificate_chain=client_cert))
+    return channel, pb_grpc.TranslatorStub(channel)
 
-    with tempfile.TemporaryDirectory(prefix="mtserve_tls_") as tmp:
-        ca_one, ca_two = make_ca(tmp, "ca-one"), make_ca(tmp, "ca-two")
-        client_ca = make_ca(tmp, "client-ca")
-        server_one = make_certificate(tmp, "server-one", ca_one)
-        server_two = make_certificate(tmp, "server-two", ca_two)
-        client = make_certificate(tmp, "client", client_ca, server=False)
-        stranger = make_certificate(tmp, "stranger", ca_two, server=False)
-        cert_path, key_path = os.path.join(tmp, "tls.crt"), os.path.join(tmp, "tls.key")
-        install(server_one, cert_path, key_path)
 
-        # Start-up failures: one line naming the flag, exit status 1.
+class TlsTestCase(e2e_suite.MtserveTestCase):
+    @staticmethod
+    def tls_flags(directory):
+        """mtserve's TLS flags with server one's certificate installed into `directory` as
+        tls.crt and tls.key (a test may replace them); (flags, cert path, key path)."""
+        cert_path, key_path = os.path.join(directory, "tls.crt"), os.path.join(directory, "tls.key")
+        install(Pki.server_one, cert_path, key_path)
+        return (f"--tls_cert={cert_path}", f"--tls_key={key_path}",
+                f"--tls_client_ca={Pki.client_ca.cert}"), cert_path, key_path
+
+
+class StartupTest(TlsTestCase):
+    def test_startup_refuses_what_cannot_work_naming_the_flag(self):
+        tmp = self.temp_dir()
+        _, cert_path, key_path = self.tls_flags(tmp)
         encrypted_key = os.path.join(tmp, "encrypted.key")
-        subprocess.run(["openssl", "pkey", "-in", server_one.key, "-aes256", "-passout",
+        subprocess.run(["openssl", "pkey", "-in", Pki.server_one.key, "-aes256", "-passout",
                         "pass:secret", "-out", encrypted_key], check=True)
         for flags, message in [
                 ([f"--tls_cert={cert_path}"], "--tls_cert and --tls_key go together"),
-                ([f"--tls_client_ca={client_ca.cert}"], "--tls_client_ca needs --tls_cert"),
+                ([f"--tls_client_ca={Pki.client_ca.cert}"], "--tls_client_ca needs --tls_cert"),
                 ([f"--tls_cert={cert_path}", f"--tls_key={tmp}/none.key"], f"{tmp}/none.key"),
                 ([f"--tls_cert={cert_path}", f"--tls_key={encrypted_key}"], "--tls_key: no PEM"),
-                ([f"--tls_cert={cert_path}", f"--tls_key={server_two.key}"], "does not match"),
+                ([f"--tls_cert={cert_path}", f"--tls_key={Pki.server_two.key}"],
+                 "does not match"),
                 ([f"--tls_cert={cert_path}", f"--tls_key={key_path}",
                   f"--tls_client_ca={key_path}"], "--tls_client_ca: no PEM certificate")]:
-            run = subprocess.run([os.path.join(bin_dir, "mtserve"), "--listen=127.0.0.1:0",
-                                  "--http_listen=127.0.0.1:0", "--metrics_listen=", *flags],
-                                 capture_output=True, text=True, timeout=120)
-            checks.expect(f"start-up with {' '.join(flags)} fails naming it: "
-                          f"{run.stderr.strip()!r}",
-                          run.returncode == 1 and message in run.stderr)
+            with self.subTest(" ".join(flags)):
+                run = subprocess.run([binary("mtserve"), "--listen=127.0.0.1:0",
+                                      "--http_listen=127.0.0.1:0", "--metrics_listen=", *flags],
+                                     capture_output=True, text=True, timeout=120)
+                self.assertEqual(run.returncode, 1, run.stderr)
+                self.assertIn(message, run.stderr)
 
-        # A plaintext translation to compare with.
-        with MtserveProcess(os.path.join(bin_dir, "mtserve"), "--workers=1") as server:
-            port = server.grpc_port
-            expected = grpc_translate(grpc, pb, pb_grpc, port, plaintext=True)
-        checks.expect(f"plaintext translation: {expected!r}",
-                      isinstance(expected, str) and expected)
 
-        with MtserveProcess(os.path.join(bin_dir, "mtserve"), "--workers=1",
-                            f"--tls_cert={cert_path}", f"--tls_key={key_path}",
-                            f"--tls_client_ca={client_ca.cert}", "--reload_interval=1s") as server:
-            port = server.grpc_port
-            http_port = server.http_port
-            checks.expect("the start-up line says TLS with client certificates",
-                          "client certificates required" in server.stderr())
+class MutualTlsTest(TlsTestCase):
+    """One server requiring client certificates of the client CA."""
 
-            # gRPC.
-            got = grpc_translate(grpc, pb, pb_grpc, port, ca_one, client)
-            checks.expect(f"gRPC over mutual TLS translates: {got!r}",
-                          got == expected)
-            got = grpc_translate(grpc, pb, pb_grpc, port, plaintext=True)
-            checks.expect(f"plaintext gRPC to the TLS port: {got}",
-                          got == grpc.StatusCode.UNAVAILABLE)
-            got = grpc_translate(grpc, pb, pb_grpc, port, ca_two, client)
-            checks.expect(f"gRPC trusting the wrong CA: {got}",
-                          got == grpc.StatusCode.UNAVAILABLE)
-            got = grpc_translate(grpc, pb, pb_grpc, port, ca_one)
-            checks.expect(f"gRPC without a client certificate: {got}",
-                          got == grpc.StatusCode.UNAVAILABLE)
-            got = grpc_translate(grpc, pb, pb_grpc, port, ca_one, stranger)
-            checks.expect(f"gRPC with a client certificate of another CA: {got}",
-                          got == grpc.StatusCode.UNAVAILABLE)
-            mtclient = [os.path.join(bin_dir, "mtclient"), "translate",
-                        f"--server=127.0.0.1:{port}"]
-            run = subprocess.run(mtclient + [f"--tls_ca={ca_one.cert}", f"--tls_cert={client.cert}",
-                                             f"--tls_key={client.key}"],
-                                 input=TEXT + "\n", capture_output=True, text=True)
-            checks.expect(f"mtclient over mutual TLS: {run.returncode} {run.stdout!r} "
-                          f"{run.stderr!r}",
-                          run.returncode == 0 and run.stdout == expected + "\n")
-            run = subprocess.run(mtclient + [f"--tls_ca={ca_one.cert}"], input=TEXT + "\n",
-                                 capture_output=True, text=True)
-            checks.expect(f"mtclient without a client certificate fails: {run.stderr!r}",
-                          run.returncode == 1 and "UNAVAILABLE" in run.stderr)
+    @classmethod
+    def setUpClass(cls):
+        flags, _, _ = cls.tls_flags(cls.class_temp_dir())
+        cls.server_flags = ("--workers=1", *flags)
+        super().setUpClass()
+        cls.port, cls.http_port = cls.server.grpc_port, cls.server.http_port
 
-            python_client = [sys.executable, os.path.join(os.path.dirname(os.path.abspath(
-                __file__)), "../../../client/python/translate.py"), f"--server=127.0.0.1:{port}",
-                f"--stubs_dir={stubs_dir}", f"--tls_ca={ca_one.cert}"]
-            run = subprocess.run(python_client + [f"--tls_cert={client.cert}",
-                                                  f"--tls_key={client.key}"],
-                                 input=TEXT + "\n", capture_output=True, text=True)
-            checks.expect(f"client/python/translate.py over mutual TLS: {run.stdout!r} "
-                          f"{run.stderr[-300:]!r}",
-                          run.returncode == 0 and run.stdout == expected + "\n")
+    def test_plaintext_translation_to_compare_with(self):
+        self.assertIsInstance(Pki.expected, str)
+        self.assertTrue(Pki.expected, "an empty translation")
 
-            # HTTPS.
-            got = https_result(http_port, ca_one, client)
-            checks.expect(f"HTTPS with a client certificate translates: {got!r}",
-                          got == expected)
-            checks.expect("plaintext HTTP to the TLS port fails",
-                          plaintext_http_fails(http_port))
-            got = https_result(http_port, ca_two, client)
-            checks.expect(f"HTTPS trusting the wrong CA: {got}",
-                          got == "SSLCertVerificationError")
-            got = https_result(http_port, ca_one)
-            checks.expect(f"HTTPS without a client certificate: {got}",
-                          got != expected)
-            got = https_result(http_port, ca_one, stranger)
-            checks.expect(f"HTTPS with a client certificate of another CA: {got}",
-                          got != expected)
+    def test_the_startup_line_says_tls_with_client_certificates(self):
+        self.assertIn("client certificates required", self.server.stderr())
 
-            # Rotation to CA two's certificate, with connections open on the old one.
-            kept_http = http.client.HTTPSConnection("127.0.0.1", http_port, timeout=30,
-                                                    context=https_context(ca_one, client))
-            checks.expect("a keep-alive HTTPS connection answers",
-                          https_translate(kept_http) == expected)
-            client_cert, client_key = client.read()
-            with open(ca_one.cert, "rb") as f:
-                kept_channel = grpc.secure_channel(
-                    f"127.0.0.1:{port}",
-                    grpc.ssl_channel_credentials(root_certificates=f.read(),
-                                                 private_key=client_key,
-                                                 certificate_chain=client_cert))
-            kept_stub = pb_grpc.TranslatorStub(kept_channel)
-            kept_stub.Translate(pb.TranslateRequest(texts=[TEXT.encode()]), timeout=30)
-            install(server_two, cert_path, key_path)
-            server.process.send_signal(signal.SIGHUP)
-            checks.expect("after rotation, new HTTPS handshakes get the new certificate",
-                          wait_until(lambda: https_result(http_port, ca_two, client) == expected))
-            checks.expect("after rotation, new gRPC handshakes get the new certificate",
-                          wait_until(lambda: grpc_translate(grpc, pb, pb_grpc, port, ca_two, client)
-                           == expected))
-            checks.expect("after rotation, the old certificate is no longer served",
-                          https_result(http_port, ca_one, client) == "SSLCertVerificationError")
-            checks.expect("the HTTPS connection opened before the rotation still answers",
-                          https_translate(kept_http) == expected)
-            answer = kept_stub.Translate(pb.TranslateRequest(texts=[TEXT.encode()]), timeout=30)
-            checks.expect("the gRPC connection opened before the rotation still answers",
-                          answer.translations[0].hypotheses[0].text == expected)
-            kept_http.close()
-            kept_channel.close()
+    def test_grpc_over_mutual_tls_translates(self):
+        self.assertEqual(grpc_translate(self.port, Pki.ca_one, Pki.client), Pki.expected)
 
-            # Bad files keep the last good ones.
-            with open(cert_path + ".new", "w") as f:
-                f.write("-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n")
-            os.replace(cert_path + ".new", cert_path)
-            server.process.send_signal(signal.SIGHUP)
-            checks.expect("a broken certificate is logged with the flag it came from",
-                          wait_until(lambda: "previous one stays in use: --tls_cert" in
-                           server.stderr()))
-            checks.expect("with a broken certificate file HTTPS keeps the last good certificate",
-                          https_result(http_port, ca_two, client) == expected)
-            time.sleep(2)  # Two of gRPC's reads of its copy: it must not have changed.
-            checks.expect("with a broken certificate file gRPC keeps the last good certificate",
-                          grpc_translate(grpc, pb, pb_grpc, port, ca_two, client) == expected)
-            # CA one's certificate with server two's key (left at key_path).
-            install(server_one, cert_path, os.path.join(tmp, "unused.key"))
-            server.process.send_signal(signal.SIGHUP)
-            checks.expect("a key that does not match the certificate is logged",
-                          wait_until(lambda: "does not match" in server.stderr()))
-            checks.expect("with a mismatched key HTTPS keeps the last good certificate",
-                          https_result(http_port, ca_two, client) == expected)
+    def test_grpc_without_the_right_credentials_fails(self):
+        for name, options in [
+                ("plaintext to the TLS port", {"plaintext": True}),
+                ("trusting the wrong CA", {"ca": Pki.ca_two, "client": Pki.client}),
+                ("without a client certificate", {"ca": Pki.ca_one}),
+                ("with a client certificate of another CA",
+                 {"ca": Pki.ca_one, "client": Pki.stranger})]:
+            with self.subTest(name):
+                self.assertEqual(grpc_translate(self.port, **options),
+                                 grpc.StatusCode.UNAVAILABLE)
 
-            # Polling: the files replaced again, no signal.
-            install(server_one, cert_path, key_path)
-            checks.expect("files replaced without a signal are picked up by polling (HTTPS)",
-                          wait_until(lambda: https_result(http_port, ca_one, client) == expected))
-            checks.expect("files replaced without a signal are picked up by polling (gRPC)",
-                          wait_until(lambda: grpc_translate(grpc, pb, pb_grpc, port, ca_one, client)
-                           == expected))
+    def mtclient(self, *flags):
+        return subprocess.run([binary("mtclient"), "translate", f"--server=127.0.0.1:{self.port}",
+                               f"--tls_ca={Pki.ca_one.cert}", *flags], input=TEXT + "\n",
+                              capture_output=True, text=True, timeout=120)
 
-    print(f"{checks.passed} passed, {checks.failed} failed")
-    return 1 if checks.failed else 0
+    def test_mtclient_over_mutual_tls_translates(self):
+        run = self.mtclient(f"--tls_cert={Pki.client.cert}", f"--tls_key={Pki.client.key}")
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertEqual(run.stdout, Pki.expected + "\n")
+
+    def test_mtclient_without_a_client_certificate_fails(self):
+        run = self.mtclient()
+        self.assertEqual(run.returncode, 1, f"{run.stdout!r} {run.stderr!r}")
+        self.assertIn("UNAVAILABLE", run.stderr)
+
+    def test_the_python_client_over_mutual_tls_translates(self):
+        run = subprocess.run(
+            [sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                          "../../../client/python/translate.py"),
+             f"--server=127.0.0.1:{self.port}", f"--stubs_dir={e2e_suite.ARGS.stubs_dir}",
+             f"--tls_ca={Pki.ca_one.cert}", f"--tls_cert={Pki.client.cert}",
+             f"--tls_key={Pki.client.key}"],
+            input=TEXT + "\n", capture_output=True, text=True, timeout=120)
+        self.assertEqual(run.returncode, 0, run.stderr[-300:])
+        self.assertEqual(run.stdout, Pki.expected + "\n", run.stderr[-300:])
+
+    def test_https_with_a_client_certificate_translates(self):
+        self.assertEqual(https_result(self.http_port, Pki.ca_one, Pki.client), Pki.expected)
+
+    def test_plaintext_http_to_the_tls_port_fails(self):
+        self.assertTrue(plaintext_http_fails(self.http_port))
+
+    def test_https_without_the_right_credentials_fails(self):
+        with self.subTest("trusting the wrong CA"):
+            self.assertEqual(https_result(self.http_port, Pki.ca_two, Pki.client),
+                             "SSLCertVerificationError")
+        with self.subTest("without a client certificate"):
+            self.assertNotEqual(https_result(self.http_port, Pki.ca_one), Pki.expected)
+        with self.subTest("with a client certificate of another CA"):
+            self.assertNotEqual(https_result(self.http_port, Pki.ca_one, Pki.stranger),
+                                Pki.expected)
+
+
+class RotationTest(TlsTestCase):
+    """Each test a server of its own whose certificate files it replaces."""
+
+    def start(self):
+        """A server on server one's certificate (files re-read every second); (server, cert
+        path, key path)."""
+        flags, cert_path, key_path = self.tls_flags(self.temp_dir())
+        server = self.start_mtserve("--workers=1", *flags, "--reload_interval=1s")
+        return server, cert_path, key_path
+
+    def test_sighup_rotation_serves_the_new_certificate_and_keeps_open_connections(self):
+        server, cert_path, key_path = self.start()
+        port, http_port = server.grpc_port, server.http_port
+        kept_http = http.client.HTTPSConnection("127.0.0.1", http_port, timeout=30,
+                                                context=https_context(Pki.ca_one, Pki.client))
+        self.addCleanup(kept_http.close)
+        self.assertEqual(https_translate(kept_http), Pki.expected,
+                         "a keep-alive HTTPS connection answers")
+        kept_channel, kept_stub = kept_grpc_stub(port, Pki.ca_one, Pki.client)
+        self.addCleanup(kept_channel.close)
+        kept_stub.Translate(pb.TranslateRequest(texts=[TEXT.encode()]), timeout=30)
+
+        install(Pki.server_two, cert_path, key_path)
+        server.process.send_signal(signal.SIGHUP)
+        self.assertTrue(wait_until(lambda: https_result(http_port, Pki.ca_two, Pki.client)
+                                   == Pki.expected),
+                        "new HTTPS handshakes get the new certificate")
+        self.assertTrue(wait_until(lambda: grpc_translate(port, Pki.ca_two, Pki.client)
+                                   == Pki.expected),
+                        "new gRPC handshakes get the new certificate")
+        self.assertEqual(https_result(http_port, Pki.ca_one, Pki.client),
+                         "SSLCertVerificationError", "the old certificate is no longer served")
+        self.assertEqual(https_translate(kept_http), Pki.expected,
+                         "the HTTPS connection opened before the rotation")
+        answer = kept_stub.Translate(pb.TranslateRequest(texts=[TEXT.encode()]), timeout=30)
+        self.assertEqual(answer.translations[0].hypotheses[0].text, Pki.expected,
+                         "the gRPC connection opened before the rotation")
+
+    def test_bad_files_keep_the_last_good_certificate_and_are_logged(self):
+        server, cert_path, key_path = self.start()
+        port, http_port = server.grpc_port, server.http_port
+        with open(cert_path + ".new", "w") as f:
+            f.write("-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n")
+        os.replace(cert_path + ".new", cert_path)
+        server.process.send_signal(signal.SIGHUP)
+        self.assertTrue(wait_until(lambda: "previous one stays in use: --tls_cert"
+                                   in server.stderr()),
+                        f"a broken certificate is logged with its flag:\n{server.stderr()}")
+        self.assertEqual(https_result(http_port, Pki.ca_one, Pki.client), Pki.expected,
+                         "HTTPS keeps the last good certificate")
+        time.sleep(2)  # Two of gRPC's reads of its copy: it must not have changed.
+        self.assertEqual(grpc_translate(port, Pki.ca_one, Pki.client), Pki.expected,
+                         "gRPC keeps the last good certificate")
+        # CA two's certificate with server one's key (left at key_path).
+        install(Pki.server_two, cert_path, os.path.join(self.temp_dir(), "unused.key"))
+        server.process.send_signal(signal.SIGHUP)
+        self.assertTrue(wait_until(lambda: "does not match" in server.stderr()),
+                        f"a key that does not match the certificate is logged:\n"
+                        f"{server.stderr()}")
+        self.assertEqual(https_result(http_port, Pki.ca_one, Pki.client), Pki.expected,
+                         "with a mismatched key HTTPS keeps the last good certificate")
+
+    def test_files_replaced_without_a_signal_are_picked_up_by_polling(self):
+        server, cert_path, key_path = self.start()
+        install(Pki.server_two, cert_path, key_path)
+        self.assertTrue(wait_until(lambda: https_result(server.http_port, Pki.ca_two, Pki.client)
+                                   == Pki.expected), "HTTPS")
+        self.assertTrue(wait_until(lambda: grpc_translate(server.grpc_port, Pki.ca_two,
+                                                          Pki.client) == Pki.expected), "gRPC")
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    e2e_suite.main(__doc__, "bin_dir", "stubs_dir")
