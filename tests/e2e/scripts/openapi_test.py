@@ -502,6 +502,13 @@ class ServingTest(OpenApiTestCase):
            {"texts": ["<p>A <b>dog</b> runs.</p>"],
             "options": {"format": "TEXT_FORMAT_HTML", "return_scores": True,
                         "return_alignment": True}}, status=200, request_valid=True)
+        ex("translate routed by language, with a text no model reads", port, "POST",
+           "/v1/translate",
+           {"texts": [lines[0], "Muž v oranžovém klobouku na něco zírá."],
+            "source_language": "auto", "target_language": "de"}, status=200, request_valid=True)
+        ex("stream routed by language", port, "POST", "/v1/translate:stream",
+           '{"id": "1", "text": "A dog runs.", "target_language": "de"}\n', status=200,
+           request_valid=True)
         ex("translate with a deadline that does not pass", port, "POST", "/v1/translate",
            {"texts": lines[:1]}, headers={"X-Request-Timeout": "60s"}, status=200,
            request_valid=True)
