@@ -1,15 +1,15 @@
 // mtclient: the command-line client of an mtserve server. Subcommands:
 //
 //   translate  stdin to stdout, one sentence a line, formatted exactly as mttranslate formats its
-//              output (so the two can be diffed);
+//              output (so the two can be diffed); by model, or by languages (--source, --target);
 //   models     the served models;
 //   detect     the language of each line of stdin;
 //   health     the grpc.health.v1 status; exit status 0 only when SERVING (a container
 //              HEALTHCHECK or Kubernetes exec probe);
 //   bench      a load generator (client/load_generator.h).
 //
-// Exit status: 0 on success, 1 when a request fails ("error: CODE_NAME: message" on stderr),
-// 2 on a command-line mistake.
+// Exit status: 0 on success, 1 when a request fails ("error: CODE_NAME: message" on stderr) or a
+// line is not translated, 2 on a command-line mistake.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -55,8 +55,13 @@ ABSL_FLAG(double, timeout, 60,
 ABSL_FLAG(int, batch_size, 32,
           "[translate, detect] Input lines per request; requests are sent one after the other.");
 ABSL_FLAG(std::string, target, "",
-          "[detect] Rank the languages the served models read into this language; empty: every "
-          "language a served model reads.");
+          "[translate] Translate into this language: each line goes to the served model that "
+          "reads its language (--source) into it, instead of --model's. [detect] Rank the "
+          "languages the served models read into this language; empty: every language a served "
+          "model reads.");
+ABSL_FLAG(std::string, source, "",
+          "[translate] With --target: the language of every line, or auto (the default) for the "
+          "server to detect each line's; the language detected and its confidence go to stderr.");
 ABSL_FLAG(bool, all_languages, false,
           "[detect] Rank every language the server's detector knows, not only the served ones.");
 ABSL_FLAG(int, max_results, 1, "[detect] Languages per line at most, best first.");
@@ -81,7 +86,8 @@ namespace {
 constexpr char kUsage[] =
     R"(command-line client of an mtserve translation server.
 
-  mtclient translate [--server=HOST:PORT] [--model=NAME] [--beam_size=N] [--num_hypotheses=N]
+  mtclient translate [--server=HOST:PORT] [--model=NAME | [--source=LANG|auto] --target=LANG]
+                     [--beam_size=N] [--num_hypotheses=N]
                      [--length_penalty=X] [--sampling_topk=K --sampling_temperature=T --seed=S]
                      [--max_length=N] [--min_length=N] [--split_sentences=true]
                      [--with_scores] [--batch_size=32]
@@ -89,6 +95,12 @@ constexpr char kUsage[] =
       A text a line in, translations out in the same order, formatted as mttranslate
       formats them: --num_hypotheses lines per input line (best first), each prefixed by
       "SCORE<TAB>" (%.6f) with --with_scores; an empty line gives empty lines.
+      --target routes each line by language instead of by model: to the served model that
+      reads --source (or, with --source=auto or none, the line's detected language) into the
+      target; for each detected line, stderr says "line N: detected LANG CONFIDENCE" and the
+      model's name in brackets. A line no served model reads into the target gets
+      "error: CODE_NAME: line N: message" on stderr and empty output lines; the other lines
+      are translated, and the exit status is 1.
   mtclient models [--server=HOST:PORT]
       The served models, one a line: name, (default), languages, compute type, limits,
       architecture and path.
@@ -114,8 +126,8 @@ Every subcommand takes --tls_ca=FILE to connect with TLS, --tls_cert=FILE --tls_
 for a server that requires client certificates, and --api_key=KEY (or --api_key_file=FILE) for
 a server that requires API keys.
 
-Exit status: 0 success; 1 a request failed ("error: CODE_NAME: message" on stderr; bench: no
-request succeeded); 2 bad command line. Flags are marked with the subcommands they apply to.)";
+Exit status: 0 success; 1 a request failed ("error: CODE_NAME: message" on stderr; translate: or
+a line was not translated; bench: no request succeeded); 2 bad command line. Flags are marked with the subcommands they apply to.)";
 
 int Fail(const absl::Status& status) {
   std::cerr << "error: " << absl::StatusCodeToString(status.code()) << ": " << status.message()
@@ -171,10 +183,25 @@ int Translate(const TranslationClient& client, absl::Duration timeout) {
   if (!options.ok()) return UsageError(std::string(options.status().message()));
   const int num_hypotheses = std::max(1, absl::GetFlag(FLAGS_num_hypotheses));
   const bool with_scores = absl::GetFlag(FLAGS_with_scores);
+  const std::string model = absl::GetFlag(FLAGS_model);
+  const std::string source = absl::GetFlag(FLAGS_source);
+  const std::string target = absl::GetFlag(FLAGS_target);
+  // As the server: a model by name or the languages, not both.
+  if (!model.empty() && !target.empty()) {
+    return UsageError(absl::StrCat("give --model or --target, not both (--model=", model,
+                                   " --target=", target,
+                                   "): --target sends each line to the model of its language"));
+  }
+  if (!source.empty() && target.empty()) return UsageError("--source needs --target");
+  const bool detected = !target.empty() && (source.empty() || source == "auto");
 
   v1::TranslateRequest request;
-  request.set_model(absl::GetFlag(FLAGS_model));
+  request.set_model(model);
+  request.set_source_language(source);
+  request.set_target_language(target);
   *request.mutable_options() = *options;
+  int64_t first_line = 1;  // The number of the request's first line.
+  int64_t failed_lines = 0;
   // Sends the lines read so far and writes their translations, so output keeps up with input.
   auto flush = [&]() -> absl::Status {
     if (request.texts().empty()) return absl::OkStatus();
@@ -185,16 +212,43 @@ int Translate(const TranslationClient& client, absl::Duration timeout) {
                                                  response->translations_size(),
                                                  request.texts_size()));
     }
-    std::string out;
-    for (const v1::Translation& t : response->translations()) {
+    std::string out, notes;
+    for (int i = 0; i < response->translations_size(); ++i) {
+      const v1::Translation& t = response->translations(i);
+      const int64_t line = first_line + i;
+      if (t.has_error()) {
+        // Not translated (routed by language: no served model reads it into the target): said
+        // on stderr; empty lines keep the output in step with the input.
+        absl::StrAppendFormat(
+            &notes, "error: %s: line %d: %s\n",
+            absl::StatusCodeToString(static_cast<absl::StatusCode>(t.error().code())), line,
+            t.error().message());
+        ++failed_lines;
+        out.append(num_hypotheses, '\n');
+        continue;
+      }
+      if (detected && t.has_detected_language()) {
+        absl::StrAppendFormat(&notes, "line %d: detected %s %.1f (%s)\n", line,
+                              t.detected_language().language(), t.detected_language().confidence(),
+                              t.model());
+      }
       AppendTranslation(t, num_hypotheses, with_scores, out);
     }
     std::fwrite(out.data(), 1, out.size(), stdout);
     std::fflush(stdout);
+    std::cerr << notes << std::flush;
+    first_line += request.texts_size();
     request.clear_texts();
     return absl::OkStatus();
   };
-  return SendLinesInBatches(batch_size, *request.mutable_texts(), flush);
+  const int status = SendLinesInBatches(batch_size, *request.mutable_texts(), flush);
+  if (status != 0) return status;
+  if (failed_lines > 0) {
+    std::cerr << "mtclient: " << failed_lines << " of " << first_line - 1
+              << " lines not translated\n";
+    return 1;
+  }
+  return 0;
 }
 
 int Models(const TranslationClient& client, absl::Duration timeout) {

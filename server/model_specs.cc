@@ -3,9 +3,7 @@
 #include <filesystem>
 #include <set>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 
 namespace mtserve {
 
@@ -20,27 +18,6 @@ bool AbslParseFlag(absl::string_view text, ComputeTypeFlag* flag, std::string* e
 }
 
 std::string AbslUnparseFlag(const ComputeTypeFlag& flag) { return flag.name; }
-
-std::vector<std::string> RepeatedFlagValues(int argc, char** argv, const std::string& flag) {
-  std::vector<std::string> values;
-  auto add = [&](const std::string& value) {
-    for (absl::string_view part : absl::StrSplit(value, ',', absl::SkipEmpty())) {
-      values.emplace_back(part);
-    }
-  };
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--") break;
-    for (const std::string& prefix : {"--" + flag, "-" + flag}) {
-      if (arg == prefix && i + 1 < argc) {
-        add(argv[++i]);
-      } else if (absl::StartsWith(arg, prefix + "=")) {
-        add(arg.substr(prefix.size() + 1));
-      }
-    }
-  }
-  return values;
-}
 
 absl::StatusOr<std::vector<ModelSpec>> ParseModelSpecs(const std::vector<std::string>& values,
                                                        const std::string& default_dir) {

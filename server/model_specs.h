@@ -29,10 +29,6 @@ struct ComputeTypeFlag {
 bool AbslParseFlag(absl::string_view text, ComputeTypeFlag* flag, std::string* error);
 std::string AbslUnparseFlag(const ComputeTypeFlag& flag);
 
-// Every value given to --`flag` on the command line, in order: absl flags keep only the last
-// occurrence, but --model is repeatable. Comma-separated values count as several.
-std::vector<std::string> RepeatedFlagValues(int argc, char** argv, const std::string& flag);
-
 // "NAME=DIR", "DIR" (named after the directory's last component), each optionally followed by
 // "@TYPE" (float32, bfloat16, int8 or auto: the compute type of this model alone) for each value;
 // with none, the model in `default_dir`. The last "@" after the "=" starts the type, so a

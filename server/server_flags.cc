@@ -17,6 +17,7 @@
 #include "base/byte_size.h"
 #include "base/cpu_count.h"
 #include "base/env_flags.h"
+#include "base/repeated_flag_values.h"
 #include "base/status_macros.h"
 #include "model/compute_type.h"
 

@@ -1,14 +1,17 @@
 // mttranslate: translates stdin to stdout offline, a text a line, with any MarianMT model.
 //
-//   mttranslate [--model=DIR] [--format=text|html] [--beam_size=1] [--batch_size=32] [--threads=2]
-//               < in.txt > out.txt
+//   mttranslate [--model=DIR[,DIR...]] [--source=LANG|auto --target=LANG] [--format=text|html]
+//               [--beam_size=1] [--batch_size=32] [--threads=2] < in.txt > out.txt
 //
 // Each line is a text of --format, taken apart into sentences and put back together by
 // text/document.h as the server does it, so a line translates offline exactly as it does served
-// (an HTML line as the API's format HTML translates it). The sentences of all lines are sorted by
-// length and cut into batches (less padding), translated by --workers worker threads that share one
-// copy of the model, and joined back into their lines in input order. --benchmark adds throughput,
-// wall time and peak memory on stderr.
+// (an HTML line as the API's format HTML translates it). With several models, --target (and
+// --source, or "auto" to detect each line's language) sends each line to the model that reads its
+// language into the target, by the server's own routing (serving/language_routes.h); a line no
+// model reads into the target is reported on stderr with its number and gives empty output. The
+// sentences of each model's lines are sorted by length and cut into batches (less padding),
+// translated by --workers worker threads that share one copy of each model, and joined back into
+// their lines in input order. --benchmark adds throughput, wall time and peak memory on stderr.
 #include <malloc.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -17,7 +20,9 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
+#include <memory>
 #include <numeric>
 #include <string>
 #include <thread>
@@ -26,15 +31,31 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
+#include "base/repeated_flag_values.h"
 #include "model/model.h"
 #include "model/translator.h"
+#include "serving/language_routes.h"
 #include "text/document.h"
+#include "text/language_detector.h"
+#include "text/sentences.h"
 
-ABSL_FLAG(std::string, model, MTSERVE_DEFAULT_MODEL_DIR,
-          "Model directory in the Hugging Face MarianMT layout (config.json, model.safetensors, "
-          "source.spm, target.spm, vocab.json). Default: the embedded model.");
+ABSL_FLAG(std::vector<std::string>, model, std::vector<std::string>({MTSERVE_DEFAULT_MODEL_DIR}),
+          "Model directories in the Hugging Face MarianMT layout (config.json, model.safetensors, "
+          "source.spm, target.spm, vocab.json): comma-separated or the flag repeated; several "
+          "need --target to choose among them. Default: the embedded model.");
+ABSL_FLAG(std::string, target, "",
+          "Route each line by language, as the server routes a request's target_language: to the "
+          "model (of --model) that reads the line's language (--source) into this one.");
+ABSL_FLAG(std::string, source, "",
+          "With --target: the language of every line, or auto (the default) to detect each "
+          "line's language among those the models read into --target (--language_model).");
+ABSL_FLAG(std::string, language_model, MTSERVE_DEFAULT_LANGID_MODEL,
+          "fastText language identification model for --source=auto, the server's default; "
+          "empty: no detection (then auto needs a single language read into --target).");
 ABSL_FLAG(int, beam_size, 1, "Beam size; 1 is greedy search (or sampling).");
 ABSL_FLAG(int, num_hypotheses, 1, "Translations written per input line, best first.");
 ABSL_FLAG(double, length_penalty, 1.0, "Beam scores are log-prob / length^length_penalty.");
@@ -77,7 +98,95 @@ double PeakRssMiB() {
   return usage.ru_maxrss / 1024.0;
 }
 
-int Run() {
+// A model of --model, and what its lines are taken apart with.
+struct LoadedModel {
+  std::string name;  // Its directory's name, as the server names a model given as DIR.
+  std::shared_ptr<const Model> model;
+  std::unique_ptr<SentenceSplitter> splitter;  // None without --split_sentences.
+  int max_tokens = 0;
+  DecodingOptions options;  // With the alignment when a sentence of its lines needs it.
+};
+
+// The name the server gives a model given as DIR: the directory's last component.
+std::string ModelName(const std::string& dir) {
+  std::filesystem::path path = std::filesystem::path(dir).lexically_normal();
+  if (!path.has_filename()) path = path.parent_path();
+  return path.filename().string();
+}
+
+// How the lines are routed: the model of each line (-1: none reads it into the target, and
+// `errors` says why), or a command-line mistake.
+struct Routing {
+  std::vector<int> line_model;
+  std::vector<std::string> errors;  // Per line: empty, or why it is not translated.
+};
+
+// Each line's model: the only one without --target; by --source and --target otherwise, as
+// TranslationCore routes a request's texts (LanguageRoutes: Route for a given source,
+// RouteDetected per line for auto). InvalidArgument for flags that route nothing; a line that
+// "auto" cannot send anywhere is an error of its own, not the run's.
+absl::StatusOr<Routing> RouteLines(const std::vector<LoadedModel>& models,
+                                   const std::vector<std::string>& lines) {
+  const std::string source = absl::GetFlag(FLAGS_source);
+  const std::string target = absl::GetFlag(FLAGS_target);
+  Routing routing;
+  routing.errors.resize(lines.size());
+  if (target.empty()) {
+    if (!source.empty()) {
+      return absl::InvalidArgumentError("--source needs --target (or name one --model alone)");
+    }
+    if (models.size() > 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--model names ", models.size(),
+                       " models: give --target (and --source) to choose each line's"));
+    }
+    routing.line_model.assign(lines.size(), 0);
+    return routing;
+  }
+  std::vector<LanguageRoutes::Pair> pairs;
+  for (const LoadedModel& m : models) {
+    pairs.push_back({m.name, m.model->config().source_lang, m.model->config().target_lang});
+  }
+  const LanguageRoutes routes(std::move(pairs));
+  const std::vector<std::string> sources = routes.SourcesInto(target);
+  if (sources.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("--target: no model here translates into ",
+                                                   target,
+                                                   "; the pairs served: ", routes.Describe()));
+  }
+  if (!source.empty() && source != "auto") {
+    absl::StatusOr<int> model = routes.Route(source, target);
+    if (!model.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("--source: ", model.status().message()));
+    }
+    routing.line_model.assign(lines.size(), *model);
+    return routing;
+  }
+  std::unique_ptr<LanguageDetector> detector;
+  if (const std::string path = absl::GetFlag(FLAGS_language_model); !path.empty()) {
+    absl::StatusOr<std::unique_ptr<LanguageDetector>> loaded = LanguageDetector::Load(path);
+    if (!loaded.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--language_model: ", loaded.status().message()));
+    }
+    detector = *std::move(loaded);
+  } else if (sources.size() > 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--source=auto: --language_model is empty (no detection) and several languages are read "
+        "into ",
+        target, " (", absl::StrJoin(sources, ", "), "); give --source"));
+  }
+  routing.line_model.resize(lines.size());
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const LanguageRoutes::Detected detected =
+        routes.RouteDetected(lines[i], target, detector.get());
+    routing.line_model[i] = detected.model;
+    if (detected.model < 0) routing.errors[i] = std::string(detected.status.message());
+  }
+  return routing;
+}
+
+int Run(int argc, char** argv) {
   DecodingOptions options;
   options.beam_size = absl::GetFlag(FLAGS_beam_size);
   options.num_hypotheses = absl::GetFlag(FLAGS_num_hypotheses);
@@ -97,6 +206,10 @@ int Run() {
     std::cerr << "mttranslate: need batch_size >= 1 and 1 <= workers <= threads\n";
     return 2;
   }
+  if (absl::GetFlag(FLAGS_max_input_tokens) < 2) {
+    std::cerr << "mttranslate: need max_input_tokens >= 2\n";
+    return 2;
+  }
 
   const absl::StatusOr<DocumentFormat> format = ParseDocumentFormat(absl::GetFlag(FLAGS_format));
   if (!format.ok()) {
@@ -114,17 +227,45 @@ int Run() {
     std::cerr << "mttranslate: --compute_type: " << compute_type.status().message() << "\n";
     return 2;
   }
-  const auto load_start = std::chrono::steady_clock::now();
-  absl::StatusOr<std::shared_ptr<const Model>> model =
-      Model::Load(absl::GetFlag(FLAGS_model), *compute_type);
-  if (!model.ok()) {
-    std::cerr << "mttranslate: " << model.status().message() << "\n";
-    return 1;
-  }
-  if (absl::Status status = ValidateDecodingOptions(options, (*model)->config(), "--");
-      !status.ok()) {
-    std::cerr << "mttranslate: " << status.message() << "\n";
+  // --model as many times as given (absl flags keep the last), each value possibly a list.
+  std::vector<std::string> dirs = RepeatedFlagValues(argc, argv, "model");
+  if (dirs.empty()) dirs = absl::GetFlag(FLAGS_model);
+  if (dirs.empty()) {
+    std::cerr << "mttranslate: --model: no model directory\n";
     return 2;
+  }
+  const auto load_start = std::chrono::steady_clock::now();
+  std::vector<LoadedModel> models(dirs.size());
+  for (size_t m = 0; m < dirs.size(); ++m) {
+    LoadedModel& loaded = models[m];
+    loaded.name = ModelName(dirs[m]);
+    absl::StatusOr<std::shared_ptr<const Model>> model = Model::Load(dirs[m], *compute_type);
+    if (!model.ok()) {
+      std::cerr << "mttranslate: " << model.status().message() << "\n";
+      return 1;
+    }
+    loaded.model = *std::move(model);
+    const ModelConfig& config = loaded.model->config();
+    if (absl::Status status = ValidateDecodingOptions(options, config, "--"); !status.ok()) {
+      std::cerr << "mttranslate: " << status.message() << "\n";
+      return 2;
+    }
+    loaded.options = options;
+    loaded.max_tokens =
+        std::min(absl::GetFlag(FLAGS_max_input_tokens), config.max_position_embeddings);
+    if (loaded.max_tokens < 2) {
+      std::cerr << "mttranslate: need max_input_tokens >= 2\n";
+      return 2;
+    }
+    if (absl::GetFlag(FLAGS_split_sentences)) {
+      absl::StatusOr<std::unique_ptr<SentenceSplitter>> made =
+          SplitterForLanguage(config.source_lang);
+      if (!made.ok()) {
+        std::cerr << "mttranslate: " << made.status().message() << "\n";
+        return 1;
+      }
+      loaded.splitter = *std::move(made);
+    }
   }
   const double load_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
@@ -133,28 +274,22 @@ int Run() {
   for (std::string line; std::getline(std::cin, line);) lines.push_back(std::move(line));
 
   const auto start = std::chrono::steady_clock::now();
-  const Tokenizer& tokenizer = (*model)->tokenizer();
-  const int max_tokens =
-      std::min(absl::GetFlag(FLAGS_max_input_tokens), (*model)->config().max_position_embeddings);
-  if (max_tokens < 2) {
-    std::cerr << "mttranslate: need max_input_tokens >= 2\n";
+  absl::StatusOr<Routing> routing = RouteLines(models, lines);
+  if (!routing.ok()) {
+    std::cerr << "mttranslate: " << routing.status().message() << "\n";
     return 2;
   }
-  std::unique_ptr<SentenceSplitter> splitter;
-  if (absl::GetFlag(FLAGS_split_sentences)) {
-    absl::StatusOr<std::unique_ptr<SentenceSplitter>> made =
-        SplitterForLanguage((*model)->config().source_lang);
-    if (!made.ok()) {
-      std::cerr << "mttranslate: " << made.status().message() << "\n";
-      return 1;
-    }
-    splitter = *std::move(made);
-  }
-  // Every line taken apart, and the sentences of all lines in order.
-  const SentenceRules rules{splitter.get(), &tokenizer, max_tokens};
+  const std::vector<int>& line_model = routing->line_model;
+  // Every routed line taken apart with its model's rules, and the sentences of all lines in
+  // order (a line that no model reads has none).
   std::vector<std::unique_ptr<Document>> documents(lines.size());
   std::vector<const std::vector<int>*> sources;
+  std::vector<int> sentence_model;
   for (size_t i = 0; i < lines.size(); ++i) {
+    const int m = line_model[i];
+    if (m < 0) continue;
+    LoadedModel& model = models[m];
+    const SentenceRules rules{model.splitter.get(), &model.model->tokenizer(), model.max_tokens};
     absl::StatusOr<std::unique_ptr<Document>> document = PrepareDocument(lines[i], *format, rules);
     if (!document.ok()) {
       std::cerr << "mttranslate: line " << i + 1 << ": " << document.status().message() << "\n";
@@ -163,44 +298,64 @@ int Run() {
     documents[i] = *std::move(document);
     for (size_t j = 0; j < documents[i]->sentences().size(); ++j) {
       sources.push_back(&documents[i]->sentences()[j].ids);
+      sentence_model.push_back(m);
       // HTML's inline markup and runs of characters the model cannot spell are placed by the
-      // alignment (text/document.h), which changes no token: all are decoded with it, as the
-      // server decodes those sentences.
-      if (documents[i]->NeedsAlignment(j)) options.return_alignment = true;
+      // alignment (text/document.h), which changes no token: all of the model's sentences are
+      // decoded with it, as the server decodes those sentences.
+      if (documents[i]->NeedsAlignment(j)) model.options.return_alignment = true;
     }
   }
-  // Sentences by decreasing length: batches of similar lengths waste little on padding.
-  std::vector<size_t> order(sources.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return sources[a]->size() > sources[b]->size(); });
+  // Each model's sentences by decreasing length, cut into batches: batches of similar lengths
+  // waste little on padding, and a batch is of one model.
+  struct Batch {
+    int model;
+    size_t first, last;  // [first, last) of `order`.
+  };
+  std::vector<size_t> order;
+  std::vector<Batch> batches;
+  for (size_t m = 0; m < models.size(); ++m) {
+    const size_t begin = order.size();
+    for (size_t k = 0; k < sources.size(); ++k) {
+      if (sentence_model[k] == static_cast<int>(m)) order.push_back(k);
+    }
+    std::stable_sort(order.begin() + begin, order.end(),
+                     [&](size_t a, size_t b) { return sources[a]->size() > sources[b]->size(); });
+    for (size_t first = begin; first < order.size(); first += batch_size) {
+      batches.push_back({static_cast<int>(m), first, std::min(order.size(), first + batch_size)});
+    }
+  }
 
   std::vector<TranslationResult> results(sources.size());
   std::atomic<size_t> next_batch{0};
   std::atomic<size_t> done{0};
   absl::Mutex error_mutex;
   absl::Status error;
-  const size_t num_batches = (order.size() + batch_size - 1) / batch_size;
+  const size_t num_batches = batches.size();
   auto work = [&](int threads_per_worker) {
-    Translator translator(*model, threads_per_worker);
+    // This worker's translator of each model, made when it first has a batch of that model.
+    std::vector<std::unique_ptr<Translator>> translators(models.size());
     for (size_t b; (b = next_batch.fetch_add(1)) < num_batches;) {
-      const size_t first = b * batch_size;
-      const size_t last = std::min(order.size(), first + batch_size);
+      const Batch& run = batches[b];
+      const LoadedModel& model = models[run.model];
+      if (translators[run.model] == nullptr) {
+        translators[run.model] = std::make_unique<Translator>(model.model, threads_per_worker);
+      }
       std::vector<std::vector<int>> batch;
-      for (size_t i = first; i < last; ++i) batch.push_back(*sources[order[i]]);
+      for (size_t i = run.first; i < run.last; ++i) batch.push_back(*sources[order[i]]);
       absl::StatusOr<std::vector<std::vector<Hypothesis>>> out =
-          translator.TranslateIds(batch, options);
+          translators[run.model]->TranslateIds(batch, model.options);
       if (!out.ok()) {
         absl::MutexLock lock(&error_mutex);
         error = out.status();
         return;
       }
-      for (size_t i = first; i < last; ++i) {
-        for (Hypothesis& h : (*out)[i - first]) h.text = tokenizer.DecodeTarget(h.ids);
-        results[order[i]].hypotheses = std::move((*out)[i - first]);
+      const Tokenizer& tokenizer = model.model->tokenizer();
+      for (size_t i = run.first; i < run.last; ++i) {
+        for (Hypothesis& h : (*out)[i - run.first]) h.text = tokenizer.DecodeTarget(h.ids);
+        results[order[i]].hypotheses = std::move((*out)[i - run.first]);
         results[order[i]].source_tokens = static_cast<int>(sources[order[i]]->size());
       }
-      done += last - first;
+      done += run.last - run.first;
     }
   };
   std::vector<std::thread> pool;
@@ -221,9 +376,18 @@ int Run() {
   }
 
   size_t target_tokens = 0;
+  size_t failed_lines = 0;
   std::string out;
   size_t next = 0;  // The first sentence of line i in `results`.
   for (size_t i = 0; i < lines.size(); ++i) {
+    if (line_model[i] < 0) {
+      // Not translated: said on stderr, and empty lines keep the output in step with the input.
+      std::cerr << "mttranslate: line " << i + 1 << ": " << routing->errors[i] << "\n";
+      ++failed_lines;
+      out.append(std::max(1, options.num_hypotheses), '\n');
+      continue;
+    }
+    const Tokenizer& tokenizer = models[line_model[i]].model->tokenizer();
     const size_t count = documents[i]->sentences().size();
     std::vector<TranslationResult> line_results(
         std::make_move_iterator(results.begin() + next),
@@ -265,7 +429,12 @@ int Run() {
         "%d worker(s) x %d thread(s), %s\n",
         lines.size(), target_tokens, seconds, lines.size() / seconds, target_tokens / seconds,
         load_seconds, PeakRssMiB(), options.beam_size, batch_size, workers, threads / workers,
-        ComputeTypeName((*model)->compute_type()));
+        ComputeTypeName(models.front().model->compute_type()));
+  }
+  if (failed_lines > 0) {
+    std::cerr << "mttranslate: " << failed_lines << " of " << lines.size()
+              << " lines not translated\n";
+    return 1;
   }
   return 0;
 }
@@ -279,8 +448,8 @@ int main(int argc, char** argv) {
   mallopt(M_MMAP_THRESHOLD, 128 * 1024);
   absl::SetProgramUsageMessage(
       "Translates stdin to stdout, one text a line.\n"
-      "  mttranslate [--model=DIR] [--format=text|html] [--beam_size=N] [--batch_size=N] "
-      "[--threads=N] < in > out");
+      "  mttranslate [--model=DIR[,DIR...]] [--source=LANG|auto --target=LANG] "
+      "[--format=text|html] [--beam_size=N] [--batch_size=N] [--threads=N] < in > out");
   absl::ParseCommandLine(argc, argv);
-  return mtserve::Run();
+  return mtserve::Run(argc, argv);
 }

@@ -6,6 +6,12 @@ Translate call; with --stream all lines go through a single TranslateStream call
 with its line number, and the answers (which arrive as each text finishes, in any order) are
 written back in input order.
 
+With --target, each line goes to the served model that reads its language into the target:
+--source names the language of every line, or auto (the default) has the server detect each
+line's (the language detected and its confidence go to stderr). A line that no served model reads
+into the target is reported on stderr with its number and gives empty output lines; the other
+lines are translated, and the exit status is 1.
+
 The stubs are generated from proto/mtserve/v1/translation.proto (see README.md): put their
 directory on PYTHONPATH or pass it with --stubs_dir.
 
@@ -20,6 +26,12 @@ def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--server", default="127.0.0.1:50051", help="HOST:PORT of mtserve")
     parser.add_argument("--model", default="", help="model name; empty: the server's default")
+    parser.add_argument("--source", default="",
+                        help="with --target: the language of every line, or auto (the default) "
+                             "to detect each line's")
+    parser.add_argument("--target", default="",
+                        help="translate into this language with the model of each line's "
+                             "language, instead of --model's")
     parser.add_argument("--beam_size", type=int, default=1, help="1 is greedy search")
     parser.add_argument("--num_hypotheses", type=int, default=1,
                         help="translations printed per line, best first")
@@ -45,6 +57,11 @@ def parse_args():
         parser.error("--batch_size must be >= 1")
     if bool(args.tls_cert) != bool(args.tls_key):
         parser.error("--tls_cert and --tls_key go together")
+    if args.model and args.target:
+        parser.error("give --model or --target, not both: --target sends each line to the model "
+                     "of its language")
+    if args.source and not args.target:
+        parser.error("--source needs --target")
     return args
 
 
@@ -59,6 +76,38 @@ def format_translation(translation, args):
         score = h.score if h is not None else 0.0
         lines.append(f"{score:.6f}\t{text}" if args.with_scores else text)
     return lines
+
+
+def code_name(grpc, code):
+    """The name of a status code sent as a number (Error.code)."""
+    return next((c.name for c in grpc.StatusCode if c.value[0] == code), str(code))
+
+
+class Output:
+    """The lines to print, and what stderr says of each text: its detected language when the
+    source is auto, or why it was not translated (then empty lines keep the output in step)."""
+
+    def __init__(self, grpc, args):
+        self.grpc, self.args = grpc, args
+        self.lines = []
+        self.failed = 0
+        self.detected = bool(args.target) and args.source in ("", "auto")
+
+    def add(self, number, translation, error=None):
+        """Text `number` (1-based): its Translation, or the Error of a stream's answer."""
+        if error is None and translation.HasField("error"):
+            error = translation.error
+        if error is not None:
+            print(f"error: {code_name(self.grpc, error.code)}: line {number}: {error.message}",
+                  file=sys.stderr)
+            self.failed += 1
+            self.lines += [""] * max(1, self.args.num_hypotheses)
+            return
+        if self.detected and translation.HasField("detected_language"):
+            language = translation.detected_language
+            print(f"line {number}: detected {language.language} {language.confidence:.1f} "
+                  f"({translation.model})", file=sys.stderr)
+        self.lines += format_translation(translation, self.args)
 
 
 def read_file(path):
@@ -96,42 +145,41 @@ def main():
                                  split_sentences=not args.no_split_sentences)
 
     metadata = [("authorization", f"Bearer {args.api_key}")] if args.api_key else None
-    output = []
+    output = Output(grpc, args)
+    languages = dict(model=args.model, source_language=args.source, target_language=args.target)
     with open_channel(grpc, args) as channel:
         stub = pb_grpc.TranslatorStub(channel)
         try:
             if not args.stream:
                 for start in range(0, len(texts), args.batch_size):
-                    request = pb.TranslateRequest(model=args.model, options=options,
+                    request = pb.TranslateRequest(options=options, **languages,
                                                   texts=texts[start:start + args.batch_size])
                     response = stub.Translate(request, timeout=args.timeout, metadata=metadata)
-                    for translation in response.translations:
-                        output += format_translation(translation, args)
+                    for i, translation in enumerate(response.translations):
+                        output.add(start + i + 1, translation)
             else:
-                requests = (pb.TranslateStreamRequest(id=str(i), text=text, model=args.model,
-                                                      options=options)
+                requests = (pb.TranslateStreamRequest(id=str(i), text=text, options=options,
+                                                      **languages)
                             for i, text in enumerate(texts))
                 answers = [None] * len(texts)
                 for answer in stub.TranslateStream(requests, timeout=args.timeout,
                                                    metadata=metadata):
-                    if answer.HasField("error"):
-                        # A failed text does not end the stream; this example gives up at once.
-                        code = next((c.name for c in grpc.StatusCode
-                                     if c.value[0] == answer.error.code), str(answer.error.code))
-                        print(f"error: {code}: line {int(answer.id) + 1}: {answer.error.message}",
-                              file=sys.stderr)
-                        return 1
-                    answers[int(answer.id)] = answer.translation
-                for i, translation in enumerate(answers):
-                    if translation is None:
+                    # A failed text does not end the stream: it is reported with the others.
+                    answers[int(answer.id)] = answer
+                for i, answer in enumerate(answers):
+                    if answer is None:
                         print(f"error: no answer for line {i + 1}", file=sys.stderr)
                         return 1
-                    output += format_translation(translation, args)
+                    output.add(i + 1, answer.translation,
+                               answer.error if answer.HasField("error") else None)
         except grpc.RpcError as e:
             print(f"error: {e.code().name}: {e.details()}", file=sys.stderr)
             return 1
 
-    sys.stdout.buffer.write("".join(line + "\n" for line in output).encode("utf-8"))
+    sys.stdout.buffer.write("".join(line + "\n" for line in output.lines).encode("utf-8"))
+    if output.failed:
+        print(f"{output.failed} of {len(texts)} lines not translated", file=sys.stderr)
+        return 1
     return 0
 
 

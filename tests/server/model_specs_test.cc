@@ -1,4 +1,4 @@
-// The --model flag (server/model_specs.h): repeatable, NAME=DIR or DIR, each with an optional
+// The --model flag (server/model_specs.h): NAME=DIR or DIR, each with an optional
 // @TYPE, checked; and --compute_type's values.
 #include "server/model_specs.h"
 
@@ -12,21 +12,7 @@
 namespace mtserve {
 namespace {
 
-using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-
-std::vector<std::string> Values(std::vector<std::string> args) {
-  std::vector<char*> argv;
-  for (std::string& arg : args) argv.push_back(arg.data());
-  return RepeatedFlagValues(static_cast<int>(argv.size()), argv.data(), "model");
-}
-
-TEST(ModelSpecsTest, EveryOccurrenceInOrder) {
-  EXPECT_THAT(Values({"mtserve", "--model=a=/x", "--listen=:1", "--model", "b=/y", "-model=/z",
-                      "--model=c=/u,d=/v"}),
-              ElementsAre("a=/x", "b=/y", "/z", "c=/u", "d=/v"));
-  EXPECT_THAT(Values({"mtserve", "--models=a=/x", "--", "--model=b=/y"}), ElementsAre());
-}
 
 TEST(ModelSpecsTest, NamesAndDirectories) {
   auto specs = ParseModelSpecs({"en-de=/m/opus", "/models/opus-mt-en-fr/", "rel/dir"}, "/default");
