@@ -1,9 +1,15 @@
 #include "server/model_specs.h"
 
+#include <algorithm>
 #include <filesystem>
+#include <map>
 #include <set>
+#include <utility>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "base/json_file.h"
+#include "base/status_macros.h"
 
 namespace mtserve {
 
@@ -18,6 +24,19 @@ bool AbslParseFlag(absl::string_view text, ComputeTypeFlag* flag, std::string* e
 }
 
 std::string AbslUnparseFlag(const ComputeTypeFlag& flag) { return flag.name; }
+
+absl::Status CheckModelName(const std::string& name, const std::string& where) {
+  // The metrics label requests that chose no model (an unknown name, a bad message) with
+  // model="none", and those whose texts went to several models with model="several": a model of
+  // either name would be counted with them.
+  if (name == "none" || name == "several") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        where, ": the name \"", name,
+        "\" is reserved (a metrics model label of requests that chose no model or several); "
+        "name the model otherwise"));
+  }
+  return absl::OkStatus();
+}
 
 absl::StatusOr<std::vector<ModelSpec>> ParseModelSpecs(const std::vector<std::string>& values,
                                                        const std::string& default_dir) {
@@ -54,19 +73,112 @@ absl::StatusOr<std::vector<ModelSpec>> ParseModelSpecs(const std::vector<std::st
       return absl::InvalidArgumentError(
           absl::StrCat("--model=", value, ": expected NAME=DIR or DIR, optionally with @TYPE"));
     }
-    // The metrics label requests that chose no model (an unknown name, a bad message) with
-    // model="none": a model of that name would be counted with them.
-    if (spec.name == "none") {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--model=", value,
-                       ": the name \"none\" is reserved (the metrics' model label of "
-                       "requests that named no served model); name the model NAME=DIR"));
-    }
+    MT_RETURN_IF_ERROR(CheckModelName(spec.name, absl::StrCat("--model=", value)));
     if (!names.insert(spec.name).second) {
       return absl::InvalidArgumentError(
           absl::StrCat("--model: the name \"", spec.name, "\" is given twice"));
     }
     specs.push_back(spec);
+  }
+  return specs;
+}
+
+namespace {
+
+// Whether the vocabulary file `path` holds a target-language token (">>deu<<"): the mark of a
+// multi-target OPUS-MT checkpoint. Reads the file as text: each token is a JSON key.
+absl::StatusOr<bool> HasTargetLanguageTokens(const std::filesystem::path& path) {
+  MT_ASSIGN_OR_RETURN(const std::string text, ReadRegularFile(path.string(), size_t{256} << 20));
+  for (size_t at = text.find("\">>"); at != std::string::npos; at = text.find("\">>", at + 1)) {
+    size_t end = at + 3;
+    while (end < text.size() && (absl::ascii_isalnum(text[end]) || text[end] == '_')) ++end;
+    if (end > at + 3 && text.compare(end, 3, "<<\"") == 0) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<ModelSpec>> ScanModelDirectory(const std::string& dir) {
+  std::error_code error;
+  std::vector<std::filesystem::path> folders;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
+    if (entry.is_directory() && std::filesystem::exists(entry.path() / "config.json")) {
+      folders.push_back(entry.path());
+    }
+  }
+  if (error) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--model_dir=", dir, ": cannot be read: ", error.message()));
+  }
+  std::sort(folders.begin(), folders.end());
+  std::vector<ModelSpec> specs;
+  for (const std::filesystem::path& folder : folders) {
+    ModelSpec spec;
+    spec.dir = folder.string();
+    spec.name = folder.filename().string();
+    const std::filesystem::path settings = folder / "mtserve.json";
+    if (std::filesystem::exists(settings)) {
+      MT_ASSIGN_OR_RETURN(const std::string text, ReadRegularFile(settings.string(), 4096));
+      MT_ASSIGN_OR_RETURN(const nlohmann::json json, ParseJson(text, settings.string()));
+      if (!json.is_object()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            settings.string(), ": expected an object of \"name\" and \"compute_type\""));
+      }
+      for (const auto& [key, value] : json.items()) {
+        if ((key != "name" && key != "compute_type") || !value.is_string()) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              settings.string(), ": \"", key,
+              "\" is not a string setting here; expected \"name\" and \"compute_type\""));
+        }
+      }
+      if (json.contains("name")) spec.name = json["name"].get<std::string>();
+      if (json.contains("compute_type")) {
+        absl::StatusOr<ComputeType> type =
+            ParseComputeType(json["compute_type"].get<std::string>());
+        if (!type.ok()) {
+          return absl::InvalidArgumentError(
+              absl::StrCat(settings.string(), ": compute_type: ", type.status().message()));
+        }
+        spec.compute_type = *type;
+      }
+    }
+    if (spec.name.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(settings.string(), ": name is empty"));
+    }
+    MT_RETURN_IF_ERROR(CheckModelName(spec.name, spec.dir));
+    // A checkpoint without its vocabulary is refused when it loads, naming the file.
+    const std::filesystem::path vocab = folder / "vocab.json";
+    bool multi_target = false;
+    if (std::filesystem::exists(vocab)) {
+      MT_ASSIGN_OR_RETURN(multi_target, HasTargetLanguageTokens(vocab));
+    }
+    if (multi_target) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          spec.dir,
+          ": a multi-target checkpoint (its vocabulary has target-language tokens such as "
+          ">>deu<<); mtserve serves checkpoints of one target language: remove it from the "
+          "directory"));
+    }
+    specs.push_back(std::move(spec));
+  }
+  return specs;
+}
+
+absl::StatusOr<std::vector<ModelSpec>> JoinModelSpecs(std::vector<ModelSpec> specs,
+                                                      const std::vector<std::string>& dirs) {
+  std::map<std::string, std::string> where;
+  for (const ModelSpec& spec : specs) where[spec.name] = spec.dir;
+  for (const std::string& dir : dirs) {
+    MT_ASSIGN_OR_RETURN(std::vector<ModelSpec> found, ScanModelDirectory(dir));
+    for (ModelSpec& spec : found) {
+      auto [it, added] = where.emplace(spec.name, spec.dir);
+      if (!added) {
+        return absl::InvalidArgumentError(absl::StrCat("two models are named \"", spec.name,
+                                                       "\": ", it->second, " and ", spec.dir));
+      }
+      specs.push_back(std::move(spec));
+    }
   }
   return specs;
 }

@@ -29,6 +29,11 @@ struct ComputeTypeFlag {
 bool AbslParseFlag(absl::string_view text, ComputeTypeFlag* flag, std::string* error);
 std::string AbslUnparseFlag(const ComputeTypeFlag& flag);
 
+// Whether `name` may name a model: not empty, and not one of the metrics' reserved model labels
+// ("none": requests that chose no model; "several": requests routed to several models).
+// InvalidArgument naming `where` otherwise.
+absl::Status CheckModelName(const std::string& name, const std::string& where);
+
 // "NAME=DIR", "DIR" (named after the directory's last component), each optionally followed by
 // "@TYPE" (float32, bfloat16, int8 or auto: the compute type of this model alone) for each value;
 // with none, the model in `default_dir`. The last "@" after the "=" starts the type, so a
@@ -36,6 +41,19 @@ std::string AbslUnparseFlag(const ComputeTypeFlag& flag);
 // empty name or directory, an unknown type, or a name given twice.
 absl::StatusOr<std::vector<ModelSpec>> ParseModelSpecs(const std::vector<std::string>& values,
                                                        const std::string& default_dir);
+
+// The checkpoints of a model directory (--model_dir=DIR): every subfolder holding a config.json,
+// in name order, named after the subfolder unless an mtserve.json in it says otherwise
+// ({"name": "fr-en", "compute_type": "int8"}, both optional; other files are skipped).
+// InvalidArgument naming the file for an unreadable directory or a bad mtserve.json, and for a
+// multi-target OPUS-MT checkpoint (one whose vocabulary holds target-language tokens such as
+// ">>deu<<"): mtserve routes by a checkpoint's one target language, and does not serve those.
+absl::StatusOr<std::vector<ModelSpec>> ScanModelDirectory(const std::string& dir);
+
+// `specs` then every directory's models, as one list: InvalidArgument naming both places when
+// two share a name.
+absl::StatusOr<std::vector<ModelSpec>> JoinModelSpecs(std::vector<ModelSpec> specs,
+                                                      const std::vector<std::string>& dirs);
 
 }  // namespace mtserve
 

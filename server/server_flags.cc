@@ -14,6 +14,7 @@
 #include "absl/flags/usage.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "base/byte_size.h"
 #include "base/cpu_count.h"
 #include "base/env_flags.h"
@@ -26,6 +27,11 @@ ABSL_FLAG(std::vector<std::string>, model, {},
           "MarianMT checkpoint. Repeatable (or comma-separated); the first is the default model. "
           "DIR@TYPE or NAME=DIR@TYPE serves it in that compute type instead of --compute_type's. "
           "Without it: the embedded model " MTSERVE_DEFAULT_MODEL_DIR);
+ABSL_FLAG(std::vector<std::string>, model_dir, {},
+          "A directory of models to serve: each subfolder holding a checkpoint (a config.json) "
+          "is one, named after the subfolder unless an mtserve.json in it sets \"name\" (and "
+          "\"compute_type\"), after the --model ones, in name order. Repeatable (or "
+          "comma-separated). Every model is loaded at start");
 ABSL_FLAG(mtserve::ComputeTypeFlag, compute_type, {},
           "Arithmetic of the models' linear layers, for every model without its own @TYPE: "
           "float32, bfloat16 (needs AVX-512), int8, or auto (int8 where the CPU has AVX-512 VNNI "
@@ -193,8 +199,19 @@ absl::StatusOr<std::vector<ModelSpec>> ReadModels(int argc, char** argv) {
   // line, else the flag's value (from MTSERVE_MODEL).
   std::vector<std::string> model_values = RepeatedFlagValues(argc, argv, "model");
   if (model_values.empty()) model_values = absl::GetFlag(FLAGS_model);
-  MT_ASSIGN_OR_RETURN(std::vector<ModelSpec> specs,
-                      ParseModelSpecs(model_values, MTSERVE_DEFAULT_MODEL_DIR));
+  std::vector<std::string> dirs = RepeatedFlagValues(argc, argv, "model_dir");
+  if (dirs.empty()) dirs = absl::GetFlag(FLAGS_model_dir);
+  // The embedded model when neither flag names one.
+  std::vector<ModelSpec> specs;
+  if (!model_values.empty() || dirs.empty()) {
+    MT_ASSIGN_OR_RETURN(specs, ParseModelSpecs(model_values, MTSERVE_DEFAULT_MODEL_DIR));
+  }
+  MT_ASSIGN_OR_RETURN(specs, JoinModelSpecs(std::move(specs), dirs));
+  if (specs.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("--model_dir=", absl::StrJoin(dirs, ","),
+                                                   ": no checkpoint (a subfolder with a "
+                                                   "config.json) in it, and no --model"));
+  }
   // Checked when parsed (ComputeTypeFlag), so this cannot fail; "auto" resolves for this CPU.
   MT_ASSIGN_OR_RETURN(const ComputeType default_compute_type,
                       ParseComputeType(absl::GetFlag(FLAGS_compute_type).name));

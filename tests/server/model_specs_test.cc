@@ -1,18 +1,23 @@
 // The --model flag (server/model_specs.h): NAME=DIR or DIR, each with an optional
-// @TYPE, checked; and --compute_type's values.
+// @TYPE, checked; --compute_type's values; and --model_dir's scan of a directory of models.
 #include "server/model_specs.h"
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "absl/flags/marshalling.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/test_lib/test_util.h"
 
 namespace mtserve {
 namespace {
 
+using ::testing::AllOf;
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 TEST(ModelSpecsTest, NamesAndDirectories) {
   auto specs = ParseModelSpecs({"en-de=/m/opus", "/models/opus-mt-en-fr/", "rel/dir"}, "/default");
@@ -101,19 +106,107 @@ TEST(ModelSpecsTest, Errors) {
   EXPECT_EQ(ParseModelSpecs({"a="}, "/d").status().code(), absl::StatusCode::kInvalidArgument);
   const auto twice = ParseModelSpecs({"a=/x", "a=/y"}, "/d");
   EXPECT_EQ(twice.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(twice.status().message()), testing::HasSubstr("\"a\" is given twice"));
+  EXPECT_THAT(std::string(twice.status().message()), HasSubstr("\"a\" is given twice"));
 }
 
-// "none" labels the metrics of requests that named no served model: a model of that name would
-// be counted with them (and its in-flight gauge confused with theirs).
-TEST(ModelSpecsTest, NoneIsReserved) {
-  for (const std::vector<std::string>& values :
-       std::vector<std::vector<std::string>>{{"none=/x"}, {"/models/none"}, {"a=/x", "none=/y"}}) {
+// "none" and "several" label the metrics of requests that named no served model or went to
+// several: a model of either name would be counted with them (and its in-flight gauge confused
+// with theirs).
+TEST(ModelSpecsTest, NoneAndSeveralAreReserved) {
+  for (const std::vector<std::string>& values : std::vector<std::vector<std::string>>{
+           {"none=/x"}, {"/models/none"}, {"a=/x", "none=/y"}, {"several=/x"}}) {
     const auto specs = ParseModelSpecs(values, "/d");
     EXPECT_EQ(specs.status().code(), absl::StatusCode::kInvalidArgument);
-    EXPECT_THAT(std::string(specs.status().message()),
-                ::testing::HasSubstr("the name \"none\" is reserved"));
+    EXPECT_THAT(std::string(specs.status().message()), HasSubstr("\" is reserved"));
   }
+}
+
+// A model directory's checkpoints: subfolders with a config.json, in name order, named by the
+// folder or their mtserve.json.
+TEST(ModelDirectoryTest, SubfoldersWithAConfigAreModelsInNameOrder) {
+  testing::TempDir dir;
+  for (const char* folder : {"zh-en", "de-en", "fr-en", "notes"}) {
+    std::filesystem::create_directory(dir.path() / folder);
+  }
+  dir.Write("zh-en/config.json", "{}");
+  dir.Write("de-en/config.json", "{}");
+  dir.Write("fr-en/config.json", "{}");
+  dir.Write("fr-en/mtserve.json", R"({"name": "french", "compute_type": "int8"})");
+  dir.Write("notes/README.md", "not a checkpoint");
+  dir.Write("config.json", "{}");  // A file at the top is no subfolder.
+  auto specs = ScanModelDirectory(dir.path().string());
+  ASSERT_TRUE(specs.ok()) << specs.status();
+  ASSERT_EQ(specs->size(), 3u);
+  EXPECT_EQ((*specs)[0].name, "de-en");
+  EXPECT_EQ((*specs)[0].dir, (dir.path() / "de-en").string());
+  EXPECT_FALSE((*specs)[0].compute_type.has_value());
+  EXPECT_EQ((*specs)[1].name, "french");
+  EXPECT_EQ((*specs)[1].compute_type, ComputeType::kInt8);
+  EXPECT_EQ((*specs)[2].name, "zh-en");
+}
+
+TEST(ModelDirectoryTest, RefusalsNameTheFile) {
+  struct Case {
+    const char* file;
+    const char* contents;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"mtserve.json", R"({"name": 3})", "\"name\" is not a string setting here"},
+      {"mtserve.json", R"({"colour": "red"})", "\"colour\" is not a string setting here"},
+      {"mtserve.json", R"({"compute_type": "float64"})", "compute_type: "},
+      {"mtserve.json", R"(["x"])", "expected an object"},
+      {"mtserve.json", R"({"name": "none"})", "\"none\" is reserved"},
+      {"mtserve.json", "{", "mtserve.json"},
+      {"vocab.json", R"({"<pad>": 0, ">>deu<<": 1, ">>fra<<": 2})", "a multi-target checkpoint"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.contents);
+    testing::TempDir dir;
+    std::filesystem::create_directory(dir.path() / "m");
+    dir.Write("m/config.json", "{}");
+    dir.Write(std::string("m/") + c.file, c.contents);
+    auto specs = ScanModelDirectory(dir.path().string());
+    EXPECT_EQ(specs.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(specs.status().message()), HasSubstr(c.message));
+    EXPECT_THAT(std::string(specs.status().message()), HasSubstr((dir.path() / "m").string()));
+  }
+  // A vocabulary whose tokens merely hold ">>" is one target's.
+  testing::TempDir plain;
+  std::filesystem::create_directory(plain.path() / "m");
+  plain.Write("m/config.json", "{}");
+  plain.Write("m/vocab.json", R"({">>": 0, "a>>b<<": 1, ">><<": 2})");
+  EXPECT_TRUE(ScanModelDirectory(plain.path().string()).ok());
+  EXPECT_EQ(ScanModelDirectory((plain.path() / "missing").string()).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+// The real OPUS-MT files: en-mg is one target's; en-pt-tc-big has >>por<< and >>pob<<.
+TEST(ModelDirectoryTest, ARealMultiTargetCheckpointIsRefusedAndTheTrainedModelsAreFound) {
+  auto opus = ScanModelDirectory(testing::TestDataDir() + "/opus-mt");
+  EXPECT_EQ(opus.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(opus.status().message()),
+              AllOf(HasSubstr("en-pt-tc-big: a multi-target checkpoint"), Not(HasSubstr("en-mg"))));
+  auto models = ScanModelDirectory(testing::ModelsDir());
+  ASSERT_TRUE(models.ok()) << models.status();
+  std::vector<std::string> names;
+  for (const ModelSpec& spec : *models) names.push_back(spec.name);
+  EXPECT_THAT(names, ElementsAre("multi30k-de-en", "multi30k-en-de", "multi30k-fr-en"));
+}
+
+TEST(ModelDirectoryTest, NamesAreUniqueAcrossModelsAndDirectories) {
+  testing::TempDir dir;
+  std::filesystem::create_directory(dir.path() / "en-de");
+  dir.Write("en-de/config.json", "{}");
+  auto joined = JoinModelSpecs(*ParseModelSpecs({"en-de=/elsewhere"}, "/d"), {dir.path().string()});
+  EXPECT_EQ(joined.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(joined.status().message()),
+              HasSubstr("two models are named \"en-de\": /elsewhere and "));
+  joined = JoinModelSpecs(*ParseModelSpecs({"main=/m"}, "/d"), {dir.path().string()});
+  ASSERT_TRUE(joined.ok()) << joined.status();
+  ASSERT_EQ(joined->size(), 2u);
+  EXPECT_EQ((*joined)[0].name, "main");  // --model first: the default model.
+  EXPECT_EQ((*joined)[1].name, "en-de");
 }
 
 }  // namespace

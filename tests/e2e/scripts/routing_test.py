@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Routing by language on a real mtserve serving the three trained models (en-de, de-en, fr-en):
+"""Routing by language on a real mtserve serving the three trained models (en-de, de-en, fr-en)
+of the repository's models/ through --model_dir, which names each after its folder:
 through gRPC (unary and stream), HTTP's /v1/translate (and :stream) and LibreTranslate's
 /translate, a batch of German and French texts with source "auto" is translated text by text by
 each one's own model, exactly as requests naming that model translate it, with the detected
@@ -22,7 +23,7 @@ from e2e_suite import call  # noqa: E402
 GERMAN = "Ein Boston Terrier läuft über saftig-grünes Gras vor einem weißen Zaun."
 FRENCH = "Un terrier de Boston court sur l'herbe verdoyante devant une clôture blanche."
 CZECH = "Bostonský teriér běží po zářivě zelené trávě před bílým plotem."
-PAIRS = "de->en (de-en), fr->en (fr-en)"
+PAIRS = "de->en (multi30k-de-en), en->de (multi30k-en-de), fr->en (multi30k-fr-en)"
 
 
 def setUpModule():
@@ -34,17 +35,15 @@ class RoutingTest(e2e_suite.MtserveTestCase):
     @classmethod
     def setUpClass(cls):
         models = e2e_suite.ARGS.models_dir
-        cls.server_flags = (
-            "--workers=1", "--max_texts_per_request=8",
-            f"--model=en-de={models}/multi30k-en-de", f"--model=de-en={models}/multi30k-de-en",
-            f"--model=fr-en={models}/multi30k-fr-en")
+        # The repository's models/ as a model directory: each checkpoint named after its folder.
+        cls.server_flags = ("--workers=1", "--max_texts_per_request=8", f"--model_dir={models}")
         super().setUpClass()
         channel = grpc.insecure_channel(f"127.0.0.1:{cls.server.grpc_port}")
         cls.addClassCleanup(channel.close)
         cls.stub = pb_grpc.TranslatorStub(channel)
         # The independent expectation: each text translated by the model named.
         cls.expected = {}
-        for model, text in (("de-en", GERMAN), ("fr-en", FRENCH)):
+        for model, text in (("multi30k-de-en", GERMAN), ("multi30k-fr-en", FRENCH)):
             response = cls.stub.Translate(
                 pb.TranslateRequest(model=model, texts=[text.encode()]), timeout=60)
             cls.expected[text] = response.translations[0].hypotheses[0].text
@@ -70,14 +69,22 @@ class RoutingTest(e2e_suite.MtserveTestCase):
         self.assertIn("no model here translates cs into en", message)
         self.assertIn(PAIRS, message)
 
+    def test_the_model_directory_is_served_in_name_order(self):
+        models = self.stub.ListModels(pb.ListModelsRequest(), timeout=60).models
+        self.assertEqual([(m.name, m.source_language, m.target_language, m.is_default)
+                          for m in models],
+                         [("multi30k-de-en", "de", "en", True),
+                          ("multi30k-en-de", "en", "de", False),
+                          ("multi30k-fr-en", "fr", "en", False)])
+
     def test_grpc_routes_each_text_to_its_own_model(self):
         response = self.stub.Translate(pb.TranslateRequest(
             texts=[t.encode() for t in (GERMAN, FRENCH, CZECH)], source_language="auto",
             target_language="en"), timeout=60)
         self.assertEqual(response.model, "", "two models translated")
         german, french, czech = response.translations
-        self.assertRoutedText(german, GERMAN, "de-en", "de")
-        self.assertRoutedText(french, FRENCH, "fr-en", "fr")
+        self.assertRoutedText(german, GERMAN, "multi30k-de-en", "de")
+        self.assertRoutedText(french, FRENCH, "multi30k-fr-en", "fr")
         self.assertFalse(german.HasField("error"))
         self.assertCzechRefused(czech.error.code, czech.error.message)
         self.assertEqual(czech.detected_language.language, "cs")
@@ -88,9 +95,9 @@ class RoutingTest(e2e_suite.MtserveTestCase):
         requests = [pb.TranslateStreamRequest(id=name, text=text.encode(), target_language="en")
                     for name, text in (("de", GERMAN), ("fr", FRENCH), ("cs", CZECH))]
         answers = {a.id: a for a in self.stub.TranslateStream(iter(requests), timeout=60)}
-        self.assertRoutedText(answers["de"].translation, GERMAN, "de-en", "de")
-        self.assertEqual(answers["de"].model, "de-en")
-        self.assertRoutedText(answers["fr"].translation, FRENCH, "fr-en", "fr")
+        self.assertRoutedText(answers["de"].translation, GERMAN, "multi30k-de-en", "de")
+        self.assertEqual(answers["de"].model, "multi30k-de-en")
+        self.assertRoutedText(answers["fr"].translation, FRENCH, "multi30k-fr-en", "fr")
         self.assertCzechRefused(answers["cs"].error.code, answers["cs"].error.message)
 
     def test_http_routes_each_text_to_its_own_model(self):
@@ -99,8 +106,8 @@ class RoutingTest(e2e_suite.MtserveTestCase):
              "target_language": "en"}))
         self.assertEqual(status, 200, body)
         german, french, czech = json.loads(body)["translations"]
-        self.assertRoutedText(german, GERMAN, "de-en", "de")
-        self.assertRoutedText(french, FRENCH, "fr-en", "fr")
+        self.assertRoutedText(german, GERMAN, "multi30k-de-en", "de")
+        self.assertRoutedText(french, FRENCH, "multi30k-fr-en", "fr")
         self.assertCzechRefused(czech["error"]["code"], czech["error"]["message"])
         self.assertIn("texts[2]", czech["error"]["message"])
 
@@ -111,15 +118,15 @@ class RoutingTest(e2e_suite.MtserveTestCase):
                                {"Content-Type": "application/x-ndjson"})
         self.assertEqual(status, 200, body)
         answers = {a["id"]: a for a in map(json.loads, body.decode().splitlines())}
-        self.assertRoutedText(answers["de"]["translation"], GERMAN, "de-en", "de")
-        self.assertRoutedText(answers["fr"]["translation"], FRENCH, "fr-en", "fr")
+        self.assertRoutedText(answers["de"]["translation"], GERMAN, "multi30k-de-en", "de")
+        self.assertRoutedText(answers["fr"]["translation"], FRENCH, "multi30k-fr-en", "fr")
         self.assertCzechRefused(answers["cs"]["error"]["code"], answers["cs"]["error"]["message"])
         self.assertIn("text: detected as cs", answers["cs"]["error"]["message"])
 
     def test_a_given_source_routes_without_detecting(self):
         response = self.stub.Translate(pb.TranslateRequest(
             texts=[FRENCH.encode()], source_language="fr", target_language="en"), timeout=60)
-        self.assertEqual(response.model, "fr-en")
+        self.assertEqual(response.model, "multi30k-fr-en")
         self.assertEqual(response.translations[0].hypotheses[0].text, self.expected[FRENCH])
         self.assertFalse(response.translations[0].HasField("detected_language"))
 
@@ -158,7 +165,7 @@ class RoutingTest(e2e_suite.MtserveTestCase):
             ({"target_language": "es"}, "target_language: no model here translates into es"),
             ({"source_language": "fr", "target_language": "de"},
              "source_language: no model here translates fr into de"),
-            ({"model": "de-en", "target_language": "en"},
+            ({"model": "multi30k-de-en", "target_language": "en"},
              "model and target_language: give one or the other"),
         ]
         for fields, needle in cases:
