@@ -472,11 +472,13 @@ async function loadModels() {
         'target_lang in its configuration): this page translates by language.';
     return;
   }
-  // First the default model's languages, or what the user had chosen before a reload.
-  const fallback = models.find((m) => m.is_default && m.source_language) ||
-      models.find((m) => m.source_language);
-  const source = ui.sourceLanguage.value || fallback.source_language;
-  const target = ui.targetLanguage.value || fallback.target_language;
+  // First the default model's languages (or the first pair), or what the user had chosen before
+  // a reload.
+  const byDefault = models.find((m) => m.is_default);
+  const start = pairs.find((p) => byDefault && p.source === byDefault.source_language &&
+                                  p.target === byDefault.target_language) || pairs[0];
+  const source = ui.sourceLanguage.value || start.source;
+  const target = ui.targetLanguage.value || start.target;
   fillSelect(ui.sourceLanguage, [AUTO, ...byName(pairs.map((p) => p.source))], source,
              (code) => (code === AUTO ? 'Detect language' : languageLabel(code)));
   updateTargets(target);
