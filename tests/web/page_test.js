@@ -1,10 +1,14 @@
 // mtserve's translation page (GET /) in headless Chromium, driven by playwright-core: typed text is
 // translated, and what the page shows must be what the JSON API answers for the same request
-// (translation, alternatives, sentence ranges, error messages). Sentence ranges are turned into
-// text here with Node's Buffer, independently of the page's own conversion.
+// (translation, alternatives, sentence ranges, error messages). The page asks for languages
+// (source_language, target_language); the expected answers name the model instead, and the
+// detected languages come from POST /v1/detect. Sentence ranges are turned into text here with
+// Node's Buffer, independently of the page's own conversion.
 //
 // Usage: node page_test.js CONFIG_JSON, with CONFIG_JSON's fields:
-//   url         the server's HTTP address (http://127.0.0.1:PORT)
+//   url         the server's HTTP address (http://127.0.0.1:PORT), serving multi30k-en-de (the
+//               default), multi30k-de-en and multi30k-fr-en with language detection
+//   data        the directory of the Multi30k test sets (test_2016_flickr.{de,fr,cs})
 //   chromium    the browser's executable
 //   screenshots the directory to save screenshots into
 //   pid         mtserve's process id: the last check sends it SIGTERM and it must be draining
@@ -13,12 +17,20 @@
 // NODE_PATH holds node_modules with playwright-core. Exit status 1 if a check fails.
 'use strict';
 
+const fs = require('fs');
 const net = require('net');
 const path = require('path');
 const { chromium } = require('playwright-core');
 const { expect, run } = require('../test_lib/checks');
 
 const config = JSON.parse(process.argv[2]);
+
+// The languages the test server serves, by their English names (what the page should show).
+const NAMES = { de: 'German', en: 'English', fr: 'French', cs: 'Czech' };
+// The second sentence of each test set: long enough to be detected surely.
+const SENTENCES = Object.fromEntries(['de', 'fr', 'cs'].map((language) => [language,
+  fs.readFileSync(path.join(config.data, `test_2016_flickr.${language}`), 'utf8')
+    .split('\n')[1]]));
 
 async function api(route, body, url = config.url, headers = {}) {
   const response = await fetch(url + route, body === undefined ? { headers } : {
@@ -59,10 +71,23 @@ async function waitForAnswer(page) {
   });
 }
 
+async function options(page, select) {
+  return page.$$eval(`${select} option`, (o) => o.map((x) => [x.value, x.textContent]));
+}
+
 async function checkTranslation(page, models) {
-  const model = models.models.find((m) => m.is_default).name;
-  expect('the model picker shows the default model',
-         await page.inputValue('#model') === model, await page.inputValue('#model'));
+  const model = models.models.find((m) => m.is_default);
+  expect('the test server serves en->de (the default), de->en and fr->en',
+         JSON.stringify(models.models.map((m) => [m.name, m.source_language, m.target_language,
+                                                  !!m.is_default])) === JSON.stringify([
+           ['multi30k-en-de', 'en', 'de', true], ['multi30k-de-en', 'de', 'en', false],
+           ['multi30k-fr-en', 'fr', 'en', false]]),
+         JSON.stringify(models.models));
+  const chosen = [await page.inputValue('#source-language'),
+                  await page.inputValue('#target-language')];
+  expect('the pickers start at the default model\'s languages',
+         chosen[0] === model.source_language && chosen[1] === model.target_language,
+         JSON.stringify(chosen));
   const beams = await page.$$eval('#beam-size option', (o) => o.map((x) => x.value));
   expect('beam sizes 1 to the server\'s limit, 4 chosen',
          beams.length === models.limits.max_beam_size && beams[0] === '1' &&
@@ -86,7 +111,7 @@ async function checkTranslation(page, models) {
   await page.keyboard.press('Control+Enter');
   await waitForAnswer(page);
 
-  const expected = await api('/v1/translate', request(model, text, 4, 2));
+  const expected = await api('/v1/translate', request(model.name, text, 4, 2));
   const translation = expected.body.translations[0];
   const [best, ...others] = translation.hypotheses;
   const shown = await page.textContent('#translation');
@@ -136,7 +161,140 @@ async function checkTranslation(page, models) {
   await page.keyboard.type('X');
   expect('an edit after translating says the translation is out of date',
          await page.isVisible('#stale'), 'not shown');
-  return model;
+  return model.name;
+}
+
+// The source picker: "Detect language", then every language a model reads, by name; the target
+// picker: only the targets served from the chosen source; swap only where the reverse is served.
+async function checkPickers(page) {
+  const label = (code) => `${NAMES[code]} (${code})`;
+  const sources = await options(page, '#source-language');
+  expect('the source picker: Detect language, then the served sources by name',
+         JSON.stringify(sources) === JSON.stringify([
+           ['auto', 'Detect language'], ['en', label('en')], ['fr', label('fr')],
+           ['de', label('de')]]),
+         JSON.stringify(sources));
+  const reachable = { auto: ['en', 'de'], en: ['de'], fr: ['en'], de: ['en'] };
+  const swappable = { auto: false, en: true, fr: false, de: true };
+  for (const [source, targets] of Object.entries(reachable)) {
+    await page.selectOption('#source-language', source);
+    const shown = await options(page, '#target-language');
+    expect(`from ${source}: the target picker lists only ${targets}`,
+           JSON.stringify(shown) === JSON.stringify(targets.map((t) => [t, label(t)])),
+           JSON.stringify(shown));
+    const disabled = await page.$eval('#swap', (b) => b.disabled);
+    expect(`from ${source} into ${targets[0]}: swap ${swappable[source] ? 'on' : 'off'}`,
+           disabled === !swappable[source], `disabled: ${disabled}`);
+  }
+}
+
+// The page's request, for the API: beam 4, no alternatives, plain text.
+async function translateOnPage(page, source, target, text) {
+  await page.selectOption('#source-language', source);
+  await page.selectOption('#target-language', target);
+  await page.selectOption('#alternatives', '0');
+  await page.fill('#source', text);
+  await page.click('#translate');
+  await waitForAnswer(page);
+}
+
+// "Detect language" into English: the text goes to the model of its language, and the page says
+// which language was detected with the detector's confidence (from POST /v1/detect).
+async function checkDetected(page, language, model) {
+  const text = SENTENCES[language];
+  await translateOnPage(page, 'auto', 'en', text);
+  const expected = await api('/v1/translate', request(model, text, 4, 0));
+  const detection = await api('/v1/detect', { texts: [text], target: 'en', max_results: 1 });
+  const best = detection.body.detections[0].languages[0];
+  expect(`/v1/detect takes the ${NAMES[language]} sentence for ${language}, surely`,
+         best.language === language && best.confidence >= 50, JSON.stringify(best));
+  const shown = await page.textContent('#translation');
+  expect(`a ${NAMES[language]} sentence with Detect language: ${model}'s translation`,
+         expected.status === 200 && shown === expected.body.translations[0].hypotheses[0].text,
+         `page ${JSON.stringify(shown)}, API ${JSON.stringify(expected.body)}`);
+  const detected = (await page.textContent('#detected')).replace(/\u00a0/g, ' ');
+  const want = `Detected: ${NAMES[language]} (${Math.round(best.confidence)} %)`;
+  expect(`the page says ${want}`, await page.isVisible('#detected') && detected === want &&
+             await page.isHidden('#error'), JSON.stringify(detected));
+}
+
+// A word the detector is unsure of: the page says how unsure, and how to overrule it.
+async function checkUnsure(page) {
+  const text = 'Foto';
+  await translateOnPage(page, 'auto', 'en', text);
+  const detection = await api('/v1/detect', { texts: [text], target: 'en', max_results: 1 });
+  const best = detection.body.detections[0].languages[0];
+  expect('/v1/detect: "Foto" is German at less than 50 %',
+         best.language === 'de' && best.confidence < 50, JSON.stringify(best));
+  const expected = await api('/v1/translate', request('multi30k-de-en', text, 4, 0));
+  const detected = (await page.textContent('#detected')).replace(/\u00a0/g, ' ');
+  expect('unsure: multi30k-de-en\'s translation, and the page says it is only so sure',
+         await page.textContent('#translation') ===
+             expected.body.translations[0].hypotheses[0].text &&
+             detected.startsWith(`Detected: German, but only ${Math.round(best.confidence)} % ` +
+                                 'sure.') && detected.includes('choose'),
+         JSON.stringify(detected));
+}
+
+// An explicit source: German into English by multi30k-de-en, nothing detected; swapped, the
+// translation is the text and goes back into German by multi30k-en-de.
+async function checkExplicitSource(page) {
+  const text = SENTENCES.de;
+  await translateOnPage(page, 'de', 'en', text);
+  const expected = await api('/v1/translate', request('multi30k-de-en', text, 4, 0));
+  const english = expected.body.translations[0].hypotheses[0].text;
+  const shown = await page.textContent('#translation');
+  expect('source German chosen: multi30k-de-en\'s translation, no detection shown',
+         shown === english && await page.isHidden('#detected') && await page.isHidden('#error'),
+         `page ${JSON.stringify(shown)}, API ${JSON.stringify(english)}`);
+  expect('the pane titles name the languages',
+         await page.textContent('#source-label') === 'Text in German' &&
+             await page.textContent('#target-label') === 'Translation into English',
+         `${await page.textContent('#source-label')} / ${await page.textContent('#target-label')}`);
+  await page.click('#swap');
+  const swapped = [await page.inputValue('#source-language'),
+                   await page.inputValue('#target-language'), await page.inputValue('#source')];
+  expect('swap: English into German, the translation is now the text',
+         JSON.stringify(swapped) === JSON.stringify(['en', 'de', english]) &&
+             await page.textContent('#translation') === '',
+         JSON.stringify(swapped));
+  await page.click('#translate');
+  await waitForAnswer(page);
+  const back = await api('/v1/translate', request('multi30k-en-de', english, 4, 0));
+  expect('swapped: translated back by multi30k-en-de',
+         await page.textContent('#translation') === back.body.translations[0].hypotheses[0].text,
+         `page ${JSON.stringify(await page.textContent('#translation'))}, API ` +
+             JSON.stringify(back.body));
+}
+
+// A Czech sentence with Detect language into English: no model reads Czech, so this text gets
+// its own error (the request succeeds), shown in the page's error style and naming Czech.
+async function checkNotServed(page) {
+  const text = SENTENCES.cs;
+  await translateOnPage(page, 'auto', 'en', text);
+  const detection = await api('/v1/detect',
+                              { texts: [text], all_languages: true, max_results: 1 });
+  const best = detection.body.detections[0].languages[0];
+  expect('/v1/detect, every language: the Czech sentence is cs, surely',
+         best.language === 'cs' && best.confidence >= 50, JSON.stringify(best));
+  const answer = await api('/v1/translate',
+                           { source_language: 'auto', target_language: 'en', texts: [text] });
+  const error = answer.body.translations && answer.body.translations[0].error;
+  expect('the API: 200, the text not translated, with its own error',
+         answer.status === 200 && error && error.message.includes('cs'),
+         JSON.stringify(answer.body));
+  const shown = await page.textContent('#error');
+  expect('the page shows the error, naming Czech (cs), with the server\'s message',
+         await page.isVisible('#error') && shown.includes('Czech (cs)') &&
+             error && shown.includes(error.message) &&
+             await page.getAttribute('#error', 'class') === 'error',
+         JSON.stringify(shown));
+  const detected = (await page.textContent('#detected')).replace(/\u00a0/g, ' ');
+  expect('no translation, Copy off, and the detected language said',
+         await page.textContent('#translation') === '' &&
+             await page.$eval('#copy', (b) => b.disabled) &&
+             detected === `Detected: Czech (${Math.round(best.confidence)} %)`,
+         JSON.stringify(detected));
 }
 
 async function checkLimitError(page, models, model) {
@@ -205,7 +363,8 @@ async function checkApiKey(browser) {
   await page.fill('#source', 'A dog runs in the park.');
   await page.click('#translate');
   await waitForAnswer(page);
-  const model = await page.inputValue('#model');
+  const model = (await api('/v1/models', undefined, config.keys_url,
+                            { Authorization: `Bearer ${config.key}` })).body.models[0].name;
   const expected = await api('/v1/translate', request(model, 'A dog runs in the park.', 4, 0),
                              config.keys_url, { Authorization: `Bearer ${config.key}` });
   const shown = await page.textContent('#translation');
@@ -278,9 +437,17 @@ async function main() {
                (await page.title()).includes('mtserve'), `${loaded.status()}`);
     await page.waitForSelector('#controls:not([disabled])');
     expect('the page says the server serves', (await page.textContent('#server-status')) ===
-               'Serving 1 model.', await page.textContent('#server-status'));
+               'Serving 3 models.', await page.textContent('#server-status'));
     const model = await checkTranslation(page, models);
     await checkLimitError(page, models, model);
+    await checkPickers(page);
+    await checkDetected(page, 'fr', 'multi30k-fr-en');
+    await checkDetected(page, 'de', 'multi30k-de-en');
+    await screenshot(page, 'page-detected.png');
+    await checkUnsure(page);
+    await checkExplicitSource(page);
+    await checkNotServed(page);
+    await screenshot(page, 'page-not-served.png');
     await checkPhone(browser, models);
     await checkApiKey(browser);
     // Errors the page causes itself are expected console messages from here on: none before.

@@ -1,5 +1,7 @@
 // mtserve's translation page: calls the server's JSON API (GET /v1/models, POST /v1/translate)
 // and shows the translation sentence by sentence, from the sentence ranges the server returns.
+// The user picks languages, not models: the server routes each text to the model that reads its
+// source language (given, or detected with "Detect language") into the target.
 // The server checks every limit; the page only counts against them as the user types.
 'use strict';
 
@@ -8,7 +10,10 @@ const ui = {
   status: $('server-status'),
   form: $('translate-form'),
   controls: $('controls'),
-  model: $('model'),
+  sourceLanguage: $('source-language'),
+  targetLanguage: $('target-language'),
+  swap: $('swap'),
+  detected: $('detected'),
   beamSize: $('beam-size'),
   alternatives: $('alternatives'),
   html: $('html'),
@@ -34,9 +39,13 @@ const REQUEST_TIMEOUT = '60s';  // X-Request-Timeout: the server gives up after 
 const KEY_STORAGE = 'mtserve-api-key';
 const DEFAULT_BEAM_SIZE = 4;
 const utf8 = new TextEncoder();
+const AUTO = 'auto';  // source_language: detect each text's language.
+// Below this confidence (percent) a detected language is shown as a guess.
+const LOW_CONFIDENCE = 50;
+// Language names in English, as the rest of the page.
 const languageNames = (() => {
   try {
-    return new Intl.DisplayNames([navigator.language || 'en'], {type: 'language'});
+    return new Intl.DisplayNames(['en'], {type: 'language', fallback: 'none'});
   } catch (e) {
     return null;
   }
@@ -44,6 +53,7 @@ const languageNames = (() => {
 
 let limits = null;  // ListModelsResponse.limits
 let models = [];    // ListModelsResponse.models
+let pairs = [];     // [{source, target}] of the models that say their languages.
 // The last translation shown: the source text it was made from, the sentences of that text and
 // of the translation (string index ranges, pairwise), or null.
 let shown = null;
@@ -54,8 +64,18 @@ function languageName(code) {
   try {
     return (languageNames && languageNames.of(code)) || code;
   } catch (e) {
-    return code;
+    return code;  // Not a code the browser knows ("pt_BR").
   }
+}
+
+// "French (fr)", or the code alone where the browser has no name for it.
+function languageLabel(code) {
+  const name = languageName(code);
+  return name === code ? code : `${name} (${code})`;
+}
+
+function byName(codes) {
+  return [...new Set(codes)].sort((a, b) => languageName(a).localeCompare(languageName(b)));
 }
 
 function number(n) {
@@ -171,8 +191,44 @@ function fillSelect(select, values, selected, label) {
   }));
 }
 
-function selectedModel() {
-  return models.find((m) => m.name === ui.model.value) || models[0];
+function served(source, target) {
+  return pairs.some((p) => p.source === source && p.target === target);
+}
+
+// The targets reachable from the chosen source: for "Detect language", every target some model
+// translates into. The target chosen stays if it is still reachable.
+function updateTargets(preferred) {
+  const source = ui.sourceLanguage.value;
+  const targets = byName(pairs.filter((p) => source === AUTO || p.source === source)
+                             .map((p) => p.target));
+  const keep = [preferred, ui.targetLanguage.value].find((t) => targets.includes(t));
+  fillSelect(ui.targetLanguage, targets, keep || targets[0], languageLabel);
+  updateLanguages();
+}
+
+function updateLanguages() {
+  const source = ui.sourceLanguage.value;
+  const target = ui.targetLanguage.value;
+  ui.swap.disabled = source === AUTO || !served(target, source);
+  ui.sourceLabel.textContent = source === AUTO ? 'Text' : `Text in ${languageName(source)}`;
+  $('target-label').textContent = target ? `Translation into ${languageName(target)}`
+                                         : 'Translation';
+}
+
+// Source and target change places; a translation shown becomes the text to translate.
+function swapLanguages() {
+  const source = ui.sourceLanguage.value;
+  const target = ui.targetLanguage.value;
+  if (source === AUTO || !served(target, source)) return;
+  ui.sourceLanguage.value = target;
+  updateTargets(source);
+  const translated = ui.translation.textContent;
+  if (translated !== '' && !ui.translation.classList.contains('stale')) {
+    ui.source.value = translated;
+    clearTranslation();
+    updateCount();
+    updateTranslateButton();
+  }
 }
 
 function updateAlternatives() {
@@ -180,15 +236,6 @@ function updateAlternatives() {
   const beam = Number(ui.beamSize.value);
   const current = Math.min(Number(ui.alternatives.value) || 0, beam - 1);
   fillSelect(ui.alternatives, [...Array(beam).keys()], current);
-}
-
-function updateSourceLabel() {
-  const model = selectedModel();
-  if (!model) return;
-  const from = languageName(model.source_language);
-  const to = languageName(model.target_language);
-  ui.sourceLabel.textContent = from ? `Text in ${from}` : 'Text';
-  $('target-label').textContent = to ? `Translation into ${to}` : 'Translation';
 }
 
 function updateCount() {
@@ -242,8 +289,64 @@ function sentenceAtCursor() {
   return -1;
 }
 
+function clearTranslation() {
+  shown = null;
+  ui.translation.replaceChildren();
+  ui.translation.classList.remove('stale');
+  ui.stale.hidden = true;
+  ui.copy.disabled = true;
+  ui.copyStatus.textContent = '';
+  ui.alternativesSection.hidden = true;
+  ui.detected.hidden = true;
+  highlight(-1);
+}
+
+function percent(confidence) {
+  return `${Math.round(confidence)}\u00a0%`;
+}
+
+// With "Detect language": what the server took the text to be, and how sure it was.
+function showDetected(translation, target) {
+  const detected = translation.detected_language;
+  ui.detected.classList.remove('low');
+  if (!detected || !detected.language) {
+    ui.detected.hidden = true;
+    return;
+  }
+  const code = detected.language;
+  const confidence = detected.confidence || 0;  // Zero is left out of the JSON.
+  const name = languageName(code);
+  let text;
+  if (code === 'und') {
+    text = 'No language detected: the text has no letters.';
+  } else if (confidence === 0) {
+    text = `Read as ${name}: the only language served into ${languageName(target)}.`;
+  } else if (confidence < LOW_CONFIDENCE && !translation.error) {
+    text = `Detected: ${name}, but only ${percent(confidence)} sure. ` +
+        'If that is wrong, choose the text\'s language under From.';
+    ui.detected.classList.add('low');
+  } else {
+    text = `Detected: ${name} (${percent(confidence)})`;
+  }
+  ui.detected.textContent = text;
+  ui.detected.hidden = false;
+}
+
+// A text the server did not translate though the request succeeded: with "Detect language", its
+// language is not served into the target.
+function describeTextError(translation, target) {
+  const message = translation.error.message || `error ${translation.error.code}`;
+  const detected = translation.detected_language;
+  if (detected && detected.language && detected.language !== 'und') {
+    return `${languageLabel(detected.language)} cannot be translated into ` +
+        `${languageName(target)} here. ${message}`;
+  }
+  return `This text was not translated. ${message}`;
+}
+
 function showTranslation(source, translation) {
-  const [best, ...others] = translation.hypotheses;
+  // None when the text was not translated (translation.error).
+  const [best, ...others] = translation.hypotheses || [];
   const text = best ? best.text : '';
   const sourceSentences = stringRanges(source, translation.sentences);
   const targetSentences = best ? stringRanges(text, best.sentences) : null;
@@ -288,8 +391,11 @@ async function translate() {
   const source = ui.source.value;
   const beam = Number(ui.beamSize.value);
   const alternatives = Number(ui.alternatives.value);
+  const sourceLanguage = ui.sourceLanguage.value;
+  const targetLanguage = ui.targetLanguage.value;
   const request = {
-    model: ui.model.value,
+    source_language: sourceLanguage,
+    target_language: targetLanguage,
     texts: [source],
     options: {
       beam_size: beam,
@@ -308,8 +414,12 @@ async function translate() {
       headers: {'Content-Type': 'application/json', 'X-Request-Timeout': REQUEST_TIMEOUT},
       body: JSON.stringify(request),
     });
-    showTranslation(source, response.translations[0]);
+    const translation = response.translations[0];
+    showTranslation(source, translation);
+    showDetected(translation, targetLanguage);
+    if (translation.error) showError(describeTextError(translation, targetLanguage));
   } catch (e) {
+    ui.detected.hidden = true;  // It was about the last translation.
     showError(e.message);
   } finally {
     busy = false;
@@ -355,17 +465,26 @@ async function loadModels() {
     return;
   }
   ui.keyForm.hidden = true;
-  fillSelect(ui.model, models.map((m) => m.name), (models.find((m) => m.is_default) || {}).name,
-             (name) => {
-               const m = models.find((model) => model.name === name);
-               const pair = m.source_language && m.target_language
-                 ? ` (${m.source_language} → ${m.target_language})` : '';
-               return name + pair;
-             });
+  pairs = models.filter((m) => m.source_language && m.target_language)
+                .map((m) => ({source: m.source_language, target: m.target_language}));
+  if (pairs.length === 0) {
+    ui.status.textContent = 'No model here says which languages it translates (source_lang and ' +
+        'target_lang in its configuration): this page translates by language.';
+    return;
+  }
+  // First the default model's languages (or the first pair), or what the user had chosen before
+  // a reload.
+  const byDefault = models.find((m) => m.is_default);
+  const start = pairs.find((p) => byDefault && p.source === byDefault.source_language &&
+                                  p.target === byDefault.target_language) || pairs[0];
+  const source = ui.sourceLanguage.value || start.source;
+  const target = ui.targetLanguage.value || start.target;
+  fillSelect(ui.sourceLanguage, [AUTO, ...byName(pairs.map((p) => p.source))], source,
+             (code) => (code === AUTO ? 'Detect language' : languageLabel(code)));
+  updateTargets(target);
   const beams = [...Array(limits.max_beam_size).keys()].map((i) => i + 1);
   fillSelect(ui.beamSize, beams, Math.min(DEFAULT_BEAM_SIZE, limits.max_beam_size));
   updateAlternatives();
-  updateSourceLabel();
   ui.controls.disabled = false;
   ui.status.textContent =
       `Serving ${models.length} model${models.length === 1 ? '' : 's'}.`;
@@ -409,7 +528,9 @@ for (const event of ['mouseleave', 'focusout']) {
   ui.translation.addEventListener(event, () => highlight(sentenceAtCursor()));
 }
 ui.beamSize.addEventListener('change', updateAlternatives);
-ui.model.addEventListener('change', updateSourceLabel);
+ui.sourceLanguage.addEventListener('change', () => updateTargets());
+ui.targetLanguage.addEventListener('change', updateLanguages);
+ui.swap.addEventListener('click', swapLanguages);
 ui.copy.addEventListener('click', copyTranslation);
 ui.keyForm.addEventListener('submit', (event) => {
   event.preventDefault();

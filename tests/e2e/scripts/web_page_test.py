@@ -4,10 +4,13 @@ npm package playwright-core (tests/web, pinned by its package-lock.json; `npm ci
 NPM_DIR unless that version is there already). tests/web/page_test.js types, translates, reads the
 page and compares it with the JSON API's answers, triggers errors, and saves screenshots into
 SCREENSHOT_DIR (their paths are printed); it ends by sending mtserve SIGTERM, after which mtserve
-must drain and exit 0. A second mtserve, started with --api_keys_file, checks that the page asks
-for a key and sends it.
+must drain and exit 0. The mtserve it drives serves the three trained models (en-de, the default,
+de-en and fr-en) with language detection (LANGID_MODEL), for the language pickers and "Detect
+language"; the sentences come from the Multi30k test sets in DATA_DIR. A second mtserve, started
+with --api_keys_file, checks that the page asks for a key and sends it.
 
-Usage: web_page_test.py BIN_DIR WEB_TEST_DIR NPM_DIR SCREENSHOT_DIR [-- UNITTEST_ARGS]
+Usage: web_page_test.py BIN_DIR WEB_TEST_DIR NPM_DIR SCREENSHOT_DIR MODELS_DIR LANGID_MODEL DATA_DIR
+       [-- UNITTEST_ARGS]
 """
 import hashlib
 import json
@@ -40,9 +43,12 @@ class WebPageTest(e2e_suite.MtserveTestCase):
             f.write(f"page sha256:{hashlib.sha256(KEY.encode()).hexdigest()}\n")
         keyed = self.start_mtserve("--workers=1", f"--api_keys_file={keys_file}")
         # A small text limit, for the over-the-limit error; a long grace, for the draining check.
-        server = self.start_mtserve("--workers=1", "--max_text_bytes=1000", "--http_timeout=60s",
-                                    "--shutdown_grace=60s")
-        config = {"url": f"http://127.0.0.1:{server.http_port}",
+        models = args.models_dir
+        server = self.start_mtserve(
+            "--workers=1", "--max_text_bytes=1000", "--http_timeout=60s", "--shutdown_grace=60s",
+            f"--model={models}/multi30k-en-de", f"--model={models}/multi30k-de-en",
+            f"--model={models}/multi30k-fr-en", f"--language_model={args.langid_model}")
+        config = {"url": f"http://127.0.0.1:{server.http_port}", "data": args.data_dir,
                   "chromium": CHROMIUM, "screenshots": args.screenshot_dir,
                   "pid": server.process.pid,
                   "keys_url": f"http://127.0.0.1:{keyed.http_port}", "key": KEY}
@@ -60,4 +66,5 @@ class WebPageTest(e2e_suite.MtserveTestCase):
 
 
 if __name__ == "__main__":
-    e2e_suite.main(__doc__, "bin_dir", "web_test_dir", "npm_dir", "screenshot_dir")
+    e2e_suite.main(__doc__, "bin_dir", "web_test_dir", "npm_dir", "screenshot_dir", "models_dir",
+                   "langid_model", "data_dir")
