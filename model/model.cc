@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "model/checkpoint.h"
+#include "model/model_size.h"
 #include "model/model_weights.h"
 
 namespace mtserve {
@@ -58,6 +59,10 @@ class WeightReader {
 }  // namespace
 
 Model::~Model() = default;
+
+int64_t Model::weight_bytes() const { return weights_->memory_bytes(); }
+
+int64_t Model::tokenizer_bytes() const { return TokenizerBytes(tokenizer_->vocab().size()); }
 
 absl::StatusOr<std::shared_ptr<const Model>> Model::Load(const std::string& dir,
                                                          ComputeType compute_type) {

@@ -3,6 +3,7 @@
 #ifndef MTSERVE_MODEL_MODEL_H_
 #define MTSERVE_MODEL_MODEL_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -33,6 +34,16 @@ class Model {
 
   // The packed weights (for the engine's layers).
   const ModelWeights& weights() const { return *weights_; }
+
+  // The memory this model holds: weight_bytes() + tokenizer_bytes(). EstimateModelBytes
+  // (model_size.h) gives the same figure from the files before loading.
+  int64_t resident_bytes() const { return weight_bytes() + tokenizer_bytes(); }
+  // Its packed weights, biases, scales, layer norms and positions, summed from their allocations
+  // (ModelWeights::memory_bytes()).
+  int64_t weight_bytes() const;
+  // Its tokenizer's, by the measured rule TokenizerBytes (model_size.h) for its vocabulary:
+  // libsentencepiece does not tell what its models hold.
+  int64_t tokenizer_bytes() const;
 
   ~Model();
 

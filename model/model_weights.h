@@ -3,6 +3,7 @@
 #ifndef MTSERVE_MODEL_MODEL_WEIGHTS_H_
 #define MTSERVE_MODEL_MODEL_WEIGHTS_H_
 
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -42,6 +43,10 @@ struct ModelWeights {
   // d → vocab, with final_logits_bias as its bias.
   Linear output_projection;
   Epilogue activation = Epilogue::kNone;
+
+  // Bytes these weights hold, as allocated (the ops' memory_bytes(), tied embeddings once); not
+  // the ops' objects themselves (some hundred bytes each, with their oneDNN handles).
+  int64_t memory_bytes() const;
 };
 
 }  // namespace mtserve

@@ -4,6 +4,7 @@
 #ifndef MTSERVE_MODEL_LAYERS_EMBEDDINGS_H_
 #define MTSERVE_MODEL_LAYERS_EMBEDDINGS_H_
 
+#include <cstdint>
 #include <vector>
 
 #include "model/ops/aligned_buffer.h"
@@ -26,6 +27,11 @@ class Embeddings {
 
   int dim() const { return dim_; }
   int max_positions() const { return max_positions_; }
+  // Bytes this object owns, as allocated: the positions, and the table unless tied (a tied
+  // table is the output projection's, counted there).
+  int64_t memory_bytes() const {
+    return static_cast<int64_t>(table_.allocated_bytes() + positions_.allocated_bytes());
+  }
 
   // out[i] = table[ids[i]] * scale + position(positions[i]), for i in [0, n).
   void Forward(const int* ids, const int* positions, int n, float* out) const;

@@ -19,8 +19,7 @@ class AlignedBuffer {
   // scratch space, sized before each use.
   T* Reserve(size_t size) {
     if (size > capacity_) {
-      size_t bytes = (size * sizeof(T) + kAlignment - 1) / kAlignment * kAlignment;
-      void* p = std::aligned_alloc(kAlignment, bytes);
+      void* p = std::aligned_alloc(kAlignment, AllocationBytes(size));
       if (p == nullptr) throw std::bad_alloc();
       data_.reset(static_cast<T*>(p));
       capacity_ = size;
@@ -44,9 +43,15 @@ class AlignedBuffer {
   const T* data() const { return data_.get(); }
   size_t capacity() const { return capacity_; }
   size_t bytes() const { return capacity_ * sizeof(T); }
+  // What the allocation holds: bytes() rounded up to the alignment (0 when empty).
+  size_t allocated_bytes() const { return AllocationBytes(capacity_); }
 
  private:
   static constexpr size_t kAlignment = 64;
+  // aligned_alloc wants a multiple of the alignment.
+  static size_t AllocationBytes(size_t size) {
+    return (size * sizeof(T) + kAlignment - 1) / kAlignment * kAlignment;
+  }
   struct Free {
     void operator()(T* p) const { std::free(p); }
   };

@@ -16,6 +16,10 @@ class LayerNorm {
   LayerNorm(const std::vector<float>& gamma, const std::vector<float>& beta, float epsilon);
 
   int dim() const { return dim_; }
+  // Bytes this op owns (gamma and beta, as allocated).
+  int64_t memory_bytes() const {
+    return static_cast<int64_t>(gamma_.allocated_bytes() + beta_.allocated_bytes());
+  }
   // x: [rows, dim], normalised in place.
   void Forward(ComputeContext& ctx, float* x, int64_t rows) const;
 

@@ -119,6 +119,12 @@ Linear::Linear(const std::vector<float>& weight, const std::vector<float>& bias,
   for (int k = 0; k < in_; ++k) in_offsets_[k] = PackedOffset(0, k);
 }
 
+int64_t Linear::memory_bytes() const {
+  return static_cast<int64_t>(weight_.allocated_bytes() + weight_scales_.allocated_bytes() +
+                              column_offsets_.allocated_bytes() + bias_.allocated_bytes() +
+                              in_offsets_.capacity() * sizeof(int64_t));
+}
+
 int64_t Linear::PackedOffset(int dim, int64_t index) const {
   const dnnl_blocking_desc_t& blocking = weight_desc_.data.format_desc.blocking;
   // Inner blocks are listed outermost first; a dimension may be blocked more than once.

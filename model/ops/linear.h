@@ -64,6 +64,11 @@ class Linear {
   // the op computes with it (rounded, or dequantised).
   void CopyWeightRow(int out_index, float* dst) const;
 
+  // Bytes this op owns: the packed weight (with the padding of oneDNN's blocked layout), the bias,
+  // int8's scales and column offsets, and the table of packed offsets CopyWeightRow reads, as
+  // allocated. Excludes oneDNN's small handle objects (descriptors, memory objects).
+  int64_t memory_bytes() const;
+
   // Forward computes at most this many rows per oneDNN call.
   static constexpr int64_t kMaxRows = kLinearBlockRows;
 
