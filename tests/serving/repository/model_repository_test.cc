@@ -1,0 +1,541 @@
+// The model repository (serving/repository/model_repository.h) with a loader and a clock the test
+// controls: loads held, counted and failed at will, every slot's model the test model (loaded
+// once), sizes chosen here. Tests wait for events (callbacks, loads begun) with notifications and
+// condition waits whose timeouts only guard against a hang; they never sleep or time anything.
+#include "serving/repository/model_repository.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/test_lib/test_util.h"
+
+namespace mtserve {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using State = ModelRepository::State;
+
+constexpr int64_t kMiB = int64_t{1} << 20;
+// Every slot's estimate; what measure() says a loaded model holds.
+constexpr int64_t kEstimate = 120 * kMiB;
+constexpr int64_t kMeasured = 100 * kMiB;
+// Room for two loaded models (2 x 100 measured + 120 estimated = 320 > 250; 100 + 120 = 220).
+constexpr int64_t kTwoModels = 250 * kMiB;
+// A guard against a hang only: every wait below ends on an event long before.
+constexpr absl::Duration kGuard = absl::Seconds(60);
+
+const absl::Time kT0 = absl::FromUnixSeconds(1000000);
+
+// A clock that moves only when the test moves it.
+class TestClock {
+ public:
+  absl::Time Now() const {
+    absl::MutexLock lock(&mu_);
+    return now_;
+  }
+  void Advance(absl::Duration by) {
+    absl::MutexLock lock(&mu_);
+    now_ += by;
+  }
+
+ private:
+  mutable absl::Mutex mu_;
+  absl::Time now_ = kT0;
+};
+
+// Loads by slot name: counts its calls, holds a load until the test lets it go, fails on demand,
+// else gives the test model.
+class TestLoader {
+ public:
+  explicit TestLoader(std::shared_ptr<const Model> model) : model_(std::move(model)) {}
+
+  absl::StatusOr<std::shared_ptr<const Model>> Load(const ModelRepository::Slot& slot) {
+    absl::Notification* gate = nullptr;
+    absl::Status failure;
+    {
+      absl::MutexLock lock(&mu_);
+      ++calls_[slot.name];
+      gate = gates_[slot.name];
+      failure = failures_[slot.name];
+    }
+    if (gate != nullptr) gate->WaitForNotification();
+    if (!failure.ok()) return failure;
+    return model_;
+  }
+
+  // Loads of `name` from now on wait until the gate returned is notified.
+  absl::Notification& Hold(const std::string& name) {
+    absl::MutexLock lock(&mu_);
+    owned_.push_back(std::make_unique<absl::Notification>());
+    gates_[name] = owned_.back().get();
+    return *owned_.back();
+  }
+  // Loads of `name` from now on do not wait.
+  void Unhold(const std::string& name) {
+    absl::MutexLock lock(&mu_);
+    gates_.erase(name);
+  }
+  // Lets every held load go (before the repository is destroyed, so that a test that failed
+  // while holding one ends instead of hanging).
+  void OpenAll() {
+    absl::MutexLock lock(&mu_);
+    for (const auto& gate : owned_) {
+      if (!gate->HasBeenNotified()) gate->Notify();
+    }
+  }
+  // Loads of `name` fail with `status` (OK: succeed again).
+  void Fail(const std::string& name, absl::Status status) {
+    absl::MutexLock lock(&mu_);
+    failures_[name] = std::move(status);
+  }
+  int calls(const std::string& name) const {
+    absl::MutexLock lock(&mu_);
+    const auto it = calls_.find(name);
+    return it == calls_.end() ? 0 : it->second;
+  }
+  // Waits until `count` loads of `name` have begun.
+  bool WaitForCalls(const std::string& name, int count) const {
+    absl::MutexLock lock(&mu_);
+    auto begun = [this, &name, count] {
+      const auto it = calls_.find(name);
+      return it != calls_.end() && it->second >= count;
+    };
+    return mu_.AwaitWithTimeout(absl::Condition(&begun), kGuard);
+  }
+
+ private:
+  const std::shared_ptr<const Model> model_;
+  mutable absl::Mutex mu_;
+  std::map<std::string, int> calls_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, absl::Notification*> gates_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, absl::Status> failures_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::unique_ptr<absl::Notification>> owned_ ABSL_GUARDED_BY(mu_);
+};
+
+// What one `ready` got, and on which thread. Shared with the callback, so a callback the
+// repository still holds never outlives it.
+struct Answer {
+  absl::Notification done;
+  absl::StatusOr<std::unique_ptr<ModelRepository::Lease>> lease;
+  std::thread::id thread;
+
+  bool Wait() { return done.WaitForNotificationWithTimeout(kGuard); }
+  absl::StatusCode code() const { return lease.status().code(); }
+  std::string message() const { return std::string(lease.status().message()); }
+};
+
+ModelRepository::Ready Into(const std::shared_ptr<Answer>& answer) {
+  return [answer](absl::StatusOr<std::unique_ptr<ModelRepository::Lease>> lease) {
+    answer->lease = std::move(lease);
+    answer->thread = std::this_thread::get_id();
+    answer->done.Notify();
+  };
+}
+
+class ModelRepositoryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const absl::StatusOr<std::shared_ptr<const Model>>& model = testing::TestModel();
+    ASSERT_TRUE(model.ok()) << model.status();
+    model_ = *model;
+    loader_ = std::make_unique<TestLoader>(model_);
+  }
+
+  void TearDown() override {
+    if (loader_ != nullptr) loader_->OpenAll();
+    repository_.reset();
+  }
+
+  // Three slots m0, m1, m2 of kEstimate each, within `budget`.
+  void Make(int64_t budget, absl::Duration retry_after_failure = absl::Seconds(10)) {
+    std::vector<ModelRepository::Slot> slots(3);
+    for (int i = 0; i < 3; ++i) {
+      slots[i].name = "m" + std::to_string(i);
+      slots[i].dir = "/models/m" + std::to_string(i);
+      slots[i].estimated_bytes = kEstimate;
+    }
+    ModelRepository::Options options;
+    options.memory_budget = budget;
+    options.retry_after_failure = retry_after_failure;
+    options.measure = [](const Model&) { return kMeasured; };
+    options.unloaded = [this](int slot) {
+      absl::MutexLock lock(&unloaded_mu_);
+      unloaded_.push_back(slot);
+    };
+    options.clock = [this] { return clock_.Now(); };
+    absl::StatusOr<std::unique_ptr<ModelRepository>> repository = ModelRepository::Create(
+        std::move(slots), std::move(options),
+        [loader = loader_.get()](const ModelRepository::Slot& slot) { return loader->Load(slot); });
+    ASSERT_TRUE(repository.ok()) << repository.status();
+    repository_ = *std::move(repository);
+  }
+
+  std::shared_ptr<Answer> Acquire(int slot, absl::Time deadline = absl::InfiniteFuture()) {
+    auto answer = std::make_shared<Answer>();
+    repository_->Acquire(slot, deadline, Into(answer));
+    return answer;
+  }
+
+  // Acquires `slot` and waits for its lease.
+  std::unique_ptr<ModelRepository::Lease> Lease(int slot) {
+    std::shared_ptr<Answer> answer = Acquire(slot);
+    EXPECT_TRUE(answer->Wait());
+    EXPECT_TRUE(answer->lease.ok()) << answer->lease.status();
+    return answer->lease.ok() ? *std::move(answer->lease) : nullptr;
+  }
+
+  std::vector<int> Unloaded() {
+    absl::MutexLock lock(&unloaded_mu_);
+    return unloaded_;
+  }
+
+  std::shared_ptr<const Model> model_;
+  TestClock clock_;
+  std::unique_ptr<TestLoader> loader_;
+  absl::Mutex unloaded_mu_;
+  std::vector<int> unloaded_ ABSL_GUARDED_BY(unloaded_mu_);
+  std::unique_ptr<ModelRepository> repository_;  // Destroyed in TearDown.
+};
+
+TEST_F(ModelRepositoryTest, CreateRefusesASlotLargerThanTheBudgetAlone) {
+  std::vector<ModelRepository::Slot> slots(2);
+  slots[0].name = "small";
+  slots[0].estimated_bytes = 200 * kMiB;
+  slots[1].name = "big";
+  slots[1].estimated_bytes = 300 * kMiB;
+  ModelRepository::Options options;
+  options.memory_budget = 256 * kMiB;
+  auto loader = [](const ModelRepository::Slot&) -> absl::StatusOr<std::shared_ptr<const Model>> {
+    return absl::InternalError("never called");
+  };
+  const absl::StatusOr<std::unique_ptr<ModelRepository>> refused =
+      ModelRepository::Create(slots, options, loader);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(refused.status().message(),
+            "model big needs about 300 MiB (estimated), more than --model_memory=256MiB");
+
+  // Without a budget any size is taken; with one that fits, too.
+  options.memory_budget = 0;
+  EXPECT_TRUE(ModelRepository::Create(slots, options, loader).ok());
+  options.memory_budget = 300 * kMiB;
+  EXPECT_TRUE(ModelRepository::Create(slots, options, loader).ok());
+}
+
+TEST_F(ModelRepositoryTest, NothingIsLoadedAtFirst) {
+  Make(kTwoModels);
+  ASSERT_EQ(repository_->slots().size(), 3u);
+  EXPECT_EQ(repository_->slots()[1].name, "m1");
+  for (int slot = 0; slot < 3; ++slot) {
+    EXPECT_EQ(repository_->status(slot).state, State::kAvailable);
+    EXPECT_EQ(repository_->Loaded(slot), nullptr);
+  }
+  EXPECT_EQ(repository_->resident_bytes(), 0);
+  EXPECT_EQ(loader_->calls("m0"), 0);
+}
+
+TEST_F(ModelRepositoryTest, AcquireOfALoadedModelAnswersAtOnceOnTheCallingThread) {
+  Make(kTwoModels);
+  ASSERT_TRUE(repository_->LoadNow(0).ok());
+  std::shared_ptr<Answer> answer = Acquire(0);
+  // Answered before Acquire returned, here.
+  ASSERT_TRUE(answer->done.HasBeenNotified());
+  EXPECT_EQ(answer->thread, std::this_thread::get_id());
+  ASSERT_TRUE(answer->lease.ok()) << answer->lease.status();
+  EXPECT_EQ((*answer->lease)->slot(), 0);
+  EXPECT_EQ((*answer->lease)->model(), model_);
+  EXPECT_EQ(repository_->status(0).leases, 1);
+  EXPECT_EQ(loader_->calls("m0"), 1);
+
+  answer->lease = absl::CancelledError("lease dropped");
+  EXPECT_EQ(repository_->status(0).leases, 0);
+  EXPECT_EQ(repository_->status(0).state, State::kLoaded);
+}
+
+TEST_F(ModelRepositoryTest, AModelIsLoadedOnTheLoaderThreadWhenFirstAcquired) {
+  Make(kTwoModels);
+  std::shared_ptr<Answer> answer = Acquire(1);
+  ASSERT_TRUE(answer->Wait());
+  ASSERT_TRUE(answer->lease.ok()) << answer->lease.status();
+  EXPECT_NE(answer->thread, std::this_thread::get_id());
+  EXPECT_EQ((*answer->lease)->model(), model_);
+  EXPECT_EQ(repository_->Loaded(1), model_);
+
+  // It counts what measure() says, not its estimate.
+  const ModelRepository::SlotStatus status = repository_->status(1);
+  EXPECT_EQ(status.state, State::kLoaded);
+  EXPECT_EQ(status.resident_bytes, kMeasured);
+  EXPECT_EQ(status.leases, 1);
+  EXPECT_EQ(repository_->resident_bytes(), kMeasured);
+  EXPECT_EQ(repository_->status(0).state, State::kAvailable);
+}
+
+TEST_F(ModelRepositoryTest, ConcurrentAcquiresOfAModelLoadingCauseOneLoad) {
+  Make(kTwoModels);
+  absl::Notification& gate = loader_->Hold("m0");
+  std::shared_ptr<Answer> first = Acquire(0);
+  ASSERT_TRUE(loader_->WaitForCalls("m0", 1));
+  EXPECT_EQ(repository_->status(0).state, State::kLoading);
+  EXPECT_EQ(repository_->resident_bytes(), 0);
+
+  // Four more requests from four threads while it loads.
+  std::vector<std::shared_ptr<Answer>> answers = {first};
+  for (int i = 0; i < 4; ++i) answers.push_back(std::make_shared<Answer>());
+  std::vector<std::thread> threads;
+  for (int i = 1; i <= 4; ++i) {
+    threads.emplace_back([this, answer = answers[i]] {
+      repository_->Acquire(0, absl::InfiniteFuture(), Into(answer));
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (const auto& answer : answers) EXPECT_FALSE(answer->done.HasBeenNotified());
+
+  gate.Notify();
+  for (const auto& answer : answers) {
+    ASSERT_TRUE(answer->Wait());
+    ASSERT_TRUE(answer->lease.ok()) << answer->lease.status();
+    EXPECT_EQ((*answer->lease)->model(), model_);
+  }
+  EXPECT_EQ(loader_->calls("m0"), 1);
+  EXPECT_EQ(repository_->status(0).leases, 5);
+  // The leases end (their callbacks may still be held a moment by the loader thread).
+  for (const auto& answer : answers) answer->lease = absl::CancelledError("done with it");
+  EXPECT_EQ(repository_->status(0).leases, 0);
+}
+
+TEST_F(ModelRepositoryTest, ModelsThatFitTogetherStayLoaded) {
+  // Three measured models (300 MiB) fit 330 MiB; so does the third's load beside two (100 + 100
+  // + 120 estimated): nothing is unloaded. By the estimates alone (360) it would not fit.
+  Make(330 * kMiB);
+  for (int slot = 0; slot < 3; ++slot) ASSERT_NE(Lease(slot), nullptr);
+  EXPECT_EQ(repository_->resident_bytes(), 3 * kMeasured);
+  EXPECT_THAT(Unloaded(), IsEmpty());
+}
+
+TEST_F(ModelRepositoryTest, TheLeastRecentlyUsedIdleModelIsUnloadedForAnother) {
+  Make(kTwoModels);
+  ASSERT_NE(Lease(0), nullptr);  // Used (and released) at kT0.
+  clock_.Advance(absl::Seconds(1));
+  ASSERT_NE(Lease(1), nullptr);  // At kT0 + 1 s.
+  clock_.Advance(absl::Seconds(1));
+  ASSERT_NE(Lease(0), nullptr);  // Loaded already: at once; m0 is now the more recent.
+  EXPECT_EQ(loader_->calls("m0"), 1);
+  EXPECT_EQ(repository_->resident_bytes(), 2 * kMeasured);
+  clock_.Advance(absl::Seconds(1));
+
+  // 100 + 100 + 120 > 250: m1, the least recently used, goes.
+  std::unique_ptr<ModelRepository::Lease> lease = Lease(2);
+  ASSERT_NE(lease, nullptr);
+  EXPECT_THAT(Unloaded(), ElementsAre(1));
+  EXPECT_EQ(repository_->status(1).state, State::kAvailable);
+  EXPECT_EQ(repository_->status(1).resident_bytes, 0);
+  EXPECT_EQ(repository_->Loaded(1), nullptr);
+  EXPECT_EQ(repository_->status(0).state, State::kLoaded);
+  EXPECT_EQ(repository_->status(2).state, State::kLoaded);
+  EXPECT_EQ(repository_->resident_bytes(), 2 * kMeasured);
+
+  // m1 again: m0 is now the least recently used idle one (m2 is leased).
+  ASSERT_NE(Lease(1), nullptr);
+  EXPECT_THAT(Unloaded(), ElementsAre(1, 0));
+  EXPECT_EQ(loader_->calls("m1"), 2);
+}
+
+TEST_F(ModelRepositoryTest, AModelWithALeaseIsNeverUnloadedEvenIfLeastRecentlyUsed) {
+  Make(kTwoModels);
+  std::unique_ptr<ModelRepository::Lease> held = Lease(0);  // The oldest use, still held.
+  ASSERT_NE(held, nullptr);
+  clock_.Advance(absl::Seconds(1));
+  ASSERT_NE(Lease(1), nullptr);
+  clock_.Advance(absl::Seconds(1));
+
+  ASSERT_NE(Lease(2), nullptr);
+  EXPECT_THAT(Unloaded(), ElementsAre(1));
+  EXPECT_EQ(repository_->Loaded(0), model_);
+  EXPECT_EQ(repository_->status(0).leases, 1);
+}
+
+TEST_F(ModelRepositoryTest, WhenEveryLoadedModelIsLeasedARequestWaitsForALeaseToEnd) {
+  Make(kTwoModels);
+  std::unique_ptr<ModelRepository::Lease> lease0 = Lease(0);
+  std::unique_ptr<ModelRepository::Lease> lease1 = Lease(1);
+  ASSERT_NE(lease0, nullptr);
+  ASSERT_NE(lease1, nullptr);
+
+  std::shared_ptr<Answer> waiting = Acquire(2);
+  // LoadNow of the same slot does not wait for room: its UNAVAILABLE says the loader thread has
+  // weighed m2 against the budget, with the request above waiting (it was queued first).
+  const absl::Status now = repository_->LoadNow(2);
+  EXPECT_EQ(now.code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(now.message(), HasSubstr("--model_memory=250MiB"));
+  EXPECT_THAT(now.message(), HasSubstr("model m2"));
+  EXPECT_FALSE(waiting->done.HasBeenNotified());
+  EXPECT_EQ(loader_->calls("m2"), 0);
+  EXPECT_EQ(repository_->status(2).state, State::kLoading);
+  EXPECT_THAT(Unloaded(), IsEmpty());
+
+  // m1's lease ends: m1 goes, m2 comes, and the request gets it.
+  lease1.reset();
+  ASSERT_TRUE(waiting->Wait());
+  ASSERT_TRUE(waiting->lease.ok()) << waiting->lease.status();
+  EXPECT_EQ((*waiting->lease)->slot(), 2);
+  EXPECT_THAT(Unloaded(), ElementsAre(1));
+  EXPECT_EQ(repository_->status(0).leases, 1);
+  EXPECT_EQ(repository_->status(2).leases, 1);
+  EXPECT_EQ(repository_->resident_bytes(), 2 * kMeasured);
+}
+
+TEST_F(ModelRepositoryTest, ARequestWaitingForRoomFailsUnavailableAtItsDeadline) {
+  Make(kTwoModels);
+  std::unique_ptr<ModelRepository::Lease> lease0 = Lease(0);
+  std::unique_ptr<ModelRepository::Lease> lease1 = Lease(1);
+  ASSERT_NE(lease0, nullptr);
+  ASSERT_NE(lease1, nullptr);
+
+  std::shared_ptr<Answer> waiting = Acquire(2, clock_.Now() + absl::Milliseconds(1));
+  EXPECT_FALSE(waiting->done.HasBeenNotified());
+  clock_.Advance(absl::Seconds(1));
+  ASSERT_TRUE(waiting->Wait());
+  EXPECT_EQ(waiting->code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(waiting->message(), HasSubstr("--model_memory=250MiB"));
+  EXPECT_THAT(waiting->message(), HasSubstr("model m2"));
+  // Nothing was unloaded or loaded for it; with no one waiting, m2 is no longer to load.
+  EXPECT_THAT(Unloaded(), IsEmpty());
+  EXPECT_EQ(loader_->calls("m2"), 0);
+  EXPECT_EQ(repository_->status(2).state, State::kAvailable);
+  EXPECT_EQ(repository_->status(0).state, State::kLoaded);
+  EXPECT_EQ(repository_->status(1).state, State::kLoaded);
+}
+
+TEST_F(ModelRepositoryTest, ARequestWaitingForALoadFailsDeadlineExceededAndTheLoadGoesOn) {
+  Make(kTwoModels);
+  absl::Notification& gate = loader_->Hold("m0");
+  std::shared_ptr<Answer> waiting = Acquire(0, clock_.Now() + absl::Milliseconds(1));
+  ASSERT_TRUE(loader_->WaitForCalls("m0", 1));
+  clock_.Advance(absl::Seconds(1));
+  // Answered while the load is still held.
+  ASSERT_TRUE(waiting->Wait());
+  EXPECT_EQ(waiting->code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_THAT(waiting->message(), HasSubstr("m0"));
+  EXPECT_EQ(repository_->status(0).state, State::kLoading);
+
+  gate.Notify();
+  // The load completes and serves the next request at once.
+  ASSERT_NE(Lease(0), nullptr);
+  EXPECT_EQ(loader_->calls("m0"), 1);
+}
+
+TEST_F(ModelRepositoryTest, ARequestWhoseDeadlineHasPassedFailsAtOnce) {
+  Make(kTwoModels);
+  std::shared_ptr<Answer> late = Acquire(0, clock_.Now());
+  ASSERT_TRUE(late->done.HasBeenNotified());
+  EXPECT_EQ(late->code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(loader_->calls("m0"), 0);
+  EXPECT_EQ(repository_->status(0).state, State::kAvailable);
+}
+
+TEST_F(ModelRepositoryTest, AFailedLoadFailsItsWaitersThenAnswersAtOnceUntilRetryIsDue) {
+  Make(kTwoModels, /*retry_after_failure=*/absl::Seconds(10));
+  const absl::Status broken =
+      absl::NotFoundError("/models/m1/config.json: no such file (reading config)");
+  loader_->Fail("m1", broken);
+  absl::Notification& gate = loader_->Hold("m1");
+  std::shared_ptr<Answer> first = Acquire(1);
+  ASSERT_TRUE(loader_->WaitForCalls("m1", 1));
+  std::shared_ptr<Answer> second = Acquire(1);
+  gate.Notify();
+  for (const auto& answer : {first, second}) {
+    ASSERT_TRUE(answer->Wait());
+    EXPECT_EQ(answer->lease.status(), broken);
+  }
+  EXPECT_EQ(repository_->status(1).state, State::kFailed);
+  EXPECT_EQ(repository_->status(1).failure, broken.message());
+  EXPECT_EQ(repository_->resident_bytes(), 0);
+  loader_->Unhold("m1");
+  loader_->Fail("m1", absl::OkStatus());  // Would load now, but not before the retry is due.
+
+  // 9.999 s later: the same error at once, on this thread, without a load.
+  clock_.Advance(absl::Seconds(10) - absl::Milliseconds(1));
+  std::shared_ptr<Answer> early = Acquire(1);
+  ASSERT_TRUE(early->done.HasBeenNotified());
+  EXPECT_EQ(early->thread, std::this_thread::get_id());
+  EXPECT_EQ(early->lease.status(), broken);
+  EXPECT_EQ(repository_->LoadNow(1), broken);
+  EXPECT_EQ(loader_->calls("m1"), 1);
+
+  // 10 s after the failure: tried again.
+  clock_.Advance(absl::Milliseconds(1));
+  std::unique_ptr<ModelRepository::Lease> lease = Lease(1);
+  ASSERT_NE(lease, nullptr);
+  EXPECT_EQ(loader_->calls("m1"), 2);
+  EXPECT_EQ(repository_->status(1).state, State::kLoaded);
+  EXPECT_EQ(repository_->status(1).failure, "");
+}
+
+TEST_F(ModelRepositoryTest, LoadNowLoadsAndWaitsWithoutHoldingALease) {
+  Make(kTwoModels);
+  EXPECT_TRUE(repository_->LoadNow(2).ok());
+  EXPECT_EQ(loader_->calls("m2"), 1);
+  const ModelRepository::SlotStatus status = repository_->status(2);
+  EXPECT_EQ(status.state, State::kLoaded);
+  EXPECT_EQ(status.leases, 0);
+  EXPECT_EQ(status.resident_bytes, kMeasured);
+  EXPECT_EQ(repository_->Loaded(2), model_);
+  // Again: already loaded, no second load.
+  EXPECT_TRUE(repository_->LoadNow(2).ok());
+  EXPECT_EQ(loader_->calls("m2"), 1);
+
+  // A failing load: its error.
+  const absl::Status broken = absl::InvalidArgumentError("bad checkpoint");
+  loader_->Fail("m0", broken);
+  EXPECT_EQ(repository_->LoadNow(0), broken);
+  EXPECT_EQ(repository_->status(0).state, State::kFailed);
+}
+
+TEST_F(ModelRepositoryTest, LoadNowUnloadsIdleModelsAsAcquireDoes) {
+  Make(kTwoModels);
+  ASSERT_TRUE(repository_->LoadNow(0).ok());
+  clock_.Advance(absl::Seconds(1));
+  ASSERT_TRUE(repository_->LoadNow(1).ok());
+  clock_.Advance(absl::Seconds(1));
+  ASSERT_TRUE(repository_->LoadNow(2).ok());
+  EXPECT_THAT(Unloaded(), ElementsAre(0));
+  EXPECT_EQ(repository_->status(0).state, State::kAvailable);
+  EXPECT_EQ(repository_->resident_bytes(), 2 * kMeasured);
+}
+
+TEST_F(ModelRepositoryTest, TheDestructorAnswersWaitingRequestsUnavailable) {
+  Make(kTwoModels);
+  absl::Notification& gate = loader_->Hold("m0");
+  std::shared_ptr<Answer> loading = Acquire(0);
+  ASSERT_TRUE(loader_->WaitForCalls("m0", 1));
+  std::shared_ptr<Answer> queued = Acquire(1);  // Behind m0's load.
+
+  // The destructor answers both at once, then waits for the held load to end.
+  std::thread stopping([this] { repository_.reset(); });
+  for (const auto& answer : {loading, queued}) {
+    if (!answer->Wait()) {
+      ADD_FAILURE() << "not answered";
+      continue;
+    }
+    EXPECT_EQ(answer->code(), absl::StatusCode::kUnavailable);
+    EXPECT_THAT(answer->message(), HasSubstr("the server is shutting down"));
+  }
+  gate.Notify();
+  stopping.join();
+  EXPECT_EQ(loader_->calls("m1"), 0);
+}
+
+}  // namespace
+}  // namespace mtserve
