@@ -115,6 +115,7 @@ absl::StatusOr<std::vector<ModelSpec>> ScanModelDirectory(const std::string& dir
   std::vector<ModelSpec> specs;
   for (const std::filesystem::path& folder : folders) {
     ModelSpec spec;
+    spec.on_demand = true;
     spec.dir = folder.string();
     spec.name = folder.filename().string();
     const std::filesystem::path settings = folder / "mtserve.json";

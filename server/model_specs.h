@@ -18,6 +18,8 @@ struct ModelSpec {
   std::string dir;
   // From "@TYPE" ("auto" already resolved for this CPU); none: --compute_type's.
   std::optional<ComputeType> compute_type;
+  // Loaded when a request first needs it (a --model_dir model not in --preload), not at start.
+  bool on_demand = false;
 };
 
 // --compute_type as absl flags hold it: the name given ("auto" stays "auto", so that --help

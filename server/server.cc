@@ -10,12 +10,15 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "base/status_macros.h"
 #include "grpc/grpc.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/server_builder.h"
 #include "model/compute_type.h"
 #include "model/model_config.h"
+#include "model/model_size.h"
 #include "server/ready_file.h"
+#include "serving/translator_engine.h"
 
 namespace mtserve {
 namespace {
@@ -190,20 +193,52 @@ std::function<void(int hangups)> Server::HangupHandler() const {
 }
 
 absl::Status Server::LoadModels() {
+  // What each model is, from its config files, without loading it.
+  std::vector<ModelRepository::Slot> slots;
   for (const ModelSpec& spec : config_.models) {
-    const absl::Time start = absl::Now();
-    absl::StatusOr<std::shared_ptr<const Model>> model = Model::Load(spec.dir, *spec.compute_type);
-    if (!model.ok()) return model.status();
-    const ModelConfig& config = (*model)->config();
-    metrics_->SetModelInfo({spec.name, config.source_lang, config.target_lang,
-                            ArchitectureSummary(config),
-                            std::string(ComputeTypeName((*model)->compute_type()))});
-    std::fprintf(stderr, "mtserve: model %s (%s; %s) loaded from %s in %.1f s\n", spec.name.c_str(),
-                 ArchitectureSummary(config).c_str(),
-                 std::string(ComputeTypeName((*model)->compute_type())).c_str(), spec.dir.c_str(),
-                 absl::ToDoubleSeconds(absl::Now() - start));
-    models_.push_back({spec.name, *model, nullptr});
-    engine_models_.push_back(*model);
+    absl::StatusOr<ModelConfig> config = LoadModelConfig(spec.dir);
+    if (!config.ok()) return config.status();
+    metrics_->SetModelInfo({spec.name, config->source_lang, config->target_lang,
+                            ArchitectureSummary(*config),
+                            std::string(ComputeTypeName(*spec.compute_type))});
+    absl::StatusOr<int64_t> bytes = EstimateModelBytes(spec.dir, *spec.compute_type);
+    if (!bytes.ok()) return bytes.status();
+    slots.push_back({spec.name, spec.dir, *spec.compute_type, *std::move(config), *bytes});
+  }
+  ModelRepository::Options options;
+  options.memory_budget = config_.model_memory;
+  options.measure = [](const Model& model) { return model.resident_bytes(); };
+  options.unloaded = [this](int slot) {
+    const std::string& name = repository_->slots()[slot].name;
+    std::fprintf(stderr, "mtserve: model %s unloaded (--model_memory)\n", name.c_str());
+    metrics_->RecordModelUnload(name);
+    if (scheduler_ != nullptr) scheduler_->ForgetModel(slot);
+  };
+  metrics_->SetModelMemoryBudget(config_.model_memory);
+  absl::StatusOr<std::unique_ptr<ModelRepository>> repository = ModelRepository::Create(
+      std::move(slots), std::move(options),
+      [metrics = metrics_.get()](const ModelRepository::Slot& slot) {
+        const absl::Time start = absl::Now();
+        absl::StatusOr<std::shared_ptr<const Model>> model =
+            Model::Load(slot.dir, slot.compute_type);
+        metrics->RecordModelLoad(slot.name, model.ok(), absl::ToDoubleSeconds(absl::Now() - start),
+                                 model.ok() ? (*model)->resident_bytes() : 0);
+        if (!model.ok()) {
+          std::fprintf(stderr, "mtserve: model %s failed to load: %s\n", slot.name.c_str(),
+                       std::string(model.status().message()).c_str());
+        } else {
+          std::fprintf(stderr, "mtserve: model %s (%s; %s) loaded from %s in %.1f s\n",
+                       slot.name.c_str(), ArchitectureSummary(slot.config).c_str(),
+                       std::string(ComputeTypeName(slot.compute_type)).c_str(), slot.dir.c_str(),
+                       absl::ToDoubleSeconds(absl::Now() - start));
+        }
+        return model;
+      });
+  if (!repository.ok()) return repository.status();
+  repository_ = *std::move(repository);
+  // --model and --preload models now: a server that cannot load them should not start.
+  for (size_t i = 0; i < config_.models.size(); ++i) {
+    if (!config_.models[i].on_demand) MT_RETURN_IF_ERROR(repository_->LoadNow(static_cast<int>(i)));
   }
   if (!config_.language_model.empty()) {
     const absl::Time start = absl::Now();
@@ -235,8 +270,16 @@ absl::Status Server::WriteReadyFile(absl::string_view state) const {
 }
 
 absl::Status Server::Serve() {
-  scheduler_ = std::make_unique<BatchScheduler>(engine_models_, config_.batching, metrics_.get());
-  core_->StartServing(std::move(models_), scheduler_.get());
+  std::vector<ModelConfig> configs;
+  for (const ModelRepository::Slot& slot : repository_->slots()) configs.push_back(slot.config);
+  // Each worker's engine finds a slot's model in the repository (a request holds it loaded).
+  scheduler_ = std::make_unique<BatchScheduler>(
+      std::move(configs), config_.batching, metrics_.get(),
+      [repository = repository_.get(), threads = config_.batching.threads_per_worker] {
+        return std::make_unique<TranslatorEngine>(
+            [repository](int slot) { return repository->Loaded(slot); }, threads);
+      });
+  core_->StartServing(repository_.get(), scheduler_.get());
   health_->SetServingStatus(true);
   health_->SetServingStatus(kServiceName, true);
   std::fprintf(stderr, "mtserve: serving (%d workers x %d threads)\n", config_.batching.workers,

@@ -22,6 +22,7 @@
 #include "serving/batch_scheduler.h"
 #include "serving/drain_gate.h"
 #include "serving/metrics.h"
+#include "serving/repository/model_repository.h"
 #include "serving/translation_core.h"
 #include "text/language_detector.h"
 
@@ -84,8 +85,9 @@ class Server {
   int grpc_port_ = 0;
   grpc::HealthCheckServiceInterface* health_ = nullptr;  // grpc_server_'s.
   std::unique_ptr<HttpFrontend> http_;                   // None without --http_listen.
-  std::vector<ServedModel> models_;                      // Loaded, until Serve hands them over.
-  std::vector<std::shared_ptr<const Model>> engine_models_;
+  // The served models (loaded at start or on demand); before the scheduler, which its unloads
+  // tell, and the core, which uses it.
+  std::unique_ptr<ModelRepository> repository_;
   std::unique_ptr<BatchScheduler> scheduler_;
 };
 

@@ -31,7 +31,13 @@ ABSL_FLAG(std::vector<std::string>, model_dir, {},
           "A directory of models to serve: each subfolder holding a checkpoint (a config.json) "
           "is one, named after the subfolder unless an mtserve.json in it sets \"name\" (and "
           "\"compute_type\"), after the --model ones, in name order. Repeatable (or "
-          "comma-separated). Every model is loaded at start");
+          "comma-separated). Each loads when a request first needs it (or at start: --preload)");
+ABSL_FLAG(std::vector<std::string>, preload, {},
+          "--model_dir models to load at start (by name) rather than when a request first needs "
+          "one. Repeatable (or comma-separated)");
+ABSL_FLAG(mtserve::ByteSize, model_memory, mtserve::ByteSize{0},
+          "The memory for loaded models (e.g. 2GiB): a model that must load when they fill it "
+          "first unloads the least recently used idle ones; 0: no limit, nothing unloaded");
 ABSL_FLAG(mtserve::ComputeTypeFlag, compute_type, {},
           "Arithmetic of the models' linear layers, for every model without its own @TYPE: "
           "float32, bfloat16 (needs AVX-512), int8, or auto (int8 where the CPU has AVX-512 VNNI "
@@ -207,6 +213,17 @@ absl::StatusOr<std::vector<ModelSpec>> ReadModels(int argc, char** argv) {
     MT_ASSIGN_OR_RETURN(specs, ParseModelSpecs(model_values, MTSERVE_DEFAULT_MODEL_DIR));
   }
   MT_ASSIGN_OR_RETURN(specs, JoinModelSpecs(std::move(specs), dirs));
+  std::vector<std::string> preload = RepeatedFlagValues(argc, argv, "preload");
+  if (preload.empty()) preload = absl::GetFlag(FLAGS_preload);
+  for (const std::string& name : preload) {
+    auto it = std::find_if(specs.begin(), specs.end(),
+                           [&](const ModelSpec& spec) { return spec.name == name; });
+    if (it == specs.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--preload=", name, ": no model of that name (in --model or --model_dir)"));
+    }
+    it->on_demand = false;
+  }
   if (specs.empty()) {
     return absl::InvalidArgumentError(absl::StrCat("--model_dir=", absl::StrJoin(dirs, ","),
                                                    ": no checkpoint (a subfolder with a "
@@ -334,6 +351,7 @@ absl::StatusOr<ServerConfig> ParseServerFlags(int argc, char** argv) {
   }
   ServerConfig config = ReadFlags();
   MT_ASSIGN_OR_RETURN(config.models, ReadModels(argc, argv));
+  config.model_memory = absl::GetFlag(FLAGS_model_memory).bytes;
   MT_RETURN_IF_ERROR(CheckLimits(config));
   MT_RETURN_IF_ERROR(CheckReadyFile(config.ready_file));
   return config;

@@ -20,6 +20,7 @@ namespace mtserve {
 struct ServerConfig {
   // Each with its compute type (--compute_type's unless it has its own), supported by this CPU.
   std::vector<ModelSpec> models;
+  int64_t model_memory = 0;  // Bytes of loaded models at most; 0: no limit.
   BatchingOptions batching;  // --workers resolved (0: the usable CPUs / --threads_per_worker).
   RequestLimits limits;
   int64_t cache_bytes = 0;

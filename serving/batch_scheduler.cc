@@ -24,7 +24,8 @@ BatchScheduler::BatchScheduler(std::vector<std::shared_ptr<const Model>> models,
                                const BatchingOptions& options, Metrics* metrics)
     : BatchScheduler(ConfigsOf(models), options, metrics,
                      [models, threads = options.threads_per_worker] {
-                       return std::make_unique<TranslatorEngine>(models, threads);
+                       return std::make_unique<TranslatorEngine>(
+                           [models](int model) { return models[model]; }, threads);
                      }) {}
 
 BatchScheduler::BatchScheduler(std::vector<ModelConfig> model_configs,
@@ -77,9 +78,16 @@ absl::Status BatchScheduler::Submit(QueuedRequest request) {
   return absl::OkStatus();
 }
 
-std::vector<TranslationTask> BatchScheduler::NextBatch(std::vector<DroppedTask>& dropped) {
+std::vector<TranslationTask> BatchScheduler::NextBatch(std::vector<DroppedTask>& dropped,
+                                                       size_t& forgotten_seen,
+                                                       std::vector<int>& forget) {
   absl::MutexLock lock(&mutex_);
   while (true) {
+    if (forgotten_seen < forgotten_.size()) {  // Dropped between decodes, before anything else.
+      forget.assign(forgotten_.begin() + forgotten_seen, forgotten_.end());
+      forgotten_seen = forgotten_.size();
+      return {};
+    }
     const absl::Time now = clock_();
     policy_.RemoveDeadTasks(now, dropped);
     if (!dropped.empty()) return {};  // Answer those first, without holding the lock.
@@ -127,13 +135,23 @@ void BatchScheduler::AnswerDropped(std::vector<DroppedTask>& dropped) {
   dropped.clear();
 }
 
+void BatchScheduler::ForgetModel(int model) {
+  absl::MutexLock lock(&mutex_);
+  forgotten_.push_back(model);
+  work_available_.SignalAll();
+}
+
 void BatchScheduler::WorkerLoop() {
   // Made on this thread: a Translator owns its thread's compute context.
   const std::unique_ptr<DecodeEngine> engine = engines_();
   std::vector<DroppedTask> dropped;
+  size_t forgotten_seen = 0;
+  std::vector<int> forget;
   while (true) {
-    std::vector<TranslationTask> batch = NextBatch(dropped);
-    const bool answered = !dropped.empty();
+    std::vector<TranslationTask> batch = NextBatch(dropped, forgotten_seen, forget);
+    const bool answered = !dropped.empty() || !forget.empty();
+    for (const int model : forget) engine->Forget(model);
+    forget.clear();
     AnswerDropped(dropped);
     if (batch.empty()) {
       if (answered) continue;

@@ -80,6 +80,10 @@ class BatchScheduler {
   // The same for `tasks` as one request of no API key.
   absl::Status Submit(std::vector<TranslationTask> tasks);
 
+  // Model `model` was unloaded: each worker's engine drops what it keeps of it (DecodeEngine::
+  // Forget) before its next decode, idle workers at once.
+  void ForgetModel(int model);
+
   // Finishes what is queued and running, then joins the workers. Later Submit()s fail.
   void Stop();
 
@@ -91,8 +95,10 @@ class BatchScheduler {
  private:
   void WorkerLoop();
   // Takes the texts to start a decode with, waiting as the policy says; empty once stopped and
-  // drained. Tasks that expired or were cancelled while queued are moved to `dropped`.
-  std::vector<TranslationTask> NextBatch(std::vector<DroppedTask>& dropped);
+  // drained. Tasks that expired or were cancelled while queued are moved to `dropped`, and models
+  // forgotten since `forgotten_seen` to `forget` (both returned at once, with no texts).
+  std::vector<TranslationTask> NextBatch(std::vector<DroppedTask>& dropped, size_t& forgotten_seen,
+                                         std::vector<int>& forget);
   // Takes the queued texts that may join a running decode of `key` holding `decoding` texts whose
   // longest source has `longest` tokens, after accounting for `finished` texts that left it.
   std::vector<TranslationTask> TakeJoiners(const std::string& key, int decoding, int longest,
@@ -109,6 +115,7 @@ class BatchScheduler {
   mutable absl::Mutex mutex_;
   absl::CondVar work_available_;
   BatchingPolicy policy_ ABSL_GUARDED_BY(mutex_);
+  std::vector<int> forgotten_ ABSL_GUARDED_BY(mutex_);  // Models forgotten, in order.
 
   std::vector<std::thread> workers_;
 };

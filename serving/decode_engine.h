@@ -41,6 +41,8 @@ class DecodeEngine {
   virtual absl::StatusOr<std::unique_ptr<EngineDecode>> Start(int model,
                                                               const DecodingOptions& options,
                                                               std::function<bool(int)> stopped) = 0;
+  // Model `model` was unloaded: drop whatever is kept of it (between decodes).
+  virtual void Forget(int model) {}
 };
 
 // Makes each worker's engine, on that worker's thread.

@@ -146,6 +146,28 @@ Metrics::Metrics()
                                   "no key; unknown: a key not in the file) and status code: OK, "
                                   "UNAUTHENTICATED, RESOURCE_EXHAUSTED (over a limit).")
                             .Register(*registry_)),
+      model_loads_(prometheus::BuildCounter()
+                       .Name("mtserve_model_loads_total")
+                       .Help("Model loads that ended, by model and result (ok, failed).")
+                       .Register(*registry_)),
+      model_load_seconds_(prometheus::BuildHistogram()
+                              .Name("mtserve_model_load_seconds")
+                              .Help("Time a model's load took (successful loads).")
+                              .Register(*registry_)),
+      model_unloads_(prometheus::BuildCounter()
+                         .Name("mtserve_model_unloads_total")
+                         .Help("Models unloaded to make room within --model_memory.")
+                         .Register(*registry_)),
+      model_resident_bytes_(prometheus::BuildGauge()
+                                .Name("mtserve_model_resident_bytes")
+                                .Help("Bytes a loaded model holds (0 once unloaded).")
+                                .Register(*registry_)),
+      model_memory_budget_(prometheus::BuildGauge()
+                               .Name("mtserve_model_memory_budget_bytes")
+                               .Help("--model_memory: the bytes loaded models may hold (0: no "
+                                     "limit).")
+                               .Register(*registry_)
+                               .Add({})),
       cache_hits_(prometheus::BuildCounter()
                       .Name("mtserve_cache_hits_total")
                       .Help("Sentences answered from the translation cache.")
@@ -166,6 +188,23 @@ Metrics::Metrics()
                        .Help("Bytes the translation cache holds (at most --cache_bytes).")
                        .Register(*registry_)
                        .Add({})) {}
+
+void Metrics::RecordModelLoad(const std::string& model, bool ok, double seconds, int64_t bytes) {
+  model_loads_.Add({{"model", model}, {"result", ok ? "ok" : "failed"}}).Increment();
+  if (!ok) return;
+  static const auto* const kBuckets = new auto(ExponentialBuckets(0.01, 2, 14));  // to ~80 s
+  model_load_seconds_.Add({{"model", model}}, *kBuckets).Observe(seconds);
+  model_resident_bytes_.Add({{"model", model}}).Set(static_cast<double>(bytes));
+}
+
+void Metrics::RecordModelUnload(const std::string& model) {
+  model_unloads_.Add({{"model", model}}).Increment();
+  model_resident_bytes_.Add({{"model", model}}).Set(0);
+}
+
+void Metrics::SetModelMemoryBudget(int64_t bytes) {
+  model_memory_budget_.Set(static_cast<double>(bytes));
+}
 
 std::unique_ptr<Metrics> Metrics::Create() { return std::unique_ptr<Metrics>(new Metrics()); }
 

@@ -54,6 +54,12 @@ class Metrics {
   // or "unknown", so the label stays bounded by the file; `code` as for RecordRequest.
   void RecordApiKeyRequest(const std::string& key, const std::string& code);
 
+  // The model repository (repository/model_repository.h): a load that ended (`ok` or not) after
+  // `seconds`, the model then holding `bytes`; an unload; the budget (0: none).
+  void RecordModelLoad(const std::string& model, bool ok, double seconds, int64_t bytes);
+  void RecordModelUnload(const std::string& model);
+  void SetModelMemoryBudget(int64_t bytes);
+
   // The text exposition format, as /metrics serves it.
   std::string Scrape() const;
 
@@ -74,6 +80,11 @@ class Metrics {
   prometheus::Family<prometheus::Gauge>& queued_texts_;
   prometheus::Family<prometheus::Gauge>& in_flight_;
   prometheus::Family<prometheus::Counter>& api_key_requests_;
+  prometheus::Family<prometheus::Counter>& model_loads_;
+  prometheus::Family<prometheus::Histogram>& model_load_seconds_;
+  prometheus::Family<prometheus::Counter>& model_unloads_;
+  prometheus::Family<prometheus::Gauge>& model_resident_bytes_;
+  prometheus::Gauge& model_memory_budget_;
   prometheus::Counter& cache_hits_;
   prometheus::Counter& cache_misses_;
   prometheus::Gauge& cache_entries_;

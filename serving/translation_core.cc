@@ -1,6 +1,7 @@
 #include "serving/translation_core.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <set>
 #include <utility>
@@ -44,6 +45,17 @@ absl::Status Within(absl::string_view where, const absl::Status& status) {
 
 }  // namespace
 
+// What the core serves, made once by StartServing.
+struct TranslationCore::Serving {
+  ModelRepository* repository;
+  // Per slot: its source language's sentence rules (null: texts taken whole).
+  std::vector<std::shared_ptr<const SentenceSplitter>> splitters;
+  LanguageRoutes routes;
+  BatchScheduler* scheduler;
+
+  const std::vector<ModelRepository::Slot>& slots() const { return repository->slots(); }
+};
+
 // A request between Translate and its answer; shared by the tasks of its texts.
 struct TranslationCore::Pending {
   Request request;
@@ -53,9 +65,9 @@ struct TranslationCore::Pending {
   std::string model_name;  // The metrics' label: the model that translates, once chosen.
   std::string api_key;     // The name of the key it presented, when keys are required.
   bool accepted = false;   // Counted in flight (and its texts as tokenising).
-  // The served models when it was accepted, and per text the one that translates it (-1: none,
-  // for a text routed by language that no model reads: routed[i].status says why).
-  std::vector<ServedModel> served;
+  // What was served when it was accepted, and per text the model (slot) that translates it (-1:
+  // none, for a text routed by language that no model reads: routed[i].status says why).
+  std::shared_ptr<const Serving> serving;
   int named_model = -1;  // The model the request named (or the default), unless routed.
   std::vector<int> text_model;
   std::vector<RoutedText> routed;  // Per text when routed by language.
@@ -67,6 +79,8 @@ struct TranslationCore::Pending {
   // queued, read when the last one finishes.
   std::vector<std::unique_ptr<Document>> documents;
   absl::Mutex mutex;
+  // The models its texts need, held loaded while it runs (ModelRepository::Lease), by slot.
+  std::map<int, std::unique_ptr<ModelRepository::Lease>> leases ABSL_GUARDED_BY(mutex);
   std::vector<std::vector<TranslationResult>> results ABSL_GUARDED_BY(mutex);
   int unanswered ABSL_GUARDED_BY(mutex) = 0;
   absl::Status status ABSL_GUARDED_BY(mutex);
@@ -92,39 +106,77 @@ TranslationCore::TranslationCore(const RequestLimits& limits, int max_queued_tex
 TranslationCore::~TranslationCore() = default;
 
 void TranslationCore::StartServing(std::vector<ServedModel> models, BatchScheduler* scheduler) {
-  for (ServedModel& served : models) {
-    if (served.splitter != nullptr) continue;
-    absl::StatusOr<std::unique_ptr<SentenceSplitter>> splitter =
-        SplitterForLanguage(served.model->config().source_lang);
-    // Without ICU's data (never seen) texts are taken whole rather than not at all.
-    if (splitter.ok()) served.splitter = *std::move(splitter);
+  std::vector<ModelRepository::Slot> slots;
+  std::vector<std::shared_ptr<const SentenceSplitter>> splitters;
+  for (const ServedModel& served : models) {
+    slots.push_back({served.name, served.model->dir(), served.model->compute_type(),
+                     served.model->config(), 0});
+    splitters.push_back(served.splitter);
   }
+  // Nothing to load: each slot's loader hands over the model given.
+  absl::StatusOr<std::unique_ptr<ModelRepository>> repository = ModelRepository::Create(
+      std::move(slots), {},
+      [models](const ModelRepository::Slot& slot) -> absl::StatusOr<std::shared_ptr<const Model>> {
+        for (const ServedModel& served : models) {
+          if (served.name == slot.name) return served.model;
+        }
+        return absl::InternalError(absl::StrCat("no model ", slot.name));
+      });
+  // Without a budget Create cannot fail, nor can handing over a loaded model.
+  for (size_t i = 0; i < models.size(); ++i) {
+    (*repository)->LoadNow(static_cast<int>(i)).IgnoreError();
+  }
+  owned_repository_ = *std::move(repository);
+  Serve(owned_repository_.get(), std::move(splitters), scheduler);
+}
+
+void TranslationCore::StartServing(ModelRepository* repository, BatchScheduler* scheduler) {
+  Serve(repository, {}, scheduler);
+}
+
+void TranslationCore::Serve(ModelRepository* repository,
+                            std::vector<std::shared_ptr<const SentenceSplitter>> splitters,
+                            BatchScheduler* scheduler) {
+  const std::vector<ModelRepository::Slot>& slots = repository->slots();
+  splitters.resize(slots.size());
   std::vector<LanguageRoutes::Pair> pairs;
-  for (const ServedModel& m : models) {
-    pairs.push_back({m.name, m.model->config().source_lang, m.model->config().target_lang});
+  for (size_t i = 0; i < slots.size(); ++i) {
+    pairs.push_back({slots[i].name, slots[i].config.source_lang, slots[i].config.target_lang});
+    if (splitters[i] != nullptr) continue;
+    absl::StatusOr<std::unique_ptr<SentenceSplitter>> splitter =
+        SplitterForLanguage(slots[i].config.source_lang);
+    // Without ICU's data (never seen) texts are taken whole rather than not at all.
+    if (splitter.ok()) splitters[i] = *std::move(splitter);
   }
-  auto routes = std::make_shared<const LanguageRoutes>(std::move(pairs));
+  auto serving = std::make_shared<const Serving>(
+      Serving{repository, std::move(splitters), LanguageRoutes(std::move(pairs)), scheduler});
   absl::MutexLock lock(&mutex_);
-  models_ = std::move(models);
-  routes_ = std::move(routes);
-  scheduler_ = scheduler;
+  serving_ = std::move(serving);
 }
 
-std::vector<ServedModel> TranslationCore::models() const {
+const ModelRepository* TranslationCore::repository() const {
   absl::ReaderMutexLock lock(&mutex_);
-  return scheduler_ == nullptr ? std::vector<ServedModel>() : models_;
+  return serving_ == nullptr ? nullptr : serving_->repository;
 }
 
-absl::StatusOr<int> TranslationCore::FindModel(const std::string& name) const {
+absl::StatusOr<std::shared_ptr<const TranslationCore::Serving>> TranslationCore::CurrentServing()
+    const {
   if (drain_->draining()) return absl::UnavailableError("the server is shutting down");
   absl::ReaderMutexLock lock(&mutex_);
-  if (scheduler_ == nullptr) return absl::UnavailableError("the server is loading its models");
+  if (serving_ == nullptr) return absl::UnavailableError("the server is loading its models");
+  return serving_;
+}
+
+absl::StatusOr<int> TranslationCore::FindModel(const Serving& serving, const std::string& name) {
   if (name.empty()) return 0;
-  for (size_t i = 0; i < models_.size(); ++i) {
-    if (models_[i].name == name) return static_cast<int>(i);
+  const std::vector<ModelRepository::Slot>& slots = serving.slots();
+  for (size_t i = 0; i < slots.size(); ++i) {
+    if (slots[i].name == name) return static_cast<int>(i);
   }
   std::string served;
-  for (const ServedModel& m : models_) absl::StrAppend(&served, served.empty() ? "" : ", ", m.name);
+  for (const ModelRepository::Slot& m : slots) {
+    absl::StrAppend(&served, served.empty() ? "" : ", ", m.name);
+  }
   return absl::NotFoundError(
       absl::StrCat("model \"", Excerpt(name), "\" is not served; this server has: ", served));
 }
@@ -151,11 +203,11 @@ absl::Status TranslationCore::ChooseModels(Pending& pending) const {
       return absl::InvalidArgumentError(absl::StrCat(r.target_field, ": required with ",
                                                      r.source_field, " (or name a model instead)"));
     }
-    MT_ASSIGN_OR_RETURN(const int model, FindModel(r.model));
-    pending.served = models();
+    MT_ASSIGN_OR_RETURN(pending.serving, CurrentServing());
+    MT_ASSIGN_OR_RETURN(const int model, FindModel(*pending.serving, r.model));
     pending.named_model = model;
     pending.text_model.assign(texts, model);
-    pending.model_name = pending.served[model].name;
+    pending.model_name = pending.serving->slots()[model].name;
     return absl::OkStatus();
   }
   if (!r.model.empty()) {
@@ -163,13 +215,9 @@ absl::Status TranslationCore::ChooseModels(Pending& pending) const {
         "model and ", r.target_field, ": give one or the other (model \"", Excerpt(r.model), "\", ",
         r.target_field, " \"", Excerpt(r.target_language), "\")"));
   }
-  MT_RETURN_IF_ERROR(FindModel("").status());  // Loading or draining.
-  std::shared_ptr<const LanguageRoutes> routes;
-  {
-    absl::ReaderMutexLock lock(&mutex_);
-    routes = routes_;
-    pending.served = models_;
-  }
+  MT_ASSIGN_OR_RETURN(pending.serving, CurrentServing());
+  const LanguageRoutes* const routes = &pending.serving->routes;
+  const std::vector<ModelRepository::Slot>& slots = pending.serving->slots();
   const std::vector<std::string> sources = routes->SourcesInto(r.target_language);
   if (sources.empty()) {
     return absl::InvalidArgumentError(
@@ -185,9 +233,9 @@ absl::Status TranslationCore::ChooseModels(Pending& pending) const {
     }
     pending.text_model.assign(texts, *model);
     RoutedText routed;
-    routed.model = pending.served[*model].name;
+    routed.model = slots[*model].name;
     pending.routed.assign(texts, routed);
-    pending.model_name = pending.served[*model].name;
+    pending.model_name = slots[*model].name;
     return absl::OkStatus();
   }
   const LanguageDetector* const detector = detector_.load();
@@ -214,7 +262,7 @@ absl::Status TranslationCore::ChooseModels(Pending& pending) const {
       routed.status = Within(FieldName(r, i), detected.status);
       continue;
     }
-    routed.model = pending.served[detected.model].name;
+    routed.model = slots[detected.model].name;
     used.insert(routed.model);
   }
   pending.model_name = used.empty() ? kNoModel : used.size() == 1 ? *used.begin() : kSeveralModels;
@@ -243,13 +291,13 @@ void TranslationCore::Translate(Request request, std::shared_ptr<Call> call, Don
       MT_RETURN_IF_ERROR(CheckUtf8(r.texts[i], FieldName(r, i)));
     }
     MT_RETURN_IF_ERROR(ChooseModels(*pending));
-    pending->options.resize(pending->served.size());
+    const std::vector<ModelRepository::Slot>& slots = pending->serving->slots();
+    pending->options.resize(slots.size());
     // The options checked against each model that translates, and the one named even for no text.
     auto check_options = [&](int m) -> absl::Status {
       if (m < 0 || pending->options[m].has_value()) return absl::OkStatus();
-      MT_ASSIGN_OR_RETURN(
-          pending->options[m],
-          ToDecodingOptions(r.options, pending->served[m].model->config(), limits_));
+      MT_ASSIGN_OR_RETURN(pending->options[m],
+                          ToDecodingOptions(r.options, slots[m].config, limits_));
       return absl::OkStatus();
     };
     MT_RETURN_IF_ERROR(check_options(pending->named_model));
@@ -278,26 +326,67 @@ void TranslationCore::Translate(Request request, std::shared_ptr<Call> call, Don
     return;
   }
   if (metrics_ != nullptr) metrics_->InFlightRequests(pending->model_name).Increment();
-  pool_.Run([this, pending] { Start(pending); });
+  Acquire(std::move(pending));
+}
+
+void TranslationCore::Acquire(std::shared_ptr<Pending> pending) {
+  std::set<int> needed(pending->text_model.begin(), pending->text_model.end());
+  needed.erase(-1);
+  if (needed.empty()) {
+    pool_.Run([this, pending] { Start(pending); });
+    return;
+  }
+  // Each model's lease comes at once when it is loaded, else once it is (on the repository's
+  // loader thread); the last one starts the request.
+  auto left = std::make_shared<std::atomic<int>>(static_cast<int>(needed.size()));
+  for (const int slot : needed) {
+    pending->serving->repository->Acquire(
+        slot, pending->request.deadline,
+        [this, pending, left, slot](absl::StatusOr<std::unique_ptr<ModelRepository::Lease>> lease) {
+          {
+            absl::MutexLock lock(&pending->mutex);
+            if (lease.ok()) {
+              pending->leases[slot] = *std::move(lease);
+            } else {
+              pending->Fail(Within(absl::StrCat("model ", pending->serving->slots()[slot].name),
+                                   lease.status()));
+            }
+          }
+          if (left->fetch_sub(1) != 1) return;
+          absl::Status failed;
+          {
+            absl::MutexLock lock(&pending->mutex);
+            failed = pending->status;
+          }
+          if (failed.ok()) {
+            pool_.Run([this, pending] { Start(pending); });
+          } else {
+            Admitted(static_cast<int>(pending->request.texts.size()));
+            Finish(*pending, failed);
+          }
+        });
+  }
 }
 
 void TranslationCore::Start(std::shared_ptr<Pending> pending) {
   const Request& r = pending->request;
   const int texts = static_cast<int>(r.texts.size());
-  BatchScheduler* scheduler;
+  BatchScheduler* const scheduler = pending->serving->scheduler;
+  const std::vector<ModelRepository::Slot>& slots = pending->serving->slots();
+  // The models held for it, by slot (their leases were all given before it started).
+  std::map<int, std::shared_ptr<const Model>> loaded;
   {
-    absl::ReaderMutexLock lock(&mutex_);
-    scheduler = scheduler_;
+    absl::MutexLock lock(&pending->mutex);
+    for (const auto& [slot, lease] : pending->leases) loaded[slot] = lease->model();
   }
   const DocumentFormat format = r.options.format == RequestedOptions::kHtml
                                     ? DocumentFormat::kHtml
                                     : DocumentFormat::kPlainText;
   auto rules = [&](int model) {
-    const ServedModel& served = pending->served[model];
     SentenceRules rules;
-    rules.splitter = r.options.split_sentences ? served.splitter.get() : nullptr;
-    rules.tokenizer = &served.model->tokenizer();
-    rules.max_tokens = MaxInputTokens(served.model->config(), limits_);
+    rules.splitter = r.options.split_sentences ? pending->serving->splitters[model].get() : nullptr;
+    rules.tokenizer = &loaded.at(model)->tokenizer();
+    rules.max_tokens = MaxInputTokens(slots[model].config, limits_);
     return rules;
   };
   // Polled between sentences and pieces: a long text stops costing soon after its caller goes.
@@ -313,7 +402,7 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
     std::optional<std::string> key;  // In the cache.
     bool alignment = false;          // Decoded with the alignment.
   };
-  std::vector<std::vector<Miss>> misses(pending->served.size());
+  std::vector<std::vector<Miss>> misses(slots.size());
   struct Hit {
     int text;
     size_t sentence;
@@ -339,7 +428,7 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
       }
       pending->documents[i] = *std::move(document);
       Document& text = *pending->documents[i];
-      const ModelConfig& config = pending->served[model].model->config();
+      const ModelConfig& config = slots[model].config;
       for (size_t j = 0; j < text.sentences().size(); ++j) {
         const SourceSentence& sentence = text.sentences()[j];
         // HTML's inline markup and the runs of characters the model cannot spell are placed by
@@ -401,7 +490,7 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
     const int count = static_cast<int>(sentences->size());
     QueuedRequest request;
     request.group = pending->api_key;
-    request.model_name = pending->served[model].name;
+    request.model_name = slots[model].name;
     request.texts = count;
     request.deadline = r.deadline;
     request.cancelled = [call = pending->call] { return call->cancelled(); };
@@ -413,7 +502,7 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
       Document& text = *pending->documents[i];
       TranslationTask task;
       task.model = model;
-      task.model_name = pending->served[model].name;
+      task.model_name = pending->serving->slots()[model].name;
       task.source_ids = std::move(text.sentences()[j].ids);  // Joining needs only the ranges.
       task.options = *pending->options[model];
       task.options.return_alignment = miss.alignment;
@@ -471,9 +560,9 @@ void TranslationCore::Answer(Pending& pending) {
       std::set<int> models(pending.text_model.begin(), pending.text_model.end());
       models.erase(-1);
       if (pending.named_model >= 0) {
-        reply.model = pending.served[pending.named_model].name;
+        reply.model = pending.serving->slots()[pending.named_model].name;
       } else if (models.size() == 1) {
-        reply.model = pending.served[*models.begin()].name;
+        reply.model = pending.serving->slots()[*models.begin()].name;
       }
       for (size_t i = 0; i < pending.documents.size(); ++i) {
         const int m = pending.text_model[i];
@@ -484,7 +573,7 @@ void TranslationCore::Answer(Pending& pending) {
         const DecodingOptions& options = *pending.options[m];
         TextTranslation& joined = reply.translations.emplace_back(
             JoinDocument(*pending.documents[i], std::move(pending.results[i]),
-                         options.num_hypotheses, pending.served[m].model->tokenizer()));
+                         options.num_hypotheses, pending.leases.at(m)->model()->tokenizer()));
         if (!options.return_alignment) {
           for (Hypothesis& h : joined.hypotheses) h.alignment.clear();
         }
@@ -499,10 +588,13 @@ void TranslationCore::Answer(Pending& pending) {
 }
 
 void TranslationCore::Finish(Pending& pending, absl::StatusOr<Reply> reply) {
+  // Its models are no longer held once it is answered (destroyed after `done`, outside the lock).
+  std::map<int, std::unique_ptr<ModelRepository::Lease>> leases;
   {
     absl::MutexLock lock(&pending.mutex);
     if (pending.finished) return;
     pending.finished = true;
+    leases.swap(pending.leases);
   }
   if (metrics_ != nullptr) {
     metrics_->RecordRequest(pending.request.frontend, pending.model_name, pending.request.method,
@@ -527,13 +619,8 @@ absl::StatusOr<DetectionReply> TranslationCore::Detect(const DetectionRequest& r
       return absl::UnimplementedError(
           "language detection is off on this server (its --language_model is empty)");
     }
-    std::shared_ptr<const LanguageRoutes> routes;
-    {
-      absl::ReaderMutexLock lock(&mutex_);
-      routes = routes_;
-    }
-    if (routes == nullptr) return absl::UnavailableError("the server is loading its models");
-    if (drain_->draining()) return absl::UnavailableError("the server is shutting down");
+    MT_ASSIGN_OR_RETURN(const std::shared_ptr<const Serving> serving, CurrentServing());
+    const LanguageRoutes* const routes = &serving->routes;
     MT_RETURN_IF_ERROR(CheckTextCount(request.texts.size(), request.texts_field, limits_));
     for (size_t i = 0; i < request.texts.size(); ++i) {
       const std::string field = FieldName(request, i);

@@ -26,6 +26,7 @@
 #include "serving/drain_gate.h"
 #include "serving/language_routes.h"
 #include "serving/metrics.h"
+#include "serving/repository/model_repository.h"
 #include "serving/request_limits.h"
 #include "serving/state/sentence_cache.h"
 #include "serving/translation_request.h"
@@ -92,10 +93,14 @@ class TranslationCore {
   // one request and no characters.
   absl::StatusOr<DetectionReply> Detect(const DetectionRequest& request);
 
-  // Until this is called requests get UNAVAILABLE (models loading). The first model is the
-  // default. `scheduler` was made with the same models, in the same order. Each model's texts
-  // are split into sentences by the rules of its source language (root rules when it has none
-  // ICU knows).
+  // Until this is called requests get UNAVAILABLE (models loading). Serves `repository`'s models
+  // (it outlives the core), loading each when a request first needs it: the first is the
+  // default. `scheduler` was made for the same slots, its engines finding each slot's model in
+  // the repository. Each model's texts are split into sentences by the rules of its source
+  // language (root rules when it has none ICU knows).
+  void StartServing(ModelRepository* repository, BatchScheduler* scheduler);
+  // The same for models already loaded (a repository of them, without a budget, owned by the
+  // core), `scheduler` made with the same models in the same order.
   void StartServing(std::vector<ServedModel> models, BatchScheduler* scheduler);
 
   // Translates `request`; `call` cancels it.
@@ -105,16 +110,23 @@ class TranslationCore {
   // does not parse, say).
   void RecordRefused(Frontend frontend, const std::string& method, const absl::Status& status);
 
-  // The served models (empty while loading), the default first.
-  std::vector<ServedModel> models() const;
+  // The served models, the default first, with their states (null while loading).
+  const ModelRepository* repository() const;
   const RequestLimits& limits() const { return limits_; }
 
  private:
+  struct Serving;
   struct Pending;
 
-  // The model index for `name` (empty: the default): NOT_FOUND if not served, UNAVAILABLE while
-  // loading or draining.
-  absl::StatusOr<int> FindModel(const std::string& name) const;
+  // What is served, or UNAVAILABLE while loading or draining.
+  absl::StatusOr<std::shared_ptr<const Serving>> CurrentServing() const;
+  void Serve(ModelRepository* repository,
+             std::vector<std::shared_ptr<const SentenceSplitter>> splitters,
+             BatchScheduler* scheduler);
+  // The slot of model `name` (empty: the default): NOT_FOUND if not served.
+  static absl::StatusOr<int> FindModel(const Serving& serving, const std::string& name);
+  // Holds the models `pending`'s texts need (loading them if they are not), then starts it.
+  void Acquire(std::shared_ptr<Pending> pending);
   // The served model of each text of `pending` (by name, or by languages: routing and detection),
   // or why the request is refused.
   absl::Status ChooseModels(Pending& pending) const;
@@ -137,11 +149,11 @@ class TranslationCore {
   // In the process today (LocalSentenceCache); a store shared by replicas later.
   std::unique_ptr<SentenceCache> cache_;
 
+  // The repository StartServing made of loaded models.
+  std::unique_ptr<ModelRepository> owned_repository_;
+
   mutable absl::Mutex mutex_;
-  std::vector<ServedModel> models_ ABSL_GUARDED_BY(mutex_);
-  // The served models' language pairs, made with them (null while loading).
-  std::shared_ptr<const LanguageRoutes> routes_ ABSL_GUARDED_BY(mutex_);
-  BatchScheduler* scheduler_ ABSL_GUARDED_BY(mutex_) = nullptr;
+  std::shared_ptr<const Serving> serving_ ABSL_GUARDED_BY(mutex_);  // Null while loading.
   // Texts accepted whose sentences are not all admitted to the scheduler's queue.
   int waiting_texts_ ABSL_GUARDED_BY(mutex_) = 0;
 

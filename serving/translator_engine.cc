@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "model/tokenizer.h"
 
 namespace mtserve {
@@ -39,13 +40,21 @@ class TranslatorDecode : public EngineDecode {
 
 }  // namespace
 
-TranslatorEngine::TranslatorEngine(std::vector<std::shared_ptr<const Model>> models, int threads)
-    : models_(std::move(models)), threads_(threads), translators_(models_.size()) {}
+TranslatorEngine::TranslatorEngine(ModelLookup models, int threads)
+    : models_(std::move(models)), threads_(threads) {}
 
 absl::StatusOr<std::unique_ptr<EngineDecode>> TranslatorEngine::Start(
     int model, const DecodingOptions& options, std::function<bool(int)> stopped) {
+  std::shared_ptr<const Model> loaded = models_(model);
+  // Its texts' request holds it loaded (a lease): not seen unless that request already ended.
+  if (loaded == nullptr) {
+    return absl::UnavailableError(absl::StrCat("model ", model, " was unloaded"));
+  }
   std::unique_ptr<Translator>& translator = translators_[model];
-  if (translator == nullptr) translator = std::make_unique<Translator>(models_[model], threads_);
+  // A model unloaded and loaded again is another Model.
+  if (translator == nullptr || &translator->model() != loaded.get()) {
+    translator = std::make_unique<Translator>(std::move(loaded), threads_);
+  }
   absl::StatusOr<std::unique_ptr<DecodeSession>> session =
       translator->StartDecoding(options, std::move(stopped));
   if (!session.ok()) return session.status();

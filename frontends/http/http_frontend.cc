@@ -216,7 +216,8 @@ std::optional<HttpAnswer> HttpFrontend::Route(const HttpRequest& head) {
     if (method != "GET" && method != "HEAD") return MethodNotAllowed(head, "GET, HEAD");
     // Live while the process answers; ready as the gRPC health of the Translator: SERVING once
     // the models are loaded, until draining.
-    const bool ready = path == "/healthz" || (!drain_->draining() && !core_->models().empty());
+    const bool ready =
+        path == "/healthz" || (!drain_->draining() && core_->repository() != nullptr);
     return Answer(ready ? 200 : 503, kJson,
                   absl::StrCat("{\"status\":\"", ready ? "SERVING" : "NOT_SERVING", "\"}\n"));
   }

@@ -131,13 +131,14 @@ absl::StatusOr<std::string> LibreTranslateAnswer(const LibreTranslateRequest& re
 }
 
 absl::StatusOr<std::string> LibreTranslateLanguages(const TranslationCore& core) {
-  const std::vector<ServedModel> models = core.models();
-  if (models.empty()) return absl::UnavailableError("the server is loading its models");
+  const ModelRepository* repository = core.repository();
+  if (repository == nullptr) return absl::UnavailableError("the server is loading its models");
+  const std::vector<ModelRepository::Slot>& models = repository->slots();
   // Every language a model reads or writes: LibreTranslate's clients check a target against
   // these codes too.
   std::map<std::string, std::set<std::string>> targets;
-  for (const ServedModel& served : models) {
-    const ModelConfig& c = served.model->config();
+  for (const ModelRepository::Slot& served : models) {
+    const ModelConfig& c = served.config;
     if (c.source_lang.empty() || c.target_lang.empty()) continue;  // Not routable by language.
     targets[c.source_lang].insert(c.target_lang);
     targets[c.target_lang];
@@ -152,7 +153,7 @@ absl::StatusOr<std::string> LibreTranslateLanguages(const TranslationCore& core)
 }
 
 std::string LibreTranslateSettings(const TranslationCore& core) {
-  const std::vector<ServedModel> models = core.models();
+  const ModelRepository* repository = core.repository();
   auto language = [](const std::string& code) {
     return Json{{"code", code}, {"name", LanguageName(code)}};
   };
@@ -167,8 +168,8 @@ std::string LibreTranslateSettings(const TranslationCore& core) {
       {"filesTranslation", false},
       {"supportedFilesFormat", Json::array()},
   };
-  if (!models.empty()) {
-    const ModelConfig& c = models.front().model->config();
+  if (repository != nullptr && !repository->slots().empty()) {
+    const ModelConfig& c = repository->slots().front().config;
     settings["language"] = {{"source", language(c.source_lang)},
                             {"target", language(c.target_lang)}};
   }

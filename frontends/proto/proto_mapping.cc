@@ -12,8 +12,10 @@ namespace {
 
 // The eos id of the served model `name`, for counting target tokens.
 int EosId(const TranslationCore& core, const std::string& name) {
-  for (const ServedModel& served : core.models()) {
-    if (served.name == name) return served.model->config().eos_token_id;
+  const ModelRepository* repository = core.repository();
+  if (repository == nullptr) return -1;
+  for (const ModelRepository::Slot& slot : repository->slots()) {
+    if (slot.name == name) return slot.config.eos_token_id;
   }
   return -1;
 }
@@ -104,13 +106,14 @@ v1::TranslateStreamResponse ToStreamResponse(const TranslationCore& core, std::s
 absl::StatusOr<v1::ListModelsResponse> ListModels(const TranslationCore& core,
                                                   const std::optional<std::string>& api_key) {
   MT_RETURN_IF_ERROR(core.CheckApiKey(api_key, /*charge_request=*/true));
-  const std::vector<ServedModel> models = core.models();
-  if (models.empty()) return absl::UnavailableError("the server is loading its models");
+  const ModelRepository* repository = core.repository();
+  if (repository == nullptr) return absl::UnavailableError("the server is loading its models");
+  const std::vector<ModelRepository::Slot>& models = repository->slots();
   const RequestLimits& limits = core.limits();
   v1::ListModelsResponse response;
   for (size_t i = 0; i < models.size(); ++i) {
-    const ServedModel& served = models[i];
-    const ModelConfig& c = served.model->config();
+    const ModelRepository::Slot& served = models[i];
+    const ModelConfig& c = served.config;
     v1::ModelInfo* info = response.add_models();
     info->set_name(served.name);
     info->set_is_default(i == 0);
@@ -123,10 +126,28 @@ absl::StatusOr<v1::ListModelsResponse> ListModels(const TranslationCore& core,
     info->set_attention_heads(c.encoder_attention_heads);
     info->set_ffn_dim(c.encoder_ffn_dim);
     info->set_vocab_size(c.vocab_size);
-    info->set_compute_type(std::string(ComputeTypeName(served.model->compute_type())));
-    info->set_max_input_tokens(MaxInputTokens(served.model->config(), limits));
-    info->set_max_output_tokens(MaxOutputTokens(served.model->config(), limits));
-    info->set_path(served.model->dir());
+    info->set_compute_type(std::string(ComputeTypeName(served.compute_type)));
+    info->set_max_input_tokens(MaxInputTokens(c, limits));
+    info->set_max_output_tokens(MaxOutputTokens(c, limits));
+    info->set_path(served.dir);
+    const ModelRepository::SlotStatus status = repository->status(static_cast<int>(i));
+    switch (status.state) {
+      case ModelRepository::State::kAvailable:
+        info->set_state(v1::MODEL_STATE_AVAILABLE);
+        break;
+      case ModelRepository::State::kLoading:
+        info->set_state(v1::MODEL_STATE_LOADING);
+        break;
+      case ModelRepository::State::kLoaded:
+        info->set_state(v1::MODEL_STATE_LOADED);
+        break;
+      case ModelRepository::State::kFailed:
+        info->set_state(v1::MODEL_STATE_FAILED);
+        break;
+    }
+    info->set_failure(status.failure);
+    info->set_resident_bytes(static_cast<uint64_t>(status.resident_bytes));
+    info->set_estimated_bytes(static_cast<uint64_t>(served.estimated_bytes));
   }
   v1::RequestLimits* served_limits = response.mutable_limits();
   served_limits->set_max_texts_per_request(limits.max_texts_per_request);

@@ -305,10 +305,12 @@ def parse_proto(text):
 
 
 # Proto scalar types and the JSON schema type the front end's mapping gives them (bytes: a JSON
-# string of the text itself).
+# string of the text itself). 64-bit integers are written as decimal strings in answers and read
+# as numbers or strings in requests.
 SCALARS = {"uint32": "integer", "int32": "integer", "uint64": "integer", "int64": "integer",
            "float": "number", "double": "number", "bool": "boolean", "string": "string",
            "bytes": "string"}
+ANSWER_SCALARS = {**SCALARS, "uint64": "string", "int64": "string"}
 
 
 def schema_kind(api, schema):
@@ -438,7 +440,7 @@ class ProtoTest(OpenApiTestCase):
                         problems.append(f"{field} is repeated but not an array")
                         continue
                     prop = prop["items"]
-                want = SCALARS.get(type_, type_)
+                want = (ANSWER_SCALARS if name in self.in_answers else SCALARS).get(type_, type_)
                 if schema_kind(self.api, prop) != want:
                     problems.append(f"{field}: {schema_kind(self.api, prop)}, want {want}")
             # Answers print every field but message ones that are unset; requests need none.
