@@ -38,6 +38,10 @@ ABSL_FLAG(std::vector<std::string>, preload, {},
 ABSL_FLAG(mtserve::ByteSize, model_memory, mtserve::ByteSize{0},
           "The memory for loaded models (e.g. 2GiB): a model that must load when they fill it "
           "first unloads the least recently used idle ones; 0: no limit, nothing unloaded");
+ABSL_FLAG(int, max_cold_loads_per_minute, 30,
+          "Models one caller (an API key; all callers without keys together) may have loaded per "
+          "minute, in bursts of as many: a request needing one more is refused "
+          "RESOURCE_EXHAUSTED; 0: no limit");
 ABSL_FLAG(mtserve::ComputeTypeFlag, compute_type, {},
           "Arithmetic of the models' linear layers, for every model without its own @TYPE: "
           "float32, bfloat16 (needs AVX-512), int8, or auto (int8 where the CPU has AVX-512 VNNI "
@@ -170,6 +174,7 @@ ServerConfig ReadFlags() {
   limits.max_sampling_topk = absl::GetFlag(FLAGS_max_sampling_topk);
   limits.worker_memory_bytes = batching.worker_memory_bytes;
   limits.max_text_bytes = absl::GetFlag(FLAGS_max_text_bytes).bytes;
+  limits.max_cold_loads_per_minute = absl::GetFlag(FLAGS_max_cold_loads_per_minute);
   config.cache_bytes = absl::GetFlag(FLAGS_cache_bytes).bytes;
   config.listen = absl::GetFlag(FLAGS_listen);
   config.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);

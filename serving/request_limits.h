@@ -30,6 +30,8 @@ struct RequestLimits {
   int max_sampling_topk = 1000;
   // What one worker's decode may hold (0: no limit), as the scheduler's BatchingOptions says.
   int64_t worker_memory_bytes = 0;
+  // Models a caller may have loaded per minute (repository/cold_load_limit.h; 0: no limit).
+  int max_cold_loads_per_minute = 0;
 };
 
 // The most source tokens a text may have with a model of `config` (the limit or the model's

@@ -101,6 +101,7 @@ TranslationCore::TranslationCore(const RequestLimits& limits, int max_queued_tex
       metrics_(metrics),
       drain_(drain),
       cache_(std::make_unique<LocalSentenceCache>(cache_bytes)),
+      cold_loads_(limits.max_cold_loads_per_minute),
       pool_(kTokenizerThreads) {}
 
 TranslationCore::~TranslationCore() = default;
@@ -310,6 +311,15 @@ void TranslationCore::Translate(Request request, std::shared_ptr<Call> call, Don
     // Charged once the request is known to be valid, for the texts it translates.
     if (key.has_value()) MT_RETURN_IF_ERROR(authenticator_->Charge(*key, 1, characters));
     absl::MutexLock lock(&mutex_);
+    // A model neither loaded nor loading costs its caller a cold load.
+    for (const int slot : std::set<int>(pending->text_model.begin(), pending->text_model.end())) {
+      if (slot < 0) continue;
+      const ModelRepository::State state = pending->serving->repository->status(slot).state;
+      if (state != ModelRepository::State::kAvailable && state != ModelRepository::State::kFailed) {
+        continue;
+      }
+      MT_RETURN_IF_ERROR(cold_loads_.Take(pending->api_key, absl::Now()));
+    }
     if (waiting_texts_ + texts > max_queued_texts_) {
       return absl::ResourceExhaustedError(absl::StrCat(
           "the translation queue is full (", waiting_texts_,

@@ -26,6 +26,7 @@
 #include "serving/drain_gate.h"
 #include "serving/language_routes.h"
 #include "serving/metrics.h"
+#include "serving/repository/cold_load_limit.h"
 #include "serving/repository/model_repository.h"
 #include "serving/request_limits.h"
 #include "serving/state/sentence_cache.h"
@@ -154,6 +155,8 @@ class TranslationCore {
 
   mutable absl::Mutex mutex_;
   std::shared_ptr<const Serving> serving_ ABSL_GUARDED_BY(mutex_);  // Null while loading.
+  // Models each caller had loaded lately (limits_.max_cold_loads_per_minute).
+  ColdLoadLimit cold_loads_ ABSL_GUARDED_BY(mutex_);
   // Texts accepted whose sentences are not all admitted to the scheduler's queue.
   int waiting_texts_ ABSL_GUARDED_BY(mutex_) = 0;
 

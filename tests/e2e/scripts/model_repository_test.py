@@ -3,8 +3,9 @@
 models/ through --model_dir: nothing of the directory is loaded before a request needs it (unless
 --preload names it); with --model_memory room for one model, each model in turn is loaded and
 the least recently used idle one unloaded, every answer equal to what a server without a budget
-answers; ListModels and /v1/models give each model's state and bytes; a budget smaller than a
-model, and an unknown --preload, stop start-up naming the model or flag.
+answers; cold loads per caller per minute are bounded; ListModels and /v1/models give each
+model's state and bytes; a budget smaller than a model, and an unknown --preload, stop start-up
+naming the model or flag.
 
 Usage: model_repository_test.py BIN_DIR STUBS_DIR MODELS_DIR [-- unittest arguments]
 """
@@ -105,6 +106,20 @@ class ModelRepositoryTest(e2e_suite.MtserveTestCase):
         self.assertEqual(status, 200, body)
         states = {m["name"]: m["state"] for m in json.loads(body)["models"]}
         self.assertEqual(states["multi30k-de-en"], "MODEL_STATE_LOADED")
+
+    def test_cold_loads_per_minute_are_bounded(self):
+        server = self.start_mtserve("--workers=1", f"--model_dir={self.models}",
+                                    "--max_cold_loads_per_minute=1")
+        self.assertEqual(self.translate(server, "multi30k-en-de", TEXTS["multi30k-en-de"]),
+                         self.expected["multi30k-en-de"])
+        with self.assertRaises(grpc.RpcError) as refused:
+            self.translate(server, "multi30k-de-en", TEXTS["multi30k-de-en"])
+        self.assertEqual(refused.exception.code(), grpc.StatusCode.RESOURCE_EXHAUSTED)
+        self.assertIn("--max_cold_loads_per_minute 1", refused.exception.details())
+        self.assertEqual(self.states(server)["multi30k-de-en"][0], "MODEL_STATE_AVAILABLE")
+        # A model already loaded costs nothing.
+        self.assertEqual(self.translate(server, "multi30k-en-de", TEXTS["multi30k-en-de"]),
+                         self.expected["multi30k-en-de"])
 
     def test_preload_loads_at_start(self):
         server = self.start_mtserve("--workers=1", f"--model_dir={self.models}",

@@ -1,0 +1,115 @@
+#!/usr/bin/python3
+"""Many models on one server within a memory budget, as docs/benchmarks.md reports it: N random
+checkpoints of one shape (default 20 of the embedded model's) in a model directory, served with
+--model_dir and a --model_memory that holds K of them (default 5); requests spread over all the
+models at random (a fixed seed) from 8 client threads. Prints the time to a cold model's first
+translation and to a warm one's, loads and unloads, the server's peak resident memory against the
+budget, and checks every answer against mttranslate's offline output for its model.
+
+Usage: scripts/benchmark_model_repository.py [BUILD_DIR] [--models=20] [--hold=5]
+           [--requests=200] [--shape=models/multi30k-en-de] [--compute_type=float32]
+  (after scripts/build.sh; --shape=tests/data/opus-mt/en-mg for OPUS-MT base checkpoints)
+"""
+import argparse
+import concurrent.futures
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts", "lib"))
+from machine import cpu_model  # noqa: E402
+from mtserve_process import MtserveProcess  # noqa: E402
+
+SENTENCES = ["A man rides a bike.", "Two dogs play in the snow.", "A woman sings on a stage."]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("build_dir", nargs="?", default=os.path.join(ROOT, "build"))
+    parser.add_argument("--models", type=int, default=20)
+    parser.add_argument("--hold", type=int, default=5)
+    parser.add_argument("--requests", type=int, default=200)
+    parser.add_argument("--shape", default=os.path.join(ROOT, "models", "multi30k-en-de"))
+    parser.add_argument("--compute_type", default="float32")
+    args = parser.parse_args()
+    bin_dir = os.path.join(args.build_dir, "bin")
+    with tempfile.TemporaryDirectory(prefix="mtserve_repository_") as repository:
+        names = [f"m{i:02d}" for i in range(1, args.models + 1)]
+        for seed, name in enumerate(names, 1):
+            subprocess.run([os.path.join(bin_dir, "make_random_checkpoint"),
+                            f"--tokenizer_dir={args.shape}", f"--out={repository}/{name}",
+                            f"--seed={seed}"], check=True, capture_output=True)
+        # The expectation: each model's offline translation of the sentences.
+        expected = {}
+        for name in names:
+            run = subprocess.run([os.path.join(bin_dir, "mttranslate"),
+                                  f"--model={repository}/{name}",
+                                  f"--compute_type={args.compute_type}"],
+                                 input="\n".join(SENTENCES) + "\n", capture_output=True,
+                                 text=True, check=True)
+            expected[name] = run.stdout.splitlines()
+        # Each model's estimate (they share one shape), for a budget that holds --hold of them.
+        sized = subprocess.run([os.path.join(bin_dir, "model_size"), f"{repository}/{names[0]}",
+                                args.compute_type], capture_output=True, text=True, check=True)
+        size = int(re.search(r"^estimate\s+(\d+) bytes", sized.stdout, re.M).group(1))
+        server = MtserveProcess(os.path.join(bin_dir, "mtserve"), "--workers=2",
+                                f"--model_dir={repository}",
+                                f"--compute_type={args.compute_type}",
+                                "--max_cold_loads_per_minute=0",
+                                f"--model_memory={args.hold * size + (1 << 20)}")
+        with server:
+            rng = random.Random(2026)
+            plan = [rng.choice(names) for _ in range(args.requests)]
+            cold, warm, wrong = [], [], []
+            seen = set()
+
+            def ask(name):
+                body = json.dumps({"model": name, "texts": SENTENCES}).encode()
+                start = time.monotonic()
+                request = urllib.request.Request(
+                    f"http://127.0.0.1:{server.http_port}/v1/translate", data=body,
+                    headers={"Content-Type": "application/json", "X-Request-Timeout": "300s"})
+                with urllib.request.urlopen(request, timeout=300) as answer:
+                    got = [t["hypotheses"][0]["text"] for t in json.load(answer)["translations"]]
+                return name, time.monotonic() - start, got
+
+            with concurrent.futures.ThreadPoolExecutor(8) as pool:
+                for name, seconds, got in pool.map(ask, plan):
+                    (warm if name in seen else cold).append(seconds)
+                    seen.add(name)
+                    if got != expected[name]:
+                        wrong.append(name)
+            with open(f"/proc/{server.pid}/status") as f:
+                peak = int(re.search(r"VmHWM:\s+(\d+) kB", f.read()).group(1)) << 10
+            metrics = server.metrics()
+            loads = sum(float(v) for v in re.findall(
+                r'^mtserve_model_loads_total\{[^}]*result="ok"[^}]*\} (\S+)', metrics, re.M))
+            unloads = sum(float(v) for v in re.findall(
+                r"^mtserve_model_unloads_total\{[^}]*\} (\S+)", metrics, re.M))
+
+    def median(values):
+        values = sorted(values)
+        return values[len(values) // 2] if values else float("nan")
+
+    mib = 1 << 20
+    print(f"CPU: {cpu_model()}; {args.models} models of {os.path.basename(args.shape)}'s shape, "
+          f"{args.compute_type}, {size / mib:.1f} MiB each; --model_memory for {args.hold}; "
+          f"{args.requests} requests of {len(SENTENCES)} sentences from 8 threads")
+    print("| answers equal to mttranslate | loads | unloads | first request to a model, median s "
+          "| later requests, median s | budget MiB | peak RSS MiB |")
+    print("|---|---|---|---|---|---|---|")
+    print(f"| {args.requests - len(wrong)} of {args.requests} | {loads:.0f} | {unloads:.0f} | "
+          f"{median(cold):.3f} | {median(warm):.3f} | {args.hold * size / mib:.0f} | "
+          f"{peak / mib:.0f} |")
+    return 1 if wrong else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
