@@ -6,8 +6,12 @@ models at random (a fixed seed) from 8 client threads. Prints the time to a cold
 translation and to a warm one's, loads and unloads, the server's peak resident memory against the
 budget, and checks every answer against mttranslate's offline output for its model.
 
+With --cold, instead: for each compute type, a fresh server of one such model (not loaded) and
+the time of its first request (the load included) and of its second, and the first request to a
+second model while a request to a third one is loading it (the loads run one at a time).
+
 Usage: scripts/benchmark_model_repository.py [BUILD_DIR] [--models=20] [--hold=5]
-           [--requests=200] [--shape=models/multi30k-en-de] [--compute_type=float32]
+           [--requests=200] [--shape=models/multi30k-en-de] [--compute_type=float32] [--cold]
   (after scripts/build.sh; --shape=tests/data/opus-mt/en-mg for OPUS-MT base checkpoints)
 """
 import argparse
@@ -30,6 +34,45 @@ from mtserve_process import MtserveProcess  # noqa: E402
 SENTENCES = ["A man rides a bike.", "Two dogs play in the snow.", "A woman sings on a stage."]
 
 
+def translate(port, name):
+    """Seconds to translate SENTENCES with model `name`."""
+    body = json.dumps({"model": name, "texts": SENTENCES}).encode()
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}/v1/translate", data=body,
+        headers={"Content-Type": "application/json", "X-Request-Timeout": "300s"})
+    start = time.monotonic()
+    with urllib.request.urlopen(request, timeout=300) as answer:
+        json.load(answer)
+    return time.monotonic() - start
+
+
+def cold_loads(args):
+    bin_dir = os.path.join(args.build_dir, "bin")
+    print(f"CPU: {cpu_model()}; models of {os.path.basename(args.shape)}'s shape; "
+          f"{len(SENTENCES)} sentences a request")
+    print("| compute type | first request (cold load) s | second request s | cold while another "
+          "loads s |")
+    print("|---|---|---|---|")
+    with tempfile.TemporaryDirectory(prefix="mtserve_cold_") as repository:
+        for seed, name in enumerate(["a", "b", "c"], 1):
+            subprocess.run([os.path.join(bin_dir, "make_random_checkpoint"),
+                            f"--tokenizer_dir={args.shape}", f"--out={repository}/{name}",
+                            f"--seed={seed}"], check=True, capture_output=True)
+        for compute_type in ("float32", "int8", "bfloat16"):
+            with MtserveProcess(os.path.join(bin_dir, "mtserve"), "--workers=2",
+                                f"--model_dir={repository}", f"--compute_type={compute_type}",
+                                "--max_cold_loads_per_minute=0", "--cache_bytes=0") as server:
+                first = translate(server.http_port, "a")
+                second = translate(server.http_port, "a")
+                with concurrent.futures.ThreadPoolExecutor(2) as pool:
+                    loading = pool.submit(translate, server.http_port, "b")
+                    time.sleep(0.05)  # b's load starts first; c waits for it.
+                    behind = pool.submit(translate, server.http_port, "c").result()
+                    loading.result()
+            print(f"| {compute_type} | {first:.3f} | {second:.3f} | {behind:.3f} |")
+    return 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("build_dir", nargs="?", default=os.path.join(ROOT, "build"))
@@ -38,7 +81,10 @@ def main():
     parser.add_argument("--requests", type=int, default=200)
     parser.add_argument("--shape", default=os.path.join(ROOT, "models", "multi30k-en-de"))
     parser.add_argument("--compute_type", default="float32")
+    parser.add_argument("--cold", action="store_true")
     args = parser.parse_args()
+    if args.cold:
+        return cold_loads(args)
     bin_dir = os.path.join(args.build_dir, "bin")
     with tempfile.TemporaryDirectory(prefix="mtserve_repository_") as repository:
         names = [f"m{i:02d}" for i in range(1, args.models + 1)]
