@@ -22,14 +22,16 @@ RequestedOptions ToRequested(const v1::DecodingOptions& proto) {
   return options;
 }
 
-TranslationRequest ToCoreRequest(v1::TranslateRequest& message, absl::Time deadline,
-                                 std::string method, Frontend frontend) {
+namespace {
+
+// The fields a TranslateRequest and a stream's TranslateStreamRequest share (all but the texts).
+template <typename Message>
+TranslationRequest WithoutTexts(const Message& message, absl::Time deadline, std::string method,
+                                Frontend frontend) {
   TranslationRequest request;
   request.model = message.model();
   request.source_language = message.source_language();
   request.target_language = message.target_language();
-  request.texts.assign(std::make_move_iterator(message.mutable_texts()->begin()),
-                       std::make_move_iterator(message.mutable_texts()->end()));
   request.options = ToRequested(message.options());
   request.deadline = deadline;
   request.method = std::move(method);
@@ -37,19 +39,22 @@ TranslationRequest ToCoreRequest(v1::TranslateRequest& message, absl::Time deadl
   return request;
 }
 
+}  // namespace
+
+TranslationRequest ToCoreRequest(v1::TranslateRequest& message, absl::Time deadline,
+                                 std::string method, Frontend frontend) {
+  TranslationRequest request = WithoutTexts(message, deadline, std::move(method), frontend);
+  request.texts.assign(std::make_move_iterator(message.mutable_texts()->begin()),
+                       std::make_move_iterator(message.mutable_texts()->end()));
+  return request;
+}
+
 TranslationRequest ToCoreRequest(v1::TranslateStreamRequest& message, absl::Time deadline,
                                  std::string method, Frontend frontend) {
-  TranslationRequest request;
-  request.model = message.model();
-  request.source_language = message.source_language();
-  request.target_language = message.target_language();
+  TranslationRequest request = WithoutTexts(message, deadline, std::move(method), frontend);
   request.texts.push_back(std::move(*message.mutable_text()));
-  request.options = ToRequested(message.options());
-  request.deadline = deadline;
   request.texts_field = "text";
   request.texts_repeated = false;
-  request.method = std::move(method);
-  request.frontend = frontend;
   return request;
 }
 

@@ -18,6 +18,7 @@
 #include "gtest/gtest.h"
 #include "serving/batch_scheduler.h"
 #include "serving/decode_engine.h"
+#include "tests/test_lib/fake_clock.h"
 #include "tests/test_lib/fake_engine.h"
 
 namespace mtserve {
@@ -25,23 +26,8 @@ namespace {
 
 using ::testing::ElementsAre;
 using testing::EngineLog;
+using testing::FakeClock;
 using testing::FakeEngine;
-
-class FakeClock {
- public:
-  absl::Time Now() const {
-    absl::MutexLock lock(&mutex_);
-    return now_;
-  }
-  void Advance(absl::Duration by) {
-    absl::MutexLock lock(&mutex_);
-    now_ += by;
-  }
-
- private:
-  mutable absl::Mutex mutex_;
-  absl::Time now_ ABSL_GUARDED_BY(mutex_) = absl::FromUnixSeconds(1000000);
-};
 
 // Each text's answers, and the engine step at which each came.
 class Answers {

@@ -18,6 +18,7 @@
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/test_lib/fake_clock.h"
 #include "tests/test_lib/test_util.h"
 
 namespace mtserve {
@@ -37,24 +38,7 @@ constexpr int64_t kTwoModels = 250 * kMiB;
 // A guard against a hang only: every wait below ends on an event long before.
 constexpr absl::Duration kGuard = absl::Seconds(60);
 
-const absl::Time kT0 = absl::FromUnixSeconds(1000000);
-
-// A clock that moves only when the test moves it.
-class TestClock {
- public:
-  absl::Time Now() const {
-    absl::MutexLock lock(&mu_);
-    return now_;
-  }
-  void Advance(absl::Duration by) {
-    absl::MutexLock lock(&mu_);
-    now_ += by;
-  }
-
- private:
-  mutable absl::Mutex mu_;
-  absl::Time now_ = kT0;
-};
+const absl::Time kT0 = testing::FakeClock::Start();
 
 // Loads by slot name: counts its calls, holds a load until the test lets it go, fails on demand,
 // else gives the test model.
@@ -203,7 +187,7 @@ class ModelRepositoryTest : public ::testing::Test {
   }
 
   std::shared_ptr<const Model> model_;
-  TestClock clock_;
+  testing::FakeClock clock_;
   std::unique_ptr<TestLoader> loader_;
   absl::Mutex unloaded_mu_;
   std::vector<int> unloaded_ ABSL_GUARDED_BY(unloaded_mu_);
