@@ -112,7 +112,10 @@ ENV PATH=/opt/mtserve/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbi
 # Prometheus metrics at /metrics.
 EXPOSE 50051 8080 9464
 
-# Extra models: mount MarianMT directories under /models and name them in MTSERVE_MODEL.
+# Without settings mtserve serves the embedded model. A model repository: mount a directory of
+# MarianMT checkpoints (one subfolder each) read-only at /models and set MTSERVE_MODEL_DIR=/models
+# (each loaded when a request first needs it) with MTSERVE_MODEL_MEMORY sized to the container's
+# memory limit (docs/operations.md, "Memory for many models"); or name models in MTSERVE_MODEL.
 USER 10001:10001
 
 # SERVING only once the models are loaded; NOT_SERVING while draining. Asks the port of

@@ -9,7 +9,7 @@
 #   4. runs it with --network host on free loopback ports and checks: health SERVING, English to
 #      German translations (mtclient inside the container and, if built, build/bin/mtclient on the
 #      host), language detection with the image's model, the HEALTHCHECK, /metrics, a model
-#      mounted as a volume, that mtserve is PID 1 and not root, that the image has no compiler or
+#      mounted as a volume, a model repository (MTSERVE_MODEL_DIR) within a budget, that mtserve is PID 1 and not root, that the image has no compiler or
 #      -dev package, that SIGTERM (podman stop) ends it promptly with exit code 0, and TLS with an
 #      API key from mounted directories (gRPC, HTTPS, the HEALTHCHECK, certificate rotation);
 #   5. prints a summary (PASS/FAIL per step, build time, image size) and removes what it created:
@@ -588,6 +588,31 @@ volume_model() {
   grep -q en-de <<<"$models" && podman_quiet stop --time 30 "$volume_container" >/dev/null
 }
 check "model from a volume" volume_model
+
+# The model repository as compose and Kubernetes mount it: the repository's models/ read-only at
+# /models, MTSERVE_MODEL_DIR=/models, a budget of one model (each 31.9 MiB in float32): a
+# German line loads multi30k-de-en on demand, then an English line multi30k-en-de, unloading it.
+repository_container=mtserve-check-repository-$$
+model_repository() {
+  local out metrics
+  podman_quiet run -d --name "$repository_container" --network host "${run_limits[@]}" \
+    -v "$repo/models:/models:ro" -e MTSERVE_MODEL_DIR=/models -e MTSERVE_MODEL_MEMORY=40MiB \
+    -e MTSERVE_COMPUTE_TYPE=float32 \
+    -e MTSERVE_LISTEN="$server" -e MTSERVE_METRICS_LISTEN="127.0.0.1:$metrics_port" \
+    -e MTSERVE_HTTP_LISTEN=127.0.0.1:0 \
+    "$image" >/dev/null || return 1
+  wait_serving "$repository_container" "$server" || return 1
+  out=$(echo "Ein Mann fährt Fahrrad." | podman exec -i "$repository_container" mtclient \
+    translate --server="$server" --model=multi30k-de-en --timeout=30) || return 1
+  printf '%s\n' "${sources[@]}" | podman exec -i "$repository_container" mtclient translate \
+    --server="$server" --model=multi30k-en-de --timeout=30 >/dev/null || return 1
+  metrics=$(curl -fsS --max-time 5 "http://127.0.0.1:$metrics_port/metrics") || return 1
+  check_detail="multi30k-de-en on demand: \"$out\""
+  grep -q '^mtserve_model_memory_budget_bytes 41943040$' <<<"$metrics" &&
+    grep -q '^mtserve_model_unloads_total{model="multi30k-de-en"} 1$' <<<"$metrics" &&
+    podman_quiet stop --time 30 "$repository_container" >/dev/null
+}
+check "model repository" model_repository
 
 # TLS and an API key, set up as deploy/compose and deploy/k8s show: certificates and keys file in
 # read-only mounted directories, the HEALTHCHECK given MTSERVE_HEALTHCHECK_FLAGS. Certificates

@@ -14,7 +14,8 @@ import sys
 
 sys.dont_write_bytecode = True  # No __pycache__ in the source tree.
 from deploy_lib import (DEPLOY, ROOT, Checks, alerts_job, alerts_queue_bound, check_env_names,
-                        check_compute_type, check_memory_limit, parse_memory,
+                        check_compute_type, check_memory_limit, check_model_volume,
+                        parse_memory, repository_env,
                         load_yaml, parse_duration, run_mtserve)
 import promql_refs
 
@@ -22,6 +23,12 @@ COMPOSE_DIR = os.path.join(DEPLOY, "compose")
 COMPOSE = os.path.join(COMPOSE_DIR, "compose.yaml")
 IMAGE = "localhost/mtserve:latest"
 GRPC_PORT, HTTP_PORT, METRICS_PORT = 50051, 8080, 9464
+# Metrics without a model label (prefixes).
+PROCESS_WIDE = ("process_", "mtserve_cache_", "mtserve_model_memory_budget_bytes")
+# The model repository's metrics (serving/metrics.h), each shown in the dashboard's Models row.
+MODEL_METRICS = ("mtserve_model_loads_total", "mtserve_model_load_seconds",
+                 "mtserve_model_unloads_total", "mtserve_model_resident_bytes",
+                 "mtserve_model_memory_budget_bytes")
 
 
 def default(value):
@@ -47,6 +54,18 @@ def mounts(service):
         if source.startswith((".", "/")):
             source = os.path.normpath(os.path.join(COMPOSE_DIR, source))
         out[target] = source
+    return out
+
+
+def read_only(service):
+    """{container path: whether mounted read-only} of the volumes list."""
+    out = {}
+    for volume in service.get("volumes", []):
+        if isinstance(volume, dict):
+            out[volume["target"]] = bool(volume.get("read_only"))
+        else:
+            parts = default(volume).split(":")
+            out[parts[1]] = len(parts) > 2 and "ro" in parts[2].split(",")
     return out
 
 
@@ -91,7 +110,7 @@ def check_compose(checks, args):
     checks.expect(env.get("MTSERVE_METRICS_LISTEN") == f"0.0.0.0:{METRICS_PORT}"
                   and METRICS_PORT in ports,
                   f"mtserve serves metrics on 0.0.0.0:{METRICS_PORT} and publishes it")
-    checks.expect("/models" in mounts(mt), "a models volume is mounted at /models")
+    check_model_volume(checks, env, read_only(mt), "compose mtserve")
     checks.expect(str(env.get("MTSERVE_MAX_QUEUED_TEXTS")) == str(alerts_queue_bound()),
                   f"MTSERVE_MAX_QUEUED_TEXTS is the {alerts_queue_bound()} the alerts assume",
                   f"MTSERVE_MAX_QUEUED_TEXTS={env.get('MTSERVE_MAX_QUEUED_TEXTS')} but "
@@ -258,10 +277,10 @@ def check_dashboard(checks, datasource_uid):
                 problems.append(f"{where}: range {windows} instead of [$__rate_interval]")
             refs, _ = promql_refs.parse(expr)
             for ref in refs:
-                # Process-wide metrics (the process's own, the cache shared by all models) have
-                # no model label.
+                # Process-wide metrics (the process's own, the cache shared by all models, the
+                # models' memory budget) have no model label.
                 want = {"job"} if ref.name == "up" else (
-                    {"job", "instance"} if ref.name.startswith(("process_", "mtserve_cache_"))
+                    {"job", "instance"} if ref.name.startswith(PROCESS_WIDE)
                     else {"job", "instance", "model"})
                 if not want <= ref.labels:
                     problems.append(f"{where}: {ref.name} is not filtered by "
@@ -277,8 +296,30 @@ def check_dashboard(checks, datasource_uid):
                   "; ".join(problems))
     titles = " ".join(p["title"].lower() for p in panels)
     for needle in ("requests/s", "error", "latency", "queue depth", "queue wait", "batch size",
-                   "generated tokens", "input tokens", "in-flight", "memory", "cpu", "cache"):
+                   "generated tokens", "input tokens", "in-flight", "memory", "cpu", "cache",
+                   "model memory", "loads and unloads", "load time", "failed model loads"):
         checks.expect(needle in titles, f"a panel about {needle}")
+
+    # The Models row: the panels after it (up to the next row) use every model metric, and one
+    # panel draws the loaded bytes against the budget.
+    rows = [i for i, p in enumerate(dashboard["panels"]) if p["type"] == "row"]
+    models_row = [i for i in rows if dashboard["panels"][i]["title"] == "Models"]
+    if checks.expect(len(models_row) == 1, "a row titled Models"):
+        start = models_row[0] + 1
+        end = min([i for i in rows if i > models_row[0]] + [len(dashboard["panels"])])
+        used = {}
+        for panel in dashboard["panels"][start:end]:
+            for target in panel.get("targets", []):
+                for ref in promql_refs.parse(target["expr"])[0]:
+                    used.setdefault(re.sub(r"_(bucket|sum|count)$", "", ref.name),
+                                    set()).add(panel["title"])
+        missing = [m for m in MODEL_METRICS if m not in used]
+        checks.expect(not missing, "the Models row uses " + ", ".join(MODEL_METRICS),
+                      f"the Models row does not use {', '.join(missing)}")
+        together = used.get("mtserve_model_resident_bytes", set()) & used.get(
+            "mtserve_model_memory_budget_bytes", set())
+        checks.expect(together, "a Models panel shows resident bytes against the budget: "
+                      + ", ".join(sorted(together)))
 
 
 def main(argv):
@@ -292,6 +333,8 @@ def main(argv):
     check_dashboard(checks, datasource_uid)
     if "mtserve" in options:
         run_mtserve(checks, options["mtserve"], env, "compose defaults",
+                    options.get("mtclient"), health[1:])
+        run_mtserve(checks, options["mtserve"], repository_env(env), "compose model repository",
                     options.get("mtclient"), health[1:])
     return checks.finish()
 

@@ -5,7 +5,8 @@ Every YAML file parses; every object has apiVersion, kind and metadata.name, wit
 version its kind has in current Kubernetes; kustomization.yaml lists exactly the manifests;
 selectors match the pod labels; Service, probe, annotation and ServiceMonitor ports exist on the
 container; the ConfigMap's values are strings and name mtserve flags, its listen ports are the
-container's; terminationGracePeriodSeconds exceeds the preStop sleep plus MTSERVE_SHUTDOWN_GRACE;
+container's; the memory limit holds MTSERVE_MODEL_MEMORY (set beside it) and the rest; the model
+repository volume is mounted read-only at /models; terminationGracePeriodSeconds exceeds the preStop sleep plus MTSERVE_SHUTDOWN_GRACE;
 CPU requests and limits equal MTSERVE_WORKERS x MTSERVE_THREADS_PER_WORKER; the HPA targets the
 Deployment and its Pods metric is the one the prometheus-adapter rule serves; the ServiceMonitor
 gives the job the alert rules select; prometheusrule.yaml holds exactly alerts.yml's groups.
@@ -28,8 +29,8 @@ import yaml
 
 sys.dont_write_bytecode = True  # No __pycache__ in the source tree.
 from deploy_lib import (DEPLOY, Checks, alerts_job, alerts_queue_bound, check_env_names,
-                        check_compute_type, check_memory_limit,
-                        load_yaml, load_yaml_all, parse_cpu, parse_duration, parse_memory,
+                        check_compute_type, check_memory_limit, check_model_volume,
+                        load_yaml, repository_env, load_yaml_all, parse_cpu, parse_duration, parse_memory,
                         run_mtserve)
 
 K8S = os.path.join(DEPLOY, "k8s")
@@ -102,6 +103,17 @@ def check(checks, options):
                   "ConfigMap values must be strings: "
                   + ", ".join(k for k, v in data.items() if not isinstance(v, str)))
     check_env_names(checks, data, "ConfigMap")
+    # The container's environment: the ConfigMap's, then its own env (which wins).
+    own = {e["name"]: e.get("value") for e in container.get("env", [])}
+    check_env_names(checks, own, "Deployment env")
+    checks.expect(all(isinstance(v, str) for v in own.values()),
+                  "the container's env values are literal strings")
+    twice = sorted(set(own) & set(data))
+    checks.expect(not twice, "no variable is set both in the ConfigMap and in the container's env",
+                  f"{', '.join(twice)} set in both the ConfigMap and the Deployment's env")
+    checks.expect("MTSERVE_MODEL_MEMORY" in own,
+                  "MTSERVE_MODEL_MEMORY is set in the Deployment, next to the memory limit")
+    env = dict(data, **own)
     refs = [e["configMapRef"]["name"] for e in container.get("envFrom", []) if "configMapRef" in e]
     checks.expect(config["metadata"]["name"] in refs,
                   "the container takes its environment from ConfigMap "
@@ -163,7 +175,7 @@ def check(checks, options):
                                     parse_memory(limits.get("memory", 0)))
     checks.expect(memory_request == memory_limit,
                   f"memory request {requests.get('memory')} = limit {limits.get('memory')}")
-    check_memory_limit(checks, data, memory_limit, "Deployment")
+    check_memory_limit(checks, env, memory_limit, "Deployment")
     check_compute_type(checks, data, "ConfigMap")
 
     annotations = template["metadata"].get("annotations", {})
@@ -174,7 +186,8 @@ def check(checks, options):
     volumes = {v["name"] for v in pod.get("volumes", [])}
     mounts = {m["mountPath"]: m["name"] for m in container.get("volumeMounts", [])}
     checks.expect(set(mounts.values()) <= volumes, "every volumeMount has its volume")
-    checks.expect("/models" in mounts, "a models volume is mounted at /models")
+    check_model_volume(checks, env, {m["mountPath"]: m.get("readOnly") is True
+                                     for m in container.get("volumeMounts", [])}, "Deployment")
     security = pod.get("securityContext", {})
     checks.expect(security.get("runAsNonRoot") is True and security.get("runAsUser", 0) > 0,
                   "pod runs as a non-root user (numeric runAsUser)")
@@ -266,7 +279,9 @@ def check(checks, options):
     if "mtserve" in options:
         health = ["mtclient", "health", "--server=127.0.0.1:0",
                   f"--service={probes.get('readinessProbe', {}).get('service', '')}"]
-        run_mtserve(checks, options["mtserve"], data, "ConfigMap settings",
+        run_mtserve(checks, options["mtserve"], env, "ConfigMap settings",
+                    options.get("mtclient"), health)
+        run_mtserve(checks, options["mtserve"], repository_env(env), "model repository",
                     options.get("mtclient"), health)
 
 

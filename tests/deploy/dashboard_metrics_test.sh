@@ -2,8 +2,11 @@
 # Every metric the Grafana dashboard, the alert rules and the prometheus-adapter rule use is one
 # mtserve exports, and their queries work on real data:
 #   1. the PromQL extractor's self-test (tests/deploy/promql_refs.py);
-#   2. a real mtserve on loopback ports, with traffic: translations, and a request for an unknown
-#      model (NOT_FOUND), so that error series exist;
+#   2. a real mtserve on loopback ports serving a model repository with a budget of one model
+#      (the embedded model with --model, the repository's German-English one and a checkpoint
+#      with a corrupt tokenizer in a --model_dir), with traffic: translations by both models, so
+#      that each load unloads the other, a request for the corrupt one (its load fails), and a
+#      request for an unknown model (NOT_FOUND), so that load, unload and error series exist;
 #   3. its /metrics scrape must hold every metric name referenced (histograms as _bucket, _sum,
 #      _count) with every label the queries filter or group by;
 #   4. a real Prometheus, configured from deploy/prometheus/prometheus.yml (job "mtserve", the
@@ -60,7 +63,17 @@ done
 pass "PromQL extractor self-test"
 
 # --- mtserve with traffic ----------------------------------------------------------------------
-start_mtserve "$mtserve" "$tmp/mtserve.log" --workers=2 || fail "mtserve did not start"
+# The repository: multi30k-de-en, and x-broken (multi30k-fr-en with source.spm overwritten:
+# its size is estimated from config.json and model.safetensors, so only the load fails). In
+# float32 each model holds 31.9 MiB (docs/operations.md, "A model's memory"): 40 MiB holds one.
+mkdir -p "$tmp/models/x-broken"
+ln -s "$root/models/multi30k-de-en" "$tmp/models/multi30k-de-en"
+cp "$root"/models/multi30k-fr-en/{config.json,model.safetensors,vocab.json,target.spm} \
+  "$tmp/models/x-broken/"
+printf 'not a SentencePiece model' >"$tmp/models/x-broken/source.spm"
+start_mtserve "$mtserve" "$tmp/mtserve.log" --workers=2 --compute_type=float32 \
+  --model="multi30k-en-de=$root/models/multi30k-en-de" --model_dir="$tmp/models" \
+  --model_memory=40MiB || fail "mtserve did not start"
 server=127.0.0.1:$grpc_port
 pass "mtserve started: gRPC $server, metrics 127.0.0.1:$metrics_port"
 
@@ -69,13 +82,22 @@ traffic() {
     "$mtclient" translate --server="$server" >"$tmp/translations.txt" ||
     fail "mtclient translate failed"
   [[ $(wc -l <"$tmp/translations.txt") -eq 3 ]] || fail "expected 3 translations"
+  echo "Ein Hund läuft im Schnee." |
+    "$mtclient" translate --server="$server" --model=multi30k-de-en >/dev/null ||
+    fail "mtclient translate --model=multi30k-de-en failed"
+  if echo "Un chien." | "$mtclient" translate --server="$server" --model=x-broken >/dev/null 2>"$tmp/err.txt"; then
+    fail "a request for model x-broken (a corrupt tokenizer) succeeded"
+  fi
+  grep -q source.spm "$tmp/err.txt" || { cat "$tmp/err.txt" >&2; fail "x-broken's error does not name source.spm"; }
   if echo "Hello." | "$mtclient" translate --server="$server" --model=nope >/dev/null 2>"$tmp/err.txt"; then
     fail "a request for model 'nope' succeeded"
   fi
   grep -q NOT_FOUND "$tmp/err.txt" || { cat "$tmp/err.txt" >&2; fail "model 'nope' did not give NOT_FOUND"; }
 }
 traffic
-pass "traffic: 3 texts translated, one NOT_FOUND"
+pass "traffic: 3 texts translated by the default model and one by multi30k-de-en, x-broken's load failed, one NOT_FOUND"
+grep -q "model multi30k-en-de unloaded (--model_memory)" "$tmp/mtserve.log" ||
+  fail "loading multi30k-de-en within --model_memory=40MiB did not unload multi30k-en-de"
 
 curl -fsS --max-time 5 "http://127.0.0.1:$metrics_port/metrics" >"$tmp/scrape.txt" ||
   fail "cannot scrape /metrics"

@@ -8,6 +8,8 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
+import urllib.request
 
 import yaml
 
@@ -104,6 +106,14 @@ DEFAULT_HTTP_MAX_QUEUED = 16
 DEFAULT_MAX_MESSAGE_BYTES = 4 * 2**20
 
 
+# What the process holds beyond a model's counted bytes (Model::resident_bytes(), what
+# --model_memory counts) after loads: glibc keeps 5 to 18 % more, part of the load's temporary
+# float copies (docs/operations.md, "A model's memory"); 20 % of the budget leaves room for it.
+MODEL_MEMORY_HEADROOM = 1.2
+# Where the deployments mount the model repository (the Dockerfile makes the empty directory).
+MODELS_MOUNT = "/models"
+
+
 def parse_byte_size(value):
     """Bytes of an mtserve byte size flag: "128MiB", "1GiB", "512KiB", "1000"."""
     m = re.fullmatch(r"(\d+)(KiB|MiB|GiB)?", str(value))
@@ -113,7 +123,14 @@ def parse_byte_size(value):
 
 
 def check_memory_limit(checks, env, limit, where):
-    """The container's memory limit holds the steady load, every worker's budget and the cache."""
+    """The container's memory limit holds the steady load, every worker's budget, the cache, the
+    request bodies being read and the models' budget (--model_memory) with glibc's headroom."""
+    model_memory = parse_byte_size(env.get("MTSERVE_MODEL_MEMORY") or "0")
+    model_dirs = [d for d in (env.get("MTSERVE_MODEL_DIR") or "").split(",") if d]
+    checks.expect(model_memory > 0 or not model_dirs,
+                  f"{where}: MTSERVE_MODEL_MEMORY bounds the models of MTSERVE_MODEL_DIR",
+                  f"{where}: MTSERVE_MODEL_DIR={','.join(model_dirs)} without "
+                  "MTSERVE_MODEL_MEMORY: every model of the directory could load, beyond any limit")
     budget = env.get("MTSERVE_WORKER_MEMORY")
     cache = env.get("MTSERVE_CACHE_BYTES")
     checks.expect(cache is not None, f"{where}: MTSERVE_CACHE_BYTES is set")
@@ -128,13 +145,35 @@ def check_memory_limit(checks, env, limit, where):
                                             DEFAULT_MAX_MESSAGE_BYTES))
     needed = (MEASURED_STEADY_RSS + workers * parse_byte_size(budget)
               + parse_byte_size(cache or "0")
-              + http_bodies * BODY_RSS_PER_MESSAGE_BYTE * message_bytes)
+              + http_bodies * BODY_RSS_PER_MESSAGE_BYTE * message_bytes
+              + MODEL_MEMORY_HEADROOM * model_memory)
     checks.expect(limit >= needed,
-                  f"{where}: memory limit holds the measured steady load (235 MiB) plus "
-                  f"{workers} workers x MTSERVE_WORKER_MEMORY {budget} plus MTSERVE_CACHE_BYTES "
-                  f"{cache} plus {http_bodies} HTTP bodies (--http_threads + --http_max_queued) "
-                  f"x 1.25 x {message_bytes} bytes",
-                  f"{where}: memory limit {limit / 2**20:.0f} MiB < {needed / 2**20:.0f} MiB")
+                  f"{where}: memory limit {limit / 2**20:.0f} MiB holds the measured steady load "
+                  f"(235 MiB) plus {workers} workers x MTSERVE_WORKER_MEMORY {budget} plus "
+                  f"MTSERVE_CACHE_BYTES {cache} plus {http_bodies} HTTP bodies (--http_threads + "
+                  f"--http_max_queued) x 1.25 x {message_bytes} bytes plus "
+                  f"{MODEL_MEMORY_HEADROOM} x MTSERVE_MODEL_MEMORY "
+                  f"{env.get('MTSERVE_MODEL_MEMORY') or 0} ({needed / 2**20:.0f} MiB)",
+                  f"{where}: memory limit {limit / 2**20:.0f} MiB < {needed / 2**20:.0f} MiB "
+                  f"(MTSERVE_MODEL_MEMORY {env.get('MTSERVE_MODEL_MEMORY') or 0} counts "
+                  f"{MODEL_MEMORY_HEADROOM} times)")
+
+
+def check_model_volume(checks, env, mounts, where):
+    """The model repository: a volume mounted read-only at /models, and every directory of
+    MTSERVE_MODEL_DIR and MTSERVE_MODEL within a mounted volume or the image's own models.
+    mounts: {container path: read-only (bool)}."""
+    checks.expect(mounts.get(MODELS_MOUNT) is True,
+                  f"{where}: the model repository volume is mounted read-only at {MODELS_MOUNT}",
+                  f"{where}: want a read-only volume at {MODELS_MOUNT}; mounts: {mounts}")
+    dirs = [d for d in (env.get("MTSERVE_MODEL_DIR") or "").split(",") if d]
+    dirs += [m.split("=", 1)[-1].split("@")[0]
+             for m in (env.get("MTSERVE_MODEL") or "").split(",") if m]
+    outside = [d for d in dirs if not any(
+        d == m or d.startswith(m.rstrip("/") + "/") for m in list(mounts) + ["/opt/mtserve/models"])]
+    checks.expect(not outside,
+                  f"{where}: MTSERVE_MODEL_DIR and MTSERVE_MODEL name mounted or embedded models",
+                  f"{where}: {', '.join(outside)} lie outside every mounted volume")
 
 
 # The compute types (model/compute_type.h) every x86-64 CPU runs: not bfloat16, which needs
@@ -202,6 +241,73 @@ def alerts_queue_bound():
     return int(m.group(1))
 
 
+# The repository's trained models (models/: multi30k-en-de, -de-en, -fr-en), standing in for a
+# model volume: what repository_env serves, and a line of Multi30k's test set for one of them.
+REPOSITORY_MODELS = os.path.join(ROOT, "models")
+REPOSITORY_PRELOAD = "multi30k-en-de"
+ON_DEMAND_MODEL, ON_DEMAND_TEXT = "multi30k-de-en", "Ein Mann fährt Fahrrad."
+
+
+def repository_env(env):
+    """A deployment's settings with its model volume holding the repository's models: served with
+    MTSERVE_MODEL_DIR (the volume's path on the host), one preloaded, within the deployment's
+    MTSERVE_MODEL_MEMORY (what run_mtserve then checks)."""
+    out = dict(env)
+    out.update(MTSERVE_MODEL_DIR=REPOSITORY_MODELS, MTSERVE_PRELOAD=REPOSITORY_PRELOAD,
+               MTSERVE_MODEL="")
+    return out
+
+
+def _http(port, path, body=None):
+    """(status, parsed JSON) of a request to mtserve's HTTP API on loopback."""
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}{path}", data=None if body is None else json.dumps(body).encode(),
+        headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return response.status, json.load(response)
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode(errors="replace")
+
+
+def _metric(port, name):
+    """The value of an unlabelled metric in mtserve's /metrics, or None."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
+        for line in response.read().decode().splitlines():
+            if line.startswith(name + " "):
+                return float(line.split()[1])
+    return None
+
+
+def check_repository(checks, ready, env, where):
+    """With MTSERVE_MODEL_DIR: /v1/models lists each checkpoint of the directories, the preloaded
+    ones loaded; a request for another loads it on demand; mtserve_model_memory_budget_bytes is
+    MTSERVE_MODEL_MEMORY."""
+    dirs = [d for d in env["MTSERVE_MODEL_DIR"].split(",") if d]
+    expected = sorted(name for d in dirs for name in os.listdir(d)
+                      if os.path.isfile(os.path.join(d, name, "config.json")))
+    status, body = _http(ready["http"], "/v1/models")
+    states = {m["name"]: m.get("state") for m in body["models"]} if status == 200 else {}
+    checks.expect(sorted(states) == expected,
+                  f"{where}: /v1/models lists the directory's checkpoints ({', '.join(expected)})",
+                  f"{where}: /v1/models answered {status}: {body}; want {expected}")
+    preload = [n for n in (env.get("MTSERVE_PRELOAD") or "").split(",") if n]
+    checks.expect(all(states.get(n) == "MODEL_STATE_LOADED" for n in preload)
+                  and states.get(ON_DEMAND_MODEL) == "MODEL_STATE_AVAILABLE",
+                  f"{where}: {', '.join(preload)} loaded at start, {ON_DEMAND_MODEL} not yet",
+                  f"{where}: states at start {states}")
+    status, body = _http(ready["http"], "/v1/translate",
+                         {"texts": [ON_DEMAND_TEXT], "model": ON_DEMAND_MODEL})
+    checks.expect(status == 200 and body["translations"][0]["hypotheses"][0]["text"],
+                  f"{where}: a request for {ON_DEMAND_MODEL} loads it and is answered",
+                  f"{where}: /v1/translate for {ON_DEMAND_MODEL} answered {status}: {body}")
+    budget = parse_byte_size(env.get("MTSERVE_MODEL_MEMORY") or "0")
+    served = _metric(ready["metrics"], "mtserve_model_memory_budget_bytes")
+    checks.expect(served == budget,
+                  f"{where}: mtserve_model_memory_budget_bytes is MTSERVE_MODEL_MEMORY ({budget})",
+                  f"{where}: mtserve_model_memory_budget_bytes {served}, want {budget}")
+
+
 def run_mtserve(checks, mtserve, env, where, mtclient=None, health_command=None):
     """Starts mtserve with exactly these MTSERVE_* variables (on loopback ports the kernel
     chooses: the command line wins over MTSERVE_LISTEN), checks that it serves with the workers
@@ -267,6 +373,8 @@ def _run_mtserve(checks, process, log, ready_file, env, where, mtclient, health_
                   f"{where}: mtserve computes in {asked} ({', '.join(served)})",
                   f"{where}: MTSERVE_COMPUTE_TYPE={asked} but mtserve loaded its models as "
                   f"{served}:\n" + _read(log))
+    if env.get("MTSERVE_MODEL_DIR"):
+        check_repository(checks, ready, env, where)
     if mtclient and health_command:
         command = [mtclient] + [re.sub(r"^--server=.*", f"--server=127.0.0.1:{port}", a)
                                 for a in health_command[1:]]
