@@ -216,6 +216,10 @@ void Metrics::SetModelInfo(const ModelInfoLabels& info) {
             {"architecture", info.architecture},
             {"compute_type", info.compute_type}})
       .Set(1);
+  model_loads_.Add({{"model", info.model}, {"result", "ok"}});
+  model_loads_.Add({{"model", info.model}, {"result", "failed"}});
+  model_unloads_.Add({{"model", info.model}});
+  model_resident_bytes_.Add({{"model", info.model}});
 }
 
 void Metrics::RecordRequest(Frontend frontend, const std::string& model, const std::string& method,

@@ -35,7 +35,8 @@ class Metrics {
  public:
   static std::unique_ptr<Metrics> Create();
 
-  // A constant 1 labelled with what the model is.
+  // A constant 1 labelled with what the model is; and its load and unload counters, at 0 until
+  // the first (so that rate() and increase() see that one too).
   void SetModelInfo(const ModelInfoLabels& info);
 
   // A finished RPC or HTTP request (or streamed text): `code` is the gRPC status code name, e.g.

@@ -78,10 +78,6 @@ server=127.0.0.1:$grpc_port
 pass "mtserve started: gRPC $server, metrics 127.0.0.1:$metrics_port"
 
 traffic() {
-  printf '%s\n' "A man is riding a bike." "Two dogs play in the snow." "A girl reads a book." |
-    "$mtclient" translate --server="$server" >"$tmp/translations.txt" ||
-    fail "mtclient translate failed"
-  [[ $(wc -l <"$tmp/translations.txt") -eq 3 ]] || fail "expected 3 translations"
   echo "Ein Hund läuft im Schnee." |
     "$mtclient" translate --server="$server" --model=multi30k-de-en >/dev/null ||
     fail "mtclient translate --model=multi30k-de-en failed"
@@ -93,6 +89,12 @@ traffic() {
     fail "a request for model 'nope' succeeded"
   fi
   grep -q NOT_FOUND "$tmp/err.txt" || { cat "$tmp/err.txt" >&2; fail "model 'nope' did not give NOT_FOUND"; }
+  # Last, so that a model is loaded when Prometheus scrapes: x-broken's load may have unloaded
+  # the others to make room before it failed.
+  printf '%s\n' "A man is riding a bike." "Two dogs play in the snow." "A girl reads a book." |
+    "$mtclient" translate --server="$server" >"$tmp/translations.txt" ||
+    fail "mtclient translate failed"
+  [[ $(wc -l <"$tmp/translations.txt") -eq 3 ]] || fail "expected 3 translations"
 }
 traffic
 pass "traffic: 3 texts translated by the default model and one by multi30k-de-en, x-broken's load failed, one NOT_FOUND"
