@@ -40,6 +40,7 @@ absl::Status Server::Start(const ServerConfig& config) {
   core_ = std::make_unique<TranslationCore>(config_.limits, config_.batching.max_queued_texts,
                                             config_.cache_bytes, metrics_.get(), &drain_);
   if (api_keys_ != nullptr) core_->RequireApiKeys(api_keys_.get());
+  core_->UsePivotLanguage(config_.pivot_language);
   if (absl::Status status = StartGrpc(); !status.ok()) return status;
   if (absl::Status status = StartHttp(); !status.ok()) return status;
   PrintListening();

@@ -116,6 +116,10 @@ ABSL_FLAG(absl::Duration, max_connection_age, absl::ZeroDuration(),
 ABSL_FLAG(std::string, language_model, MTSERVE_DEFAULT_LANGID_MODEL,
           "fastText language identification model, for detection (/detect, source \"auto\"); "
           "empty: no detection. Default: lid.176.ftz as scripts/install-deps.sh installs it");
+ABSL_FLAG(std::string, pivot_language, "en",
+          "A pair no model translates goes through the shortest chain of models that does "
+          "(fr->en->de: fr-en, then en-de); of several shortest chains, those through this "
+          "language first");
 ABSL_FLAG(int, grpc_max_streams_per_connection, 100,
           "Calls a gRPC connection may have open at once (HTTP/2 concurrent streams); a client "
           "queues the others until one ends");
@@ -201,6 +205,7 @@ ServerConfig ReadFlags() {
   config.shutdown_grace = absl::GetFlag(FLAGS_shutdown_grace);
   config.ready_file = absl::GetFlag(FLAGS_ready_file);
   config.language_model = absl::GetFlag(FLAGS_language_model);
+  config.pivot_language = absl::GetFlag(FLAGS_pivot_language);
   return config;
 }
 

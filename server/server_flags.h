@@ -51,6 +51,8 @@ struct ServerConfig {
 
   std::string ready_file;      // Empty: none; else its directory exists.
   std::string language_model;  // Empty: no language detection.
+  // Of the shortest chains of models for a pair no model serves, those through it first.
+  std::string pivot_language = "en";
 };
 
 // Sets the usage message, reads the flags from the environment and then the command line (which

@@ -10,34 +10,102 @@
 
 namespace mtserve {
 
-LanguageRoutes::LanguageRoutes(std::vector<Pair> pairs) : pairs_(std::move(pairs)) {
+LanguageRoutes::LanguageRoutes(std::vector<Pair> pairs, absl::string_view pivot)
+    : pairs_(std::move(pairs)), pivot_(LanguageCode(pivot)) {
   for (Pair& pair : pairs_) {
     pair.source = LanguageCode(pair.source);
     pair.target = LanguageCode(pair.target);
   }
 }
 
+std::vector<int> LanguageRoutes::Chain(const std::string& from, const std::string& to) const {
+  if (from.empty() || to.empty() || from == to) return {};
+  // Breadth first over languages from `from`: each language reached keeps the model that reached
+  // it first. The models into the pivot language are tried first at each language, so that of
+  // the shortest chains one through the pivot is found first; the others in the served order.
+  std::vector<int> order;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (size_t i = 0; i < pairs_.size(); ++i) {
+      if ((pairs_[i].target == pivot_) == (pass == 0)) order.push_back(static_cast<int>(i));
+    }
+  }
+  std::map<std::string, int> reached_by = {{from, -1}};
+  std::vector<std::string> frontier = {from};
+  while (!frontier.empty() && !reached_by.contains(to)) {
+    std::vector<std::string> next;
+    for (const std::string& language : frontier) {
+      for (const int i : order) {
+        const Pair& pair = pairs_[i];
+        if (pair.source != language || pair.target.empty()) continue;
+        // The direct model of a pair is the first in the served order, not the pivot's.
+        if (pair.target == to && language == from) {
+          for (size_t d = 0; d < pairs_.size(); ++d) {
+            if (pairs_[d].source == from && pairs_[d].target == to) return {static_cast<int>(d)};
+          }
+        }
+        if (reached_by.emplace(pair.target, i).second) next.push_back(pair.target);
+      }
+    }
+    frontier = std::move(next);
+  }
+  if (!reached_by.contains(to)) return {};
+  std::vector<int> chain;
+  for (std::string language = to; language != from; language = pairs_[chain.back()].source) {
+    chain.push_back(reached_by.at(language));
+  }
+  std::reverse(chain.begin(), chain.end());
+  return chain;
+}
+
 std::vector<std::string> LanguageRoutes::SourcesInto(absl::string_view target) const {
   const std::string code = LanguageCode(target);
   std::vector<std::string> sources;
+  auto add = [&](const std::string& language) {
+    if (std::find(sources.begin(), sources.end(), language) == sources.end()) {
+      sources.push_back(language);
+    }
+  };
   for (const Pair& pair : pairs_) {
     if (pair.source.empty() || pair.target.empty()) continue;
     if (!code.empty() && pair.target != code) continue;
-    if (std::find(sources.begin(), sources.end(), pair.source) == sources.end()) {
-      sources.push_back(pair.source);
-    }
+    if (pair.source != code) add(pair.source);
   }
+  if (code.empty()) return sources;
+  // Then the languages only a chain reads into `target`, shortest first.
+  std::vector<std::pair<size_t, std::string>> chained;
+  for (const Pair& pair : pairs_) {
+    if (pair.source.empty() || pair.source == code ||
+        std::find(sources.begin(), sources.end(), pair.source) != sources.end()) {
+      continue;
+    }
+    const std::vector<int> chain = Chain(pair.source, code);
+    if (!chain.empty()) chained.push_back({chain.size(), pair.source});
+  }
+  std::stable_sort(chained.begin(), chained.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [length, language] : chained) add(language);
   return sources;
 }
 
-absl::StatusOr<int> LanguageRoutes::Route(absl::string_view source,
-                                          absl::string_view target) const {
-  const std::string from = LanguageCode(source), to = LanguageCode(target);
-  for (size_t i = 0; i < pairs_.size(); ++i) {
-    if (!from.empty() && pairs_[i].source == from && pairs_[i].target == to) {
-      return static_cast<int>(i);
+std::map<std::string, std::vector<std::string>> LanguageRoutes::Targets() const {
+  std::map<std::string, std::vector<std::string>> targets;
+  for (const Pair& pair : pairs_) {
+    if (pair.source.empty() || pair.target.empty()) continue;
+    targets[pair.source];
+    targets[pair.target];
+  }
+  for (auto& [source, into] : targets) {
+    for (const auto& [target, unused] : targets) {
+      if (!Chain(source, target).empty()) into.push_back(target);
     }
   }
+  return targets;
+}
+
+absl::StatusOr<std::vector<int>> LanguageRoutes::Route(absl::string_view source,
+                                                       absl::string_view target) const {
+  std::vector<int> chain = Chain(LanguageCode(source), LanguageCode(target));
+  if (!chain.empty()) return chain;
   return absl::InvalidArgumentError(absl::StrCat("no model here translates ", source, " into ",
                                                  target, "; the pairs served: ", Describe()));
 }
@@ -50,7 +118,7 @@ LanguageRoutes::Detected LanguageRoutes::RouteDetected(absl::string_view text,
   auto choose = [&](const std::string& language, double probability) {
     detected.language = language;
     detected.confidence = 100 * probability;
-    detected.model = *Route(language, target);  // A candidate: it has a route.
+    detected.chain = *Route(language, target);  // A candidate: it has a route.
     return detected;
   };
   if (detector == nullptr) return choose(candidates.front(), 0);

@@ -11,6 +11,7 @@
 #include "absl/time/clock.h"
 #include "base/excerpt.h"
 #include "base/status_macros.h"
+#include "serving/pivot.h"
 #include "serving/state/local_sentence_cache.h"
 #include "serving/stop_reason.h"
 #include "text/document.h"
@@ -43,6 +44,14 @@ absl::Status Within(absl::string_view where, const absl::Status& status) {
   return absl::Status(status.code(), absl::StrCat(where, ": ", status.message()));
 }
 
+// How a chain of models is named where one model's name would be: "fr-en+en-de".
+std::string ChainName(const std::vector<ModelRepository::Slot>& slots,
+                      const std::vector<int>& chain) {
+  std::vector<std::string> names;
+  for (const int m : chain) names.push_back(slots[m].name);
+  return absl::StrJoin(names, "+");
+}
+
 }  // namespace
 
 // What the core serves, made once by StartServing.
@@ -70,6 +79,9 @@ struct TranslationCore::Pending {
   std::shared_ptr<const Serving> serving;
   int named_model = -1;  // The model the request named (or the default), unless routed.
   std::vector<int> text_model;
+  // Per text the models that translate it in order (text_model first): one, or a pivot
+  // translation's chain (LanguageRoutes::Route); empty for a text not translated.
+  std::vector<std::vector<int>> chains;
   std::vector<RoutedText> routed;  // Per text when routed by language.
   // The decoding options per served model, for those that translate a text.
   std::vector<std::optional<DecodingOptions>> options;
@@ -150,9 +162,16 @@ void TranslationCore::Serve(ModelRepository* repository,
     if (splitter.ok()) splitters[i] = *std::move(splitter);
   }
   auto serving = std::make_shared<const Serving>(
-      Serving{repository, std::move(splitters), LanguageRoutes(std::move(pairs)), scheduler});
+      Serving{repository, std::move(splitters), LanguageRoutes(std::move(pairs), pivot_language_),
+              scheduler});
   absl::MutexLock lock(&mutex_);
   serving_ = std::move(serving);
+}
+
+std::shared_ptr<const LanguageRoutes> TranslationCore::routes() const {
+  absl::ReaderMutexLock lock(&mutex_);
+  if (serving_ == nullptr) return nullptr;
+  return std::shared_ptr<const LanguageRoutes>(serving_, &serving_->routes);
 }
 
 const ModelRepository* TranslationCore::repository() const {
@@ -208,6 +227,7 @@ absl::Status TranslationCore::ChooseModels(Pending& pending) const {
     MT_ASSIGN_OR_RETURN(const int model, FindModel(*pending.serving, r.model));
     pending.named_model = model;
     pending.text_model.assign(texts, model);
+    pending.chains.assign(texts, {model});
     pending.model_name = pending.serving->slots()[model].name;
     return absl::OkStatus();
   }
@@ -227,16 +247,17 @@ absl::Status TranslationCore::ChooseModels(Pending& pending) const {
   }
   const bool detect = r.source_language.empty() || r.source_language == "auto";
   if (!detect) {
-    absl::StatusOr<int> model = routes->Route(r.source_language, r.target_language);
-    if (!model.ok()) {
+    absl::StatusOr<std::vector<int>> chain = routes->Route(r.source_language, r.target_language);
+    if (!chain.ok()) {
       return absl::InvalidArgumentError(
-          absl::StrCat(r.source_field, ": ", model.status().message()));
+          absl::StrCat(r.source_field, ": ", chain.status().message()));
     }
-    pending.text_model.assign(texts, *model);
+    pending.text_model.assign(texts, chain->front());
+    pending.chains.assign(texts, *chain);
     RoutedText routed;
-    routed.model = slots[*model].name;
+    routed.model = ChainName(slots, *chain);
     pending.routed.assign(texts, routed);
-    pending.model_name = slots[*model].name;
+    pending.model_name = routed.model;
     return absl::OkStatus();
   }
   const LanguageDetector* const detector = detector_.load();
@@ -251,6 +272,7 @@ absl::Status TranslationCore::ChooseModels(Pending& pending) const {
   // Detected here, on the caller's thread: a detection reads at most 4 KiB of a text, in tens of
   // microseconds.
   pending.text_model.resize(texts);
+  pending.chains.resize(texts);
   pending.routed.resize(texts);
   std::set<std::string> used;
   for (size_t i = 0; i < texts; ++i) {
@@ -258,12 +280,14 @@ absl::Status TranslationCore::ChooseModels(Pending& pending) const {
         routes->RouteDetected(r.texts[i], r.target_language, detector);
     RoutedText& routed = pending.routed[i];
     routed.detected = DetectedLanguage{detected.language, detected.confidence};
-    pending.text_model[i] = detected.model;
-    if (detected.model < 0) {
+    if (detected.chain.empty()) {
+      pending.text_model[i] = -1;
       routed.status = Within(FieldName(r, i), detected.status);
       continue;
     }
-    routed.model = slots[detected.model].name;
+    pending.text_model[i] = detected.chain.front();
+    pending.chains[i] = detected.chain;
+    routed.model = ChainName(slots, detected.chain);
     used.insert(routed.model);
   }
   pending.model_name = used.empty() ? kNoModel : used.size() == 1 ? *used.begin() : kSeveralModels;
@@ -305,7 +329,7 @@ void TranslationCore::Translate(Request request, std::shared_ptr<Call> call, Don
     int64_t characters = 0;
     for (size_t i = 0; i < r.texts.size(); ++i) {
       if (pending->text_model[i] < 0) continue;
-      MT_RETURN_IF_ERROR(check_options(pending->text_model[i]));
+      for (const int m : pending->chains[i]) MT_RETURN_IF_ERROR(check_options(m));
       characters += CountCharacters(r.texts[i]);
     }
     // Charged once the request is known to be valid, for the texts it translates.
@@ -340,8 +364,8 @@ void TranslationCore::Translate(Request request, std::shared_ptr<Call> call, Don
 }
 
 void TranslationCore::Acquire(std::shared_ptr<Pending> pending) {
-  std::set<int> needed(pending->text_model.begin(), pending->text_model.end());
-  needed.erase(-1);
+  std::set<int> needed;
+  for (const std::vector<int>& chain : pending->chains) needed.insert(chain.begin(), chain.end());
   if (needed.empty()) {
     pool_.Run([this, pending] { Start(pending); });
     return;
@@ -417,8 +441,11 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
     int text;
     size_t sentence;
     TranslationResult result;
+    bool alignment = false;
   };
   std::vector<Hit> hits;
+  // Sentences in all (those of pivoted texts are answered once their last leg is).
+  int sentences = 0;
   auto stop_reason = [&](absl::string_view when) {
     return StopReason(pending->call->cancelled(), r.deadline, absl::Now(), when);
   };
@@ -439,12 +466,17 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
       pending->documents[i] = *std::move(document);
       Document& text = *pending->documents[i];
       const ModelConfig& config = slots[model].config;
+      const int last = pending->chains[i].back();
+      sentences += static_cast<int>(text.sentences().size());
       for (size_t j = 0; j < text.sentences().size(); ++j) {
         const SourceSentence& sentence = text.sentences()[j];
         // HTML's inline markup and the runs of characters the model cannot spell are placed by
         // the decoder's alignment (text/document.h); dropped from the answer unless asked for.
+        // Through a chain, each leg's alignment is needed for the last's (serving/pivot.h).
         DecodingOptions options = *pending->options[model];
-        if (text.NeedsAlignment(j)) options.return_alignment = true;
+        if (text.NeedsAlignment(j) || (last != model && pending->options[last]->return_alignment)) {
+          options.return_alignment = true;
+        }
         MT_RETURN_IF_ERROR(CheckDecodeMemory(static_cast<int>(sentence.ids.size()), options, config,
                                              limits_, text.SentenceName(field, j)));
         std::optional<std::string> key = SentenceCacheKey(model, options, sentence.ids);
@@ -452,7 +484,7 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
           std::optional<TranslationResult> cached = cache_->Lookup(*key);
           if (metrics_ != nullptr) metrics_->RecordCacheLookup(cached.has_value());
           if (cached.has_value()) {
-            hits.push_back({i, j, *std::move(cached)});
+            hits.push_back({i, j, *std::move(cached), options.return_alignment});
             continue;
           }
         }
@@ -468,12 +500,12 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
   }
   // A QueuedRequest per model that has sentences to decode.
   std::vector<int> models;
-  int unanswered = 0;
   for (size_t m = 0; m < misses.size(); ++m) {
-    if (misses[m].empty()) continue;
-    models.push_back(static_cast<int>(m));
-    unanswered += static_cast<int>(misses[m].size());
+    if (!misses[m].empty()) models.push_back(static_cast<int>(m));
   }
+  // Cached first legs of pivoted sentences go on to their next leg.
+  std::vector<Hit> first_legs;
+  int unanswered = sentences;
   {
     absl::MutexLock lock(&pending->mutex);
     pending->results.resize(texts);
@@ -482,12 +514,24 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
         pending->results[i].resize(pending->documents[i]->sentences().size());
       }
     }
-    for (Hit& hit : hits) pending->results[hit.text][hit.sentence] = std::move(hit.result);
+    for (Hit& hit : hits) {
+      if (pending->chains[hit.text].size() > 1) {
+        first_legs.push_back(std::move(hit));
+        continue;
+      }
+      pending->results[hit.text][hit.sentence] = std::move(hit.result);
+      --unanswered;
+    }
     pending->unanswered = unanswered;
+  }
+  for (Hit& hit : first_legs) {
+    pool_.Run([this, pending, hit = std::move(hit)]() mutable {
+      NextLeg(pending, hit.text, hit.sentence, 1, std::move(hit.result), hit.alignment);
+    });
   }
   if (models.empty()) {
     Admitted(texts);
-    Answer(*pending);
+    if (unanswered == 0) Answer(*pending);
     return;
   }
   // The texts are admitted once the last sentence of every model's request is.
@@ -518,25 +562,21 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
       task.options.return_alignment = miss.alignment;
       task.deadline = pending->request.deadline;
       task.cancelled = [call = pending->call] { return call->cancelled(); };
-      task.done = [this, pending, i, j,
-                   key = std::move(miss.key)](absl::StatusOr<TranslationResult> result) {
+      task.done = [this, pending, i, j, key = std::move(miss.key),
+                   aligned = miss.alignment](absl::StatusOr<TranslationResult> result) {
         if (result.ok() && key.has_value() && !result->hypotheses.empty()) {
           cache_->Insert(*key, *result);
           const SentenceCache::Stats stats = cache_->stats();
           if (metrics_ != nullptr) metrics_->SetCacheSize(stats.entries, stats.bytes);
         }
-        {
-          absl::MutexLock lock(&pending->mutex);
-          if (result.ok()) {
-            pending->results[i][j] = *std::move(result);
-          } else {
-            pending->Fail(
-                Within(pending->documents[i]->SentenceName(FieldName(pending->request, i), j),
-                       result.status()));
-          }
-          if (--pending->unanswered > 0) return;
+        if (result.ok() && pending->chains[i].size() > 1) {
+          // The next leg tokenises: on the core's threads, not the decoding worker's.
+          pool_.Run([this, pending, i, j, aligned, first = *std::move(result)]() mutable {
+            NextLeg(pending, i, j, 1, std::move(first), aligned);
+          });
+          return;
         }
-        Answer(*pending);
+        SentenceDone(*pending, i, j, std::move(result));
       };
       if (static_cast<size_t>(k) + 1 == sentences->size()) admitted();
       return task;
@@ -555,6 +595,156 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
   }
 }
 
+void TranslationCore::SentenceDone(Pending& pending, int text, size_t sentence,
+                                   absl::StatusOr<TranslationResult> result) {
+  {
+    absl::MutexLock lock(&pending.mutex);
+    if (result.ok()) {
+      pending.results[text][sentence] = *std::move(result);
+    } else {
+      pending.Fail(
+          Within(pending.documents[text]->SentenceName(FieldName(pending.request, text), sentence),
+                 result.status()));
+    }
+    if (--pending.unanswered > 0) return;
+  }
+  Answer(pending);
+}
+
+// One leg of a pivoted sentence under way: its bridge text's pieces and their results.
+struct TranslationCore::Bridge {
+  TranslationResult previous;  // The legs before's result.
+  std::unique_ptr<Document> document;
+  std::shared_ptr<const Model> from, to;   // The models of the leg before and of this one.
+  std::vector<TranslationResult> results;  // Per piece of `document`.
+  std::atomic<int> left = 0;               // Pieces not decoded yet.
+  absl::Mutex mutex;
+  absl::Status status ABSL_GUARDED_BY(mutex);
+};
+
+void TranslationCore::NextLeg(std::shared_ptr<Pending> pending, int i, size_t j, size_t leg,
+                              TranslationResult previous, bool aligned) {
+  const std::vector<int>& chain = pending->chains[i];
+  const int model = chain[leg];
+  const ModelRepository::Slot& slot = pending->serving->slots()[model];
+  auto bridge = std::make_shared<Bridge>();
+  bridge->previous = std::move(previous);
+  {
+    absl::MutexLock lock(&pending->mutex);
+    // Held until the request is answered, which waits for this sentence.
+    bridge->from = pending->leases.at(chain[leg - 1])->model();
+    bridge->to = pending->leases.at(model)->model();
+  }
+  const std::string name = pending->documents[i]->SentenceName(FieldName(pending->request, i), j);
+  const absl::Status prepared = [&]() -> absl::Status {
+    MT_RETURN_IF_ERROR(StopReason(pending->call->cancelled(), pending->request.deadline,
+                                  absl::Now(), "between the legs of a pivot translation"));
+    MT_ASSIGN_OR_RETURN(bridge->document,
+                        PrepareBridge(BridgeText(bridge->previous), bridge->to->tokenizer(),
+                                      MaxInputTokens(slot.config, limits_)));
+    return absl::OkStatus();
+  }();
+  if (!prepared.ok()) {
+    SentenceDone(*pending, i, j, prepared);
+    return;
+  }
+  std::vector<SourceSentence>& pieces = bridge->document->sentences();
+  bridge->results.resize(pieces.size());
+  struct Piece {
+    size_t index;
+    std::optional<std::string> key;
+    bool alignment;
+  };
+  std::vector<Piece> misses;
+  for (size_t k = 0; k < pieces.size(); ++k) {
+    DecodingOptions options = *pending->options[model];
+    if (aligned || bridge->document->NeedsAlignment(k)) options.return_alignment = true;
+    const absl::Status fits = CheckDecodeMemory(static_cast<int>(pieces[k].ids.size()), options,
+                                                slot.config, limits_, name);
+    if (!fits.ok()) {
+      SentenceDone(*pending, i, j, fits);
+      return;
+    }
+    std::optional<std::string> key = SentenceCacheKey(model, options, pieces[k].ids);
+    if (key.has_value()) {
+      std::optional<TranslationResult> cached = cache_->Lookup(*key);
+      if (metrics_ != nullptr) metrics_->RecordCacheLookup(cached.has_value());
+      if (cached.has_value()) {
+        bridge->results[k] = *std::move(cached);
+        continue;
+      }
+    }
+    misses.push_back({k, std::move(key), options.return_alignment});
+  }
+  if (misses.empty()) {
+    FinishLeg(std::move(pending), i, j, leg, std::move(bridge), aligned);
+    return;
+  }
+  bridge->left.store(static_cast<int>(misses.size()));
+  auto sentences = std::make_shared<std::vector<Piece>>(std::move(misses));
+  QueuedRequest request;
+  request.group = pending->api_key;
+  request.model_name = slot.name;
+  request.texts = static_cast<int>(sentences->size());
+  request.deadline = pending->request.deadline;
+  request.cancelled = [call = pending->call] { return call->cancelled(); };
+  request.make = [this, pending, sentences, bridge, model, i, j, leg, aligned](int n) {
+    Piece& piece = (*sentences)[n];
+    TranslationTask task;
+    task.model = model;
+    task.model_name = pending->serving->slots()[model].name;
+    task.source_ids = std::move(bridge->document->sentences()[piece.index].ids);
+    task.options = *pending->options[model];
+    task.options.return_alignment = piece.alignment;
+    task.deadline = pending->request.deadline;
+    task.cancelled = [call = pending->call] { return call->cancelled(); };
+    task.done = [this, pending, bridge, i, j, leg, aligned, k = piece.index,
+                 key = std::move(piece.key)](absl::StatusOr<TranslationResult> result) {
+      if (result.ok()) {
+        if (key.has_value() && !result->hypotheses.empty()) {
+          cache_->Insert(*key, *result);
+          const SentenceCache::Stats stats = cache_->stats();
+          if (metrics_ != nullptr) metrics_->SetCacheSize(stats.entries, stats.bytes);
+        }
+        bridge->results[k] = *std::move(result);
+      } else {
+        absl::MutexLock lock(&bridge->mutex);
+        if (bridge->status.ok()) bridge->status = result.status();
+      }
+      if (bridge->left.fetch_sub(1) != 1) return;
+      pool_.Run([this, pending, bridge, i, j, leg, aligned] {
+        FinishLeg(pending, i, j, leg, bridge, aligned);
+      });
+    };
+    return task;
+  };
+  absl::Status submitted = pending->serving->scheduler->Submit(std::move(request));
+  if (!submitted.ok()) SentenceDone(*pending, i, j, submitted);
+}
+
+void TranslationCore::FinishLeg(std::shared_ptr<Pending> pending, int i, size_t j, size_t leg,
+                                std::shared_ptr<Bridge> bridge, bool aligned) {
+  {
+    absl::MutexLock lock(&bridge->mutex);
+    if (!bridge->status.ok()) {
+      SentenceDone(*pending, i, j, bridge->status);
+      return;
+    }
+  }
+  const int model = pending->chains[i][leg];
+  const Tokenizer& tokenizer = bridge->to->tokenizer();
+  TranslationResult composed =
+      ComposeLegs(bridge->previous, bridge->from->tokenizer(), *bridge->document,
+                  JoinDocument(*bridge->document, std::move(bridge->results),
+                               pending->options[model]->num_hypotheses, tokenizer),
+                  tokenizer);
+  if (leg + 1 < pending->chains[i].size()) {
+    NextLeg(std::move(pending), i, j, leg + 1, std::move(composed), aligned);
+    return;
+  }
+  SentenceDone(*pending, i, j, std::move(composed));
+}
+
 void TranslationCore::Admitted(int texts) {
   absl::MutexLock lock(&mutex_);
   waiting_texts_ -= texts;
@@ -566,13 +756,14 @@ void TranslationCore::Answer(Pending& pending) {
     absl::MutexLock lock(&pending.mutex);
     if (pending.status.ok()) {
       Reply reply;
-      // The model named, or the one routed texts went to (those that no model reads have none).
-      std::set<int> models(pending.text_model.begin(), pending.text_model.end());
-      models.erase(-1);
+      // The model named, or the one routed texts went to (those that no model reads have none),
+      // or the chain of models of a pivot translation ("fr-en+en-de").
+      std::set<std::vector<int>> chains(pending.chains.begin(), pending.chains.end());
+      chains.erase(std::vector<int>());
       if (pending.named_model >= 0) {
         reply.model = pending.serving->slots()[pending.named_model].name;
-      } else if (models.size() == 1) {
-        reply.model = pending.serving->slots()[*models.begin()].name;
+      } else if (chains.size() == 1) {
+        reply.model = ChainName(pending.serving->slots(), *chains.begin());
       }
       for (size_t i = 0; i < pending.documents.size(); ++i) {
         const int m = pending.text_model[i];
@@ -580,10 +771,13 @@ void TranslationCore::Answer(Pending& pending) {
           reply.translations.emplace_back();
           continue;
         }
-        const DecodingOptions& options = *pending.options[m];
+        // A pivoted text was read by its chain's first model and written by its last.
+        const int last = pending.chains[i].back();
+        const DecodingOptions& options = *pending.options[last];
         TextTranslation& joined = reply.translations.emplace_back(
             JoinDocument(*pending.documents[i], std::move(pending.results[i]),
-                         options.num_hypotheses, pending.leases.at(m)->model()->tokenizer()));
+                         options.num_hypotheses, pending.leases.at(m)->model()->tokenizer(),
+                         pending.leases.at(last)->model()->tokenizer()));
         if (!options.return_alignment) {
           for (Hypothesis& h : joined.hypotheses) h.alignment.clear();
         }

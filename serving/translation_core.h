@@ -88,6 +88,11 @@ class TranslationCore {
   // it outlives the core). Without one, Detect answers UNIMPLEMENTED.
   void UseLanguageDetector(const LanguageDetector* detector) { detector_.store(detector); }
 
+  // Of the shortest chains of models that translate a pair no model serves (pivot translation:
+  // LanguageRoutes::Route), those through `language` first (call before StartServing; default
+  // LanguageRoutes::kDefaultPivot).
+  void UsePivotLanguage(std::string language) { pivot_language_ = std::move(language); }
+
   // The languages of `request`'s texts, ranked, at once (a detection reads at most 4 KiB of a
   // text, in tens of microseconds): errors as Translate's (the key, the texts' count, bytes and
   // UTF-8, a target no model translates into), UNAVAILABLE while loading or draining. Charged as
@@ -113,11 +118,14 @@ class TranslationCore {
 
   // The served models, the default first, with their states (null while loading).
   const ModelRepository* repository() const;
+  // How texts are routed by language (null while loading).
+  std::shared_ptr<const LanguageRoutes> routes() const;
   const RequestLimits& limits() const { return limits_; }
 
  private:
   struct Serving;
   struct Pending;
+  struct Bridge;
 
   // What is served, or UNAVAILABLE while loading or draining.
   absl::StatusOr<std::shared_ptr<const Serving>> CurrentServing() const;
@@ -134,6 +142,19 @@ class TranslationCore {
   // Splits and tokenises the texts of `pending` and hands them to the scheduler as one request,
   // a task per sentence, made as the scheduler's queue admits them (on the pool's threads).
   void Start(std::shared_ptr<Pending> pending);
+  // Sentence `sentence` of text `text` of `pending` is translated (through every model of its
+  // chain), or failed: answers `pending` if it was the last.
+  void SentenceDone(Pending& pending, int text, size_t sentence,
+                    absl::StatusOr<TranslationResult> result);
+  // A sentence of a pivoted text (its chain has several models) through leg `leg` (>= 1) of its
+  // chain, from `previous`, the legs before's result (serving/pivot.h): its bridge text tokenised
+  // for the leg's model, decoded (or found in the cache) piece by piece, then joined and composed
+  // with `previous`; then the next leg, or SentenceDone. `aligned`: whether the sentence needs the
+  // decoder's alignment (then every leg is decoded with it).
+  void NextLeg(std::shared_ptr<Pending> pending, int text, size_t sentence, size_t leg,
+               TranslationResult previous, bool aligned);
+  void FinishLeg(std::shared_ptr<Pending> pending, int text, size_t sentence, size_t leg,
+                 std::shared_ptr<Bridge> bridge, bool aligned);
   // Answers `pending` from its sentences' results once the last has finished.
   void Answer(Pending& pending);
   // Answers `pending` once, with `reply` or its error.
@@ -147,6 +168,7 @@ class TranslationCore {
   DrainGate* const drain_;
   ApiKeyAuthenticator* authenticator_ = nullptr;
   std::atomic<const LanguageDetector*> detector_ = nullptr;
+  std::string pivot_language_ = LanguageRoutes::kDefaultPivot;
   // In the process today (LocalSentenceCache); a store shared by replicas later.
   std::unique_ptr<SentenceCache> cache_;
 

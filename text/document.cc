@@ -52,7 +52,13 @@ absl::StatusOr<std::unique_ptr<Document>> PrepareDocument(absl::string_view text
 
 TextTranslation JoinDocument(const Document& document, std::vector<TranslationResult> results,
                              int num_hypotheses, const Tokenizer& tokenizer) {
-  return document.Join(std::move(results), num_hypotheses, tokenizer);
+  return document.Join(std::move(results), num_hypotheses, tokenizer, tokenizer);
+}
+
+TextTranslation JoinDocument(const Document& document, std::vector<TranslationResult> results,
+                             int num_hypotheses, const Tokenizer& source_tokenizer,
+                             const Tokenizer& tokenizer) {
+  return document.Join(std::move(results), num_hypotheses, source_tokenizer, tokenizer);
 }
 
 }  // namespace mtserve

@@ -74,6 +74,7 @@ class Document {
   // The text's translation from its sentences' (`results[i]` for sentences()[i], each with
   // `num_hypotheses` hypotheses); see JoinDocument.
   virtual TextTranslation Join(std::vector<TranslationResult> results, int num_hypotheses,
+                               const Tokenizer& source_tokenizer,
                                const Tokenizer& tokenizer) const = 0;
 
  protected:
@@ -104,6 +105,12 @@ absl::StatusOr<std::unique_ptr<Document>> PrepareDocument(
 // document rendered around its runs' translations, see text/html_document.h).
 TextTranslation JoinDocument(const Document& document, std::vector<TranslationResult> results,
                              int num_hypotheses, const Tokenizer& tokenizer);
+// The same for a text read by one model (`source_tokenizer`'s, which took it apart) and
+// translated by another (`tokenizer`'s): a chain's first and last (pivot translation,
+// serving/pivot.h); the results' alignments index the first model's source tokens.
+TextTranslation JoinDocument(const Document& document, std::vector<TranslationResult> results,
+                             int num_hypotheses, const Tokenizer& source_tokenizer,
+                             const Tokenizer& tokenizer);
 
 }  // namespace mtserve
 

@@ -25,7 +25,7 @@ std::vector<Segment> PlaceInlines(const HtmlDocument::Run& run,
                                   absl::Span<const SourceSentence> sentences,
                                   absl::Span<const TranslationResult> results,
                                   const TextTranslation& joined, int k,
-                                  const Tokenizer& tokenizer) {
+                                  const Tokenizer& source_tokenizer, const Tokenizer& tokenizer) {
   const std::string& text = joined.hypotheses[k].text;
   std::vector<Segment> placed = HtmlDocument::PlaceByPosition(run, text);
   if (run.inlines.empty()) return placed;
@@ -33,8 +33,9 @@ std::vector<Segment> PlaceInlines(const HtmlDocument::Run& run,
   for (const TranslationResult& r : results) parts.push_back(r.hypotheses[k]);
   std::vector<Segment> ranges;
   for (const HtmlDocument::Inline& in : run.inlines) ranges.push_back(in.range);
-  const std::vector<std::optional<Segment>> aligned = PlaceByAlignment(
-      run.text, sentences, parts, text, joined.hypothesis_sentences[k], tokenizer, ranges);
+  const std::vector<std::optional<Segment>> aligned =
+      PlaceByAlignment(run.text, sentences, parts, text, joined.hypothesis_sentences[k],
+                       source_tokenizer, tokenizer, ranges);
   for (size_t i = 0; i < placed.size(); ++i) {
     if (aligned[i].has_value()) placed[i] = *aligned[i];
   }
@@ -58,6 +59,7 @@ class HtmlTextDocument : public Document {
   }
 
   TextTranslation Join(std::vector<TranslationResult> results, int num_hypotheses,
+                       const Tokenizer& source_tokenizer,
                        const Tokenizer& tokenizer) const override {
     const std::vector<HtmlDocument::Run>& runs = document_.runs();
     const absl::Span<const SourceSentence> sentences = sentences_;
@@ -72,8 +74,8 @@ class HtmlTextDocument : public Document {
           std::make_move_iterator(results.begin() + first),
           std::make_move_iterator(results.begin() + first + count));
       std::vector<std::vector<Segment>> dropped;
-      RestoreUnknownRuns(runs[r].text, run_sentences, run_results, num_hypotheses, tokenizer,
-                         dropped);
+      RestoreUnknownRuns(runs[r].text, run_sentences, run_results, num_hypotheses, source_tokenizer,
+                         tokenizer, dropped);
       for (size_t k = 0; k < dropped.size() && k < out.dropped.size(); ++k) {
         for (const Segment& run : dropped[k]) {
           out.dropped[k].push_back(HtmlDocument::SourceBytes(runs[r], run));
@@ -81,8 +83,8 @@ class HtmlTextDocument : public Document {
       }
       joined.push_back(JoinSentences(runs[r].text, run_sentences, run_results, num_hypotheses));
       for (int k = 0; k < num_hypotheses; ++k) {
-        inlines[r].push_back(
-            PlaceInlines(runs[r], run_sentences, run_results, joined.back(), k, tokenizer));
+        inlines[r].push_back(PlaceInlines(runs[r], run_sentences, run_results, joined.back(), k,
+                                          source_tokenizer, tokenizer));
       }
     }
     for (const TextTranslation& run : joined) out.source_tokens += run.source_tokens;

@@ -39,8 +39,8 @@ std::optional<std::vector<Segment>> SourcePieceRanges(absl::string_view sentence
   return ranges;
 }
 
-// The bytes of `text` (the decoded `ids`) each id brought: the growth of the text decoded one id
-// more at a time, less the space before a word.
+}  // namespace
+
 std::vector<Segment> TargetTokenRanges(const std::vector<int>& ids, absl::string_view text,
                                        const Tokenizer& tokenizer) {
   std::vector<Segment> ranges;
@@ -57,15 +57,11 @@ std::vector<Segment> TargetTokenRanges(const std::vector<int>& ids, absl::string
   return ranges;
 }
 
-}  // namespace
-
-std::vector<std::optional<Segment>> PlaceByAlignment(absl::string_view text,
-                                                     absl::Span<const SourceSentence> sentences,
-                                                     absl::Span<const Hypothesis> parts,
-                                                     absl::string_view joined,
-                                                     absl::Span<const Segment> joined_sentences,
-                                                     const Tokenizer& tokenizer,
-                                                     absl::Span<const Segment> ranges) {
+std::vector<std::optional<Segment>> PlaceByAlignment(
+    absl::string_view text, absl::Span<const SourceSentence> sentences,
+    absl::Span<const Hypothesis> parts, absl::string_view joined,
+    absl::Span<const Segment> joined_sentences, const Tokenizer& source_tokenizer,
+    const Tokenizer& tokenizer, absl::Span<const Segment> ranges) {
   std::vector<std::optional<Segment>> out(ranges.size());
   if (parts.size() != sentences.size() || joined_sentences.size() != sentences.size()) return out;
   // Per range: the target bytes found so far.
@@ -76,14 +72,16 @@ std::vector<std::optional<Segment>> PlaceByAlignment(absl::string_view text,
     const Segment sentence = sentences[j].range;
     const absl::string_view sentence_text =
         text.substr(sentence.begin, sentence.end - sentence.begin);
-    const std::optional<std::vector<Segment>> source = SourcePieceRanges(sentence_text, tokenizer);
+    const std::optional<std::vector<Segment>> source =
+        SourcePieceRanges(sentence_text, source_tokenizer);
     if (!source.has_value()) continue;
     // A text with runs of unknown characters put back (text/unknown_runs.h): tokens are found in
     // the decoded text, then moved past the runs put in before them.
     const std::string decoded = tokenizer.DecodeTarget(part.ids);
     std::vector<Segment> target = TargetTokenRanges(part.ids, decoded, tokenizer);
     if (decoded != part.text) {
-      const UnknownRuns runs = FindUnknownRuns(sentence_text, part.ids, part.alignment, tokenizer);
+      const UnknownRuns runs =
+          FindUnknownRuns(sentence_text, part.ids, part.alignment, source_tokenizer, tokenizer);
       if (runs.verbatim) continue;
       for (Segment& t : target) {
         t = {ShiftedByUnknownRuns(runs, t.begin, true), ShiftedByUnknownRuns(runs, t.end, false)};

@@ -20,14 +20,19 @@ namespace mtserve {
 // JoinSentences joined `parts`, the same hypothesis of each sentence of `sentences`, with
 // `joined_sentences` where each part lies in it) that the decoder aligned to it, widened to whole
 // words; nullopt where no alignment says (the parts carry none, a range covers no source piece,
-// or its pieces were aligned to nothing).
-std::vector<std::optional<Segment>> PlaceByAlignment(absl::string_view text,
-                                                     absl::Span<const SourceSentence> sentences,
-                                                     absl::Span<const Hypothesis> parts,
-                                                     absl::string_view joined,
-                                                     absl::Span<const Segment> joined_sentences,
-                                                     const Tokenizer& tokenizer,
-                                                     absl::Span<const Segment> ranges);
+// or its pieces were aligned to nothing). `text` was read by `source_tokenizer`, the parts written
+// by `tokenizer` (the same model's, or a chain's first and last models': serving/pivot.h).
+std::vector<std::optional<Segment>> PlaceByAlignment(
+    absl::string_view text, absl::Span<const SourceSentence> sentences,
+    absl::Span<const Hypothesis> parts, absl::string_view joined,
+    absl::Span<const Segment> joined_sentences, const Tokenizer& source_tokenizer,
+    const Tokenizer& tokenizer, absl::Span<const Segment> ranges);
+
+// The bytes of `text` (`ids` decoded by `tokenizer`'s target side) each id brought: the growth
+// of the text decoded one id more at a time, less the space before a word (empty for an id that
+// brought nothing, </s>).
+std::vector<Segment> TargetTokenRanges(const std::vector<int>& ids, absl::string_view text,
+                                       const Tokenizer& tokenizer);
 
 }  // namespace mtserve
 

@@ -21,9 +21,11 @@ class PlainTextDocument : public Document {
   }
 
   TextTranslation Join(std::vector<TranslationResult> results, int num_hypotheses,
+                       const Tokenizer& source_tokenizer,
                        const Tokenizer& tokenizer) const override {
     std::vector<std::vector<Segment>> dropped;
-    RestoreUnknownRuns(text_, sentences_, results, num_hypotheses, tokenizer, dropped);
+    RestoreUnknownRuns(text_, sentences_, results, num_hypotheses, source_tokenizer, tokenizer,
+                       dropped);
     TextTranslation joined = JoinSentences(text_, sentences_, std::move(results), num_hypotheses);
     joined.dropped = std::move(dropped);
     return joined;

@@ -40,17 +40,18 @@ bool HasUnknown(absl::Span<const int> ids, const Tokenizer& tokenizer) {
 }
 
 UnknownRuns FindUnknownRuns(absl::string_view sentence, absl::Span<const int> ids,
-                            absl::Span<const int> alignment, const Tokenizer& tokenizer) {
+                            absl::Span<const int> alignment, const Tokenizer& source_tokenizer,
+                            const Tokenizer& tokenizer) {
   UnknownRuns runs;
   std::vector<Segment> spans;
-  const std::vector<int> source = tokenizer.EncodeSourceWithSpans(sentence, spans);
+  const std::vector<int> source = source_tokenizer.EncodeSourceWithSpans(sentence, spans);
   if (source.size() != spans.size() + 1) return runs;  // Never seen: pieces and ids in step.
   std::vector<size_t> unknown;  // Source pieces that are runs of unknown characters.
   bool translatable = false;
   for (size_t i = 0; i < spans.size(); ++i) {
     const Segment span = Trimmed(sentence, spans[i]);
     const absl::string_view bytes = sentence.substr(span.begin, span.end - span.begin);
-    if (source[i] != tokenizer.unk_id()) {
+    if (source[i] != source_tokenizer.unk_id()) {
       translatable = translatable || HasLetterOrDigit(bytes);
     } else if (span.begin < span.end) {
       unknown.push_back(i);
@@ -124,7 +125,8 @@ size_t ShiftedByUnknownRuns(const UnknownRuns& runs, size_t position, bool after
 
 void RestoreUnknownRuns(absl::string_view text, absl::Span<const SourceSentence> sentences,
                         std::vector<TranslationResult>& results, int num_hypotheses,
-                        const Tokenizer& tokenizer, std::vector<std::vector<Segment>>& dropped) {
+                        const Tokenizer& source_tokenizer, const Tokenizer& tokenizer,
+                        std::vector<std::vector<Segment>>& dropped) {
   dropped.resize(std::max<size_t>(dropped.size(), num_hypotheses));
   for (size_t j = 0; j < sentences.size() && j < results.size(); ++j) {
     if (!sentences[j].unknown) continue;
@@ -133,7 +135,8 @@ void RestoreUnknownRuns(absl::string_view text, absl::Span<const SourceSentence>
     std::vector<Hypothesis>& hypotheses = results[j].hypotheses;
     for (size_t k = 0; k < hypotheses.size(); ++k) {
       Hypothesis& h = hypotheses[k];
-      const UnknownRuns runs = FindUnknownRuns(sentence, h.ids, h.alignment, tokenizer);
+      const UnknownRuns runs =
+          FindUnknownRuns(sentence, h.ids, h.alignment, source_tokenizer, tokenizer);
       h.text = WithUnknownRuns(h.text, sentence, runs);
       if (k >= dropped.size()) continue;
       for (const Segment& run : runs.dropped) {

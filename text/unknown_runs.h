@@ -41,9 +41,12 @@ struct UnknownRuns {
 bool HasUnknown(absl::Span<const int> ids, const Tokenizer& tokenizer);
 
 // The unknown runs of `sentence` for the hypothesis with generated `ids` and `alignment` (one per
-// id; without it no generated unknown can be tied to a run, and all are dropped).
+// id; without it no generated unknown can be tied to a run, and all are dropped): `sentence` read
+// by `source_tokenizer`, `ids` written by `tokenizer` (the same model's, or a chain's first and
+// last models' for a pivoted sentence: serving/pivot.h).
 UnknownRuns FindUnknownRuns(absl::string_view sentence, absl::Span<const int> ids,
-                            absl::Span<const int> alignment, const Tokenizer& tokenizer);
+                            absl::Span<const int> alignment, const Tokenizer& source_tokenizer,
+                            const Tokenizer& tokenizer);
 
 // `decoded` (DecodeTarget of the hypothesis's ids) with `runs` put in; `sentence` if verbatim.
 std::string WithUnknownRuns(absl::string_view decoded, absl::string_view sentence,
@@ -55,10 +58,11 @@ size_t ShiftedByUnknownRuns(const UnknownRuns& runs, size_t position, bool after
 
 // For each of `sentences` of `text` with an unknown piece: every hypothesis's text (see
 // FindUnknownRuns) with its runs put back. dropped[k] gets hypothesis k's dropped runs, as bytes of
-// `text` (it has num_hypotheses entries, or is resized to).
+// `text` (it has num_hypotheses entries, or is resized to). Tokenizers as FindUnknownRuns's.
 void RestoreUnknownRuns(absl::string_view text, absl::Span<const SourceSentence> sentences,
                         std::vector<TranslationResult>& results, int num_hypotheses,
-                        const Tokenizer& tokenizer, std::vector<std::vector<Segment>>& dropped);
+                        const Tokenizer& source_tokenizer, const Tokenizer& tokenizer,
+                        std::vector<std::vector<Segment>>& dropped);
 
 }  // namespace mtserve
 

@@ -93,7 +93,7 @@ void PrintRouting(const LanguageDetector& detector, const std::vector<FileTexts>
       int right = 0, refused = 0, other = 0;
       for (const std::string& text : texts) {
         const LanguageRoutes::Detected detected = routes.RouteDetected(text, target, &detector);
-        if (detected.model < 0) {
+        if (detected.chain.empty()) {
           ++refused;
         } else if (detected.language == file.language) {
           ++right;

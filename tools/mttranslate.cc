@@ -7,8 +7,10 @@
 // text/document.h as the server does it, so a line translates offline exactly as it does served
 // (an HTML line as the API's format HTML translates it). With several models, --target (and
 // --source, or "auto" to detect each line's language) sends each line to the model that reads its
-// language into the target, by the server's own routing (serving/language_routes.h); a line no
-// model reads into the target is reported on stderr with its number and gives empty output. The
+// language into the target, by the server's own routing (serving/language_routes.h), or through
+// the shortest chain of them when none does (fr->en->de with fr-en then en-de: each sentence's
+// translation by one model is the next one's input, as the server pivots, serving/pivot.h); a line
+// no chain reads into the target is reported on stderr with its number and gives empty output. The
 // sentences of each model's lines are sorted by length and cut into batches (less padding),
 // translated by --workers worker threads that share one copy of each model, and joined back into
 // their lines in input order. --benchmark adds throughput, wall time and peak memory on stderr.
@@ -39,6 +41,7 @@
 #include "model/model.h"
 #include "model/translator.h"
 #include "serving/language_routes.h"
+#include "serving/pivot.h"
 #include "text/document.h"
 #include "text/language_detector.h"
 #include "text/sentences.h"
@@ -53,6 +56,9 @@ ABSL_FLAG(std::string, target, "",
 ABSL_FLAG(std::string, source, "",
           "With --target: the language of every line, or auto (the default) to detect each "
           "line's language among those the models read into --target (--language_model).");
+ABSL_FLAG(std::string, pivot_language, "en",
+          "With --target: of the shortest chains of models that translate a pair no model does, "
+          "those through this language first (the server's --pivot_language).");
 ABSL_FLAG(std::string, language_model, MTSERVE_DEFAULT_LANGID_MODEL,
           "fastText language identification model for --source=auto, the server's default; "
           "empty: no detection (then auto needs a single language read into --target).");
@@ -114,10 +120,10 @@ std::string ModelName(const std::string& dir) {
   return path.filename().string();
 }
 
-// How the lines are routed: the model of each line (-1: none reads it into the target, and
-// `errors` says why), or a command-line mistake.
+// How the lines are routed: the models of each line, in order (one, or a chain; none: no chain
+// reads it into the target, and `errors` says why), or a command-line mistake.
 struct Routing {
-  std::vector<int> line_model;
+  std::vector<std::vector<int>> line_chain;
   std::vector<std::string> errors;  // Per line: empty, or why it is not translated.
 };
 
@@ -140,14 +146,14 @@ absl::StatusOr<Routing> RouteLines(const std::vector<LoadedModel>& models,
           absl::StrCat("--model names ", models.size(),
                        " models: give --target (and --source) to choose each line's"));
     }
-    routing.line_model.assign(lines.size(), 0);
+    routing.line_chain.assign(lines.size(), {0});
     return routing;
   }
   std::vector<LanguageRoutes::Pair> pairs;
   for (const LoadedModel& m : models) {
     pairs.push_back({m.name, m.model->config().source_lang, m.model->config().target_lang});
   }
-  const LanguageRoutes routes(std::move(pairs));
+  const LanguageRoutes routes(std::move(pairs), absl::GetFlag(FLAGS_pivot_language));
   const std::vector<std::string> sources = routes.SourcesInto(target);
   if (sources.empty()) {
     return absl::InvalidArgumentError(absl::StrCat("--target: no model here translates into ",
@@ -155,11 +161,11 @@ absl::StatusOr<Routing> RouteLines(const std::vector<LoadedModel>& models,
                                                    "; the pairs served: ", routes.Describe()));
   }
   if (!source.empty() && source != "auto") {
-    absl::StatusOr<int> model = routes.Route(source, target);
-    if (!model.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat("--source: ", model.status().message()));
+    absl::StatusOr<std::vector<int>> chain = routes.Route(source, target);
+    if (!chain.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("--source: ", chain.status().message()));
     }
-    routing.line_model.assign(lines.size(), *model);
+    routing.line_chain.assign(lines.size(), *chain);
     return routing;
   }
   std::unique_ptr<LanguageDetector> detector;
@@ -176,12 +182,12 @@ absl::StatusOr<Routing> RouteLines(const std::vector<LoadedModel>& models,
         "into ",
         target, " (", absl::StrJoin(sources, ", "), "); give --source"));
   }
-  routing.line_model.resize(lines.size());
+  routing.line_chain.resize(lines.size());
   for (size_t i = 0; i < lines.size(); ++i) {
     const LanguageRoutes::Detected detected =
         routes.RouteDetected(lines[i], target, detector.get());
-    routing.line_model[i] = detected.model;
-    if (detected.model < 0) routing.errors[i] = std::string(detected.status.message());
+    routing.line_chain[i] = detected.chain;
+    if (detected.chain.empty()) routing.errors[i] = std::string(detected.status.message());
   }
   return routing;
 }
@@ -279,7 +285,11 @@ int Run(int argc, char** argv) {
     std::cerr << "mttranslate: " << routing.status().message() << "\n";
     return 2;
   }
-  const std::vector<int>& line_model = routing->line_model;
+  const std::vector<std::vector<int>>& line_chain = routing->line_chain;
+  std::vector<int> line_model;  // Each line's first model (-1: none).
+  for (const std::vector<int>& chain : line_chain) {
+    line_model.push_back(chain.empty() ? -1 : chain.front());
+  }
   // Every routed line taken apart with its model's rules, and the sentences of all lines in
   // order (a line that no model reads has none).
   std::vector<std::unique_ptr<Document>> documents(lines.size());
@@ -302,83 +312,152 @@ int Run(int argc, char** argv) {
       // HTML's inline markup and runs of characters the model cannot spell are placed by the
       // alignment (text/document.h), which changes no token: all of the model's sentences are
       // decoded with it, as the server decodes those sentences.
-      if (documents[i]->NeedsAlignment(j)) model.options.return_alignment = true;
+      // Through a chain, every leg is (serving/pivot.h composes the last's through them).
+      if (documents[i]->NeedsAlignment(j)) {
+        for (const int c : line_chain[i]) models[c].options.return_alignment = true;
+      }
     }
   }
-  // Each model's sentences by decreasing length, cut into batches: batches of similar lengths
-  // waste little on padding, and a batch is of one model.
-  struct Batch {
-    int model;
-    size_t first, last;  // [first, last) of `order`.
-  };
-  std::vector<size_t> order;
-  std::vector<Batch> batches;
-  for (size_t m = 0; m < models.size(); ++m) {
-    const size_t begin = order.size();
-    for (size_t k = 0; k < sources.size(); ++k) {
-      if (sentence_model[k] == static_cast<int>(m)) order.push_back(k);
-    }
-    std::stable_sort(order.begin() + begin, order.end(),
-                     [&](size_t a, size_t b) { return sources[a]->size() > sources[b]->size(); });
-    for (size_t first = begin; first < order.size(); first += batch_size) {
-      batches.push_back({static_cast<int>(m), first, std::min(order.size(), first + batch_size)});
-    }
+  if (with_alignment) {
+    for (LoadedModel& model : models) model.options.return_alignment = true;
   }
+  // Translates `sources` (sentence k by model sentence_model[k]) into `results`: each model's
+  // sentences by decreasing length, cut into batches (batches of similar lengths waste little on
+  // padding, and a batch is of one model), by --workers threads.
+  auto translate = [&](const std::vector<const std::vector<int>*>& sources,
+                       const std::vector<int>& sentence_model,
+                       std::vector<TranslationResult>& results) -> absl::Status {
+    // Each model's sentences by decreasing length, cut into batches: batches of similar lengths
+    // waste little on padding, and a batch is of one model.
+    struct Batch {
+      int model;
+      size_t first, last;  // [first, last) of `order`.
+    };
+    std::vector<size_t> order;
+    std::vector<Batch> batches;
+    for (size_t m = 0; m < models.size(); ++m) {
+      const size_t begin = order.size();
+      for (size_t k = 0; k < sources.size(); ++k) {
+        if (sentence_model[k] == static_cast<int>(m)) order.push_back(k);
+      }
+      std::stable_sort(order.begin() + begin, order.end(),
+                       [&](size_t a, size_t b) { return sources[a]->size() > sources[b]->size(); });
+      for (size_t first = begin; first < order.size(); first += batch_size) {
+        batches.push_back({static_cast<int>(m), first, std::min(order.size(), first + batch_size)});
+      }
+    }
 
-  std::vector<TranslationResult> results(sources.size());
-  std::atomic<size_t> next_batch{0};
-  std::atomic<size_t> done{0};
-  absl::Mutex error_mutex;
-  absl::Status error;
-  const size_t num_batches = batches.size();
-  auto work = [&](int threads_per_worker) {
-    // This worker's translator of each model, made when it first has a batch of that model.
-    std::vector<std::unique_ptr<Translator>> translators(models.size());
-    for (size_t b; (b = next_batch.fetch_add(1)) < num_batches;) {
-      const Batch& run = batches[b];
-      const LoadedModel& model = models[run.model];
-      if (translators[run.model] == nullptr) {
-        translators[run.model] = std::make_unique<Translator>(model.model, threads_per_worker);
+    results.assign(sources.size(), {});
+    std::atomic<size_t> next_batch{0};
+    std::atomic<size_t> done{0};
+    absl::Mutex error_mutex;
+    absl::Status error;
+    const size_t num_batches = batches.size();
+    auto work = [&](int threads_per_worker) {
+      // This worker's translator of each model, made when it first has a batch of that model.
+      std::vector<std::unique_ptr<Translator>> translators(models.size());
+      for (size_t b; (b = next_batch.fetch_add(1)) < num_batches;) {
+        const Batch& run = batches[b];
+        const LoadedModel& model = models[run.model];
+        if (translators[run.model] == nullptr) {
+          translators[run.model] = std::make_unique<Translator>(model.model, threads_per_worker);
+        }
+        std::vector<std::vector<int>> batch;
+        for (size_t i = run.first; i < run.last; ++i) batch.push_back(*sources[order[i]]);
+        absl::StatusOr<std::vector<std::vector<Hypothesis>>> out =
+            translators[run.model]->TranslateIds(batch, model.options);
+        if (!out.ok()) {
+          absl::MutexLock lock(&error_mutex);
+          error = out.status();
+          return;
+        }
+        const Tokenizer& tokenizer = model.model->tokenizer();
+        for (size_t i = run.first; i < run.last; ++i) {
+          for (Hypothesis& h : (*out)[i - run.first]) h.text = tokenizer.DecodeTarget(h.ids);
+          results[order[i]].hypotheses = std::move((*out)[i - run.first]);
+          results[order[i]].source_tokens = static_cast<int>(sources[order[i]]->size());
+        }
+        done += run.last - run.first;
       }
-      std::vector<std::vector<int>> batch;
-      for (size_t i = run.first; i < run.last; ++i) batch.push_back(*sources[order[i]]);
-      absl::StatusOr<std::vector<std::vector<Hypothesis>>> out =
-          translators[run.model]->TranslateIds(batch, model.options);
-      if (!out.ok()) {
-        absl::MutexLock lock(&error_mutex);
-        error = out.status();
-        return;
-      }
-      const Tokenizer& tokenizer = model.model->tokenizer();
-      for (size_t i = run.first; i < run.last; ++i) {
-        for (Hypothesis& h : (*out)[i - run.first]) h.text = tokenizer.DecodeTarget(h.ids);
-        results[order[i]].hypotheses = std::move((*out)[i - run.first]);
-        results[order[i]].source_tokens = static_cast<int>(sources[order[i]]->size());
-      }
-      done += run.last - run.first;
+    };
+    std::vector<std::thread> pool;
+    for (int w = 0; w < workers; ++w) {
+      pool.emplace_back(work, threads / workers + (w < threads % workers ? 1 : 0));
     }
+    // Progress for long inputs, when someone is watching.
+    const bool show_progress = isatty(STDERR_FILENO) && order.size() > 1000;
+    while (show_progress && done < order.size() && next_batch < num_batches + workers) {
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+      std::cerr << absl::StrFormat("\rmttranslate: %zu/%zu sentences", done.load(), order.size());
+    }
+    for (std::thread& t : pool) t.join();
+    if (show_progress) std::cerr << "\n";
+    return error;
   };
-  std::vector<std::thread> pool;
-  for (int w = 0; w < workers; ++w) {
-    pool.emplace_back(work, threads / workers + (w < threads % workers ? 1 : 0));
-  }
-  // Progress for long inputs, when someone is watching.
-  const bool show_progress = isatty(STDERR_FILENO) && order.size() > 1000;
-  while (show_progress && done < order.size() && next_batch < num_batches + workers) {
-    std::this_thread::sleep_for(std::chrono::seconds(1));
-    std::cerr << absl::StrFormat("\rmttranslate: %zu/%zu sentences", done.load(), order.size());
-  }
-  for (std::thread& t : pool) t.join();
-  if (show_progress) std::cerr << "\n";
-  if (!error.ok()) {
-    std::cerr << "mttranslate: " << error.message() << "\n";
+  std::vector<TranslationResult> results;
+  if (absl::Status translated = translate(sources, sentence_model, results); !translated.ok()) {
+    std::cerr << "mttranslate: " << translated.message() << "\n";
     return 1;
+  }
+  // The first sentence of each line in `results`.
+  std::vector<size_t> line_first(lines.size() + 1, 0);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    line_first[i + 1] =
+        line_first[i] + (documents[i] == nullptr ? 0 : documents[i]->sentences().size());
+  }
+  // Pivoted lines, leg by leg: each sentence's translation so far is the next model's input (one
+  // text, cut to its token limit), all the sentences of a leg translated together, then joined and
+  // composed with the legs before (serving/pivot.h), as the server does it.
+  for (size_t leg = 1;; ++leg) {
+    struct Step {
+      size_t sentence;  // In `results`.
+      int from, to;     // The models of the leg before and of this one.
+      std::unique_ptr<Document> bridge;
+      size_t first;  // Its pieces' first in the round.
+    };
+    std::vector<Step> steps;
+    std::vector<const std::vector<int>*> round;
+    std::vector<int> round_model;
+    for (size_t i = 0; i < lines.size(); ++i) {
+      if (line_chain[i].size() <= leg) continue;
+      const int to = line_chain[i][leg];
+      for (size_t s = line_first[i]; s < line_first[i + 1]; ++s) {
+        absl::StatusOr<std::unique_ptr<Document>> bridge = PrepareBridge(
+            BridgeText(results[s]), models[to].model->tokenizer(), models[to].max_tokens);
+        if (!bridge.ok()) {
+          std::cerr << "mttranslate: line " << i + 1 << ": " << bridge.status().message() << "\n";
+          return 1;
+        }
+        Step& step = steps.emplace_back(
+            Step{s, line_chain[i][leg - 1], to, *std::move(bridge), round.size()});
+        for (const SourceSentence& piece : step.bridge->sentences()) {
+          round.push_back(&piece.ids);
+          round_model.push_back(to);
+        }
+      }
+    }
+    if (steps.empty()) break;
+    std::vector<TranslationResult> round_results;
+    if (absl::Status translated = translate(round, round_model, round_results); !translated.ok()) {
+      std::cerr << "mttranslate: " << translated.message() << "\n";
+      return 1;
+    }
+    for (Step& step : steps) {
+      const size_t count = step.bridge->sentences().size();
+      std::vector<TranslationResult> pieces(
+          std::make_move_iterator(round_results.begin() + step.first),
+          std::make_move_iterator(round_results.begin() + step.first + count));
+      const Tokenizer& tokenizer = models[step.to].model->tokenizer();
+      results[step.sentence] = ComposeLegs(
+          results[step.sentence], models[step.from].model->tokenizer(), *step.bridge,
+          JoinDocument(*step.bridge, std::move(pieces), options.num_hypotheses, tokenizer),
+          tokenizer);
+    }
   }
 
   size_t target_tokens = 0;
   size_t failed_lines = 0;
   std::string out;
-  size_t next = 0;  // The first sentence of line i in `results`.
   for (size_t i = 0; i < lines.size(); ++i) {
     if (line_model[i] < 0) {
       // Not translated: said on stderr, and empty lines keep the output in step with the input.
@@ -387,15 +466,15 @@ int Run(int argc, char** argv) {
       out.append(std::max(1, options.num_hypotheses), '\n');
       continue;
     }
-    const Tokenizer& tokenizer = models[line_model[i]].model->tokenizer();
-    const size_t count = documents[i]->sentences().size();
+    // Read by its first model, written by its last.
+    const Tokenizer& tokenizer = models[line_chain[i].back()].model->tokenizer();
     std::vector<TranslationResult> line_results(
-        std::make_move_iterator(results.begin() + next),
-        std::make_move_iterator(results.begin() + next + count));
-    next += count;
+        std::make_move_iterator(results.begin() + line_first[i]),
+        std::make_move_iterator(results.begin() + line_first[i + 1]));
     // A line of whitespace only gives it back: num_hypotheses times, like any other line.
     const TextTranslation line =
-        JoinDocument(*documents[i], std::move(line_results), options.num_hypotheses, tokenizer);
+        JoinDocument(*documents[i], std::move(line_results), options.num_hypotheses,
+                     models[line_model[i]].model->tokenizer(), tokenizer);
     for (size_t k = 0; k < line.hypotheses.size(); ++k) {
       const Hypothesis& h = line.hypotheses[k];
       // What the answer's Hypothesis.dropped lists, said where it does not change the output.

@@ -131,23 +131,14 @@ absl::StatusOr<std::string> LibreTranslateAnswer(const LibreTranslateRequest& re
 }
 
 absl::StatusOr<std::string> LibreTranslateLanguages(const TranslationCore& core) {
-  const ModelRepository* repository = core.repository();
-  if (repository == nullptr) return absl::UnavailableError("the server is loading its models");
-  const std::vector<ModelRepository::Slot>& models = repository->slots();
-  // Every language a model reads or writes: LibreTranslate's clients check a target against
-  // these codes too.
-  std::map<std::string, std::set<std::string>> targets;
-  for (const ModelRepository::Slot& served : models) {
-    const ModelConfig& c = served.config;
-    if (c.source_lang.empty() || c.target_lang.empty()) continue;  // Not routable by language.
-    targets[c.source_lang].insert(c.target_lang);
-    targets[c.target_lang];
-  }
+  // Every language a model reads or writes (LibreTranslate's clients check a target against
+  // these codes too), with the targets a model or a chain of them (pivot translation)
+  // translates it into.
+  const std::shared_ptr<const LanguageRoutes> routes = core.routes();
+  if (routes == nullptr) return absl::UnavailableError("the server is loading its models");
   Json languages = Json::array();
-  for (const auto& [code, to] : targets) {
-    languages.push_back({{"code", code},
-                         {"name", LanguageName(code)},
-                         {"targets", std::vector<std::string>(to.begin(), to.end())}});
+  for (const auto& [code, to] : routes->Targets()) {
+    languages.push_back({{"code", code}, {"name", LanguageName(code)}, {"targets", to}});
   }
   return Dump(languages);
 }

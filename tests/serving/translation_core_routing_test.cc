@@ -1,7 +1,9 @@
 // Routing by language through the serving core in process (TranslationRequest's source_language
 // and target_language): each text of a request goes to the model that reads its language, chosen
 // or detected on its own, and translates exactly as a request naming that model does; a text no
-// model can read into the target gets its own error while the others are answered; and the
+// model can read into the target gets its own error while the others are answered; a pair no
+// model serves goes through a chain (fr->en->de: fr-en then en-de) and translates exactly as the
+// two legs asked for by name do, layout, sentence ranges and inline markup kept; and the
 // request-level errors every front end shares. The core serves the three trained models (en-de,
 // de-en, fr-en) with the real engine. Expected values: the models' own translations through
 // requests by name, and the languages of Multi30k's test sentences.
@@ -181,6 +183,7 @@ TEST_F(CoreRoutingTest, ATextWithoutLettersIsUndeterminedAndStillAnswered) {
 }
 
 TEST_F(CoreRoutingTest, WithoutDetectionAutoTakesTheOnlySourceOrIsRefused) {
+  models_.pop_back();  // Without fr-en, nothing but English reads into German.
   Serve(/*detection=*/false);
   absl::StatusOr<TranslationReply> reply = Translate(Routed({kEnglish}, "de"));
   ASSERT_TRUE(reply.ok()) << reply.status();
@@ -190,10 +193,18 @@ TEST_F(CoreRoutingTest, WithoutDetectionAutoTakesTheOnlySourceOrIsRefused) {
   EXPECT_EQ(reply->routed[0].detected->confidence, 0);  // Not detected.
 
   reply = Translate(Routed({kGerman}, "en"));
-  EXPECT_EQ(reply.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(reply.status().message(),
-              AllOf(HasSubstr("source_language \"auto\": language detection is off"),
-                    HasSubstr("--language_model"), HasSubstr("(de, fr)")));
+  EXPECT_TRUE(reply.ok()) << "de only: " << reply.status();
+}
+
+TEST_F(CoreRoutingTest, WithoutDetectionAutoIsRefusedWhenSeveralLanguagesReadIntoTheTarget) {
+  Serve(/*detection=*/false);
+  for (auto [target, sources] : {std::pair{"en", "(de, fr)"}, {"de", "(en, fr)"}}) {
+    absl::StatusOr<TranslationReply> reply = Translate(Routed({kGerman}, target));
+    EXPECT_EQ(reply.status().code(), absl::StatusCode::kFailedPrecondition);
+    EXPECT_THAT(reply.status().message(),
+                AllOf(HasSubstr("source_language \"auto\": language detection is off"),
+                      HasSubstr("--language_model"), HasSubstr(sources)));
+  }
 }
 
 TEST_F(CoreRoutingTest, RequestLevelErrorsNameTheirField) {
@@ -209,8 +220,8 @@ TEST_F(CoreRoutingTest, RequestLevelErrorsNameTheirField) {
   cases.push_back({Routed({kEnglish}, "es"),
                    "target_language: no model here translates into es; the pairs served: "
                    "en->de (en-de), de->en (de-en), fr->en (fr-en)"});
-  cases.push_back({Routed({kEnglish}, "de", "fr"),
-                   "source_language: no model here translates fr into de; the pairs served: "});
+  cases.push_back({Routed({kEnglish}, "de", "cs"),
+                   "source_language: no model here translates cs into de; the pairs served: "});
   cases.push_back({both, "model and target_language: give one or the other"});
   cases.push_back({no_target, "target_language: required with source_language"});
   for (Case& c : cases) {
@@ -218,6 +229,127 @@ TEST_F(CoreRoutingTest, RequestLevelErrorsNameTheirField) {
     absl::StatusOr<TranslationReply> reply = Translate(std::move(c.request));
     EXPECT_EQ(reply.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_THAT(reply.status().message(), HasSubstr(c.message));
+  }
+}
+
+class CorePivotTest : public CoreRoutingTest {
+ protected:
+  // `text` by name through fr-en, then its translation by en-de taken as one sentence: the
+  // pivot by hand.
+  Hypothesis ByHand(const std::string& text, RequestedOptions options = {}) {
+    const Hypothesis english = Named("fr-en", text, options);
+    options.split_sentences = false;
+    Hypothesis german = Named("en-de", english.text, options);
+    german.score += english.score;
+    return german;
+  }
+
+  Hypothesis Named(const std::string& model, const std::string& text, RequestedOptions options) {
+    TranslationRequest request;
+    request.model = model;
+    request.texts = {text};
+    request.options = options;
+    absl::StatusOr<TranslationReply> reply = Translate(std::move(request));
+    EXPECT_TRUE(reply.ok()) << reply.status();
+    return reply.ok() ? reply->translations[0].hypotheses[0] : Hypothesis();
+  }
+};
+
+TEST_F(CorePivotTest, APairWithoutAModelTranslatesThroughTheBridgeAsTheTwoLegsDo) {
+  Serve();
+  RequestedOptions options;
+  options.return_scores = true;
+  const Hypothesis expected = ByHand(kFrench, options);
+  ASSERT_FALSE(expected.text.empty());
+  TranslationRequest request = Routed({kFrench}, "de", "fr");
+  request.options = options;
+  absl::StatusOr<TranslationReply> reply = Translate(std::move(request));
+  ASSERT_TRUE(reply.ok()) << reply.status();
+  EXPECT_EQ(reply->model, "fr-en+en-de");
+  EXPECT_EQ(reply->routed[0].model, "fr-en+en-de");
+  const Hypothesis& got = reply->translations[0].hypotheses[0];
+  EXPECT_EQ(got.text, expected.text);
+  EXPECT_FLOAT_EQ(got.score, expected.score) << "the legs' scores summed";
+}
+
+TEST_F(CorePivotTest, AutoIntoATargetOnlyAChainReachesDetectsAndPivots) {
+  Serve();
+  const std::string expected = ByHand(kFrench).text;
+  absl::StatusOr<TranslationReply> reply = Translate(Routed({kFrench, kEnglish}, "de"));
+  ASSERT_TRUE(reply.ok()) << reply.status();
+  ASSERT_TRUE(reply->routed[0].detected.has_value());
+  EXPECT_EQ(reply->routed[0].detected->language, "fr");
+  EXPECT_EQ(reply->routed[0].model, "fr-en+en-de");
+  EXPECT_EQ(reply->translations[0].hypotheses[0].text, expected);
+  EXPECT_EQ(reply->routed[1].model, "en-de");
+  EXPECT_EQ(reply->translations[1].hypotheses[0].text, ByName("en-de", kEnglish));
+  EXPECT_EQ(reply->model, "") << "two chains";
+}
+
+TEST_F(CorePivotTest, ATextOfSeveralSentencesKeepsItsLayoutAndSentenceRanges) {
+  Serve();
+  const std::string first = "Un homme court.", second = "Deux chiens jouent dans l'herbe.",
+                    third = "Une femme chante.";
+  const std::string text = "  " + first + " " + second + "\n\n" + third + "\n";
+  const std::vector<std::string> expected = {ByHand(first).text, ByHand(second).text,
+                                             ByHand(third).text};
+  absl::StatusOr<TranslationReply> reply = Translate(Routed({text}, "de", "fr"));
+  ASSERT_TRUE(reply.ok()) << reply.status();
+  const TextTranslation& got = reply->translations[0];
+  EXPECT_EQ(got.hypotheses[0].text,
+            "  " + expected[0] + " " + expected[1] + "\n\n" + expected[2] + "\n");
+  ASSERT_EQ(got.sentences.size(), 3u);
+  EXPECT_EQ(text.substr(got.sentences[1].begin, got.sentences[1].end - got.sentences[1].begin),
+            second);
+  ASSERT_EQ(got.hypothesis_sentences[0].size(), 3u);
+  for (size_t j = 0; j < 3; ++j) {
+    const Segment s = got.hypothesis_sentences[0][j];
+    EXPECT_EQ(got.hypotheses[0].text.substr(s.begin, s.end - s.begin), expected[j]);
+  }
+}
+
+TEST_F(CorePivotTest, InlineMarkupLandsOnTheWordAlignedThroughTheBridge) {
+  Serve();
+  // By hand, with each leg's alignment (mttranslate --with_alignment): fr-en writes "A man is
+  // running." with "man" (1) aligned to "homme" (1); en-de writes "Ein Mann rennt." from it with
+  // "Mann" (1) aligned to "man" (1). So <b> goes around "Mann".
+  ASSERT_EQ(ByHand("Un homme court.").text, "Ein Mann rennt.");
+  TranslationRequest request = Routed({"<p>Un <b>homme</b> court.</p>"}, "de", "fr");
+  request.options.format = RequestedOptions::kHtml;
+  absl::StatusOr<TranslationReply> reply = Translate(std::move(request));
+  ASSERT_TRUE(reply.ok()) << reply.status();
+  EXPECT_EQ(reply->translations[0].hypotheses[0].text, "<p>Ein <b>Mann</b> rennt.</p>");
+  // The alignment asked for indexes the French source tokens: "Mann" -> "homme" (1).
+  request = Routed({"Un homme court."}, "de", "fr");
+  request.options.return_alignment = true;
+  reply = Translate(std::move(request));
+  ASSERT_TRUE(reply.ok()) << reply.status();
+  ASSERT_GE(reply->translations[0].hypotheses[0].alignment.size(), 2u);
+  EXPECT_EQ(reply->translations[0].hypotheses[0].alignment[1], 1);
+}
+
+TEST_F(CorePivotTest, AlternativesAreTheLastLegsNBest) {
+  Serve();
+  RequestedOptions options;
+  options.beam_size = 4;
+  options.num_hypotheses = 3;
+  const Hypothesis english = Named("fr-en", kFrench, options);
+  options.split_sentences = false;
+  TranslationRequest second;
+  second.model = "en-de";
+  second.texts = {english.text};
+  second.options = options;
+  absl::StatusOr<TranslationReply> expected = Translate(std::move(second));
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  TranslationRequest request = Routed({kFrench}, "de", "fr");
+  request.options = options;
+  request.options.split_sentences = true;
+  absl::StatusOr<TranslationReply> reply = Translate(std::move(request));
+  ASSERT_TRUE(reply.ok()) << reply.status();
+  ASSERT_EQ(reply->translations[0].hypotheses.size(), 3u);
+  for (size_t k = 0; k < 3; ++k) {
+    EXPECT_EQ(reply->translations[0].hypotheses[k].text,
+              expected->translations[0].hypotheses[k].text);
   }
 }
 

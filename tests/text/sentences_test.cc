@@ -224,16 +224,18 @@ TEST_F(SentencesTest, InlineMarkupFollowsTheAlignment) {
   // Every target token aligned to "big": "big" goes over the whole translation.
   part.alignment.assign(part.ids.size(), big_piece);
   std::vector<std::optional<Segment>> placed =
-      PlaceByAlignment(text, sentences, {part}, part.text, joined, tokenizer(), {big});
+      PlaceByAlignment(text, sentences, {part}, part.text, joined, tokenizer(), tokenizer(), {big});
   ASSERT_TRUE(placed[0].has_value());
   EXPECT_EQ(*placed[0], (Segment{0, part.text.size()}));
   // None aligned to it: the alignment says nothing (the caller places it otherwise).
   part.alignment.assign(part.ids.size(), 0);
-  placed = PlaceByAlignment(text, sentences, {part}, part.text, joined, tokenizer(), {big});
+  placed =
+      PlaceByAlignment(text, sentences, {part}, part.text, joined, tokenizer(), tokenizer(), {big});
   EXPECT_FALSE(placed[0].has_value());
   // No alignment at all: likewise.
   part.alignment.clear();
-  placed = PlaceByAlignment(text, sentences, {part}, part.text, joined, tokenizer(), {big});
+  placed =
+      PlaceByAlignment(text, sentences, {part}, part.text, joined, tokenizer(), tokenizer(), {big});
   EXPECT_FALSE(placed[0].has_value());
 }
 

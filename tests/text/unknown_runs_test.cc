@@ -105,13 +105,13 @@ TEST_F(UnknownRunsTest, AGeneratedUnknownTokenBecomesItsSourceRun) {
   const std::string sentence = "A man 你好世界 is riding a bike.";
   const Hypothesis h = WithUnknown("Ein Mann", "fährt Fahrrad.", UnknownPosition(sentence));
   ASSERT_EQ(h.text, "Ein Mann fährt Fahrrad.");
-  const UnknownRuns runs = FindUnknownRuns(sentence, h.ids, h.alignment, tokenizer());
+  const UnknownRuns runs = FindUnknownRuns(sentence, h.ids, h.alignment, tokenizer(), tokenizer());
   EXPECT_FALSE(runs.verbatim);
   EXPECT_THAT(runs.dropped, IsEmpty());
   EXPECT_EQ(WithUnknownRuns(h.text, sentence, runs), "Ein Mann 你好世界 fährt Fahrrad.");
 
   // Without an alignment nothing ties the token to the run: it is listed as dropped.
-  const UnknownRuns unaligned = FindUnknownRuns(sentence, h.ids, {}, tokenizer());
+  const UnknownRuns unaligned = FindUnknownRuns(sentence, h.ids, {}, tokenizer(), tokenizer());
   EXPECT_THAT(unaligned.insertions, IsEmpty());
   EXPECT_THAT(unaligned.dropped, ElementsAre(Segment{6, 18}));
   EXPECT_EQ(WithUnknownRuns(h.text, sentence, unaligned), h.text);
@@ -121,14 +121,14 @@ TEST_F(UnknownRunsTest, AGeneratedUnknownTokenBecomesItsSourceRun) {
 TEST_F(UnknownRunsTest, ASentenceOfNothingElseIsItsOwnTranslation) {
   for (const std::string sentence : {"你好世界", "你好。", "😀😀!", " 🚲 🚲 "}) {
     SCOPED_TRACE(sentence);
-    const UnknownRuns runs = FindUnknownRuns(sentence, {5, 0}, {}, tokenizer());
+    const UnknownRuns runs = FindUnknownRuns(sentence, {5, 0}, {}, tokenizer(), tokenizer());
     EXPECT_TRUE(runs.verbatim);
     EXPECT_EQ(WithUnknownRuns("Das ist es.", sentence, runs), sentence);
   }
   // A sentence the model can spell has no unknown runs at all, a letter beside a run is something
   // to translate.
-  EXPECT_FALSE(FindUnknownRuns("A dog.", {5, 0}, {}, tokenizer()).verbatim);
-  EXPECT_FALSE(FindUnknownRuns("Hi 你好", {5, 0}, {}, tokenizer()).verbatim);
+  EXPECT_FALSE(FindUnknownRuns("A dog.", {5, 0}, {}, tokenizer(), tokenizer()).verbatim);
+  EXPECT_FALSE(FindUnknownRuns("Hi 你好", {5, 0}, {}, tokenizer(), tokenizer()).verbatim);
 }
 
 // Joined into a text: the runs put back in each sentence, the dropped ones as bytes of the text;

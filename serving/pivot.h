@@ -1,0 +1,45 @@
+// Pivot translation's one rule, shared by the server's core and mttranslate so that a text
+// translates the same offline and served: how a sentence's translation through a chain of models
+// (serving/language_routes.h: fr->en->de with fr-en then en-de) is made from its legs. A leg's
+// best translation is the next leg's input, taken as one text (no sentence splitting: cut to the
+// next model's token limit only) and joined back by text/document.h as any plain text; the
+// sentence's result is the last leg's, its scores the legs' sums and its alignment composed
+// through each bridge text, so that markup and unknown characters land on the right target words.
+#ifndef MTSERVE_SERVING_PIVOT_H_
+#define MTSERVE_SERVING_PIVOT_H_
+
+#include <functional>
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "model/tokenizer.h"
+#include "model/translator.h"
+#include "text/document.h"
+#include "text/text_translation.h"
+
+namespace mtserve {
+
+// The text the next leg reads from a leg's `result`: its best hypothesis's text.
+const std::string& BridgeText(const TranslationResult& result);
+
+// `bridge` (BridgeText) taken apart for the next leg, whose model's tokenizer is `tokenizer` and
+// input limit `max_tokens`: as a plain text of one sentence (what split_sentences=false gives),
+// cut into pieces over the limit; none when it is empty or whitespace.
+absl::StatusOr<std::unique_ptr<Document>> PrepareBridge(const std::string& bridge,
+                                                        const Tokenizer& tokenizer, int max_tokens);
+
+// The sentence's translation through two legs: `first`, the first leg's result (decoded by the
+// model of `first_tokenizer`), and `second`, the next leg's translation of its bridge text
+// (JoinDocument of `bridge`'s results with `second_tokenizer`). Hypotheses are `second`'s (the
+// first leg counts with its best only): each one's log_prob, score and truncated sentences plus
+// the first leg's best's, and, when both legs carry an alignment, its alignment into `first`'s
+// source tokens (a target token -> the bridge token it was aligned to -> the first leg's target
+// token that wrote the most of that token's bytes of the bridge text -> the source token that
+// one was aligned to; </s> of the source where a link is missing); source_tokens `first`'s.
+TranslationResult ComposeLegs(const TranslationResult& first, const Tokenizer& first_tokenizer,
+                              const Document& bridge, TextTranslation second,
+                              const Tokenizer& second_tokenizer);
+
+}  // namespace mtserve
+
+#endif  // MTSERVE_SERVING_PIVOT_H_

@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""Pivot translation on a real mtserve serving the three trained models (en-de, de-en, fr-en)
+of the repository's models/ through --model_dir: French into German, which no model translates,
+goes through English (multi30k-fr-en, then multi30k-en-de) and equals the two legs asked for by
+name (the second with split_sentences false), over HTTP's /v1/translate, LibreTranslate's
+/translate and mttranslate; a text of several sentences keeps its layout and sentence ranges;
+inline HTML markup lands on the word aligned through the bridge; "auto" into German detects a
+French text and pivots; /languages lists fr -> de.
+
+Usage: pivot_test.py BIN_DIR STUBS_DIR MODELS_DIR [-- unittest arguments]
+"""
+import json
+import os
+import subprocess
+import sys
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../test_lib"))
+import e2e_suite  # noqa: E402
+from e2e_suite import call  # noqa: E402
+
+# Line 2 of Multi30k's test_2016_flickr in French, and two short sentences.
+FRENCH = "Un terrier de Boston court sur l'herbe verdoyante devant une clôture blanche."
+SHORT = ["Un homme court.", "Une femme chante."]
+
+
+class PivotTest(e2e_suite.MtserveTestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.server_flags = ("--workers=1", f"--model_dir={e2e_suite.ARGS.models_dir}")
+        super().setUpClass()
+
+    def translate(self, body):
+        status, _, answer = call(self.server.http_port, "POST", "/v1/translate", body)
+        self.assertEqual(status, 200, answer)
+        return json.loads(answer)
+
+    def by_hand(self, text):
+        """`text` by multi30k-fr-en, then its translation by multi30k-en-de as one sentence."""
+        english = self.translate({"model": "multi30k-fr-en", "texts": [text]})
+        english = english["translations"][0]["hypotheses"][0]["text"]
+        german = self.translate({"model": "multi30k-en-de", "texts": [english],
+                                 "options": {"split_sentences": False}})
+        return german["translations"][0]["hypotheses"][0]["text"]
+
+    def test_french_into_german_equals_the_two_legs(self):
+        answer = self.translate({"texts": [FRENCH], "source_language": "fr",
+                                 "target_language": "de"})
+        self.assertEqual(answer["model"], "multi30k-fr-en+multi30k-en-de")
+        translation = answer["translations"][0]
+        self.assertEqual(translation["model"], "multi30k-fr-en+multi30k-en-de")
+        self.assertEqual(translation["hypotheses"][0]["text"], self.by_hand(FRENCH))
+
+    def test_auto_into_german_detects_french_and_pivots(self):
+        answer = self.translate({"texts": [FRENCH], "source_language": "auto",
+                                 "target_language": "de"})
+        translation = answer["translations"][0]
+        self.assertEqual(translation["detected_language"]["language"], "fr")
+        self.assertEqual(translation["hypotheses"][0]["text"], self.by_hand(FRENCH))
+
+    def test_sentences_keep_their_layout_and_ranges(self):
+        text = SHORT[0] + "\n\n" + SHORT[1]
+        answer = self.translate({"texts": [text], "source_language": "fr",
+                                 "target_language": "de"})
+        best = answer["translations"][0]["hypotheses"][0]
+        expected = [self.by_hand(s) for s in SHORT]
+        self.assertEqual(best["text"], expected[0] + "\n\n" + expected[1])
+        self.assertEqual(len(answer["translations"][0]["sentences"]), 2)
+
+    def test_inline_markup_lands_on_the_word_aligned_through_the_bridge(self):
+        # Each leg's alignment by hand: "homme" -> "man" -> "Mann".
+        self.assertEqual(self.by_hand("Un homme court."), "Ein Mann rennt.")
+        answer = self.translate({"texts": ["<p>Un <b>homme</b> court.</p>"],
+                                 "source_language": "fr", "target_language": "de",
+                                 "options": {"format": "TEXT_FORMAT_HTML"}})
+        self.assertEqual(answer["translations"][0]["hypotheses"][0]["text"],
+                         "<p>Ein <b>Mann</b> rennt.</p>")
+
+    def test_libretranslate_translates_and_lists_the_pivot(self):
+        status, _, body = call(self.server.http_port, "POST", "/translate", json.dumps(
+            {"q": FRENCH, "source": "fr", "target": "de"}), {"Content-Type": "application/json"})
+        self.assertEqual(status, 200, body)
+        self.assertEqual(json.loads(body)["translatedText"], self.by_hand(FRENCH))
+        status, _, body = call(self.server.http_port, "GET", "/languages")
+        self.assertEqual(status, 200, body)
+        targets = {language["code"]: language["targets"] for language in json.loads(body)}
+        self.assertEqual(targets, {"de": ["en"], "en": ["de"], "fr": ["de", "en"]})
+
+    def test_mttranslate_pivots_as_the_server_does(self):
+        models = e2e_suite.ARGS.models_dir
+        lines = [FRENCH, SHORT[0] + " " + SHORT[1]]
+        out = subprocess.run(
+            [os.path.join(e2e_suite.ARGS.bin_dir, "mttranslate"),
+             f"--model={models}/multi30k-fr-en,{models}/multi30k-en-de", "--source=fr",
+             "--target=de"], input="\n".join(lines) + "\n", capture_output=True, text=True,
+            check=True, timeout=120)
+        served = self.translate({"texts": lines, "source_language": "fr",
+                                 "target_language": "de"})
+        self.assertEqual(out.stdout.splitlines(),
+                         [t["hypotheses"][0]["text"] for t in served["translations"]])
+        self.assertEqual(out.stdout.splitlines()[0], self.by_hand(FRENCH))
+
+
+if __name__ == "__main__":
+    e2e_suite.main(__doc__, "bin_dir", "stubs_dir", "models_dir")
