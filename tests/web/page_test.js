@@ -165,7 +165,8 @@ async function checkTranslation(page, models) {
 }
 
 // The source picker: "Detect language", then every language a model reads, by name; the target
-// picker: only the targets served from the chosen source; swap only where the reverse is served.
+// picker: only the targets a chain of models reaches from the chosen source; swap only where the
+// reverse is reached.
 async function checkPickers(page) {
   const label = (code) => `${NAMES[code]} (${code})`;
   const sources = await options(page, '#source-language');
@@ -174,7 +175,8 @@ async function checkPickers(page) {
            ['auto', 'Detect language'], ['en', label('en')], ['fr', label('fr')],
            ['de', label('de')]]),
          JSON.stringify(sources));
-  const reachable = { auto: ['en', 'de'], en: ['de'], fr: ['en'], de: ['en'] };
+  // French reaches German through English (pivot translation).
+  const reachable = { auto: ['en', 'de'], en: ['de'], fr: ['en', 'de'], de: ['en'] };
   const swappable = { auto: false, en: true, fr: false, de: true };
   for (const [source, targets] of Object.entries(reachable)) {
     await page.selectOption('#source-language', source);

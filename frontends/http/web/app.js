@@ -191,16 +191,32 @@ function fillSelect(select, values, selected, label) {
   }));
 }
 
-function served(source, target) {
-  return pairs.some((p) => p.source === source && p.target === target);
+// The languages a chain of models takes `source` into: a model's pair, or several through bridge
+// languages, which the server pivots through (docs/api.md, "Pivot translation").
+function reachable(source) {
+  const found = new Set();
+  const todo = [source];
+  while (todo.length > 0) {
+    const from = todo.pop();
+    for (const p of pairs) {
+      if (p.source !== from || p.target === source || found.has(p.target)) continue;
+      found.add(p.target);
+      todo.push(p.target);
+    }
+  }
+  return [...found];
 }
 
-// The targets reachable from the chosen source: for "Detect language", every target some model
-// translates into. The target chosen stays if it is still reachable.
+function served(source, target) {
+  return reachable(source).includes(target);
+}
+
+// The targets reachable from the chosen source: for "Detect language", every target some chain
+// of models translates into. The target chosen stays if it is still reachable.
 function updateTargets(preferred) {
   const source = ui.sourceLanguage.value;
-  const targets = byName(pairs.filter((p) => source === AUTO || p.source === source)
-                             .map((p) => p.target));
+  const sources = source === AUTO ? pairs.map((p) => p.source) : [source];
+  const targets = byName(sources.flatMap(reachable));
   const keep = [preferred, ui.targetLanguage.value].find((t) => targets.includes(t));
   fillSelect(ui.targetLanguage, targets, keep || targets[0], languageLabel);
   updateLanguages();
