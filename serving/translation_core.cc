@@ -78,9 +78,8 @@ struct TranslationCore::Pending {
   // none, for a text routed by language that no model reads: routed[i].status says why).
   std::shared_ptr<const Serving> serving;
   int named_model = -1;  // The model the request named (or the default), unless routed.
-  std::vector<int> text_model;
-  // Per text the models that translate it in order (text_model first): one, or a pivot
-  // translation's chain (LanguageRoutes::Route); empty for a text not translated.
+  // Per text the models that translate it in order: one, or a pivot translation's chain
+  // (LanguageRoutes::Route); empty for a text not translated (routed[i].status says why).
   std::vector<std::vector<int>> chains;
   std::vector<RoutedText> routed;  // Per text when routed by language.
   // The decoding options per served model, for those that translate a text.
@@ -226,7 +225,6 @@ absl::Status TranslationCore::ChooseModels(Pending& pending) const {
     MT_ASSIGN_OR_RETURN(pending.serving, CurrentServing());
     MT_ASSIGN_OR_RETURN(const int model, FindModel(*pending.serving, r.model));
     pending.named_model = model;
-    pending.text_model.assign(texts, model);
     pending.chains.assign(texts, {model});
     pending.model_name = pending.serving->slots()[model].name;
     return absl::OkStatus();
@@ -252,7 +250,6 @@ absl::Status TranslationCore::ChooseModels(Pending& pending) const {
       return absl::InvalidArgumentError(
           absl::StrCat(r.source_field, ": ", chain.status().message()));
     }
-    pending.text_model.assign(texts, chain->front());
     pending.chains.assign(texts, *chain);
     RoutedText routed;
     routed.model = ChainName(slots, *chain);
@@ -271,7 +268,6 @@ absl::Status TranslationCore::ChooseModels(Pending& pending) const {
   }
   // Detected here, on the caller's thread: a detection reads at most 4 KiB of a text, in tens of
   // microseconds.
-  pending.text_model.resize(texts);
   pending.chains.resize(texts);
   pending.routed.resize(texts);
   std::set<std::string> used;
@@ -281,11 +277,9 @@ absl::Status TranslationCore::ChooseModels(Pending& pending) const {
     RoutedText& routed = pending.routed[i];
     routed.detected = DetectedLanguage{detected.language, detected.confidence};
     if (detected.chain.empty()) {
-      pending.text_model[i] = -1;
       routed.status = Within(FieldName(r, i), detected.status);
       continue;
     }
-    pending.text_model[i] = detected.chain.front();
     pending.chains[i] = detected.chain;
     routed.model = ChainName(slots, detected.chain);
     used.insert(routed.model);
@@ -328,7 +322,7 @@ void TranslationCore::Translate(Request request, std::shared_ptr<Call> call, Don
     MT_RETURN_IF_ERROR(check_options(pending->named_model));
     int64_t characters = 0;
     for (size_t i = 0; i < r.texts.size(); ++i) {
-      if (pending->text_model[i] < 0) continue;
+      if (pending->chains[i].empty()) continue;
       for (const int m : pending->chains[i]) MT_RETURN_IF_ERROR(check_options(m));
       characters += CountCharacters(r.texts[i]);
     }
@@ -336,8 +330,11 @@ void TranslationCore::Translate(Request request, std::shared_ptr<Call> call, Don
     if (key.has_value()) MT_RETURN_IF_ERROR(authenticator_->Charge(*key, 1, characters));
     absl::MutexLock lock(&mutex_);
     // A model neither loaded nor loading costs its caller a cold load.
-    for (const int slot : std::set<int>(pending->text_model.begin(), pending->text_model.end())) {
-      if (slot < 0) continue;
+    std::set<int> first_models;
+    for (const std::vector<int>& chain : pending->chains) {
+      if (!chain.empty()) first_models.insert(chain.front());
+    }
+    for (const int slot : first_models) {
       const ModelRepository::State state = pending->serving->repository->status(slot).state;
       if (state != ModelRepository::State::kAvailable && state != ModelRepository::State::kFailed) {
         continue;
@@ -452,8 +449,8 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
   const absl::Status prepared = [&]() -> absl::Status {
     MT_RETURN_IF_ERROR(stop_reason("before translation started"));
     for (int i = 0; i < texts; ++i) {
-      const int model = pending->text_model[i];
-      if (model < 0) continue;  // Not translated: no document, an empty translation.
+      if (pending->chains[i].empty()) continue;  // Not translated: no document, no translation.
+      const int model = pending->chains[i].front();
       const std::string field = FieldName(r, i);
       absl::StatusOr<std::unique_ptr<Document>> document =
           PrepareDocument(r.texts[i], format, rules(model), stopped);
@@ -480,13 +477,9 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
         MT_RETURN_IF_ERROR(CheckDecodeMemory(static_cast<int>(sentence.ids.size()), options, config,
                                              limits_, text.SentenceName(field, j)));
         std::optional<std::string> key = SentenceCacheKey(model, options, sentence.ids);
-        if (key.has_value()) {
-          std::optional<TranslationResult> cached = cache_->Lookup(*key);
-          if (metrics_ != nullptr) metrics_->RecordCacheLookup(cached.has_value());
-          if (cached.has_value()) {
-            hits.push_back({i, j, *std::move(cached), options.return_alignment});
-            continue;
-          }
+        if (std::optional<TranslationResult> cached = LookUpCache(key)) {
+          hits.push_back({i, j, *std::move(cached), options.return_alignment});
+          continue;
         }
         misses[model].push_back({i, j, std::move(key), options.return_alignment});
       }
@@ -553,22 +546,12 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
       Miss& miss = (*sentences)[k];
       const int i = miss.text;
       const size_t j = miss.sentence;
-      Document& text = *pending->documents[i];
-      TranslationTask task;
-      task.model = model;
-      task.model_name = pending->serving->slots()[model].name;
-      task.source_ids = std::move(text.sentences()[j].ids);  // Joining needs only the ranges.
-      task.options = *pending->options[model];
-      task.options.return_alignment = miss.alignment;
-      task.deadline = pending->request.deadline;
-      task.cancelled = [call = pending->call] { return call->cancelled(); };
+      // Joining needs only the sentences' ranges: their ids go to the task.
+      TranslationTask task = TaskFor(
+          *pending, model, std::move(pending->documents[i]->sentences()[j].ids), miss.alignment);
       task.done = [this, pending, i, j, key = std::move(miss.key),
                    aligned = miss.alignment](absl::StatusOr<TranslationResult> result) {
-        if (result.ok() && key.has_value() && !result->hypotheses.empty()) {
-          cache_->Insert(*key, *result);
-          const SentenceCache::Stats stats = cache_->stats();
-          if (metrics_ != nullptr) metrics_->SetCacheSize(stats.entries, stats.bytes);
-        }
+        if (result.ok()) CacheResult(key, *result);
         if (result.ok() && pending->chains[i].size() > 1) {
           // The next leg tokenises: on the core's threads, not the decoding worker's.
           pool_.Run([this, pending, i, j, aligned, first = *std::move(result)]() mutable {
@@ -593,6 +576,35 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
       Answer(*pending);
     }
   }
+}
+
+TranslationTask TranslationCore::TaskFor(const Pending& pending, int model,
+                                         std::vector<int> source_ids, bool alignment) {
+  TranslationTask task;
+  task.model = model;
+  task.model_name = pending.serving->slots()[model].name;
+  task.source_ids = std::move(source_ids);
+  task.options = *pending.options[model];
+  task.options.return_alignment = alignment;
+  task.deadline = pending.request.deadline;
+  task.cancelled = [call = pending.call] { return call->cancelled(); };
+  return task;
+}
+
+std::optional<TranslationResult> TranslationCore::LookUpCache(
+    const std::optional<std::string>& key) {
+  if (!key.has_value()) return std::nullopt;
+  std::optional<TranslationResult> cached = cache_->Lookup(*key);
+  if (metrics_ != nullptr) metrics_->RecordCacheLookup(cached.has_value());
+  return cached;
+}
+
+void TranslationCore::CacheResult(const std::optional<std::string>& key,
+                                  const TranslationResult& result) {
+  if (!key.has_value() || result.hypotheses.empty()) return;
+  cache_->Insert(*key, result);
+  const SentenceCache::Stats stats = cache_->stats();
+  if (metrics_ != nullptr) metrics_->SetCacheSize(stats.entries, stats.bytes);
 }
 
 void TranslationCore::SentenceDone(Pending& pending, int text, size_t sentence,
@@ -666,13 +678,9 @@ void TranslationCore::NextLeg(std::shared_ptr<Pending> pending, int i, size_t j,
       return;
     }
     std::optional<std::string> key = SentenceCacheKey(model, options, pieces[k].ids);
-    if (key.has_value()) {
-      std::optional<TranslationResult> cached = cache_->Lookup(*key);
-      if (metrics_ != nullptr) metrics_->RecordCacheLookup(cached.has_value());
-      if (cached.has_value()) {
-        bridge->results[k] = *std::move(cached);
-        continue;
-      }
+    if (std::optional<TranslationResult> cached = LookUpCache(key)) {
+      bridge->results[k] = *std::move(cached);
+      continue;
     }
     misses.push_back({k, std::move(key), options.return_alignment});
   }
@@ -690,22 +698,13 @@ void TranslationCore::NextLeg(std::shared_ptr<Pending> pending, int i, size_t j,
   request.cancelled = [call = pending->call] { return call->cancelled(); };
   request.make = [this, pending, sentences, bridge, model, i, j, leg, aligned](int n) {
     Piece& piece = (*sentences)[n];
-    TranslationTask task;
-    task.model = model;
-    task.model_name = pending->serving->slots()[model].name;
-    task.source_ids = std::move(bridge->document->sentences()[piece.index].ids);
-    task.options = *pending->options[model];
-    task.options.return_alignment = piece.alignment;
-    task.deadline = pending->request.deadline;
-    task.cancelled = [call = pending->call] { return call->cancelled(); };
+    TranslationTask task =
+        TaskFor(*pending, model, std::move(bridge->document->sentences()[piece.index].ids),
+                piece.alignment);
     task.done = [this, pending, bridge, i, j, leg, aligned, k = piece.index,
                  key = std::move(piece.key)](absl::StatusOr<TranslationResult> result) {
       if (result.ok()) {
-        if (key.has_value() && !result->hypotheses.empty()) {
-          cache_->Insert(*key, *result);
-          const SentenceCache::Stats stats = cache_->stats();
-          if (metrics_ != nullptr) metrics_->SetCacheSize(stats.entries, stats.bytes);
-        }
+        CacheResult(key, *result);
         bridge->results[k] = *std::move(result);
       } else {
         absl::MutexLock lock(&bridge->mutex);
@@ -766,11 +765,11 @@ void TranslationCore::Answer(Pending& pending) {
         reply.model = ChainName(pending.serving->slots(), *chains.begin());
       }
       for (size_t i = 0; i < pending.documents.size(); ++i) {
-        const int m = pending.text_model[i];
-        if (m < 0) {
+        if (pending.chains[i].empty()) {
           reply.translations.emplace_back();
           continue;
         }
+        const int m = pending.chains[i].front();
         // A pivoted text was read by its chain's first model and written by its last.
         const int last = pending.chains[i].back();
         const DecodingOptions& options = *pending.options[last];

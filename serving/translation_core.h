@@ -144,6 +144,13 @@ class TranslationCore {
   void Start(std::shared_ptr<Pending> pending);
   // Sentence `sentence` of text `text` of `pending` is translated (through every model of its
   // chain), or failed: answers `pending` if it was the last.
+  // The task decoding `source_ids` with `model` for `pending` (with the alignment or not).
+  static TranslationTask TaskFor(const Pending& pending, int model, std::vector<int> source_ids,
+                                 bool alignment);
+  // The cached translation under `key` (none without a key), counted in the metrics.
+  std::optional<TranslationResult> LookUpCache(const std::optional<std::string>& key);
+  // Caches `result` under `key` (if any, and if it has hypotheses).
+  void CacheResult(const std::optional<std::string>& key, const TranslationResult& result);
   void SentenceDone(Pending& pending, int text, size_t sentence,
                     absl::StatusOr<TranslationResult> result);
   // A sentence of a pivoted text (its chain has several models) through leg `leg` (>= 1) of its
