@@ -82,6 +82,7 @@ struct TranslationCore::Pending {
   // (LanguageRoutes::Route); empty for a text not translated (routed[i].status says why).
   std::vector<std::vector<int>> chains;
   std::vector<RoutedText> routed;  // Per text when routed by language.
+  std::set<int> needed;            // The models of all its chains.
   // The decoding options per served model, for those that translate a text.
   std::vector<std::optional<DecodingOptions>> options;
 
@@ -329,12 +330,12 @@ void TranslationCore::Translate(Request request, std::shared_ptr<Call> call, Don
     // Charged once the request is known to be valid, for the texts it translates.
     if (key.has_value()) MT_RETURN_IF_ERROR(authenticator_->Charge(*key, 1, characters));
     absl::MutexLock lock(&mutex_);
-    // A model neither loaded nor loading costs its caller a cold load.
-    std::set<int> first_models;
+    // Every model of its texts' chains is held while it runs (Acquire); one neither loaded nor
+    // loading costs its caller a cold load.
     for (const std::vector<int>& chain : pending->chains) {
-      if (!chain.empty()) first_models.insert(chain.front());
+      pending->needed.insert(chain.begin(), chain.end());
     }
-    for (const int slot : first_models) {
+    for (const int slot : pending->needed) {
       const ModelRepository::State state = pending->serving->repository->status(slot).state;
       if (state != ModelRepository::State::kAvailable && state != ModelRepository::State::kFailed) {
         continue;
@@ -361,8 +362,7 @@ void TranslationCore::Translate(Request request, std::shared_ptr<Call> call, Don
 }
 
 void TranslationCore::Acquire(std::shared_ptr<Pending> pending) {
-  std::set<int> needed;
-  for (const std::vector<int>& chain : pending->chains) needed.insert(chain.begin(), chain.end());
+  const std::set<int>& needed = pending->needed;
   if (needed.empty()) {
     pool_.Run([this, pending] { Start(pending); });
     return;

@@ -121,6 +121,23 @@ class ModelRepositoryTest(e2e_suite.MtserveTestCase):
         self.assertEqual(self.translate(server, "multi30k-en-de", TEXTS["multi30k-en-de"]),
                          self.expected["multi30k-en-de"])
 
+    def test_a_pivot_costs_a_cold_load_per_model_of_its_chain(self):
+        # French into German goes through fr-en and en-de: two models to load.
+        request = {"texts": [TEXTS["multi30k-fr-en"]], "source_language": "fr",
+                   "target_language": "de"}
+        server = self.start_mtserve("--workers=1", f"--model_dir={self.models}",
+                                    "--max_cold_loads_per_minute=1")
+        self.assertErrorAnswer(call(server.http_port, "POST", "/v1/translate", request), 429,
+                               "RESOURCE_EXHAUSTED", "--max_cold_loads_per_minute 1")
+        states = self.states(server)
+        self.assertEqual(states["multi30k-en-de"][0], "MODEL_STATE_AVAILABLE")
+        server = self.start_mtserve("--workers=1", f"--model_dir={self.models}",
+                                    "--max_cold_loads_per_minute=2")
+        status, _, body = call(server.http_port, "POST", "/v1/translate", request)
+        self.assertEqual(status, 200, body)
+        self.assertEqual(json.loads(body)["translations"][0]["model"],
+                         "multi30k-fr-en+multi30k-en-de")
+
     def test_preload_loads_at_start(self):
         server = self.start_mtserve("--workers=1", f"--model_dir={self.models}",
                                     "--preload=multi30k-fr-en")
