@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "base/file_hash.h"
 #include "base/status_macros.h"
 #include "model/checkpoint.h"
 #include "model/model_size.h"
@@ -59,6 +60,13 @@ class WeightReader {
 }  // namespace
 
 Model::~Model() = default;
+
+const std::vector<std::string>& Model::Files() {
+  static const std::vector<std::string>* const files = new std::vector<std::string>{
+      "config.json", "generation_config.json", "tokenizer_config.json", "source.spm", "target.spm",
+      "vocab.json",  "model.safetensors"};
+  return *files;
+}
 
 int64_t Model::weight_bytes() const { return weights_->memory_bytes(); }
 
@@ -152,6 +160,10 @@ absl::StatusOr<std::shared_ptr<const Model>> Model::LoadFrom(const std::string& 
     MT_ASSIGN_OR_RETURN(layer.ffn_norm, reader.Norm(p + "final_layer_norm"));
   }
   weights.activation = ActivationEpilogue(config.activation);
+  // Hashed after reading (the files are in the page cache then): a file that changed while the
+  // load read it may give a hash of its new bytes, but the folder's change is seen by whoever
+  // watches it, and the model replaced.
+  MT_ASSIGN_OR_RETURN(model->content_fingerprint_, HashFiles(dir, Files()));
   return std::shared_ptr<const Model>(std::move(model));
 }
 

@@ -31,6 +31,12 @@ class Model {
   const Tokenizer& tokenizer() const { return *tokenizer_; }
   // The arithmetic the linear layers compute in.
   ComputeType compute_type() const { return compute_type_; }
+  // A hash of the files the load read (kFiles: config, tokenizer, weights), 32 hex digits
+  // (base/file_hash.h): the same for identical files under any folder, another one when any of
+  // them changed. With compute_type(), what decides the model's translations.
+  const std::string& content_fingerprint() const { return content_fingerprint_; }
+  // The files of a checkpoint that Load reads (the optional ones may be absent).
+  static const std::vector<std::string>& Files();
 
   // The packed weights (for the engine's layers).
   const ModelWeights& weights() const { return *weights_; }
@@ -52,6 +58,7 @@ class Model {
   static absl::StatusOr<std::shared_ptr<const Model>> LoadFrom(const std::string& dir,
                                                                ComputeType compute_type);
   std::string dir_;
+  std::string content_fingerprint_;
   ComputeType compute_type_ = ComputeType::kFloat32;
   ModelConfig config_;
   std::unique_ptr<Tokenizer> tokenizer_;

@@ -18,6 +18,8 @@ packages=(
   # The HTTP transport: Boost.Beast and Boost.Asio (header-only; Debian 12's libboost-dev is 1.74).
   libboost1.81-dev
   libssl-dev
+  # The content hash of a model's files (XXH3-128).
+  libxxhash-dev
   libgtest-dev libgmock-dev
   # Tests: the Python client example and a real Prometheus scraping the server; openssl makes
   # the TLS tests' certificates.

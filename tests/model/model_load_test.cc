@@ -1,8 +1,9 @@
-// Model::Load as a whole: what a machine without enough memory gets.
+// Model::Load as a whole: what a machine without enough memory gets; the content fingerprint.
 #include <sys/resource.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -45,6 +46,26 @@ TEST(ModelLoadTest, AllocationFailureIsAnErrorNotAnAbort) {
 #endif
   EXPECT_EXIT(LoadWithLittleMemory(), ::testing::ExitedWithCode(0),
               "RESOURCE_EXHAUSTED: .*not enough memory to load the model");
+}
+
+// The fingerprint is of the files' bytes: a copy elsewhere has the same, a copy with one file
+// changed (a byte of the config's whitespace, which loads the same model) has another.
+TEST(ModelLoadTest, FingerprintIsTheFilesContent) {
+  const auto original = Model::Load(testing::TestModelDir());
+  ASSERT_TRUE(original.ok()) << original.status();
+  const std::string copy = testing::FreshTempDir("fingerprint_copy");
+  std::filesystem::copy(
+      testing::TestModelDir(), copy,
+      std::filesystem::copy_options::recursive | std::filesystem::copy_options::overwrite_existing);
+  const auto copied = Model::Load(copy);
+  ASSERT_TRUE(copied.ok()) << copied.status();
+  EXPECT_EQ((*copied)->content_fingerprint(), (*original)->content_fingerprint());
+  EXPECT_EQ((*original)->content_fingerprint().size(), 32u);
+
+  std::ofstream(copy + "/config.json", std::ios::app) << "\n";
+  const auto changed = Model::Load(copy);
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_NE((*changed)->content_fingerprint(), (*original)->content_fingerprint());
 }
 
 }  // namespace
