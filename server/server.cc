@@ -3,6 +3,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <utility>
@@ -209,10 +210,14 @@ absl::Status Server::LoadModels() {
   ModelRepository::Options options;
   options.memory_budget = config_.model_memory;
   options.measure = [](const Model& model) { return model.resident_bytes(); };
-  options.unloaded = [this](int slot) {
-    const std::string& name = repository_->slots()[slot].name;
-    std::fprintf(stderr, "mtserve: model %s unloaded (--model_memory)\n", name.c_str());
-    metrics_->RecordModelUnload(name);
+  options.unloaded = [this](int slot, int64_t bytes) {
+    const std::shared_ptr<const ModelRepository::Catalog> catalog = repository_->catalog();
+    const std::string& name = catalog->slots[slot].name;
+    const std::vector<int>& served = catalog->served;
+    const bool retired = std::find(served.begin(), served.end(), slot) == served.end();
+    std::fprintf(stderr, "mtserve: model %s unloaded (%s)\n", name.c_str(),
+                 retired ? "replaced or removed, its last request ended" : "--model_memory");
+    metrics_->RecordModelUnload(name, bytes);
     if (scheduler_ != nullptr) scheduler_->ForgetModel(slot);
   };
   metrics_->SetModelMemoryBudget(config_.model_memory);
@@ -272,7 +277,9 @@ absl::Status Server::WriteReadyFile(absl::string_view state) const {
 
 absl::Status Server::Serve() {
   std::vector<ModelConfig> configs;
-  for (const ModelRepository::Slot& slot : repository_->slots()) configs.push_back(slot.config);
+  for (const ModelRepository::Slot& slot : repository_->catalog()->slots) {
+    configs.push_back(slot.config);
+  }
   // Each worker's engine finds a slot's model in the repository (a request holds it loaded).
   scheduler_ = std::make_unique<BatchScheduler>(
       std::move(configs), config_.batching, metrics_.get(),

@@ -135,6 +135,11 @@ void BatchScheduler::AnswerDropped(std::vector<DroppedTask>& dropped) {
   dropped.clear();
 }
 
+void BatchScheduler::AddModel(const ModelConfig& config) {
+  absl::MutexLock lock(&mutex_);
+  policy_.AddModel(config);
+}
+
 void BatchScheduler::ForgetModel(int model) {
   absl::MutexLock lock(&mutex_);
   forgotten_.push_back(model);

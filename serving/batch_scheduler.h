@@ -83,6 +83,9 @@ class BatchScheduler {
   // Model `model` was unloaded: each worker's engine drops what it keeps of it (DecodeEngine::
   // Forget) before its next decode, idle workers at once.
   void ForgetModel(int model);
+  // Models are numbered in the order given; `config` is the shape of the next one (a model added
+  // while serving: ModelRepository::Add), before any text of it is submitted.
+  void AddModel(const ModelConfig& config);
 
   // Finishes what is queued and running, then joins the workers. Later Submit()s fail.
   void Stop();

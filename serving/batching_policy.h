@@ -112,6 +112,8 @@ class BatchingPolicy {
 
   // `model_configs[i]` is the shape of model i, for the memory bound.
   BatchingPolicy(const BatchingOptions& options, std::vector<ModelConfig> model_configs);
+  // Model model_configs.size() has the shape `config` (a model added while serving).
+  void AddModel(ModelConfig config) { model_configs_.push_back(std::move(config)); }
 
   // Takes `request` as come at `now`, admitting as many of its texts as the queue has room for
   // (UNAVAILABLE once draining; `request` is then left as it was, none of its texts made).
@@ -187,7 +189,7 @@ class BatchingPolicy {
             int joining_longest) const;
 
   const BatchingOptions options_;
-  const std::vector<ModelConfig> model_configs_;
+  std::vector<ModelConfig> model_configs_;
   // Queues by batch key: only texts of one key share a batch.
   std::map<std::string, Queue> queues_;
   // Requests with texts not yet admitted, by request id, and whose turn it is.

@@ -156,11 +156,17 @@ Metrics::Metrics()
                               .Register(*registry_)),
       model_unloads_(prometheus::BuildCounter()
                          .Name("mtserve_model_unloads_total")
-                         .Help("Models unloaded to make room within --model_memory.")
+                         .Help("Models unloaded to make room within --model_memory, or "
+                               "replaced or removed from their --model_dir.")
+                         .Register(*registry_)),
+      model_rescans_(prometheus::BuildCounter()
+                         .Name("mtserve_model_rescans_total")
+                         .Help("Re-scans of the --model_dir directories, by result: unchanged, "
+                               "changed, failed.")
                          .Register(*registry_)),
       model_resident_bytes_(prometheus::BuildGauge()
                                 .Name("mtserve_model_resident_bytes")
-                                .Help("Bytes a loaded model holds (0 once unloaded).")
+                                .Help("Bytes the loaded models of a name hold (0 once unloaded).")
                                 .Register(*registry_)),
       model_memory_budget_(prometheus::BuildGauge()
                                .Name("mtserve_model_memory_budget_bytes")
@@ -194,12 +200,24 @@ void Metrics::RecordModelLoad(const std::string& model, bool ok, double seconds,
   if (!ok) return;
   static const auto* const kBuckets = new auto(ExponentialBuckets(0.01, 2, 14));  // to ~80 s
   model_load_seconds_.Add({{"model", model}}, *kBuckets).Observe(seconds);
-  model_resident_bytes_.Add({{"model", model}}).Set(static_cast<double>(bytes));
+  model_resident_bytes_.Add({{"model", model}}).Increment(static_cast<double>(bytes));
 }
 
-void Metrics::RecordModelUnload(const std::string& model) {
+void Metrics::RecordModelUnload(const std::string& model, int64_t bytes) {
   model_unloads_.Add({{"model", model}}).Increment();
-  model_resident_bytes_.Add({{"model", model}}).Set(0);
+  model_resident_bytes_.Add({{"model", model}}).Decrement(static_cast<double>(bytes));
+}
+
+void Metrics::RemoveModelInfo(const ModelInfoLabels& info) {
+  model_info_.Remove(&model_info_.Add({{"model", info.model},
+                                       {"source_language", info.source_language},
+                                       {"target_language", info.target_language},
+                                       {"architecture", info.architecture},
+                                       {"compute_type", info.compute_type}}));
+}
+
+void Metrics::RecordModelRescan(const std::string& result) {
+  model_rescans_.Add({{"result", result}}).Increment();
 }
 
 void Metrics::SetModelMemoryBudget(int64_t bytes) {
@@ -220,6 +238,9 @@ void Metrics::SetModelInfo(const ModelInfoLabels& info) {
   model_loads_.Add({{"model", info.model}, {"result", "failed"}});
   model_unloads_.Add({{"model", info.model}});
   model_resident_bytes_.Add({{"model", info.model}});
+  for (const char* result : {"unchanged", "changed", "failed"}) {
+    model_rescans_.Add({{"result", result}});
+  }
 }
 
 void Metrics::RecordRequest(Frontend frontend, const std::string& model, const std::string& method,

@@ -56,9 +56,17 @@ class Metrics {
   void RecordApiKeyRequest(const std::string& key, const std::string& code);
 
   // The model repository (repository/model_repository.h): a load that ended (`ok` or not) after
-  // `seconds`, the model then holding `bytes`; an unload; the budget (0: none).
+  // `seconds`, the model then holding `bytes`; an unload of one that held `bytes`; the budget
+  // (0: none). A name's resident bytes are those of its loaded models: while a replaced model's
+  // last requests finish, the old one and the new one.
   void RecordModelLoad(const std::string& model, bool ok, double seconds, int64_t bytes);
-  void RecordModelUnload(const std::string& model);
+  void RecordModelUnload(const std::string& model, int64_t bytes);
+  // A model no longer served under these labels (removed, or replaced by another).
+  void RemoveModelInfo(const ModelInfoLabels& info);
+  // A re-scan of the --model_dir directories ended: "unchanged", "changed" (a model added,
+  // replaced or removed), or "failed" (a directory or folder could not be read: what it served
+  // is kept).
+  void RecordModelRescan(const std::string& result);
   void SetModelMemoryBudget(int64_t bytes);
 
   // The text exposition format, as /metrics serves it.
@@ -84,6 +92,7 @@ class Metrics {
   prometheus::Family<prometheus::Counter>& model_loads_;
   prometheus::Family<prometheus::Histogram>& model_load_seconds_;
   prometheus::Family<prometheus::Counter>& model_unloads_;
+  prometheus::Family<prometheus::Counter>& model_rescans_;
   prometheus::Family<prometheus::Gauge>& model_resident_bytes_;
   prometheus::Gauge& model_memory_budget_;
   prometheus::Counter& cache_hits_;

@@ -54,15 +54,23 @@ std::string ChainName(const std::vector<ModelRepository::Slot>& slots,
 
 }  // namespace
 
-// What the core serves, made once by StartServing.
+// What the core serves: made by StartServing, and anew by Refresh when the repository's models
+// change (a request keeps the one it started with).
 struct TranslationCore::Serving {
   ModelRepository* repository;
+  std::shared_ptr<const ModelRepository::Catalog> catalog;
   // Per slot: its source language's sentence rules (null: texts taken whole).
   std::vector<std::shared_ptr<const SentenceSplitter>> splitters;
+  // Over the served slots, in their order: its chains index catalog->served (ToSlots).
   LanguageRoutes routes;
   BatchScheduler* scheduler;
 
-  const std::vector<ModelRepository::Slot>& slots() const { return repository->slots(); }
+  const std::vector<ModelRepository::Slot>& slots() const { return catalog->slots; }
+  // A chain of `routes` as slots.
+  std::vector<int> ToSlots(std::vector<int> chain) const {
+    for (int& m : chain) m = catalog->served[m];
+    return chain;
+  }
 };
 
 // A request between Translate and its answer; shared by the tasks of its texts.
@@ -147,25 +155,42 @@ void TranslationCore::StartServing(ModelRepository* repository, BatchScheduler* 
   Serve(repository, {}, scheduler);
 }
 
+void TranslationCore::Refresh() {
+  std::shared_ptr<const Serving> serving;
+  {
+    absl::ReaderMutexLock lock(&mutex_);
+    serving = serving_;
+  }
+  if (serving != nullptr) Serve(serving->repository, serving->splitters, serving->scheduler);
+}
+
 void TranslationCore::Serve(ModelRepository* repository,
                             std::vector<std::shared_ptr<const SentenceSplitter>> splitters,
                             BatchScheduler* scheduler) {
-  const std::vector<ModelRepository::Slot>& slots = repository->slots();
+  std::shared_ptr<const ModelRepository::Catalog> catalog = repository->catalog();
+  const std::vector<ModelRepository::Slot>& slots = catalog->slots;
   splitters.resize(slots.size());
-  std::vector<LanguageRoutes::Pair> pairs;
   for (size_t i = 0; i < slots.size(); ++i) {
-    pairs.push_back({slots[i].name, slots[i].config.source_lang, slots[i].config.target_lang});
     if (splitters[i] != nullptr) continue;
     absl::StatusOr<std::unique_ptr<SentenceSplitter>> splitter =
         SplitterForLanguage(slots[i].config.source_lang);
     // Without ICU's data (never seen) texts are taken whole rather than not at all.
     if (splitter.ok()) splitters[i] = *std::move(splitter);
   }
+  std::vector<LanguageRoutes::Pair> pairs;
+  for (const int i : catalog->served) {
+    pairs.push_back({slots[i].name, slots[i].config.source_lang, slots[i].config.target_lang});
+  }
   auto serving = std::make_shared<const Serving>(
-      Serving{repository, std::move(splitters), LanguageRoutes(std::move(pairs), pivot_language_),
-              scheduler});
+      Serving{repository, std::move(catalog), std::move(splitters),
+              LanguageRoutes(std::move(pairs), pivot_language_), scheduler});
   absl::MutexLock lock(&mutex_);
   serving_ = std::move(serving);
+}
+
+std::shared_ptr<const ModelRepository::Catalog> TranslationCore::models() const {
+  absl::ReaderMutexLock lock(&mutex_);
+  return serving_ == nullptr ? nullptr : serving_->catalog;
 }
 
 std::shared_ptr<const LanguageRoutes> TranslationCore::routes() const {
@@ -188,15 +213,15 @@ absl::StatusOr<std::shared_ptr<const TranslationCore::Serving>> TranslationCore:
 }
 
 absl::StatusOr<int> TranslationCore::FindModel(const Serving& serving, const std::string& name) {
-  if (name.empty()) return 0;
   const std::vector<ModelRepository::Slot>& slots = serving.slots();
-  for (size_t i = 0; i < slots.size(); ++i) {
-    if (slots[i].name == name) return static_cast<int>(i);
+  const std::vector<int>& order = serving.catalog->served;
+  if (name.empty() && !order.empty()) return order.front();
+  for (const int i : order) {
+    if (slots[i].name == name) return i;
   }
   std::string served;
-  for (const ModelRepository::Slot& m : slots) {
-    absl::StrAppend(&served, served.empty() ? "" : ", ", m.name);
-  }
+  for (const int i : order) absl::StrAppend(&served, served.empty() ? "" : ", ", slots[i].name);
+  if (name.empty()) return absl::NotFoundError("this server serves no model now");
   return absl::NotFoundError(
       absl::StrCat("model \"", Excerpt(name), "\" is not served; this server has: ", served));
 }
@@ -246,14 +271,15 @@ absl::Status TranslationCore::ChooseModels(Pending& pending) const {
   }
   const bool detect = r.source_language.empty() || r.source_language == "auto";
   if (!detect) {
-    absl::StatusOr<std::vector<int>> chain = routes->Route(r.source_language, r.target_language);
-    if (!chain.ok()) {
+    absl::StatusOr<std::vector<int>> route = routes->Route(r.source_language, r.target_language);
+    if (!route.ok()) {
       return absl::InvalidArgumentError(
-          absl::StrCat(r.source_field, ": ", chain.status().message()));
+          absl::StrCat(r.source_field, ": ", route.status().message()));
     }
-    pending.chains.assign(texts, *chain);
+    const std::vector<int> chain = pending.serving->ToSlots(*std::move(route));
+    pending.chains.assign(texts, chain);
     RoutedText routed;
-    routed.model = ChainName(slots, *chain);
+    routed.model = ChainName(slots, chain);
     pending.routed.assign(texts, routed);
     pending.model_name = routed.model;
     return absl::OkStatus();
@@ -281,8 +307,8 @@ absl::Status TranslationCore::ChooseModels(Pending& pending) const {
       routed.status = Within(FieldName(r, i), detected.status);
       continue;
     }
-    pending.chains[i] = detected.chain;
-    routed.model = ChainName(slots, detected.chain);
+    pending.chains[i] = pending.serving->ToSlots(detected.chain);
+    routed.model = ChainName(slots, pending.chains[i]);
     used.insert(routed.model);
   }
   pending.model_name = used.empty() ? kNoModel : used.size() == 1 ? *used.begin() : kSeveralModels;
@@ -413,6 +439,9 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
   const DocumentFormat format = r.options.format == RequestedOptions::kHtml
                                     ? DocumentFormat::kHtml
                                     : DocumentFormat::kPlainText;
+  // What the sentence cache knows each model by: its content, not its slot or name.
+  std::map<int, std::string> cache_identities;
+  for (const auto& [slot, model] : loaded) cache_identities[slot] = ModelCacheIdentity(*model);
   auto rules = [&](int model) {
     SentenceRules rules;
     rules.splitter = r.options.split_sentences ? pending->serving->splitters[model].get() : nullptr;
@@ -476,7 +505,8 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
         }
         MT_RETURN_IF_ERROR(CheckDecodeMemory(static_cast<int>(sentence.ids.size()), options, config,
                                              limits_, text.SentenceName(field, j)));
-        std::optional<std::string> key = SentenceCacheKey(model, options, sentence.ids);
+        std::optional<std::string> key =
+            SentenceCacheKey(cache_identities.at(model), options, sentence.ids);
         if (std::optional<TranslationResult> cached = LookUpCache(key)) {
           hits.push_back({i, j, *std::move(cached), options.return_alignment});
           continue;
@@ -677,7 +707,8 @@ void TranslationCore::NextLeg(std::shared_ptr<Pending> pending, int i, size_t j,
       SentenceDone(*pending, i, j, fits);
       return;
     }
-    std::optional<std::string> key = SentenceCacheKey(model, options, pieces[k].ids);
+    std::optional<std::string> key =
+        SentenceCacheKey(ModelCacheIdentity(*bridge->to), options, pieces[k].ids);
     if (std::optional<TranslationResult> cached = LookUpCache(key)) {
       bridge->results[k] = *std::move(cached);
       continue;

@@ -116,8 +116,15 @@ class TranslationCore {
   // does not parse, say).
   void RecordRefused(Frontend frontend, const std::string& method, const absl::Status& status);
 
-  // The served models, the default first, with their states (null while loading).
+  // The repository's models have changed (ModelRepository::Add, Retire; the scheduler was told
+  // of the slots added): requests from now on see them. Requests under way finish with the
+  // models they started with.
+  void Refresh();
+
+  // The repository of the served models, with their states (null while loading).
   const ModelRepository* repository() const;
+  // The models served now, the default first (null while loading).
+  std::shared_ptr<const ModelRepository::Catalog> models() const;
   // How texts are routed by language (null while loading).
   std::shared_ptr<const LanguageRoutes> routes() const;
   const RequestLimits& limits() const { return limits_; }

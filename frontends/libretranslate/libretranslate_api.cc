@@ -144,7 +144,7 @@ absl::StatusOr<std::string> LibreTranslateLanguages(const TranslationCore& core)
 }
 
 std::string LibreTranslateSettings(const TranslationCore& core) {
-  const ModelRepository* repository = core.repository();
+  const std::shared_ptr<const ModelRepository::Catalog> models = core.models();
   auto language = [](const std::string& code) {
     return Json{{"code", code}, {"name", LanguageName(code)}};
   };
@@ -159,8 +159,8 @@ std::string LibreTranslateSettings(const TranslationCore& core) {
       {"filesTranslation", false},
       {"supportedFilesFormat", Json::array()},
   };
-  if (repository != nullptr && !repository->slots().empty()) {
-    const ModelConfig& c = repository->slots().front().config;
+  if (models != nullptr && !models->served.empty()) {
+    const ModelConfig& c = models->slots[models->served.front()].config;
     settings["language"] = {{"source", language(c.source_lang)},
                             {"target", language(c.target_lang)}};
   }

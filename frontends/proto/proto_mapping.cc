@@ -12,10 +12,10 @@ namespace {
 
 // The eos id of the served model `name`, for counting target tokens.
 int EosId(const TranslationCore& core, const std::string& name) {
-  const ModelRepository* repository = core.repository();
-  if (repository == nullptr) return -1;
-  for (const ModelRepository::Slot& slot : repository->slots()) {
-    if (slot.name == name) return slot.config.eos_token_id;
+  const std::shared_ptr<const ModelRepository::Catalog> models = core.models();
+  if (models == nullptr) return -1;
+  for (const int i : models->served) {
+    if (models->slots[i].name == name) return models->slots[i].config.eos_token_id;
   }
   return -1;
 }
@@ -107,16 +107,20 @@ absl::StatusOr<v1::ListModelsResponse> ListModels(const TranslationCore& core,
                                                   const std::optional<std::string>& api_key) {
   MT_RETURN_IF_ERROR(core.CheckApiKey(api_key, /*charge_request=*/true));
   const ModelRepository* repository = core.repository();
-  if (repository == nullptr) return absl::UnavailableError("the server is loading its models");
-  const std::vector<ModelRepository::Slot>& models = repository->slots();
+  const std::shared_ptr<const ModelRepository::Catalog> models = core.models();
+  if (repository == nullptr || models == nullptr) {
+    return absl::UnavailableError("the server is loading its models");
+  }
   const RequestLimits& limits = core.limits();
   v1::ListModelsResponse response;
-  for (size_t i = 0; i < models.size(); ++i) {
-    const ModelRepository::Slot& served = models[i];
+  // The models served now (one replaced or removed from its --model_dir leaves the list at once).
+  for (size_t k = 0; k < models->served.size(); ++k) {
+    const int i = models->served[k];
+    const ModelRepository::Slot& served = models->slots[i];
     const ModelConfig& c = served.config;
     v1::ModelInfo* info = response.add_models();
     info->set_name(served.name);
-    info->set_is_default(i == 0);
+    info->set_is_default(k == 0);
     info->set_source_language(c.source_lang);
     info->set_target_language(c.target_lang);
     info->set_architecture(ArchitectureSummary(c));

@@ -26,6 +26,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "base/byte_size.h"
+#include "base/status_macros.h"
 #include "serving/repository/model_budget.h"
 
 namespace mtserve {
@@ -50,6 +51,7 @@ struct ModelRepository::State_ {
     absl::Time last_used = absl::InfinitePast();
     absl::Status failure;  // kFailed.
     absl::Time failed_at;  // kFailed.
+    bool retired = false;  // Retire: no longer served; unloaded once its leases end.
     std::vector<Waiter> waiters;
   };
   // A `ready` to call, outside the lock.
@@ -58,12 +60,17 @@ struct ModelRepository::State_ {
     LeaseOr lease;
   };
 
-  State_(ModelRepository* repository, Options options, Loader loader)
+  State_(ModelRepository* repository, std::vector<Slot> made, Options options, Loader loader)
       : repository(repository),
         options(std::move(options)),
         budget(this->options.memory_budget),
         loader(std::move(loader)),
-        slots(repository->slots_.size()) {}
+        slots(made.size()) {
+    auto first = std::make_shared<Catalog>();
+    for (size_t i = 0; i < made.size(); ++i) first->served.push_back(static_cast<int>(i));
+    first->slots = std::move(made);
+    catalog = std::move(first);
+  }
 
   void RunLoader();
   void RunDeadlines();
@@ -87,8 +94,7 @@ struct ModelRepository::State_ {
   std::vector<ModelBudget::SlotUse> Uses() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
   // What the budget says of loading the queue's first slot now.
   ModelBudget::Plan PlanFirst() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
-    return budget.PlanLoad(Uses(), queue.front(),
-                           repository->slots_[queue.front()].estimated_bytes);
+    return budget.PlanLoad(Uses(), queue.front(), catalog->slots[queue.front()].estimated_bytes);
   }
   // A new lease of loaded `slot` at `now`.
   std::unique_ptr<Lease> NewLease(int slot, absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
@@ -96,15 +102,30 @@ struct ModelRepository::State_ {
   void FinishLoad(int slot, absl::StatusOr<std::shared_ptr<const Model>> model, int64_t bytes,
                   std::vector<Answer>& answers) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
 
-  std::string Name(int slot) const { return repository->slots_[slot].name; }
+  // A retired slot with no leases: its model to unload, on the loader thread.
+  void UnloadWhenIdle(int slot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    const SlotState& s = slots[slot];
+    if (s.retired && s.state == State::kLoaded && s.leases == 0) {
+      retired_idle.push_back(slot);
+      work.Signal();
+    }
+  }
+
+  std::string Name(int slot) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    return catalog->slots[slot].name;
+  }
+  absl::Status Retired(int slot) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    return absl::UnavailableError(absl::StrCat("model ", Name(slot),
+                                               " was replaced or removed as the request came; "
+                                               "retry"));
+  }
   std::string Budget() const {
     return absl::StrCat("--model_memory=", AbslUnparseFlag(ByteSize{options.memory_budget}));
   }
-  absl::Status NoRoom(int slot, absl::string_view when) const {
-    return absl::UnavailableError(
-        absl::StrCat("no room for model ", Name(slot), " (about ",
-                     FormatBytes(repository->slots_[slot].estimated_bytes), ") ", when,
-                     ": the models in use fill ", Budget()));
+  absl::Status NoRoom(int slot, absl::string_view when) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    return absl::UnavailableError(absl::StrCat("no room for model ", Name(slot), " (about ",
+                                               FormatBytes(catalog->slots[slot].estimated_bytes),
+                                               ") ", when, ": the models in use fill ", Budget()));
   }
 
   ModelRepository* const repository;
@@ -115,14 +136,34 @@ struct ModelRepository::State_ {
   mutable absl::Mutex mu;
   absl::CondVar work;       // The loader thread's: the queue changed, a lease ended, stopping.
   absl::CondVar deadlines;  // The deadline thread's: a waiter came, stopping.
+  std::shared_ptr<const Catalog> catalog ABSL_GUARDED_BY(mu);
   std::vector<SlotState> slots ABSL_GUARDED_BY(mu);
-  std::deque<int> queue ABSL_GUARDED_BY(mu);  // Slots to load, first asked first.
-  int loading ABSL_GUARDED_BY(mu) = -1;       // The slot being loaded.
+  std::vector<int> retired_idle ABSL_GUARDED_BY(mu);  // Retired slots to unload (UnloadWhenIdle).
+  std::deque<int> queue ABSL_GUARDED_BY(mu);          // Slots to load, first asked first.
+  int loading ABSL_GUARDED_BY(mu) = -1;               // The slot being loaded.
   bool stopping ABSL_GUARDED_BY(mu) = false;
 
   std::thread loader_thread;
   std::thread deadline_thread;
 };
+
+namespace {
+
+// InvalidArgument naming the model, its size and the flag when `slot` cannot fit `budget` alone.
+absl::Status CheckFits(const ModelRepository::Slot& slot, int64_t budget) {
+  if (slot.estimated_bytes < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("model ", slot.name, ": negative estimated size"));
+  }
+  if (!ModelBudget(budget).FitsAlone(slot.estimated_bytes)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("model ", slot.name, " needs about ", FormatBytes(slot.estimated_bytes),
+                     " (estimated), more than --model_memory=", AbslUnparseFlag(ByteSize{budget})));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<ModelRepository>> ModelRepository::Create(std::vector<Slot> slots,
                                                                          Options options,
@@ -131,26 +172,14 @@ absl::StatusOr<std::unique_ptr<ModelRepository>> ModelRepository::Create(std::ve
     return absl::InvalidArgumentError("--model_memory must not be negative");
   }
   if (loader == nullptr) return absl::InvalidArgumentError("the model repository needs a loader");
-  const ModelBudget budget(options.memory_budget);
-  for (const Slot& slot : slots) {
-    if (slot.estimated_bytes < 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("model ", slot.name, ": negative estimated size"));
-    }
-    if (!budget.FitsAlone(slot.estimated_bytes)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("model ", slot.name, " needs about ", FormatBytes(slot.estimated_bytes),
-                       " (estimated), more than --model_memory=",
-                       AbslUnparseFlag(ByteSize{options.memory_budget})));
-    }
-  }
+  for (const Slot& slot : slots) MT_RETURN_IF_ERROR(CheckFits(slot, options.memory_budget));
   return std::unique_ptr<ModelRepository>(
       new ModelRepository(std::move(slots), std::move(options), std::move(loader)));
 }
 
 ModelRepository::ModelRepository(std::vector<Slot> slots, Options options, Loader loader)
-    : slots_(std::move(slots)),
-      state_(std::make_unique<State_>(this, std::move(options), std::move(loader))) {
+    : state_(
+          std::make_unique<State_>(this, std::move(slots), std::move(options), std::move(loader))) {
   state_->loader_thread = std::thread([state = state_.get()] { state->RunLoader(); });
   state_->deadline_thread = std::thread([state = state_.get()] { state->RunDeadlines(); });
 }
@@ -186,6 +215,7 @@ void ModelRepository::Release(int slot) {
   State_::SlotState& s = state.slots[slot];
   --s.leases;
   s.last_used = state.options.clock();
+  state.UnloadWhenIdle(slot);
   // The queue's first slot may have been waiting for room.
   if (s.leases == 0 && !state.queue.empty()) state.work.Signal();
 }
@@ -209,6 +239,60 @@ absl::Status ModelRepository::LoadNow(int slot) {
   if (answer.has_value()) answer->ready(std::move(answer->lease));
   done.WaitForNotification();
   return status;
+}
+
+std::shared_ptr<const ModelRepository::Catalog> ModelRepository::catalog() const {
+  absl::MutexLock lock(&state_->mu);
+  return state_->catalog;
+}
+
+absl::StatusOr<int> ModelRepository::Add(Slot slot, int replaces) {
+  MT_RETURN_IF_ERROR(CheckFits(slot, state_->options.memory_budget));
+  {
+    absl::MutexLock lock(&state_->mu);
+    auto next = std::make_shared<Catalog>(*state_->catalog);
+    const int index = static_cast<int>(next->slots.size());
+    next->slots.push_back(std::move(slot));
+    const auto place = std::find(next->served.begin(), next->served.end(), replaces);
+    if (replaces >= 0 && place != next->served.end()) {
+      *place = index;
+    } else {
+      next->served.push_back(index);
+    }
+    state_->catalog = std::move(next);
+    state_->slots.emplace_back();
+    if (replaces < 0) return index;
+  }
+  Retire(replaces);
+  absl::MutexLock lock(&state_->mu);
+  return static_cast<int>(state_->slots.size()) - 1;
+}
+
+void ModelRepository::Retire(int slot) {
+  std::vector<State_::Answer> answers;
+  {
+    absl::MutexLock lock(&state_->mu);
+    if (slot < 0 || slot >= static_cast<int>(state_->slots.size())) return;
+    State_::SlotState& s = state_->slots[slot];
+    if (s.retired) return;
+    s.retired = true;
+    const std::vector<int>& served = state_->catalog->served;
+    if (std::find(served.begin(), served.end(), slot) != served.end()) {
+      auto next = std::make_shared<Catalog>(*state_->catalog);
+      next->served.erase(std::find(next->served.begin(), next->served.end(), slot));
+      state_->catalog = std::move(next);
+    }
+    // Not loaded yet and not being loaded: its waiters go (its files may be half replaced).
+    if (s.state == State::kLoading && state_->loading != slot) {
+      for (State_::Waiter& waiter : s.waiters) {
+        answers.push_back({std::move(waiter.ready), state_->Retired(slot)});
+      }
+      s.waiters.clear();
+      state_->Dequeue(slot);
+    }
+    state_->UnloadWhenIdle(slot);
+  }
+  State_::Deliver(answers);
 }
 
 std::shared_ptr<const Model> ModelRepository::Loaded(int slot) const {
@@ -250,6 +334,7 @@ std::optional<ModelRepository::State_::Answer> ModelRepository::State_::Enqueue(
   SlotState& s = slots[slot];
   const absl::Time now = options.clock();
   if (s.state == State::kLoaded) return Answer{std::move(waiter.ready), NewLease(slot, now)};
+  if (s.retired) return Answer{std::move(waiter.ready), Retired(slot)};
   if (s.state == State::kFailed && now < s.failed_at + options.retry_after_failure) {
     return Answer{std::move(waiter.ready), s.failure};
   }
@@ -289,7 +374,7 @@ std::vector<ModelBudget::SlotUse> ModelRepository::State_::Uses() const {
       uses[i].last_used = s.last_used;
     } else if (i == loading) {
       uses[i].kind = ModelBudget::SlotUse::Kind::kLoading;
-      uses[i].bytes = repository->slots_[i].estimated_bytes;
+      uses[i].bytes = catalog->slots[i].estimated_bytes;
     }
   }
   return uses;
@@ -356,18 +441,43 @@ void ModelRepository::State_::FinishLoad(int slot,
     }
   }
   s.waiters.clear();
+  UnloadWhenIdle(slot);
 }
 
 void ModelRepository::State_::RunLoader() {
   std::vector<Answer> answers;
   mu.Lock();
   while (!stopping) {
+    if (!retired_idle.empty()) {
+      // Retired slots whose last lease ended (unless a request took one again meanwhile).
+      std::vector<std::pair<int, int64_t>> unloaded;
+      std::vector<std::shared_ptr<const Model>> dropped;
+      for (const int slot : retired_idle) {
+        SlotState& s = slots[slot];
+        if (s.state != State::kLoaded || s.leases > 0) continue;
+        unloaded.push_back({slot, s.resident_bytes});
+        dropped.push_back(std::move(s.model));
+        s.model = nullptr;
+        s.state = State::kAvailable;
+        s.resident_bytes = 0;
+      }
+      retired_idle.clear();
+      mu.Unlock();
+      dropped.clear();
+      if (options.unloaded != nullptr) {
+        for (const auto& [slot, bytes] : unloaded) options.unloaded(slot, bytes);
+      }
+      mu.Lock();
+      // Room was made for the queue's first slot, if it waited.
+      continue;
+    }
     if (queue.empty()) {
       work.Wait(&mu);
       continue;
     }
     const int slot = queue.front();
-    const int64_t estimate = repository->slots_[slot].estimated_bytes;
+    const Slot what = catalog->slots[slot];
+    const int64_t estimate = what.estimated_bytes;
     const ModelBudget::Plan plan = PlanFirst();
     if (plan.outcome == ModelBudget::Plan::Outcome::kNoRoom) {
       std::vector<Waiter>& waiters = slots[slot].waiters;
@@ -392,7 +502,9 @@ void ModelRepository::State_::RunLoader() {
     queue.pop_front();
     loading = slot;
     std::vector<std::shared_ptr<const Model>> dropped;
+    std::vector<int64_t> unloaded_bytes;
     for (int unload : plan.unload) {
+      unloaded_bytes.push_back(slots[unload].resident_bytes);
       dropped.push_back(std::move(slots[unload].model));
       slots[unload].model = nullptr;
       slots[unload].state = State::kAvailable;
@@ -402,11 +514,13 @@ void ModelRepository::State_::RunLoader() {
 
     dropped.clear();
     if (options.unloaded != nullptr) {
-      for (int unload : plan.unload) options.unloaded(unload);
+      for (size_t k = 0; k < plan.unload.size(); ++k) {
+        options.unloaded(plan.unload[k], unloaded_bytes[k]);
+      }
     }
-    absl::StatusOr<std::shared_ptr<const Model>> model = loader(repository->slots_[slot]);
+    absl::StatusOr<std::shared_ptr<const Model>> model = loader(what);
     if (model.ok() && *model == nullptr) {
-      model = absl::InternalError(absl::StrCat("the loader gave no model for ", Name(slot)));
+      model = absl::InternalError(absl::StrCat("the loader gave no model for ", what.name));
     }
     int64_t bytes = estimate;
     if (model.ok() && options.measure != nullptr) bytes = options.measure(**model);

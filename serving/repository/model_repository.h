@@ -1,6 +1,7 @@
 // The models a server serves, loaded on demand within a memory budget. Each model has a slot,
-// fixed for the process (its index: --model's order, then --model_dir's), with what is known
-// without loading it (name, directory, compute type, config and languages, estimated bytes);
+// whose index and contents are fixed for the process (--model's order, then --model_dir's, then
+// those added while serving: Add), with what is known without loading it (name, directory,
+// compute type, config and languages, estimated bytes);
 // its Model is loaded when a request first needs it (or at start: LoadNow) and may be unloaded
 // when the budget needs room, least recently used first, never while a request holds a Lease
 // of it.
@@ -22,6 +23,11 @@
 // - Unloading drops the repository's reference and tells `unloaded` (the scheduler's workers
 //   then drop the translators they keep of it), so the memory goes once the last decode of it
 //   ends.
+//
+// - Slots are only appended. A slot retired (Retire, or replaced by Add: its folder changed or
+//   went) is no longer served: its requests holding leases finish on its model, which is then
+//   unloaded; a request for it that holds no lease gets UNAVAILABLE (it chose the model just
+//   before it went; a retry finds the one serving now).
 //
 // Thread-safe. The choice of what to unload is ModelBudget's (model_budget.h: plain data, tested
 // with explicit times); this class holds the loader thread, the lock and the waiting requests.
@@ -63,6 +69,13 @@ class ModelRepository {
     int leases = 0;              // Requests holding it.
   };
 
+  // Every slot made so far, by index, and the slots served now in their order (the default
+  // first); a new one is published on each Add and Retire.
+  struct Catalog {
+    std::vector<Slot> slots;
+    std::vector<int> served;
+  };
+
   // Loads a slot's model (Model::Load in production; tests pass their own). Runs on the loader
   // thread (or LoadNow's caller).
   using Loader = std::function<absl::StatusOr<std::shared_ptr<const Model>>(const Slot& slot)>;
@@ -74,8 +87,9 @@ class ModelRepository {
     absl::Duration retry_after_failure = absl::Seconds(10);
     // The bytes a loaded model holds (null: its slot's estimate).
     std::function<int64_t(const Model& model)> measure;
-    // Told, on the loader thread, when a slot's model was unloaded (may be null).
-    std::function<void(int slot)> unloaded;
+    // Told, on the loader thread, when a slot's model was unloaded, with the bytes it counted
+    // (may be null).
+    std::function<void(int slot, int64_t bytes)> unloaded;
     // The time, for deadlines, least-recent use and the retry delay.
     std::function<absl::Time()> clock = absl::Now;
   };
@@ -91,7 +105,17 @@ class ModelRepository {
   ModelRepository(const ModelRepository&) = delete;
   ModelRepository& operator=(const ModelRepository&) = delete;
 
-  const std::vector<Slot>& slots() const { return slots_; }
+  // The slots and those served, now.
+  std::shared_ptr<const Catalog> catalog() const;
+
+  // Appends `slot` and serves it from now on (loaded when a request first needs it): in the
+  // place of served slot `replaces`, which is retired (Retire), or after the others (-1). Its
+  // index; InvalidArgument as Create's when it cannot fit the budget alone (then nothing
+  // changes).
+  absl::StatusOr<int> Add(Slot slot, int replaces = -1);
+  // Stops serving `slot`: no longer in the catalog's served list; its waiting requests that hold
+  // no lease get UNAVAILABLE, its model (if loaded) is unloaded once its last lease ends.
+  void Retire(int slot);
 
   // A model held for a request: loaded, and not unloaded while the lease lives. Its destructor
   // ends the hold (and may let a waiting load proceed).
@@ -119,7 +143,7 @@ class ModelRepository {
   // is loaded; else once it is (on the loader thread). Or with an error: the load failed (its
   // error, naming the file and value as Model::Load does); no room in the budget by `deadline`
   // (UNAVAILABLE naming --model_memory); `deadline` passed while the model loaded
-  // (DEADLINE_EXCEEDED); the repository stopping (UNAVAILABLE).
+  // (DEADLINE_EXCEEDED); the repository stopping, or `slot` retired and not loaded (UNAVAILABLE).
   void Acquire(int slot, absl::Time deadline, Ready ready);
 
   // Loads `slot`'s model now, waiting for it (start-up: --model and --preload models): the load's
@@ -139,7 +163,6 @@ class ModelRepository {
   ModelRepository(std::vector<Slot> slots, Options options, Loader loader);
   void Release(int slot);
 
-  const std::vector<Slot> slots_;
   std::unique_ptr<State_> state_;
 };
 

@@ -3,6 +3,9 @@
 #include <cstring>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
+#include "model/compute_type.h"
+
 namespace mtserve {
 namespace {
 
@@ -28,14 +31,20 @@ int64_t EntryBytes(const std::string& key, const TranslationResult& result) {
 
 LocalSentenceCache::LocalSentenceCache(int64_t max_bytes) : max_bytes_(max_bytes) {}
 
-std::optional<std::string> SentenceCacheKey(int model, const DecodingOptions& options,
+std::string ModelCacheIdentity(const Model& model) {
+  return absl::StrCat(model.content_fingerprint(), "/", ComputeTypeName(model.compute_type()));
+}
+
+std::optional<std::string> SentenceCacheKey(const std::string& model,
+                                            const DecodingOptions& options,
                                             const std::vector<int>& source_ids) {
   if (options.sampling_topk > 1 && !options.seed.has_value()) return std::nullopt;
   std::string key;
   key.reserve(48 + source_ids.size() * sizeof(int));
   // Every option that can change the output; return_scores does not (scores are always kept).
   // return_alignment does: a result decoded without alignments has none to give.
-  Append(key, model);
+  Append(key, model.size());
+  key.append(model);
   Append(key, options.beam_size);
   Append(key, options.num_hypotheses);
   Append(key, options.length_penalty);

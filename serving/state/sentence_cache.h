@@ -1,7 +1,7 @@
 // The sentence cache's interface: translations of sentences by a key of everything that decides
-// them (the model, the decoding options, the source ids), so a hit answers at once with what a
-// fresh translation would give. The same sentence with the same model and options translates to
-// the same tokens and text wherever it is decoded (the engine's choices do not depend on what is
+// them (the model's content, the decoding options, the source ids), so a hit answers at once with
+// what a fresh translation would give. The same sentence with the same model and options translates
+// to the same tokens and text wherever it is decoded (the engine's choices do not depend on what is
 // decoded alongside), so replicas may share one cache: LocalSentenceCache keeps it in the
 // process; a store shared by replicas implements the same interface.
 //
@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "model/decoding/decoding_options.h"
+#include "model/model.h"
 #include "model/translator.h"
 
 namespace mtserve {
@@ -37,10 +38,17 @@ class SentenceCache {
   virtual Stats stats() const = 0;
 };
 
-// The key of a sentence of `model` decoded with `options`, or nullopt if its translation must not
-// be cached (sampling without a seed draws anew each time).
-std::optional<std::string> SentenceCacheKey(int model, const DecodingOptions& options,
+// The key of a sentence decoded by `model` with `options`, or nullopt if its translation must not
+// be cached (sampling without a seed draws anew each time). `model` names what decides the
+// model's output, its content rather than its name (ModelCacheIdentity: its files' hash and its
+// compute type), so that two names for the same files share entries and a model replaced under
+// its name never answers from the old one's.
+std::optional<std::string> SentenceCacheKey(const std::string& model,
+                                            const DecodingOptions& options,
                                             const std::vector<int>& source_ids);
+
+// What SentenceCacheKey takes for `model`: its content fingerprint and its compute type.
+std::string ModelCacheIdentity(const Model& model);
 
 }  // namespace mtserve
 

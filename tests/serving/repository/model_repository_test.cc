@@ -155,7 +155,7 @@ class ModelRepositoryTest : public ::testing::Test {
     options.memory_budget = budget;
     options.retry_after_failure = retry_after_failure;
     options.measure = [](const Model&) { return kMeasured; };
-    options.unloaded = [this](int slot) {
+    options.unloaded = [this](int slot, int64_t) {
       absl::MutexLock lock(&unloaded_mu_);
       unloaded_.push_back(slot);
     };
@@ -179,6 +179,25 @@ class ModelRepositoryTest : public ::testing::Test {
     EXPECT_TRUE(answer->Wait());
     EXPECT_TRUE(answer->lease.ok()) << answer->lease.status();
     return answer->lease.ok() ? *std::move(answer->lease) : nullptr;
+  }
+
+  // Waits until `slot`'s model was unloaded.
+  bool WaitUnloaded(int slot) {
+    absl::MutexLock lock(&unloaded_mu_);
+    auto unloaded = [this, slot] {
+      unloaded_mu_.AssertHeld();
+      return std::find(unloaded_.begin(), unloaded_.end(), slot) != unloaded_.end();
+    };
+    return unloaded_mu_.AwaitWithTimeout(absl::Condition(&unloaded), kGuard);
+  }
+
+  // A slot like Make's, named `name`.
+  static ModelRepository::Slot NewSlot(const std::string& name) {
+    ModelRepository::Slot slot;
+    slot.name = name;
+    slot.dir = "/models/" + name;
+    slot.estimated_bytes = kEstimate;
+    return slot;
   }
 
   std::vector<int> Unloaded() {
@@ -220,8 +239,9 @@ TEST_F(ModelRepositoryTest, CreateRefusesASlotLargerThanTheBudgetAlone) {
 
 TEST_F(ModelRepositoryTest, NothingIsLoadedAtFirst) {
   Make(kTwoModels);
-  ASSERT_EQ(repository_->slots().size(), 3u);
-  EXPECT_EQ(repository_->slots()[1].name, "m1");
+  ASSERT_EQ(repository_->catalog()->slots.size(), 3u);
+  EXPECT_EQ(repository_->catalog()->slots[1].name, "m1");
+  EXPECT_THAT(repository_->catalog()->served, ElementsAre(0, 1, 2));
   for (int slot = 0; slot < 3; ++slot) {
     EXPECT_EQ(repository_->status(slot).state, State::kAvailable);
     EXPECT_EQ(repository_->Loaded(slot), nullptr);
@@ -519,6 +539,80 @@ TEST_F(ModelRepositoryTest, TheDestructorAnswersWaitingRequestsUnavailable) {
   gate.Notify();
   stopping.join();
   EXPECT_EQ(loader_->calls("m1"), 0);
+}
+
+// A slot added while serving comes after the others and loads when first needed.
+TEST_F(ModelRepositoryTest, AddServesANewSlotAfterTheOthers) {
+  Make(kTwoModels);
+  const absl::StatusOr<int> added = repository_->Add(NewSlot("m3"));
+  ASSERT_TRUE(added.ok()) << added.status();
+  EXPECT_EQ(*added, 3);
+  EXPECT_THAT(repository_->catalog()->served, ElementsAre(0, 1, 2, 3));
+  EXPECT_EQ(repository_->catalog()->slots[3].name, "m3");
+  EXPECT_EQ(repository_->status(3).state, State::kAvailable);
+  EXPECT_EQ(loader_->calls("m3"), 0);
+  EXPECT_NE(Lease(3), nullptr);
+  EXPECT_EQ(loader_->calls("m3"), 1);
+
+  // One that could never fit is refused, and nothing changes.
+  ModelRepository::Slot big = NewSlot("big");
+  big.estimated_bytes = 300 * kMiB;
+  EXPECT_EQ(repository_->Add(big).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(repository_->catalog()->served, ElementsAre(0, 1, 2, 3));
+}
+
+// A slot replaced (its folder changed) keeps serving the requests that hold it, then is unloaded;
+// the new one takes its place in the order, and a request for the old one that holds no lease
+// is told to retry.
+TEST_F(ModelRepositoryTest, AReplacedSlotFinishesItsLeasesThenUnloads) {
+  Make(0);
+  std::unique_ptr<ModelRepository::Lease> held = Lease(1);
+  ASSERT_NE(held, nullptr);
+  const absl::StatusOr<int> added = repository_->Add(NewSlot("m1"), /*replaces=*/1);
+  ASSERT_TRUE(added.ok()) << added.status();
+  EXPECT_EQ(*added, 3);
+  EXPECT_THAT(repository_->catalog()->served, ElementsAre(0, 3, 2));
+  // Still loaded while held; a request that chose it just before gets it too.
+  EXPECT_NE(repository_->Loaded(1), nullptr);
+  std::unique_ptr<ModelRepository::Lease> late = Lease(1);
+  ASSERT_NE(late, nullptr);
+  EXPECT_EQ(late->model(), held->model());
+  held.reset();
+  EXPECT_THAT(Unloaded(), IsEmpty());
+  late.reset();
+  ASSERT_TRUE(WaitUnloaded(1));
+  EXPECT_EQ(repository_->Loaded(1), nullptr);
+  EXPECT_EQ(repository_->status(1).state, State::kAvailable);
+  // Never loaded again.
+  std::shared_ptr<Answer> answer = Acquire(1);
+  ASSERT_TRUE(answer->Wait());
+  EXPECT_EQ(answer->code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(answer->message(), HasSubstr("model m1 was replaced or removed"));
+  EXPECT_EQ(loader_->calls("m1"), 1);
+  // The new one loads on its own.
+  EXPECT_NE(Lease(3), nullptr);
+  EXPECT_EQ(loader_->calls("m1"), 2);
+}
+
+// Retired without leases: unloaded at once; a load queued for it is given up.
+TEST_F(ModelRepositoryTest, RetireUnloadsAnIdleModelAndDropsAQueuedLoad) {
+  Make(0);
+  ASSERT_NE(Lease(0), nullptr);  // Loaded, no lease left.
+  repository_->Retire(0);
+  EXPECT_THAT(repository_->catalog()->served, ElementsAre(1, 2));
+  ASSERT_TRUE(WaitUnloaded(0));
+
+  absl::Notification& gate = loader_->Hold("m1");
+  std::shared_ptr<Answer> loading = Acquire(1);
+  ASSERT_TRUE(loader_->WaitForCalls("m1", 1));
+  std::shared_ptr<Answer> queued = Acquire(2);
+  repository_->Retire(2);
+  ASSERT_TRUE(queued->Wait());
+  EXPECT_EQ(queued->code(), absl::StatusCode::kUnavailable);
+  gate.Notify();
+  ASSERT_TRUE(loading->Wait());
+  EXPECT_TRUE(loading->lease.ok());
+  EXPECT_EQ(loader_->calls("m2"), 0);
 }
 
 }  // namespace

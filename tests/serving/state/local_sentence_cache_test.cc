@@ -24,29 +24,29 @@ TEST(LocalSentenceCacheTest, KeysDifferByModelOptionsAndSource) {
   DecodingOptions beam;
   beam.beam_size = 4;
   const std::vector<int> ids = {1, 2, 0};
-  const std::string key = *SentenceCacheKey(0, greedy, ids);
-  EXPECT_EQ(*SentenceCacheKey(0, greedy, ids), key);
-  EXPECT_NE(*SentenceCacheKey(1, greedy, ids), key);
-  EXPECT_NE(*SentenceCacheKey(0, beam, ids), key);
-  EXPECT_NE(*SentenceCacheKey(0, greedy, {1, 3, 0}), key);
+  const std::string key = *SentenceCacheKey("a", greedy, ids);
+  EXPECT_EQ(*SentenceCacheKey("a", greedy, ids), key);
+  EXPECT_NE(*SentenceCacheKey("b", greedy, ids), key);
+  EXPECT_NE(*SentenceCacheKey("a", beam, ids), key);
+  EXPECT_NE(*SentenceCacheKey("a", greedy, {1, 3, 0}), key);
   DecodingOptions longer = greedy;
   longer.max_length = 20;
-  EXPECT_NE(*SentenceCacheKey(0, longer, ids), key);
+  EXPECT_NE(*SentenceCacheKey("a", longer, ids), key);
   // A result without alignments cannot answer a request for them.
   DecodingOptions aligned = greedy;
   aligned.return_alignment = true;
-  EXPECT_NE(*SentenceCacheKey(0, aligned, ids), key);
+  EXPECT_NE(*SentenceCacheKey("a", aligned, ids), key);
 }
 
 TEST(LocalSentenceCacheTest, SamplingIsCachedOnlyWithASeed) {
   DecodingOptions sampling;
   sampling.sampling_topk = 10;
-  EXPECT_FALSE(SentenceCacheKey(0, sampling, {1, 0}).has_value());
+  EXPECT_FALSE(SentenceCacheKey("a", sampling, {1, 0}).has_value());
   sampling.seed = 7;
-  const std::optional<std::string> seven = SentenceCacheKey(0, sampling, {1, 0});
+  const std::optional<std::string> seven = SentenceCacheKey("a", sampling, {1, 0});
   ASSERT_TRUE(seven.has_value());
   sampling.seed = 8;
-  EXPECT_NE(*SentenceCacheKey(0, sampling, {1, 0}), *seven);
+  EXPECT_NE(*SentenceCacheKey("a", sampling, {1, 0}), *seven);
 }
 
 TEST(LocalSentenceCacheTest, HitsGiveBackWhatWasInsertedAndAreCounted) {
