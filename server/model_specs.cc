@@ -99,12 +99,13 @@ absl::StatusOr<bool> HasTargetLanguageTokens(const std::filesystem::path& path) 
 
 }  // namespace
 
-absl::StatusOr<std::vector<ModelSpec>> ScanModelDirectory(const std::string& dir) {
+absl::StatusOr<std::vector<std::string>> ModelFolders(const std::string& dir) {
   std::error_code error;
-  std::vector<std::filesystem::path> folders;
+  std::vector<std::string> folders;
   for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
+    if (entry.path().filename().string().starts_with(".")) continue;
     if (entry.is_directory() && std::filesystem::exists(entry.path() / "config.json")) {
-      folders.push_back(entry.path());
+      folders.push_back(entry.path().string());
     }
   }
   if (error) {
@@ -112,10 +113,25 @@ absl::StatusOr<std::vector<ModelSpec>> ScanModelDirectory(const std::string& dir
         absl::StrCat("--model_dir=", dir, ": cannot be read: ", error.message()));
   }
   std::sort(folders.begin(), folders.end());
+  return folders;
+}
+
+absl::StatusOr<std::vector<ModelSpec>> ScanModelDirectory(const std::string& dir) {
+  MT_ASSIGN_OR_RETURN(const std::vector<std::string> folders, ModelFolders(dir));
   std::vector<ModelSpec> specs;
-  for (const std::filesystem::path& folder : folders) {
+  for (const std::string& folder : folders) {
+    MT_ASSIGN_OR_RETURN(ModelSpec spec, ScanModelFolder(folder));
+    specs.push_back(std::move(spec));
+  }
+  return specs;
+}
+
+absl::StatusOr<ModelSpec> ScanModelFolder(const std::string& folder_name) {
+  const std::filesystem::path folder(folder_name);
+  {
     ModelSpec spec;
     spec.on_demand = true;
+    spec.from_model_dir = true;
     spec.dir = folder.string();
     spec.name = folder.filename().string();
     const std::filesystem::path settings = folder / "mtserve.json";
@@ -161,9 +177,8 @@ absl::StatusOr<std::vector<ModelSpec>> ScanModelDirectory(const std::string& dir
           ">>deu<<); mtserve serves checkpoints of one target language: remove it from the "
           "directory"));
     }
-    specs.push_back(std::move(spec));
+    return spec;
   }
-  return specs;
 }
 
 absl::StatusOr<std::vector<ModelSpec>> JoinModelSpecs(std::vector<ModelSpec> specs,

@@ -38,6 +38,8 @@ absl::Status Server::Start(const ServerConfig& config) {
   metrics_ = Metrics::Create();
   if (absl::Status status = StartMetrics(); !status.ok()) return status;
   if (absl::Status status = StartReloadedFiles(); !status.ok()) return status;
+  rescan_ = std::make_shared<ModelDirRescan>(ModelDirRescan::Options{
+      config_.model_dirs, config_.default_compute_type, config_.model_dir_poll});
   core_ = std::make_unique<TranslationCore>(config_.limits, config_.batching.max_queued_texts,
                                             config_.cache_bytes, metrics_.get(), &drain_);
   if (api_keys_ != nullptr) core_->RequireApiKeys(api_keys_.get());
@@ -184,7 +186,9 @@ void Server::PrintListening() const {
 }
 
 std::function<void(int hangups)> Server::HangupHandler() const {
-  return [tls = tls_, api_keys = api_keys_](int hangups) {
+  return [tls = tls_, api_keys = api_keys_, rescan = rescan_](int hangups) {
+    // Says what it found, if anything changed or failed.
+    if (rescan != nullptr) rescan->Rescan(/*signalled=*/true);
     if (tls == nullptr && api_keys == nullptr) return;
     // One line a reload, however many signals it answers (at most one reload a kHangupGap).
     std::fprintf(stderr, "mtserve: reloading on SIGHUP (%d since the last reload)\n", hangups);
@@ -288,6 +292,7 @@ absl::Status Server::Serve() {
             [repository](int slot) { return repository->Loaded(slot); }, threads);
       });
   core_->StartServing(repository_.get(), scheduler_.get());
+  rescan_->Start(config_.models, repository_.get(), scheduler_.get(), core_.get(), metrics_.get());
   health_->SetServingStatus(true);
   health_->SetServingStatus(kServiceName, true);
   std::fprintf(stderr, "mtserve: serving (%d workers x %d threads)\n", config_.batching.workers,
@@ -311,6 +316,7 @@ void Server::Drain(int signal_number) {
   if (!idle) std::fprintf(stderr, "mtserve: grace period over; cancelling what is left\n");
   grpc_server_->Shutdown(absl::ToChronoTime(absl::Now()));  // Cancels whatever is still running.
   if (http_ != nullptr) http_->Stop();  // Cancels its requests; before the scheduler stops.
+  rescan_->Stop();
   scheduler_->Stop();
   std::fprintf(stderr, "mtserve: stopped\n");
 }

@@ -17,6 +17,7 @@
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/server.h"
 #include "model/model.h"
+#include "server/model_dir_rescan.h"
 #include "server/server_flags.h"
 #include "serving/auth/api_key_auth.h"
 #include "serving/batch_scheduler.h"
@@ -89,6 +90,8 @@ class Server {
   // tell, and the core, which uses it.
   std::unique_ptr<ModelRepository> repository_;
   std::unique_ptr<BatchScheduler> scheduler_;
+  // Re-reads --model_dir (shared with the SIGHUP handler); stopped before the parts it uses.
+  std::shared_ptr<ModelDirRescan> rescan_;
 };
 
 }  // namespace mtserve

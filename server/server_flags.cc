@@ -145,6 +145,10 @@ ABSL_FLAG(std::string, api_keys_file, "",
 ABSL_FLAG(absl::Duration, reload_interval, absl::Seconds(10),
           "How often the files re-read while serving (--tls_*, --api_keys_file) are checked for "
           "changes; SIGHUP re-reads them at once (a burst of SIGHUPs: at most once a second)");
+ABSL_FLAG(absl::Duration, model_dir_poll, absl::Seconds(30),
+          "How often the --model_dir directories are re-read while serving: a new checkpoint "
+          "folder is served, a removed one no longer, a changed one replaced, once two re-reads in "
+          "a row see it the same; SIGHUP re-reads them at once. 0: only on SIGHUP");
 ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(25),
           "On SIGTERM/SIGINT, how long requests in flight may take to finish before they are "
           "cancelled");
@@ -202,6 +206,7 @@ ServerConfig ReadFlags() {
   config.tls_client_ca = absl::GetFlag(FLAGS_tls_client_ca);
   config.api_keys_file = absl::GetFlag(FLAGS_api_keys_file);
   config.reload_interval = absl::GetFlag(FLAGS_reload_interval);
+  config.model_dir_poll = absl::GetFlag(FLAGS_model_dir_poll);
   config.shutdown_grace = absl::GetFlag(FLAGS_shutdown_grace);
   config.ready_file = absl::GetFlag(FLAGS_ready_file);
   config.language_model = absl::GetFlag(FLAGS_language_model);
@@ -361,6 +366,13 @@ absl::StatusOr<ServerConfig> ParseServerFlags(int argc, char** argv) {
   }
   ServerConfig config = ReadFlags();
   MT_ASSIGN_OR_RETURN(config.models, ReadModels(argc, argv));
+  config.model_dirs = RepeatedFlagValues(argc, argv, "model_dir");
+  if (config.model_dirs.empty()) config.model_dirs = absl::GetFlag(FLAGS_model_dir);
+  MT_ASSIGN_OR_RETURN(config.default_compute_type,
+                      ParseComputeType(absl::GetFlag(FLAGS_compute_type).name));
+  if (config.model_dir_poll < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("--model_dir_poll must not be negative");
+  }
   config.model_memory = absl::GetFlag(FLAGS_model_memory).bytes;
   MT_RETURN_IF_ERROR(CheckLimits(config));
   MT_RETURN_IF_ERROR(CheckReadyFile(config.ready_file));

@@ -20,6 +20,11 @@ namespace mtserve {
 struct ServerConfig {
   // Each with its compute type (--compute_type's unless it has its own), supported by this CPU.
   std::vector<ModelSpec> models;
+  // --model_dir, re-read while serving (model_dir_rescan.h) every model_dir_poll (zero: only on
+  // SIGHUP); new models there take --compute_type's type unless they say otherwise.
+  std::vector<std::string> model_dirs;
+  absl::Duration model_dir_poll = absl::Seconds(30);
+  ComputeType default_compute_type = ComputeType::kFloat32;
   int64_t model_memory = 0;  // Bytes of loaded models at most; 0: no limit.
   BatchingOptions batching;  // --workers resolved (0: the usable CPUs / --threads_per_worker).
   RequestLimits limits;
