@@ -5,8 +5,9 @@
 //
 // Each format is one value of DocumentFormat and one file that implements it as a Document
 // (text/document_formats.h): plain text (plain_text_format.cc, over text/sentences.h), HTML
-// (html_format.cc, over text/html_document.h and text/inline_placement.h). A format added later
-// (Markdown, subtitles, office files) is a new file of the same kind and one more enum value.
+// (html_format.cc, over text/html_document.h and text/inline_placement.h), subtitles
+// (subtitle_format.cc, over text/subtitle_document.h). A format added later (office files) is a
+// new file of the same kind and one more enum value.
 #ifndef MTSERVE_TEXT_DOCUMENT_H_
 #define MTSERVE_TEXT_DOCUMENT_H_
 
@@ -21,6 +22,7 @@
 #include "model/translator.h"
 #include "text/sentence_splitter.h"
 #include "text/sentences.h"
+#include "text/subtitle_document.h"
 #include "text/text_translation.h"
 
 namespace mtserve {
@@ -29,14 +31,18 @@ namespace mtserve {
 enum class DocumentFormat {
   kPlainText = 0,
   kHtml = 1,
+  kSrt = 3,  // SubRip subtitles (text/subtitle_document.h).
+  kVtt = 4,  // WebVTT subtitles.
 };
 
-// The format named `name` as mttranslate's --format takes it ("text", "html"); an InvalidArgument
+// The format named `name` as mttranslate's --format takes it ("text", "html", "srt", "vtt"); an
+// InvalidArgument
 // naming the accepted names otherwise.
 absl::StatusOr<DocumentFormat> ParseDocumentFormat(absl::string_view name);
 
 // Whether a text of `format` needs all its sentences decoded with the decoder's alignment
-// (DecodingOptions::return_alignment): HTML places its inline markup by it. (Any format's
+// (DecodingOptions::return_alignment): HTML places its inline markup by it, subtitles their tags
+// and the division of a sentence over cues. (Any format's
 // sentences with unknown characters need it too: Document::NeedsAlignment.)
 bool NeedsAlignment(DocumentFormat format);
 
@@ -46,6 +52,8 @@ struct SentenceRules {
   const SentenceSplitter* splitter = nullptr;
   const Tokenizer* tokenizer = nullptr;
   int max_tokens = 0;
+  // How subtitles' cue text is wrapped (the subtitle formats only).
+  SubtitleLayout subtitle_layout;
 };
 
 // A text taken apart by PrepareDocument: its sentences to translate, and what its format needs to

@@ -9,6 +9,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "text/document.h"
+#include "text/subtitle_document.h"
 
 namespace mtserve {
 
@@ -23,6 +24,14 @@ absl::StatusOr<std::unique_ptr<Document>> PreparePlainText(
 // decoder's alignment where it says and by position elsewhere.
 absl::StatusOr<std::unique_ptr<Document>> PrepareHtml(absl::string_view text,
                                                       const SentenceRules& rules);
+
+// Subtitles (subtitle_format.cc): the file's cue stream (text/subtitle_document.h) split into
+// sentences, a sentence over several cues divided among them by the decoder's alignment; joined
+// by rebuilding the file with each cue's share wrapped by rules.subtitle_layout. An
+// InvalidArgument for a file SubtitleDocument::Parse refuses.
+absl::StatusOr<std::unique_ptr<Document>> PrepareSubtitles(absl::string_view text,
+                                                           SubtitleDocument::Kind kind,
+                                                           const SentenceRules& rules);
 
 }  // namespace mtserve
 

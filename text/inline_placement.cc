@@ -57,6 +57,28 @@ std::vector<Segment> TargetTokenRanges(const std::vector<int>& ids, absl::string
   return ranges;
 }
 
+std::vector<AlignedToken> AlignedTokens(absl::string_view text, Segment sentence,
+                                        const Hypothesis& part, const Tokenizer& source_tokenizer,
+                                        const Tokenizer& tokenizer) {
+  std::vector<AlignedToken> out;
+  if (part.alignment.size() != part.ids.size()) return out;
+  const std::optional<std::vector<Segment>> source = SourcePieceRanges(
+      text.substr(sentence.begin, sentence.end - sentence.begin), source_tokenizer);
+  if (!source.has_value() || tokenizer.DecodeTarget(part.ids) != part.text) return out;
+  const std::vector<Segment> target = TargetTokenRanges(part.ids, part.text, tokenizer);
+  for (size_t k = 0; k < part.ids.size(); ++k) {
+    AlignedToken& token = out.emplace_back();
+    token.target = target[k];
+    const int s = part.alignment[k];
+    if (s < 0 || static_cast<size_t>(s) >= source->size()) continue;
+    const Segment piece = (*source)[s];
+    if (piece.begin < piece.end) {
+      token.source = Segment{sentence.begin + piece.begin, sentence.begin + piece.end};
+    }
+  }
+  return out;
+}
+
 std::vector<std::optional<Segment>> PlaceByAlignment(
     absl::string_view text, absl::Span<const SourceSentence> sentences,
     absl::Span<const Hypothesis> parts, absl::string_view joined,

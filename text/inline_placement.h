@@ -28,6 +28,21 @@ std::vector<std::optional<Segment>> PlaceByAlignment(
     absl::Span<const Segment> joined_sentences, const Tokenizer& source_tokenizer,
     const Tokenizer& tokenizer, absl::Span<const Segment> ranges);
 
+// One target token of a sentence's translation: its bytes in the translation, and the bytes of
+// the source text of the source piece the decoder aligned it to (nullopt where none).
+struct AlignedToken {
+  Segment target;
+  std::optional<Segment> source;
+};
+
+// The tokens of `part` (a translation of `sentence`, bytes of `text` read by `source_tokenizer`,
+// written by `tokenizer`) with the source pieces the decoder aligned them to; empty where the
+// part carries no alignment, its text is not its ids decoded (unknown runs put back), or the
+// source pieces cannot be found in the sentence.
+std::vector<AlignedToken> AlignedTokens(absl::string_view text, Segment sentence,
+                                        const Hypothesis& part, const Tokenizer& source_tokenizer,
+                                        const Tokenizer& tokenizer);
+
 // The bytes of `text` (`ids` decoded by `tokenizer`'s target side) each id brought: the growth
 // of the text decoded one id more at a time, less the space before a word (empty for an id that
 // brought nothing, </s>).
