@@ -91,6 +91,12 @@ ABSL_FLAG(int, max_texts_per_request, 256,
           "Texts in one Translate request at most (no more than --max_queued_texts)");
 ABSL_FLAG(mtserve::ByteSize, max_text_bytes, mtserve::ByteSize{1 << 20},
           "Bytes of one text at most (KiB, MiB), checked before anything else is done with it");
+ABSL_FLAG(int, subtitle_max_line_chars, 42,
+          "Characters (code points) per line of a translated subtitle cue (formats srt, vtt): "
+          "longer text is wrapped over balanced lines");
+ABSL_FLAG(int, subtitle_max_lines, 2,
+          "Lines per translated subtitle cue where its text fits; text that does not fit in "
+          "these many lines of --subtitle_max_line_chars takes more lines (none is dropped)");
 ABSL_FLAG(int, max_input_tokens, 512,
           "Source tokens per sentence at most (</s> included; the model's positions also limit): "
           "a longer sentence is translated in pieces");
@@ -183,6 +189,8 @@ ServerConfig ReadFlags() {
   limits.worker_memory_bytes = batching.worker_memory_bytes;
   limits.max_text_bytes = absl::GetFlag(FLAGS_max_text_bytes).bytes;
   limits.max_cold_loads_per_minute = absl::GetFlag(FLAGS_max_cold_loads_per_minute);
+  limits.subtitle_layout = {absl::GetFlag(FLAGS_subtitle_max_line_chars),
+                            absl::GetFlag(FLAGS_subtitle_max_lines)};
   config.cache_bytes = absl::GetFlag(FLAGS_cache_bytes).bytes;
   config.listen = absl::GetFlag(FLAGS_listen);
   config.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
@@ -316,6 +324,10 @@ absl::Status CheckLimits(const ServerConfig& config) {
   }
   if (limits.max_text_bytes < 1) {
     return absl::InvalidArgumentError("--max_text_bytes must be at least 1");
+  }
+  if (limits.subtitle_layout.max_line_chars < 1 || limits.subtitle_layout.max_lines < 1) {
+    return absl::InvalidArgumentError(
+        "--subtitle_max_line_chars and --subtitle_max_lines must be at least 1");
   }
   // A text at the byte limit must be able to arrive in a message.
   if (limits.max_text_bytes > config.max_message_bytes) {

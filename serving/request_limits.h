@@ -15,6 +15,7 @@
 #include "model/decoding/decoding_options.h"
 #include "model/model_config.h"
 #include "serving/translation_request.h"
+#include "text/subtitle_document.h"
 
 namespace mtserve {
 
@@ -32,6 +33,9 @@ struct RequestLimits {
   int64_t worker_memory_bytes = 0;
   // Models a caller may have loaded per minute (repository/cold_load_limit.h; 0: no limit).
   int max_cold_loads_per_minute = 0;
+  // How subtitle files' translated cue text is wrapped (--subtitle_max_line_chars,
+  // --subtitle_max_lines).
+  SubtitleLayout subtitle_layout;
 };
 
 // The most source tokens a text may have with a model of `config` (the limit or the model's

@@ -44,6 +44,20 @@ absl::Status Within(absl::string_view where, const absl::Status& status) {
   return absl::Status(status.code(), absl::StrCat(where, ": ", status.message()));
 }
 
+// The format of a request's texts (a value ToDecodingOptions let through).
+DocumentFormat ToDocumentFormat(int format) {
+  switch (format) {
+    case RequestedOptions::kHtml:
+      return DocumentFormat::kHtml;
+    case RequestedOptions::kSrt:
+      return DocumentFormat::kSrt;
+    case RequestedOptions::kVtt:
+      return DocumentFormat::kVtt;
+    default:
+      return DocumentFormat::kPlainText;
+  }
+}
+
 // How a chain of models is named where one model's name would be: "fr-en+en-de".
 std::string ChainName(const std::vector<ModelRepository::Slot>& slots,
                       const std::vector<int>& chain) {
@@ -436,9 +450,7 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
     absl::MutexLock lock(&pending->mutex);
     for (const auto& [slot, lease] : pending->leases) loaded[slot] = lease->model();
   }
-  const DocumentFormat format = r.options.format == RequestedOptions::kHtml
-                                    ? DocumentFormat::kHtml
-                                    : DocumentFormat::kPlainText;
+  const DocumentFormat format = ToDocumentFormat(r.options.format);
   // What the sentence cache knows each model by: its content, not its slot or name.
   std::map<int, std::string> cache_identities;
   for (const auto& [slot, model] : loaded) cache_identities[slot] = ModelCacheIdentity(*model);
@@ -447,6 +459,7 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
     rules.splitter = r.options.split_sentences ? pending->serving->splitters[model].get() : nullptr;
     rules.tokenizer = &loaded.at(model)->tokenizer();
     rules.max_tokens = MaxInputTokens(slots[model].config, limits_);
+    rules.subtitle_layout = limits_.subtitle_layout;
     return rules;
   };
   // Polled between sentences and pieces: a long text stops costing soon after its caller goes.

@@ -36,6 +36,8 @@ struct RequestedOptions {
   enum Format : int {
     kPlainText = 0,
     kHtml = 1,  // HTML documents (text/html_document.h).
+    kSrt = 3,   // Subtitle files (text/subtitle_document.h): SubRip,
+    kVtt = 4,   // and WebVTT.
   };
 
   uint32_t beam_size = 0;

@@ -1,6 +1,7 @@
 // mttranslate: translates stdin to stdout offline, a text a line, with any MarianMT model.
 //
-//   mttranslate [--model=DIR[,DIR...]] [--source=LANG|auto --target=LANG] [--format=text|html]
+//   mttranslate [--model=DIR[,DIR...]] [--source=LANG|auto --target=LANG]
+//               [--format=text|html|srt|vtt]
 //               [--beam_size=1] [--batch_size=32] [--threads=2] < in.txt > out.txt
 //
 // Each line is a text of --format, taken apart into sentences and put back together by
@@ -13,7 +14,10 @@
 // no chain reads into the target is reported on stderr with its number and gives empty output. The
 // sentences of each model's lines are sorted by length and cut into batches (less padding),
 // translated by --workers worker threads that share one copy of each model, and joined back into
-// their lines in input order. --benchmark adds throughput, wall time and peak memory on stderr.
+// their lines in input order. With --format=srt or vtt, stdin is one subtitle file, written to
+// stdout translated as the server translates it (--subtitle_max_line_chars and
+// --subtitle_max_lines as the server's). --benchmark adds throughput, wall time and peak memory on
+// stderr.
 #include <malloc.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -24,6 +28,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <iterator>
 #include <memory>
 #include <numeric>
 #include <string>
@@ -72,7 +77,13 @@ ABSL_FLAG(int, max_length, 0, "Maximum generated tokens; 0: the model's generati
 ABSL_FLAG(int, min_length, 0, "Minimum generated tokens before </s> may end a translation.");
 ABSL_FLAG(std::string, format, "text",
           "What each line is: text (plain text) or html (an HTML document or fragment: its text "
-          "translated, its markup kept, inline markup placed as the server places it).");
+          "translated, its markup kept, inline markup placed as the server places it); or, for "
+          "srt (SubRip) and vtt (WebVTT), what the whole of stdin is: one subtitle file, "
+          "written back translated with its timings and tags kept.");
+ABSL_FLAG(int, subtitle_max_line_chars, 42,
+          "Characters per line of a translated subtitle cue (as the server's flag)");
+ABSL_FLAG(int, subtitle_max_lines, 2,
+          "Lines per translated subtitle cue where the text fits (as the server's flag)");
 ABSL_FLAG(int, batch_size, 32, "Sentences per batch.");
 ABSL_FLAG(bool, split_sentences, true,
           "Split each line into sentences (false: each line is one sentence, as the server's "
@@ -226,6 +237,19 @@ int Run(int argc, char** argv) {
     std::cerr << "mttranslate: --with_alignment needs --format=text\n";
     return 2;
   }
+  // A subtitle file is the whole of stdin, written back once.
+  const bool whole_file = *format == DocumentFormat::kSrt || *format == DocumentFormat::kVtt;
+  if (whole_file && options.num_hypotheses != 1) {
+    std::cerr << "mttranslate: --format=" << absl::GetFlag(FLAGS_format)
+              << " writes one file: --num_hypotheses must be 1\n";
+    return 2;
+  }
+  const SubtitleLayout subtitle_layout{absl::GetFlag(FLAGS_subtitle_max_line_chars),
+                                       absl::GetFlag(FLAGS_subtitle_max_lines)};
+  if (subtitle_layout.max_line_chars < 1 || subtitle_layout.max_lines < 1) {
+    std::cerr << "mttranslate: need subtitle_max_line_chars >= 1 and subtitle_max_lines >= 1\n";
+    return 2;
+  }
 
   const absl::StatusOr<ComputeType> compute_type =
       ParseComputeType(absl::GetFlag(FLAGS_compute_type));
@@ -277,7 +301,11 @@ int Run(int argc, char** argv) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
 
   std::vector<std::string> lines;
-  for (std::string line; std::getline(std::cin, line);) lines.push_back(std::move(line));
+  if (whole_file) {
+    lines.emplace_back(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+  } else {
+    for (std::string line; std::getline(std::cin, line);) lines.push_back(std::move(line));
+  }
 
   const auto start = std::chrono::steady_clock::now();
   absl::StatusOr<Routing> routing = RouteLines(models, lines);
@@ -299,10 +327,12 @@ int Run(int argc, char** argv) {
     const int m = line_model[i];
     if (m < 0) continue;
     LoadedModel& model = models[m];
-    const SentenceRules rules{model.splitter.get(), &model.model->tokenizer(), model.max_tokens};
+    const SentenceRules rules{model.splitter.get(), &model.model->tokenizer(), model.max_tokens,
+                              subtitle_layout};
     absl::StatusOr<std::unique_ptr<Document>> document = PrepareDocument(lines[i], *format, rules);
     if (!document.ok()) {
-      std::cerr << "mttranslate: line " << i + 1 << ": " << document.status().message() << "\n";
+      std::cerr << "mttranslate: " << (whole_file ? "stdin" : absl::StrCat("line ", i + 1)) << ": "
+                << document.status().message() << "\n";
       return 1;
     }
     documents[i] = *std::move(document);
@@ -493,7 +523,7 @@ int Run(int argc, char** argv) {
           absl::StrAppendFormat(&out, "%s%d-%d", t == 0 ? "" : " ", h.alignment[t], t);
         }
       }
-      out += '\n';
+      if (!whole_file) out += '\n';
     }
     target_tokens += TargetTokens(line.hypotheses[0], tokenizer.eos_id());
   }
