@@ -122,10 +122,15 @@ std::string FormatTime(int64_t millis) {
 }
 
 // Whether a line of text starts with a dialogue dash (-, en dash, em dash).
-bool StartsWithDash(absl::string_view line) {
-  line = absl::StripLeadingAsciiWhitespace(line);
-  return absl::StartsWith(line, "-") || absl::StartsWith(line, "\xE2\x80\x93") ||
-         absl::StartsWith(line, "\xE2\x80\x94");
+// Its bytes (the dash and the spaces after it), or 0.
+size_t DialogueDash(absl::string_view line) {
+  size_t dash = 0;
+  for (absl::string_view d : {"-", "\xE2\x80\x93", "\xE2\x80\x94"}) {
+    if (absl::StartsWith(line, d)) dash = d.size();
+  }
+  if (dash == 0 || dash == line.size() || (line[dash] != ' ' && line[dash] != '\t')) return 0;
+  while (dash < line.size() && (line[dash] == ' ' || line[dash] == '\t')) ++dash;
+  return dash;
 }
 
 // A tag's name: its letters and digits after '<' or "</".
@@ -260,13 +265,17 @@ class Parser {
         cue.line_breaks.push_back(stream_.size());
         stream_ += ' ';
       }
-      const size_t line_begin = stream_.size();
-      AddLine(Text(lines_[l]), cue, open);
       // A dialogue line ("- Hi."): the break before it ends a sentence (Unicode's rules join a
-      // sentence and a dash after it).
-      if (line_begin > 0 && StartsWithDash(absl::string_view(stream_).substr(line_begin))) {
-        stream_[line_begin - 1] = '\n';
+      // sentence and a dash after it), and its dash is kept, not translated.
+      absl::string_view line = Text(lines_[l]);
+      if (const size_t dash = DialogueDash(line); dash > 0) {
+        if (!stream_.empty()) stream_.back() = '\n';
+        const size_t at = stream_.size();
+        cue.inlines.push_back(
+            {{at, at}, std::string(line.substr(0, dash)), "", open.empty() ? -1 : open.back()});
+        line.remove_prefix(dash);
       }
+      AddLine(line, cue, open);
     }
     for (int i : open) cue.inlines[i].range.end = stream_.size();
     cue.text = {text_begin, stream_.size()};

@@ -1,7 +1,8 @@
 // A subtitle file, SubRip (.srt) or WebVTT (.vtt), as translation sees it: its cues' text joined
 // into one stream to split into sentences (a cue's line breaks and the boundaries between cues are
 // spaces in it, so that a sentence may run over several cues; before a line that starts with a
-// dialogue dash they are line breaks, which end a sentence), the styling tags that wrapped parts
+// dialogue dash, "- ", they are line breaks, which end a sentence, and the dash is kept as an
+// empty Inline at the line's start), the styling tags that wrapped parts
 // of it, and the file rebuilt around each cue's new text, every other byte (cue numbers and
 // identifiers, timings, cue settings, the WebVTT header, NOTE, STYLE and REGION blocks, blank
 // lines, CRLF line ends, a byte order mark) kept as it was.
@@ -57,7 +58,7 @@ class SubtitleDocument {
     Segment text;     // Its text in the stream (tags removed, line ends as spaces).
     std::vector<size_t> line_breaks;  // Stream positions of the separators that were line ends.
     std::vector<Inline> inlines;      // In the order they opened.
-    std::string line_end;             // "\n" or "\r\n": the cue's own (or the file's).
+    std::string line_end;             // "\n" or "\r\n": the cue's own.
   };
 
   // The most cues a file may have (a two-hour film has about 1,500 to 2,000).

@@ -299,7 +299,21 @@ class SubtitleTextDocument : public Document {
     for (size_t n = 0; n < cue.inlines.size(); ++n) {
       const Segment source = cue.inlines[n].range;
       if (source.begin == source.end) {
-        // A point (a timestamp, an override, a stray end tag): at the start of the word there.
+        // A point (a dialogue dash, a timestamp, an override, a stray end tag): at the start of
+        // the share of the sentence it starts, or at the start of the word at its position.
+        const std::string& stream = document_.stream();
+        const auto starts = std::find_if(shares.begin(), shares.end(), [&](const Share& share) {
+          const size_t begin = sentences_[share.sentence].range.begin;
+          return begin >= source.begin &&
+                 share.target.begin == joined_sentences[share.sentence].begin &&
+                 std::all_of(stream.begin() + source.begin, stream.begin() + begin, [](char c) {
+                   return absl::ascii_isspace(static_cast<unsigned char>(c));
+                 });
+        });
+        if (starts != shares.end()) {
+          placed.push_back({at[starts - shares.begin()], at[starts - shares.begin()]});
+          continue;
+        }
         size_t p = by_position(source.begin);
         while (p > 0 && p < text.size() &&
                !absl::ascii_isspace(static_cast<unsigned char>(text[p - 1]))) {

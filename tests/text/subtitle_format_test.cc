@@ -158,7 +158,7 @@ TEST_F(SubtitleFormatTest, ASentenceOverTwoCuesIsDividedByTheAlignment) {
       "2\n00:00:03,000 --> 00:00:04,000\nHund.\n");
 }
 
-// Tags go on the aligned words; dialogue lines (a line end between sentences) stay lines; long
+// Tags go on the aligned words; dialogue lines stay lines, their dashes kept, not translated; long
 // text is wrapped to the layout.
 TEST_F(SubtitleFormatTest, TagsFollowTheAlignmentAndTextIsWrapped) {
   const std::string srt =
@@ -167,12 +167,13 @@ TEST_F(SubtitleFormatTest, TagsFollowTheAlignmentAndTextIsWrapped) {
   const std::unique_ptr<Document> document = Prepare(srt, DocumentFormat::kSrt, {20, 2});
   ASSERT_NE(document, nullptr);
   ASSERT_EQ(document->sentences().size(), 3u);
+  EXPECT_EQ(document->sentences()[1].ids, tokenizer().EncodeSource("Hi."));
   Hypothesis first =
       Aligned("A big dog runs.", "Ein sehr großer Hund rennt schnell.", {0, 1, 1, 2, 3, 3});
   Hypothesis hi;
-  hi.text = "- Hallo.";
+  hi.text = "Hallo.";
   Hypothesis hello;
-  hello.text = "- Guten Tag.";
+  hello.text = "Guten Tag.";
   EXPECT_EQ(JoinDocument(*document, Results(*document, {first, hi, hello}), 1, tokenizer())
                 .hypotheses[0]
                 .text,
