@@ -24,6 +24,8 @@ packages=(
   # Tests: the Python client example and a real Prometheus scraping the server; openssl makes
   # the TLS tests' certificates.
   python3-grpcio python3-protobuf python3-yaml prometheus curl openssl
+  # The subtitle test's independent parsers of SubRip and WebVTT.
+  python3-pysrt python3-webvtt
   # The translation page's test: a real browser.
   chromium
   # Fuzzing the parsers (scripts/fuzz.sh): clang with libFuzzer and the sanitizers' runtimes,
