@@ -48,10 +48,10 @@ absl::StatusOr<std::unique_ptr<Document>> PrepareDocument(absl::string_view text
       document = PrepareHtml(text, rules);
       break;
     case DocumentFormat::kSrt:
-      document = PrepareSubtitles(text, SubtitleDocument::Kind::kSrt, rules);
+      document = PrepareSubtitles(text, SubtitleDocument::Kind::kSrt, rules, stopped);
       break;
     case DocumentFormat::kVtt:
-      document = PrepareSubtitles(text, SubtitleDocument::Kind::kVtt, rules);
+      document = PrepareSubtitles(text, SubtitleDocument::Kind::kVtt, rules, stopped);
       break;
     default:
       return absl::InvalidArgumentError(absl::StrCat("unknown format ", static_cast<int>(format)));

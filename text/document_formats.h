@@ -28,10 +28,11 @@ absl::StatusOr<std::unique_ptr<Document>> PrepareHtml(absl::string_view text,
 // Subtitles (subtitle_format.cc): the file's cue stream (text/subtitle_document.h) split into
 // sentences, a sentence over several cues divided among them by the decoder's alignment; joined
 // by rebuilding the file with each cue's share wrapped by rules.subtitle_layout. An
-// InvalidArgument for a file SubtitleDocument::Parse refuses.
-absl::StatusOr<std::unique_ptr<Document>> PrepareSubtitles(absl::string_view text,
-                                                           SubtitleDocument::Kind kind,
-                                                           const SentenceRules& rules);
+// InvalidArgument for a file SubtitleDocument::Parse refuses. Stops part way once `stopped`
+// (optional) returns true, as plain text does.
+absl::StatusOr<std::unique_ptr<Document>> PrepareSubtitles(
+    absl::string_view text, SubtitleDocument::Kind kind, const SentenceRules& rules,
+    const std::function<bool()>& stopped = nullptr);
 
 }  // namespace mtserve
 

@@ -79,7 +79,8 @@ std::optional<int64_t> ParseTimestamp(absl::string_view s) {
   ++i;
   int64_t millis = 0;
   size_t digits = 0;
-  for (; i < s.size() && absl::ascii_isdigit(static_cast<unsigned char>(s[i])); ++i, ++digits) {
+  for (; i < s.size() && absl::ascii_isdigit(static_cast<unsigned char>(s[i])); ++i) {
+    if (++digits > 3) return std::nullopt;
     millis = millis * 10 + (s[i] - '0');
   }
   if (digits == 0 || digits > 3 || i != s.size()) return std::nullopt;

@@ -100,9 +100,9 @@ class SubtitleTextDocument : public Document {
   SubtitleTextDocument(SubtitleDocument document, const SubtitleLayout& layout)
       : document_(std::move(document)), layout_(layout) {}
 
-  void Split(const SentenceRules& rules) {
-    sentences_ =
-        SplitIntoSentences(document_.stream(), rules.splitter, *rules.tokenizer, rules.max_tokens);
+  void Split(const SentenceRules& rules, const std::function<bool()>& stopped) {
+    sentences_ = SplitIntoSentences(document_.stream(), rules.splitter, *rules.tokenizer,
+                                    rules.max_tokens, stopped);
   }
 
   TextTranslation Join(std::vector<TranslationResult> results, int num_hypotheses,
@@ -340,12 +340,13 @@ class SubtitleTextDocument : public Document {
 
 absl::StatusOr<std::unique_ptr<Document>> PrepareSubtitles(absl::string_view text,
                                                            SubtitleDocument::Kind kind,
-                                                           const SentenceRules& rules) {
+                                                           const SentenceRules& rules,
+                                                           const std::function<bool()>& stopped) {
   absl::StatusOr<SubtitleDocument> document = SubtitleDocument::Parse(std::string(text), kind);
   if (!document.ok()) return document.status();
   auto subtitles =
       std::make_unique<SubtitleTextDocument>(*std::move(document), rules.subtitle_layout);
-  subtitles->Split(rules);
+  subtitles->Split(rules, stopped);
   return subtitles;
 }
 
