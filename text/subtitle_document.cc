@@ -206,9 +206,15 @@ class Parser {
   }
 
   absl::Status Error(size_t line, absl::string_view what) const {
-    return absl::InvalidArgumentError(absl::StrCat("cue ", cues_.size() + 1, " (line ", line + 1,
-                                                   "): \"", Text(lines_[line]).substr(0, 80), "\" ",
-                                                   what));
+    // The line quoted up to 80 bytes, not cutting a character (the caller checked the UTF-8).
+    absl::string_view quoted = Text(lines_[line]);
+    if (quoted.size() > 80) {
+      size_t end = 80;
+      while (end > 0 && (static_cast<unsigned char>(quoted[end]) & 0xC0) == 0x80) --end;
+      quoted = quoted.substr(0, end);
+    }
+    return absl::InvalidArgumentError(
+        absl::StrCat("cue ", cues_.size() + 1, " (line ", line + 1, "): \"", quoted, "\" ", what));
   }
 
   // Whether line `i` starts the next SubRip cue: a number followed by a timing.

@@ -3,7 +3,8 @@
 // over several cues is translated as one; and the file rebuilt with each cue's share of the
 // translations. A sentence over one cue gives it its whole translation. A sentence over several
 // divides its translation's words among them, in order, each cue at least one word (one character
-// where the translation has fewer words than cues): the division is the one whose words lie
+// where the translation has fewer words than cues; a cue left without one, where it has fewer
+// characters, keeps its own text): the division is the one whose words lie
 // closest to the cues their source words are in, by the decoder's alignment (a word counts the
 // cues of the source pieces its tokens were aligned to; a word aligned to nothing, or every word
 // of a translation without an alignment, counts, at half the weight, the cue at its relative

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "tests/test_lib/test_util.h"
 #include "text/document.h"
@@ -179,6 +179,32 @@ TEST_F(SubtitleFormatTest, TagsFollowTheAlignmentAndTextIsWrapped) {
                 .text,
             "1\n00:00:01,000 --> 00:00:02,000\nEin <i>sehr großer</i>\nHund rennt schnell.\n\n"
             "2\n00:00:02,000 --> 00:00:03,000\n- Hallo.\n- Guten Tag.\n");
+}
+
+// A translation of fewer words than the cues its sentence is over is divided by characters: no
+// cue is empty, and the cues hold the translation's characters in order.
+TEST_F(SubtitleFormatTest, FewerWordsThanCuesAreDividedByCharacters) {
+  const std::string srt =
+      "1\n00:00:01,000 --> 00:00:02,000\nSo\n\n"
+      "2\n00:00:02,000 --> 00:00:03,000\nI\n\n"
+      "3\n00:00:03,000 --> 00:00:04,000\nwent home.\n";
+  const std::unique_ptr<Document> document = Prepare(srt, DocumentFormat::kSrt);
+  ASSERT_NE(document, nullptr);
+  ASSERT_EQ(document->sentences().size(), 1u);
+  Hypothesis h;
+  h.text = "Ich ging.";
+  h.ids = tokenizer().EncodeTarget(h.text);
+  const std::string out =
+      JoinDocument(*document, Results(*document, {h}), 1, tokenizer()).hypotheses[0].text;
+  // The cue texts: the line after each timing line.
+  std::vector<std::string> cues;
+  const std::vector<std::string> lines = absl::StrSplit(out, '\n');
+  for (size_t i = 0; i + 1 < lines.size(); ++i) {
+    if (absl::StrContains(lines[i], "-->")) cues.push_back(lines[i + 1]);
+  }
+  ASSERT_EQ(cues.size(), 3u) << out;
+  for (const std::string& cue : cues) EXPECT_FALSE(cue.empty()) << out;
+  EXPECT_EQ(absl::StrCat(cues[0], cues[1], cues[2]), "Ichging.") << out;
 }
 
 TEST_F(SubtitleFormatTest, ARefusedFileIsAnError) {
