@@ -167,14 +167,6 @@ class SubtitleTextDocument : public Document {
     return cues.empty() ? Segment{0, 0} : cues.back().payload;
   }
 
-  // Which of the cues [span.begin, span.end) holds (or is nearest before) stream byte `at`.
-  size_t CueAt(Segment span, size_t at) const {
-    const std::vector<SubtitleDocument::Cue>& cues = document_.cues();
-    size_t c = span.begin;
-    while (c + 1 < span.end && cues[c + 1].text.begin <= at) ++c;
-    return c;
-  }
-
   // Sentence j's translation `part` (at `target` in the joined `translated`) divided among its
   // cues `span`: a Share added to each.
   void DivideSentence(size_t j, Segment span, const Hypothesis& part, const std::string& translated,
