@@ -10,11 +10,14 @@ namespace mtserve {
 absl::StatusOr<DocumentFormat> ParseDocumentFormat(absl::string_view name) {
   if (name == "text") return DocumentFormat::kPlainText;
   if (name == "html") return DocumentFormat::kHtml;
+  if (name == "markdown") return DocumentFormat::kMarkdown;
   return absl::InvalidArgumentError(
-      absl::StrCat("unknown format \"", name, "\"; the formats are text, html"));
+      absl::StrCat("unknown format \"", name, "\"; the formats are text, html, markdown"));
 }
 
-bool NeedsAlignment(DocumentFormat format) { return format == DocumentFormat::kHtml; }
+bool NeedsAlignment(DocumentFormat format) {
+  return format == DocumentFormat::kHtml || format == DocumentFormat::kMarkdown;
+}
 
 std::string Document::SentenceName(absl::string_view field, size_t j) const {
   if (sentences_.size() == 1) return std::string(field);
@@ -41,6 +44,9 @@ absl::StatusOr<std::unique_ptr<Document>> PrepareDocument(absl::string_view text
       break;
     case DocumentFormat::kHtml:
       document = PrepareHtml(text, rules);
+      break;
+    case DocumentFormat::kMarkdown:
+      document = PrepareMarkdown(text, rules);
       break;
     default:
       return absl::InvalidArgumentError(absl::StrCat("unknown format ", static_cast<int>(format)));

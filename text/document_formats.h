@@ -24,6 +24,11 @@ absl::StatusOr<std::unique_ptr<Document>> PreparePlainText(
 absl::StatusOr<std::unique_ptr<Document>> PrepareHtml(absl::string_view text,
                                                       const SentenceRules& rules);
 
+// Markdown (markdown_format.cc): the document's runs (text/markdown_document.h), translated and
+// joined as HTML's are.
+absl::StatusOr<std::unique_ptr<Document>> PrepareMarkdown(absl::string_view text,
+                                                          const SentenceRules& rules);
+
 }  // namespace mtserve
 
 #endif  // MTSERVE_TEXT_DOCUMENT_FORMATS_H_
