@@ -483,8 +483,9 @@ class MarkdownCollector {
     for (int s : open_) {
       if (s < at) kept.parent = s;
     }
-    for (InlineSpan& span : run.inlines) {
-      if (span.parent >= at) ++span.parent;
+    // Only spans after `at` can have a parent at or after it (a parent comes first).
+    for (size_t s = at; s < run.inlines.size(); ++s) {
+      if (run.inlines[s].parent >= at) ++run.inlines[s].parent;
     }
     for (int& s : open_) {
       if (s >= at) ++s;
