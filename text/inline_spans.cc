@@ -94,6 +94,10 @@ void WriteSpans(absl::Span<const InlineSpan> spans, const TranslatedRun& t,
     written = position;
   };
   std::vector<char> ancestor(n, 0);  // Of the span about to be written.
+  std::vector<char> has_child(n, 0);
+  for (const InlineSpan& span : spans) {
+    if (span.parent >= 0) has_child[span.parent] = 1;
+  }
   // Closes the open spans that end before `position`, or at it unless they enclose the next span
   // (`keep`: its ancestors stay open), each at its end.
   auto close_to = [&](size_t position) {
@@ -142,10 +146,10 @@ void WriteSpans(absl::Span<const InlineSpan> spans, const TranslatedRun& t,
     for (int a = spans[i].parent; a >= 0; a = spans[a].parent) ancestor[a] = 0;
     text_to(ranges[i].begin);
     out += spans[i].open;
-    if (ranges[i].begin == ranges[i].end) {
+    if (ranges[i].begin == ranges[i].end && !has_child[i]) {
       out += spans[i].close;
     } else {
-      open.push_back(i);
+      open.push_back(i);  // An empty one with spans inside stays open while they are written.
     }
   }
   close_to(std::numeric_limits<size_t>::max());

@@ -48,10 +48,10 @@ std::vector<Segment> PlaceSpansByPosition(absl::string_view source,
 // clamped: inside the enclosing span's range, after the previous sibling's where their source
 // ranges were apart, empty where the source's was, within the text and on UTF-8 character
 // boundaries. Spans open in the order of their ranges' starts (source order among equal ones)
-// and close at their ends; a span that ends while one opened inside it is still open closes that
-// one first and opens it again after, so crossing spans come out nested. A span with an empty
-// `open` (an HTML element the parser makes again) is not split; a fixed one is written once and
-// the text in its range is not written.
+// and close at their ends (an empty one around the spans inside it); a span that ends while one
+// opened inside it is still open closes that one first and opens it again after, so crossing
+// spans come out nested. A span with an empty `open` (an HTML element the parser makes again) is
+// not split; a fixed one is written once and the text in its range is not written.
 void WriteSpans(absl::Span<const InlineSpan> spans, const TranslatedRun& t,
                 const std::function<void(absl::string_view, std::string&)>& write_text,
                 std::string& out);

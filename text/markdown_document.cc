@@ -29,6 +29,42 @@ size_t FrontMatterEnd(absl::string_view s) {
   return 0;
 }
 
+// Appends `run`'s translation `t` with its spans (text/inline_spans.h): its line breaks as written
+// if its text is unchanged, a '|' escaped in a table cell.
+void RenderRun(const std::string& md, const MarkdownDocument::Run& run, const TranslatedRun& t,
+               std::string& out) {
+  using Break = MarkdownDocument::Break;
+  const bool unchanged = t.text == run.text;
+  auto write_text = [&](absl::string_view piece, std::string& out) {
+    if (unchanged) {
+      // Its line breaks as written.
+      size_t position = piece.data() - t.text.data();
+      const size_t end = position + piece.size();
+      auto b = std::lower_bound(run.breaks.begin(), run.breaks.end(), position,
+                                [](const Break& b, size_t p) { return b.text < p; });
+      for (; b != run.breaks.end() && b->text < end; ++b) {
+        out.append(t.text, position, b->text - position);
+        out.append(md, b->source.begin, b->source.end - b->source.begin);
+        position = b->text + 1;
+      }
+      if (position < end) out.append(t.text, position, end - position);
+      return;
+    }
+    if (!run.table_cell) {
+      out.append(piece.data(), piece.size());
+      return;
+    }
+    // A '|' in a table cell ends it unless escaped.
+    for (size_t k = 0; k < piece.size(); ++k) {
+      if (piece[k] == '|' && (k == 0 ? out.empty() || out.back() != '\\' : piece[k - 1] != '\\')) {
+        out += '\\';
+      }
+      out += piece[k];
+    }
+  };
+  WriteSpans(run.inlines, t, write_text, out);
+}
+
 }  // namespace
 
 // Turns md4c's events into runs (see the header for how markers are found).
@@ -109,10 +145,9 @@ class MarkdownCollector {
     NewRun();
     Run& run = *run_;
     if (!in_input) {
-      // A line break inside a code span, which md4c reports as a space of its own: in the text
-      // (the span's bytes hold the break).
-      if (type == MD_TEXT_CODE && pending_.empty()) {
-        run.text.append(text, size);
+      // A line break inside a code span, which md4c reports as a space of its own: a break.
+      if (type == MD_TEXT_CODE) {
+        pending_.push_back({Event::kBreak, -1});
       } else {
         failed_ = true;
       }
@@ -154,8 +189,19 @@ class MarkdownCollector {
       size_t position = run_cursor_;
       Forward(0, pending_.size(), position, md_.size());
       run_->source.end = position;
-      cursor_ = std::max(cursor_, position);
-      if (!run_->text.empty() && open_.empty()) runs_.push_back(*std::move(run_));
+      // Checked: the run rendered around its own text is its bytes. A run whose markers were
+      // not all found (md4c's events are not always what the source's bytes say) is kept as
+      // written, untranslated.
+      TranslatedRun same{run_->text, {}};
+      for (const InlineSpan& span : run_->inlines) same.inlines.push_back(span.range);
+      std::string rendered;
+      RenderRun(md_, *run_, same, rendered);
+      if (!run_->text.empty() && open_.empty() &&
+          rendered ==
+              absl::string_view(md_).substr(run_->source.begin, position - run_->source.begin)) {
+        cursor_ = std::max(cursor_, position);
+        runs_.push_back(*std::move(run_));
+      }
     }
     run_.reset();
     info_.clear();
@@ -586,37 +632,7 @@ std::string MarkdownDocument::Render(absl::Span<const TranslatedRun> translation
       out.append(markdown_, run.source.begin, run.source.end - run.source.begin);
       continue;
     }
-    const TranslatedRun& t = translations[i];
-    const bool unchanged = t.text == run.text;
-    auto write_text = [&](absl::string_view piece, std::string& out) {
-      if (unchanged) {
-        // Its line breaks as written.
-        size_t position = piece.data() - t.text.data();
-        const size_t end = position + piece.size();
-        auto b = std::lower_bound(run.breaks.begin(), run.breaks.end(), position,
-                                  [](const Break& b, size_t p) { return b.text < p; });
-        for (; b != run.breaks.end() && b->text < end; ++b) {
-          out.append(t.text, position, b->text - position);
-          out.append(markdown_, b->source.begin, b->source.end - b->source.begin);
-          position = b->text + 1;
-        }
-        if (position < end) out.append(t.text, position, end - position);
-        return;
-      }
-      if (!run.table_cell) {
-        out.append(piece.data(), piece.size());
-        return;
-      }
-      // A '|' in a table cell ends it unless escaped.
-      for (size_t k = 0; k < piece.size(); ++k) {
-        if (piece[k] == '|' &&
-            (k == 0 ? out.empty() || out.back() != '\\' : piece[k - 1] != '\\')) {
-          out += '\\';
-        }
-        out += piece[k];
-      }
-    };
-    WriteSpans(run.inlines, t, write_text, out);
+    RenderRun(markdown_, run, translations[i], out);
   }
   out.append(markdown_, copied, std::string::npos);
   return out;
