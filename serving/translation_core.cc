@@ -436,8 +436,9 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
     absl::MutexLock lock(&pending->mutex);
     for (const auto& [slot, lease] : pending->leases) loaded[slot] = lease->model();
   }
-  const DocumentFormat format = r.options.format == RequestedOptions::kHtml
-                                    ? DocumentFormat::kHtml
+  const DocumentFormat format = r.options.format == RequestedOptions::kHtml ? DocumentFormat::kHtml
+                                : r.options.format == RequestedOptions::kMarkdown
+                                    ? DocumentFormat::kMarkdown
                                     : DocumentFormat::kPlainText;
   // What the sentence cache knows each model by: its content, not its slot or name.
   std::map<int, std::string> cache_identities;

@@ -35,7 +35,8 @@ struct RequestedOptions {
   // that ToDecodingOptions can refuse a value that is none of these, naming it.
   enum Format : int {
     kPlainText = 0,
-    kHtml = 1,  // HTML documents (text/html_document.h).
+    kHtml = 1,      // HTML documents (text/html_document.h).
+    kMarkdown = 2,  // Markdown documents (text/markdown_document.h).
   };
 
   uint32_t beam_size = 0;

@@ -1,19 +1,22 @@
 // mttranslate: translates stdin to stdout offline, a text a line, with any MarianMT model.
 //
-//   mttranslate [--model=DIR[,DIR...]] [--source=LANG|auto --target=LANG] [--format=text|html]
+//   mttranslate [--model=DIR[,DIR...]] [--source=LANG|auto --target=LANG]
+//               [--format=text|html|markdown]
 //               [--beam_size=1] [--batch_size=32] [--threads=2] < in.txt > out.txt
 //
 // Each line is a text of --format, taken apart into sentences and put back together by
-// text/document.h as the server does it, so a line translates offline exactly as it does served
-// (an HTML line as the API's format HTML translates it). With several models, --target (and
-// --source, or "auto" to detect each line's language) sends each line to the model that reads its
-// language into the target, by the server's own routing (serving/language_routes.h), or through
-// the shortest chain of them when none does (fr->en->de with fr-en then en-de: each sentence's
-// translation by one model is the next one's input, as the server pivots, serving/pivot.h); a line
-// no chain reads into the target is reported on stderr with its number and gives empty output. The
-// sentences of each model's lines are sorted by length and cut into batches (less padding),
-// translated by --workers worker threads that share one copy of each model, and joined back into
-// their lines in input order. --benchmark adds throughput, wall time and peak memory on stderr.
+// text/document.h as the server does it, so a line translates offline exactly as it does served (an
+// HTML line as the API's format HTML translates it); with --format=markdown the whole input is one
+// Markdown document, translated as the API's format MARKDOWN translates it. With several models,
+// --target (and --source, or "auto" to detect each line's language) sends each line to the model
+// that reads its language into the target, by the server's own routing (serving/language_routes.h),
+// or through the shortest chain of them when none does (fr->en->de with fr-en then en-de: each
+// sentence's translation by one model is the next one's input, as the server pivots,
+// serving/pivot.h); a line no chain reads into the target is reported on stderr with its number and
+// gives empty output. The sentences of each model's lines are sorted by length and cut into batches
+// (less padding), translated by --workers worker threads that share one copy of each model, and
+// joined back into their lines in input order. --benchmark adds throughput, wall time and peak
+// memory on stderr.
 #include <malloc.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -24,6 +27,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <iterator>
 #include <memory>
 #include <numeric>
 #include <string>
@@ -72,7 +76,8 @@ ABSL_FLAG(int, max_length, 0, "Maximum generated tokens; 0: the model's generati
 ABSL_FLAG(int, min_length, 0, "Minimum generated tokens before </s> may end a translation.");
 ABSL_FLAG(std::string, format, "text",
           "What each line is: text (plain text) or html (an HTML document or fragment: its text "
-          "translated, its markup kept, inline markup placed as the server places it).");
+          "translated, its markup kept, inline markup placed as the server places it); or "
+          "markdown: the whole input is one Markdown document, translated as the server does.");
 ABSL_FLAG(int, batch_size, 32, "Sentences per batch.");
 ABSL_FLAG(bool, split_sentences, true,
           "Split each line into sentences (false: each line is one sentence, as the server's "
@@ -226,6 +231,14 @@ int Run(int argc, char** argv) {
     std::cerr << "mttranslate: --with_alignment needs --format=text\n";
     return 2;
   }
+  // A Markdown document is all of the input, not a line: written back as it came, with no line
+  // added.
+  const bool whole_input = *format == DocumentFormat::kMarkdown;
+  if (whole_input && (options.num_hypotheses > 1 || absl::GetFlag(FLAGS_with_scores))) {
+    std::cerr << "mttranslate: --format=markdown translates the whole input as one document: "
+                 "it takes neither --num_hypotheses above 1 nor --with_scores\n";
+    return 2;
+  }
 
   const absl::StatusOr<ComputeType> compute_type =
       ParseComputeType(absl::GetFlag(FLAGS_compute_type));
@@ -277,7 +290,11 @@ int Run(int argc, char** argv) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
 
   std::vector<std::string> lines;
-  for (std::string line; std::getline(std::cin, line);) lines.push_back(std::move(line));
+  if (whole_input) {
+    lines.emplace_back(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+  } else {
+    for (std::string line; std::getline(std::cin, line);) lines.push_back(std::move(line));
+  }
 
   const auto start = std::chrono::steady_clock::now();
   absl::StatusOr<Routing> routing = RouteLines(models, lines);
@@ -493,7 +510,7 @@ int Run(int argc, char** argv) {
           absl::StrAppendFormat(&out, "%s%d-%d", t == 0 ? "" : " ", h.alignment[t], t);
         }
       }
-      out += '\n';
+      if (!whole_input) out += '\n';
     }
     target_tokens += TargetTokens(line.hypotheses[0], tokenizer.eos_id());
   }
@@ -528,7 +545,7 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "Translates stdin to stdout, one text a line.\n"
       "  mttranslate [--model=DIR[,DIR...]] [--source=LANG|auto --target=LANG] "
-      "[--format=text|html] [--beam_size=N] [--batch_size=N] [--threads=N] < in > out");
+      "[--format=text|html|markdown] [--beam_size=N] [--batch_size=N] [--threads=N] < in > out");
   absl::ParseCommandLine(argc, argv);
   return mtserve::Run(argc, argv);
 }

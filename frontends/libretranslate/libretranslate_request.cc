@@ -160,9 +160,11 @@ absl::StatusOr<LibreTranslateRequest> ParseLibreTranslateFields(
     const std::string value = format->is_string() ? format->get<std::string>() : "";
     if (value == "html") {
       core_request.options.format = RequestedOptions::kHtml;
+    } else if (value == "markdown") {
+      core_request.options.format = RequestedOptions::kMarkdown;
     } else if (value != "text" && !(format->is_string() && value.empty())) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "Invalid request: format is ", DescribeJson(*format), "; it is text or html"));
+          "Invalid request: format is ", DescribeJson(*format), "; it is text, html or markdown"));
     }
   }
   if (auto alternatives = fields->find("alternatives");
