@@ -17,9 +17,10 @@
 // unchanged), anything else (an empty link, an image with no alt text) as fixed markup between the
 // words. Code spans and autolinks are fixed spans: their words are in the text (so that the
 // sentence reads whole and the alignment places them) but their bytes are written as they were.
-// A run whose markers cannot be found this way is kept untranslated (never seen in the fuzz
-// corpus, but the mapping is ours, not the parser's). Entities and escapes are left in the text
-// as written.
+// Each run is checked: rendered around its own text with its spans where they were, it must be its
+// bytes; one that is not (md4c's events do not always say what the bytes are: a code span over a
+// quote's lines) is kept as written, untranslated. Entities and escapes are left in the text as
+// written.
 //
 // What does not round-trip through a translation (it does through an unchanged one, byte for
 // byte): a run's soft line breaks (its translation is written on one line, which renders the
