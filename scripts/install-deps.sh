@@ -11,6 +11,8 @@ packages=(
   libicu-dev
   libfasttext-dev
   libgumbo-dev
+  # Markdown (text/markdown_document.h).
+  libmd4c-dev
   libabsl-dev
   nlohmann-json3-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
@@ -24,6 +26,8 @@ packages=(
   # Tests: the Python client example and a real Prometheus scraping the server; openssl makes
   # the TLS tests' certificates.
   python3-grpcio python3-protobuf python3-yaml prometheus curl openssl
+  # The Markdown test's independent reader of the translated documents.
+  pandoc
   # The subtitle test's independent parsers of SubRip and WebVTT.
   python3-pysrt python3-webvtt
   # The translation page's test: a real browser.

@@ -49,6 +49,8 @@ DocumentFormat ToDocumentFormat(int format) {
   switch (format) {
     case RequestedOptions::kHtml:
       return DocumentFormat::kHtml;
+    case RequestedOptions::kMarkdown:
+      return DocumentFormat::kMarkdown;
     case RequestedOptions::kSrt:
       return DocumentFormat::kSrt;
     case RequestedOptions::kVtt:

@@ -35,9 +35,10 @@ struct RequestedOptions {
   // that ToDecodingOptions can refuse a value that is none of these, naming it.
   enum Format : int {
     kPlainText = 0,
-    kHtml = 1,  // HTML documents (text/html_document.h).
-    kSrt = 3,   // Subtitle files (text/subtitle_document.h): SubRip,
-    kVtt = 4,   // and WebVTT.
+    kHtml = 1,      // HTML documents (text/html_document.h).
+    kMarkdown = 2,  // Markdown documents (text/markdown_document.h).
+    kSrt = 3,       // Subtitle files (text/subtitle_document.h): SubRip,
+    kVtt = 4,       // and WebVTT.
   };
 
   uint32_t beam_size = 0;

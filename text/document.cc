@@ -10,15 +10,16 @@ namespace mtserve {
 absl::StatusOr<DocumentFormat> ParseDocumentFormat(absl::string_view name) {
   if (name == "text") return DocumentFormat::kPlainText;
   if (name == "html") return DocumentFormat::kHtml;
+  if (name == "markdown") return DocumentFormat::kMarkdown;
   if (name == "srt") return DocumentFormat::kSrt;
   if (name == "vtt") return DocumentFormat::kVtt;
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown format \"", name, "\"; the formats are text, html, srt, vtt"));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown format \"", name, "\"; the formats are text, html, markdown, srt, vtt"));
 }
 
 bool NeedsAlignment(DocumentFormat format) {
-  return format == DocumentFormat::kHtml || format == DocumentFormat::kSrt ||
-         format == DocumentFormat::kVtt;
+  return format == DocumentFormat::kHtml || format == DocumentFormat::kMarkdown ||
+         format == DocumentFormat::kSrt || format == DocumentFormat::kVtt;
 }
 
 std::string Document::SentenceName(absl::string_view field, size_t j) const {
@@ -46,6 +47,9 @@ absl::StatusOr<std::unique_ptr<Document>> PrepareDocument(absl::string_view text
       break;
     case DocumentFormat::kHtml:
       document = PrepareHtml(text, rules);
+      break;
+    case DocumentFormat::kMarkdown:
+      document = PrepareMarkdown(text, rules);
       break;
     case DocumentFormat::kSrt:
       document = PrepareSubtitles(text, SubtitleDocument::Kind::kSrt, rules, stopped);

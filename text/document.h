@@ -5,7 +5,8 @@
 //
 // Each format is one value of DocumentFormat and one file that implements it as a Document
 // (text/document_formats.h): plain text (plain_text_format.cc, over text/sentences.h), HTML
-// (html_format.cc, over text/html_document.h and text/inline_placement.h), subtitles
+// (html_format.cc, over text/html_document.h), Markdown (markdown_format.cc, over
+// text/markdown_document.h), both through text/runs_document.h, and subtitles
 // (subtitle_format.cc, over text/subtitle_document.h). A format added later (office files) is a
 // new file of the same kind and one more enum value.
 #ifndef MTSERVE_TEXT_DOCUMENT_H_
@@ -31,19 +32,19 @@ namespace mtserve {
 enum class DocumentFormat {
   kPlainText = 0,
   kHtml = 1,
+  kMarkdown = 2,
   kSrt = 3,  // SubRip subtitles (text/subtitle_document.h).
   kVtt = 4,  // WebVTT subtitles.
 };
 
-// The format named `name` as mttranslate's --format takes it ("text", "html", "srt", "vtt"); an
-// InvalidArgument
-// naming the accepted names otherwise.
+// The format named `name` as mttranslate's --format takes it ("text", "html", "markdown", "srt",
+// "vtt"); an InvalidArgument naming the accepted names otherwise.
 absl::StatusOr<DocumentFormat> ParseDocumentFormat(absl::string_view name);
 
 // Whether a text of `format` needs all its sentences decoded with the decoder's alignment
-// (DecodingOptions::return_alignment): HTML places its inline markup by it, subtitles their tags
-// and the division of a sentence over cues. (Any format's
-// sentences with unknown characters need it too: Document::NeedsAlignment.)
+// (DecodingOptions::return_alignment): HTML and Markdown place their inline markup by it,
+// subtitles their tags and the division of a sentence over cues. (Any format's sentences with
+// unknown characters need it too: Document::NeedsAlignment.)
 bool NeedsAlignment(DocumentFormat format);
 
 // How a text's sentences are found: `splitter`'s sentence rules (null: each text, or each run of an

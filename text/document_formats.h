@@ -25,6 +25,10 @@ absl::StatusOr<std::unique_ptr<Document>> PreparePlainText(
 absl::StatusOr<std::unique_ptr<Document>> PrepareHtml(absl::string_view text,
                                                       const SentenceRules& rules);
 
+// Markdown (markdown_format.cc): the document's runs (text/markdown_document.h), translated and
+// joined as HTML's are.
+absl::StatusOr<std::unique_ptr<Document>> PrepareMarkdown(absl::string_view text,
+                                                          const SentenceRules& rules);
 // Subtitles (subtitle_format.cc): the file's cue stream (text/subtitle_document.h) split into
 // sentences, a sentence over several cues divided among them by the decoder's alignment; joined
 // by rebuilding the file with each cue's share wrapped by rules.subtitle_layout. An

@@ -3,7 +3,6 @@
 #include <gumbo.h>
 
 #include <algorithm>
-#include <limits>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -13,7 +12,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "text/words.h"
+#include "text/inline_spans.h"
 
 namespace mtserve {
 namespace {
@@ -567,123 +566,16 @@ void AppendEscaped(absl::string_view text, bool attribute, std::string& out) {
   }
 }
 
-// The inlines' target ranges clamped: each inside its parent, within the text, on UTF-8
-// character boundaries, and after the sibling before it if their source ranges were apart (spans
-// that crossed in the source may cross in the translation); an empty source range (an empty
-// element, an ignored tag) stays empty.
-std::vector<Segment> Clamped(const HtmlDocument::Run& run, const HtmlDocument::Translated& t) {
-  const size_t size = t.text.size();
-  auto boundary = [&](size_t i) {
-    while (i > 0 && i < size && (static_cast<unsigned char>(t.text[i]) & 0xC0) == 0x80) --i;
-    return i;
-  };
-  const size_t n = run.inlines.size();
-  std::vector<Segment> ranges(n);
-  std::vector<size_t> low(n);              // The lower bound each one got.
-  std::vector<int> last_child(n + 1, -1);  // Per parent (+1: the run).
-  for (size_t i = 0; i < n; ++i) {
-    const HtmlDocument::Inline& in = run.inlines[i];
-    Segment r = i < t.inlines.size() ? t.inlines[i] : Segment{size, size};
-    const Segment outer = in.parent >= 0 ? ranges[in.parent] : Segment{0, size};
-    size_t lo = outer.begin;
-    if (const int last = last_child[in.parent + 1]; last >= 0) {
-      lo = std::max(lo,
-                    run.inlines[last].range.end <= in.range.begin ? ranges[last].end : low[last]);
-    }
-    r.begin = boundary(std::clamp(r.begin, lo, std::max(lo, outer.end)));
-    r.begin = std::max(r.begin, lo);
-    r.end = in.range.begin == in.range.end
-                ? r.begin
-                : boundary(std::clamp(r.end, r.begin, std::max(r.begin, outer.end)));
-    r.end = std::max(r.end, r.begin);
-    ranges[i] = r;
-    low[i] = lo;
-    last_child[in.parent + 1] = static_cast<int>(i);
-  }
-  return ranges;
-}
-
-// A run's translation with its inlines around their ranges, as well-formed markup: tags open in
-// the order of their ranges' starts (source order among equal ones) and close at their ends; a
-// span that ends while one opened inside it is still open closes that one first and reopens it
-// after (as the HTML parser's adoption agency does), so crossing spans come out nested. An empty
-// range is its start and end tag together (an ignored tag: as written) at its place, inside the
-// spans it was inside.
+// A run's translation with its inlines around their ranges (text/inline_spans.h), its text
+// escaped; an attribute's, escaped for an attribute value.
 void RenderRun(const HtmlDocument::Run& run, const HtmlDocument::Translated& t, std::string& out) {
   if (run.attribute || run.inlines.empty()) {
     AppendEscaped(t.text, run.attribute, out);
     return;
   }
-  const std::vector<Segment> ranges = Clamped(run, t);
-  const size_t n = run.inlines.size();
-  std::vector<size_t> order(n);
-  for (size_t i = 0; i < n; ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return ranges[a].begin < ranges[b].begin; });
-  const absl::string_view text = t.text;
-  size_t written = 0;
-  auto text_to = [&](size_t position) {
-    if (position <= written) return;
-    AppendEscaped(text.substr(written, position - written), false, out);
-    written = position;
-  };
-  std::vector<size_t> open;          // Open spans, outermost first.
-  std::vector<char> ancestor(n, 0);  // Of the span about to be written.
-  // Closes the open spans that end before `position`, or at it unless they enclose the next span
-  // (`keep`: its ancestors stay open), each at its end.
-  auto close_to = [&](size_t position) {
-    while (true) {
-      auto must_close = [&](size_t i) {
-        return ranges[i].end < position || (ranges[i].end == position && !ancestor[i]);
-      };
-      size_t first = open.size(), at = 0;
-      for (size_t d = 0; d < open.size(); ++d) {
-        if (!must_close(open[d])) continue;
-        if (first == open.size() || ranges[open[d]].end < at) at = ranges[open[d]].end;
-        first = std::min(first, d);
-      }
-      if (first == open.size()) return;
-      // Those ending at `at` close there; the spans above them close and open again.
-      size_t lowest = open.size();
-      for (size_t d = 0; d < open.size(); ++d) {
-        if (must_close(open[d]) && ranges[open[d]].end == at) {
-          lowest = d;
-          break;
-        }
-      }
-      text_to(at);
-      std::vector<size_t> reopen;
-      for (size_t d = open.size(); d-- > lowest;) {
-        const HtmlDocument::Inline& in = run.inlines[open[d]];
-        if (must_close(open[d]) && ranges[open[d]].end == at) {
-          out += in.close;
-        } else {
-          // A span with no start tag to write (one the parser makes again) is not split.
-          if (!in.open.empty()) out += in.close;
-          reopen.push_back(open[d]);
-        }
-      }
-      open.resize(lowest);
-      for (size_t k = reopen.size(); k-- > 0;) {
-        out += run.inlines[reopen[k]].open;
-        open.push_back(reopen[k]);
-      }
-    }
-  };
-  for (size_t i : order) {
-    for (int a = run.inlines[i].parent; a >= 0; a = run.inlines[a].parent) ancestor[a] = 1;
-    close_to(ranges[i].begin);
-    for (int a = run.inlines[i].parent; a >= 0; a = run.inlines[a].parent) ancestor[a] = 0;
-    text_to(ranges[i].begin);
-    out += run.inlines[i].open;
-    if (ranges[i].begin == ranges[i].end) {
-      out += run.inlines[i].close;
-    } else {
-      open.push_back(i);
-    }
-  }
-  close_to(std::numeric_limits<size_t>::max());
-  text_to(text.size());
+  WriteSpans(
+      run.inlines, t,
+      [](absl::string_view text, std::string& out) { AppendEscaped(text, false, out); }, out);
 }
 }  // namespace
 
@@ -719,29 +611,7 @@ absl::StatusOr<HtmlDocument> HtmlDocument::Parse(std::string html) {
 }
 
 std::vector<Segment> HtmlDocument::PlaceByPosition(const Run& run, absl::string_view text) {
-  const size_t source = run.text.size(), target = text.size();
-  std::vector<Segment> out;
-  for (const Inline& in : run.inlines) {
-    if (source == 0) {
-      out.push_back({0, target});
-      continue;
-    }
-    if (in.range.begin == in.range.end) {
-      // Markup around no text stays around none, between words: at the start of the word its
-      // relative position falls in (or of the next word, at a space).
-      size_t at = in.range.begin == source ? target : in.range.begin * target / source;
-      if (at < target && absl::ascii_isspace(static_cast<unsigned char>(text[at]))) {
-        while (at < target && absl::ascii_isspace(static_cast<unsigned char>(text[at]))) ++at;
-      } else {
-        while (at > 0 && !absl::ascii_isspace(static_cast<unsigned char>(text[at - 1]))) --at;
-      }
-      out.push_back({at, at});
-      continue;
-    }
-    out.push_back(WidenToWords(
-        text, {in.range.begin * target / source, (in.range.end * target + source - 1) / source}));
-  }
-  return out;
+  return PlaceSpansByPosition(run.text, run.inlines, text);
 }
 
 Segment HtmlDocument::SourceBytes(const Run& run, Segment range) {

@@ -35,22 +35,18 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "base/segment.h"
+#include "text/inline_spans.h"
 
 namespace mtserve {
 
 class HtmlDocument {
  public:
-  // Markup around part of a run's text: <b>, <a href=...>, <span class=...>, ...
-  struct Inline {
-    Segment range;      // In the run's text.
-    std::string open;   // The start tag as written.
-    std::string close;  // The end tag as written, or made (</b>) if the source left it implied.
-                        // Empty range: an element around no text, or a tag the parser ignored
-                        // (then `open` is its bytes and `close` empty). `open` empty: a clone the
-                        // parser remakes (see above), whose end tag alone is written.
-    int parent = -1;    // The innermost Inline that encloses its range and was open when it
-                        // opened, or -1 (crossing ones are neither's parent).
-  };
+  // Markup around part of a run's text (text/inline_spans.h): <b>, <a href=...>, <span
+  // class=...>, ...: `open` the start tag as written; `close` the end tag as written, or made
+  // (</b>) if the source left it implied. Empty range: an element around no text, or a tag the
+  // parser ignored (then `open` is its bytes and `close` empty). `open` empty: a clone the parser
+  // remakes (see above), whose end tag alone is written. Never fixed.
+  using Inline = InlineSpan;
   // Where a stretch of a run's text came from: text from byte `text` on (to the next's) is the
   // decoded bytes of `source` in the document; `exact` if those are the same bytes.
   struct TextSource {
@@ -66,12 +62,8 @@ class HtmlDocument {
     Segment source;               // Its bytes in the document.
     std::vector<TextSource> text_sources;  // In order of `text` (none for an attribute).
   };
-  // A run's translation: its text and where each of its inlines goes in it (one range per
-  // Inline, in the same order).
-  struct Translated {
-    std::string text;
-    std::vector<Segment> inlines;
-  };
+  // A run's translation: its text and where each of its inlines goes in it.
+  using Translated = TranslatedRun;
 
   // Where `run`'s inlines go in its translation `text` by their relative position, each widened to
   // whole words (an inline over the whole run goes over the whole translation; an empty one stays

@@ -1,23 +1,23 @@
 // mttranslate: translates stdin to stdout offline, a text a line, with any MarianMT model.
 //
 //   mttranslate [--model=DIR[,DIR...]] [--source=LANG|auto --target=LANG]
-//               [--format=text|html|srt|vtt]
+//               [--format=text|html|markdown|srt|vtt]
 //               [--beam_size=1] [--batch_size=32] [--threads=2] < in.txt > out.txt
 //
 // Each line is a text of --format, taken apart into sentences and put back together by
 // text/document.h as the server does it, so a line translates offline exactly as it does served
-// (an HTML line as the API's format HTML translates it). With several models, --target (and
-// --source, or "auto" to detect each line's language) sends each line to the model that reads its
-// language into the target, by the server's own routing (serving/language_routes.h), or through
-// the shortest chain of them when none does (fr->en->de with fr-en then en-de: each sentence's
-// translation by one model is the next one's input, as the server pivots, serving/pivot.h); a line
-// no chain reads into the target is reported on stderr with its number and gives empty output. The
-// sentences of each model's lines are sorted by length and cut into batches (less padding),
-// translated by --workers worker threads that share one copy of each model, and joined back into
-// their lines in input order. With --format=srt or vtt, stdin is one subtitle file, written to
-// stdout translated as the server translates it (--subtitle_max_line_chars and
-// --subtitle_max_lines as the server's). --benchmark adds throughput, wall time and peak memory on
-// stderr.
+// (an HTML line as the API's format HTML translates it). With --format=markdown, srt or vtt the
+// whole input is one document (a Markdown document, a SubRip or WebVTT file), written to stdout
+// translated as the server translates it (--subtitle_max_line_chars and --subtitle_max_lines as
+// the server's). With several models, --target (and --source, or "auto" to detect each line's
+// language) sends each line to the model that reads its language into the target, by the
+// server's own routing (serving/language_routes.h), or through the shortest chain of them when
+// none does (fr->en->de with fr-en then en-de: each sentence's translation by one model is the
+// next one's input, as the server pivots, serving/pivot.h); a line no chain reads into the target
+// is reported on stderr with its number and gives empty output. The sentences of each model's
+// lines are sorted by length and cut into batches (less padding), translated by --workers worker
+// threads that share one copy of each model, and joined back into their lines in input order.
+// --benchmark adds throughput, wall time and peak memory on stderr.
 #include <malloc.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -78,8 +78,8 @@ ABSL_FLAG(int, min_length, 0, "Minimum generated tokens before </s> may end a tr
 ABSL_FLAG(std::string, format, "text",
           "What each line is: text (plain text) or html (an HTML document or fragment: its text "
           "translated, its markup kept, inline markup placed as the server places it); or, for "
-          "srt (SubRip) and vtt (WebVTT), what the whole of stdin is: one subtitle file, "
-          "written back translated with its timings and tags kept.");
+          "markdown, srt (SubRip) and vtt (WebVTT), what the whole of stdin is: one document, "
+          "written back translated with its markup, timings and tags kept.");
 ABSL_FLAG(int, subtitle_max_line_chars, 42,
           "Characters per line of a translated subtitle cue (as the server's flag)");
 ABSL_FLAG(int, subtitle_max_lines, 2,
@@ -237,11 +237,14 @@ int Run(int argc, char** argv) {
     std::cerr << "mttranslate: --with_alignment needs --format=text\n";
     return 2;
   }
-  // A subtitle file is the whole of stdin, written back once.
-  const bool whole_file = *format == DocumentFormat::kSrt || *format == DocumentFormat::kVtt;
-  if (whole_file && options.num_hypotheses != 1) {
+  // A Markdown document or a subtitle file is all of the input, not a line: written back once,
+  // with no line added.
+  const bool whole_input = *format == DocumentFormat::kMarkdown ||
+                           *format == DocumentFormat::kSrt || *format == DocumentFormat::kVtt;
+  if (whole_input && (options.num_hypotheses > 1 || absl::GetFlag(FLAGS_with_scores))) {
     std::cerr << "mttranslate: --format=" << absl::GetFlag(FLAGS_format)
-              << " writes one file: --num_hypotheses must be 1\n";
+              << " translates the whole input as one document: it takes neither "
+                 "--num_hypotheses above 1 nor --with_scores\n";
     return 2;
   }
   const SubtitleLayout subtitle_layout{absl::GetFlag(FLAGS_subtitle_max_line_chars),
@@ -301,7 +304,7 @@ int Run(int argc, char** argv) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
 
   std::vector<std::string> lines;
-  if (whole_file) {
+  if (whole_input) {
     lines.emplace_back(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
   } else {
     for (std::string line; std::getline(std::cin, line);) lines.push_back(std::move(line));
@@ -331,7 +334,7 @@ int Run(int argc, char** argv) {
                               subtitle_layout};
     absl::StatusOr<std::unique_ptr<Document>> document = PrepareDocument(lines[i], *format, rules);
     if (!document.ok()) {
-      std::cerr << "mttranslate: " << (whole_file ? "stdin" : absl::StrCat("line ", i + 1)) << ": "
+      std::cerr << "mttranslate: " << (whole_input ? "stdin" : absl::StrCat("line ", i + 1)) << ": "
                 << document.status().message() << "\n";
       return 1;
     }
@@ -523,7 +526,7 @@ int Run(int argc, char** argv) {
           absl::StrAppendFormat(&out, "%s%d-%d", t == 0 ? "" : " ", h.alignment[t], t);
         }
       }
-      if (!whole_file) out += '\n';
+      if (!whole_input) out += '\n';
     }
     target_tokens += TargetTokens(line.hypotheses[0], tokenizer.eos_id());
   }
@@ -558,7 +561,7 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "Translates stdin to stdout, one text a line.\n"
       "  mttranslate [--model=DIR[,DIR...]] [--source=LANG|auto --target=LANG] "
-      "[--format=text|html] [--beam_size=N] [--batch_size=N] [--threads=N] < in > out");
+      "[--format=text|html|markdown] [--beam_size=N] [--batch_size=N] [--threads=N] < in > out");
   absl::ParseCommandLine(argc, argv);
   return mtserve::Run(argc, argv);
 }

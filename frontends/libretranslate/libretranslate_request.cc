@@ -160,13 +160,16 @@ absl::StatusOr<LibreTranslateRequest> ParseLibreTranslateFields(
     const std::string value = format->is_string() ? format->get<std::string>() : "";
     if (value == "html") {
       core_request.options.format = RequestedOptions::kHtml;
+    } else if (value == "markdown") {
+      core_request.options.format = RequestedOptions::kMarkdown;
     } else if (value == "srt") {
       core_request.options.format = RequestedOptions::kSrt;
     } else if (value == "vtt") {
       core_request.options.format = RequestedOptions::kVtt;
     } else if (value != "text" && !(format->is_string() && value.empty())) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "Invalid request: format is ", DescribeJson(*format), "; it is text, html, srt or vtt"));
+      return absl::InvalidArgumentError(absl::StrCat("Invalid request: format is ",
+                                                     DescribeJson(*format),
+                                                     "; it is text, html, markdown, srt or vtt"));
     }
   }
   if (auto alternatives = fields->find("alternatives");

@@ -10,9 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "tests/test_lib/test_util.h"
 #include "text/html_document.h"
+#include "text/inline_placement.h"
 
 namespace mtserve {
 namespace {
@@ -74,14 +76,21 @@ std::vector<std::string> Texts(absl::string_view text, const Document& document)
 TEST(DocumentFormatTest, NamesAndAlignment) {
   EXPECT_EQ(*ParseDocumentFormat("text"), DocumentFormat::kPlainText);
   EXPECT_EQ(*ParseDocumentFormat("html"), DocumentFormat::kHtml);
-  const absl::StatusOr<DocumentFormat> markdown = ParseDocumentFormat("markdown");
-  EXPECT_EQ(markdown.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(markdown.status().message(), HasSubstr("text, html"));
+  EXPECT_EQ(*ParseDocumentFormat("markdown"), DocumentFormat::kMarkdown);
+  EXPECT_EQ(*ParseDocumentFormat("srt"), DocumentFormat::kSrt);
+  EXPECT_EQ(*ParseDocumentFormat("vtt"), DocumentFormat::kVtt);
+  const absl::StatusOr<DocumentFormat> docx = ParseDocumentFormat("docx");
+  EXPECT_EQ(docx.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(docx.status().message(), HasSubstr("text, html, markdown, srt, vtt"));
   // The values are the API's TextFormat's.
   EXPECT_EQ(static_cast<int>(DocumentFormat::kPlainText), 0);
   EXPECT_EQ(static_cast<int>(DocumentFormat::kHtml), 1);
+  EXPECT_EQ(static_cast<int>(DocumentFormat::kMarkdown), 2);
+  EXPECT_EQ(static_cast<int>(DocumentFormat::kSrt), 3);
+  EXPECT_EQ(static_cast<int>(DocumentFormat::kVtt), 4);
   EXPECT_FALSE(NeedsAlignment(DocumentFormat::kPlainText));
   EXPECT_TRUE(NeedsAlignment(DocumentFormat::kHtml));
+  EXPECT_TRUE(NeedsAlignment(DocumentFormat::kMarkdown));
 }
 
 // Plain text: the sentences text/sentences.h finds, joined in the text's layout, with where each
@@ -167,6 +176,46 @@ TEST_F(DocumentTest, HtmlInlineMarkupFollowsTheAlignment) {
   result.hypotheses[0].alignment.assign(h.ids.size(), 0);
   EXPECT_EQ(JoinDocument(*document, {result}, 1, tokenizer()).hypotheses[0].text,
             "<p>Ein <b>großer</b> Hund rennt.</p>");
+}
+
+// Markdown: emphasis goes around the target words the decoder aligned to its words; a code span
+// keeps its bytes, written in place of the words aligned to its own; the block markup is kept.
+TEST_F(DocumentTest, MarkdownInlineMarkupFollowsTheAlignment) {
+  const std::string markdown = "# A dog\n\nA *big* dog runs `fast`.\n";
+  const std::unique_ptr<Document> document = Prepare(markdown, DocumentFormat::kMarkdown);
+  ASSERT_NE(document, nullptr);
+  ASSERT_EQ(document->sentences().size(), 2u);
+  EXPECT_EQ(document->sentences()[0].ids, tokenizer().EncodeSource("A dog"));
+  // The code span's words are in the sentence (so that it reads whole), not its backticks.
+  EXPECT_EQ(document->sentences()[1].ids, tokenizer().EncodeSource("A big dog runs fast."));
+  const std::vector<std::string> pieces = tokenizer().SourcePieces("A big dog runs fast.");
+  auto piece = [&](absl::string_view p) {
+    return static_cast<int>(std::find(pieces.begin(), pieces.end(), p) - pieces.begin());
+  };
+  const int big = piece("\u2581big"), fast = piece("\u2581fast");
+  ASSERT_LT(big, static_cast<int>(pieces.size()));
+  ASSERT_LT(fast, static_cast<int>(pieces.size()));
+
+  std::vector<TranslationResult> results(2);
+  for (TranslationResult& r : results) r.source_tokens = 8;
+  Hypothesis& heading = results[0].hypotheses.emplace_back();
+  heading.text = "Ein Hund";
+  heading.ids = tokenizer().EncodeTarget(heading.text);
+  heading.alignment.assign(heading.ids.size(), 0);
+  Hypothesis& h = results[1].hypotheses.emplace_back();
+  h.text = "Ein großer Hund rennt schnell.";
+  h.ids = tokenizer().EncodeTarget(h.text);
+  // "schnell" aligned to "fast", "großer" to "big", the rest to "A".
+  const std::string target = h.text;
+  const std::vector<Segment> tokens = TargetTokenRanges(h.ids, target, tokenizer());
+  for (const Segment& t : tokens) {
+    const absl::string_view word = absl::string_view(target).substr(t.begin, t.end - t.begin);
+    h.alignment.push_back(absl::StartsWith("schnell", word) && !word.empty()  ? fast
+                          : absl::StartsWith("großer", word) && !word.empty() ? big
+                                                                              : 0);
+  }
+  EXPECT_EQ(JoinDocument(*document, results, 1, tokenizer()).hypotheses[0].text,
+            "# Ein Hund\n\nEin *großer* Hund rennt `fast`.\n");
 }
 
 // Misnested markup translates as its sentences do: the same sentences as the text without its

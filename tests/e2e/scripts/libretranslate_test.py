@@ -233,7 +233,7 @@ class OneModelTest(LibreTranslateTestCase):
                  "the body is JSON nested deeper than 64 levels"),
                 ("format an array within the depth: described, not quoted",
                  self.translate(q="a", format=[[["html"]]]),
-                 "format is an array of 1 element; it is text, html, srt or vtt"),
+                 "format is an array of 1 element; it is text, html, markdown, srt or vtt"),
                 ("more JSON values than the limit", self.translate(q=[""] * 400),
                  "the body is JSON of more than 320 values, the limit (the server's "
                  "--max_texts_per_request (256) plus 64)"),

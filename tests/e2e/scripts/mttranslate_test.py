@@ -195,9 +195,9 @@ class HtmlFormatTest(e2e_suite.MtserveTestCase):
         self.assertIn("--format=text", aligned.stderr)
 
     def test_an_unknown_format_is_refused_naming_the_formats(self):
-        unknown = run("A dog.\n", "--format=markdown")
+        unknown = run("A dog.\n", "--format=docx")
         self.assertEqual(unknown.returncode, 2, unknown.stderr)
-        self.assertIn("text, html", unknown.stderr)
+        self.assertIn("text, html, markdown, srt, vtt", unknown.stderr)
 
 
 if __name__ == "__main__":

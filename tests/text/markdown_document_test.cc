@@ -1,0 +1,199 @@
+// Markdown documents taken apart into runs of text with their inline markup, and rebuilt around
+// translations (text/markdown_document.h). Expected runs and outputs are written by hand from
+// what CommonMark and GitHub's extensions say each construct is.
+#include "text/markdown_document.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+
+namespace mtserve {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+// Every construct the format names: front matter, ATX and setext headings, emphasis, strong,
+// strikethrough, code spans, inline and reference links, images, autolinks with and without <>,
+// a quote, task and plain list items, a table, fenced and indented code, an HTML block, a hard
+// break, an escape, an entity and a reference definition.
+constexpr absl::string_view kSample = R"md(---
+title: Kept
+---
+# A *heading* #
+
+A paragraph with **strong**, ~~struck~~, `code` and a [link](http://x.org "Title").
+A second line with ![an image](i.png) and <http://a.b> and www.c.org too.
+
+> A quote.
+
+- [ ] A task
+- An item
+
+Setext
+======
+
+| One | Two |
+|-----|-----|
+| A \| b | `c` |
+
+```sh
+code block
+```
+
+    indented code
+
+<div>HTML block</div>
+
+A hard break  
+then more, a [reference][r] &amp; \*stars\*.
+
+[r]: http://r.org "R"
+)md";
+
+std::vector<std::string> RunTexts(const MarkdownDocument& d) {
+  std::vector<std::string> out;
+  for (const MarkdownDocument::Run& run : d.runs()) out.push_back(run.text);
+  return out;
+}
+
+// Each run's text as its translation, its spans where they were.
+std::vector<TranslatedRun> Identity(const MarkdownDocument& d) {
+  std::vector<TranslatedRun> out;
+  for (const MarkdownDocument::Run& run : d.runs()) {
+    TranslatedRun& t = out.emplace_back();
+    t.text = run.text;
+    for (const InlineSpan& in : run.inlines) t.inlines.push_back(in.range);
+  }
+  return out;
+}
+
+// The same upper-cased: a changed text of the same length, spans over the same bytes.
+std::vector<TranslatedRun> Upper(const MarkdownDocument& d) {
+  std::vector<TranslatedRun> out = Identity(d);
+  for (TranslatedRun& t : out) t.text = absl::AsciiStrToUpper(t.text);
+  return out;
+}
+
+TEST(MarkdownDocumentTest, RunsAreTheTranslatableTextsAndTheRestIsKept) {
+  const absl::StatusOr<MarkdownDocument> parsed = MarkdownDocument::Parse(std::string(kSample));
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  const MarkdownDocument& d = *parsed;
+  EXPECT_THAT(RunTexts(d),
+              ElementsAre("A heading",
+                          "A paragraph with strong, struck, code and a link. A second line with "
+                          "an image and http://a.b and www.c.org too.",
+                          "A quote.", "A task", "An item", "Setext", "One", "Two", "A \\| b", "c",
+                          "A hard break", "then more, a reference &amp; \\*stars\\*."));
+  // Translated: the text changes, every other byte stays; code spans and autolinks keep their
+  // bytes; line breaks inside a run are spaces (the paragraph comes back on one line); a '|' in a
+  // cell stays escaped.
+  EXPECT_EQ(d.Render(Upper(d)), R"md(---
+title: Kept
+---
+# A *HEADING* #
+
+A PARAGRAPH WITH **STRONG**, ~~STRUCK~~, `code` AND A [LINK](http://x.org "Title"). A SECOND LINE WITH ![AN IMAGE](i.png) AND <http://a.b> AND www.c.org TOO.
+
+> A QUOTE.
+
+- [ ] A TASK
+- AN ITEM
+
+SETEXT
+======
+
+| ONE | TWO |
+|-----|-----|
+| A \| B | `c` |
+
+```sh
+code block
+```
+
+    indented code
+
+<div>HTML block</div>
+
+A HARD BREAK  
+THEN MORE, A [REFERENCE][r] &AMP; \*STARS\*.
+
+[r]: http://r.org "R"
+)md");
+}
+
+TEST(MarkdownDocumentTest, AnUnchangedTranslationGivesTheDocumentBackByteForByte) {
+  for (const std::string& markdown : {
+           std::string(kSample),
+           std::string("***a** b*\n> - a\n>   b *c\n>   d*\n"),
+           std::string(
+               "[](empty) text ![](x.png) and [a]() `` ` `` \\\n<span>x</span>\r\nline\r\n"),
+           std::string("| a | b |\n|---|---|\n| c |\n| d | e | f |\n"),
+           std::string("*a*\n![](x) b\n\n[x][y] [z]\n\n[y]: /u\n"),
+       }) {
+    SCOPED_TRACE(markdown);
+    const absl::StatusOr<MarkdownDocument> parsed = MarkdownDocument::Parse(markdown);
+    ASSERT_TRUE(parsed.ok()) << parsed.status();
+    const MarkdownDocument& d = *parsed;
+    EXPECT_EQ(d.Render(Identity(d)), markdown);
+  }
+}
+
+// Spans moved by a translation: each goes around its new range, code spans whole, and the text in
+// a code span's range is not written (its bytes stand for it).
+TEST(MarkdownDocumentTest, SpansGoWhereTheTranslationPutsThem) {
+  const absl::StatusOr<MarkdownDocument> parsed =
+      MarkdownDocument::Parse("Call `run()` *now* please.\n");
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  const MarkdownDocument& d = *parsed;
+  ASSERT_EQ(d.runs().size(), 1u);
+  ASSERT_EQ(d.runs()[0].text, "Call run() now please.");
+  ASSERT_EQ(d.runs()[0].inlines.size(), 2u);
+  // "Bitte run() jetzt aufrufen." with "jetzt" for "now" and "run()" where it was aligned.
+  const std::string german = "Bitte run() jetzt aufrufen.";
+  EXPECT_EQ(d.Render({{german, {{6, 11}, {12, 17}}}}), "Bitte `run()` *jetzt* aufrufen.\n");
+  // Where the translation's words for the code span are not its own, its bytes still replace
+  // them.
+  EXPECT_EQ(d.Render({{"Bitte lauf jetzt.", {{6, 10}, {11, 16}}}}), "Bitte `run()` *jetzt*.\n");
+}
+
+TEST(MarkdownDocumentTest, HostileInputIsRefusedNamingThePartAndTheLimit) {
+  std::string deep;
+  for (size_t i = 0; i <= MarkdownDocument::kMaxDepth; ++i) deep += "> ";
+  deep += "a\n";
+  absl::Status status = MarkdownDocument::Parse(deep).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(),
+              HasSubstr(absl::StrCat("the limit is ", MarkdownDocument::kMaxDepth)));
+
+  std::string emphasis;
+  for (size_t i = 0; i <= MarkdownDocument::kMaxDepth; ++i) emphasis += "*a ";
+  emphasis += "b";
+  for (size_t i = 0; i <= MarkdownDocument::kMaxDepth; ++i) emphasis += "*";
+  status = MarkdownDocument::Parse(emphasis).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("nests"));
+
+  std::string table = "| a | b |\n|---|---|\n";  // Two cells, then two a row.
+  for (size_t i = 0; i < MarkdownDocument::kMaxTableCells / 2; ++i) table += "| c | d |\n";
+  status = MarkdownDocument::Parse(table).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(),
+              HasSubstr(absl::StrCat("table of more than ", MarkdownDocument::kMaxTableCells)));
+
+  status = MarkdownDocument::Parse(
+               absl::StrCat("a\n", std::string(MarkdownDocument::kMaxLineBytes + 1, 'x')))
+               .status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(),
+              HasSubstr(absl::StrCat("line 2 has ", MarkdownDocument::kMaxLineBytes + 1,
+                                     " bytes; the limit is ", MarkdownDocument::kMaxLineBytes)));
+}
+
+}  // namespace
+}  // namespace mtserve

@@ -1,0 +1,641 @@
+#include "text/markdown_document.h"
+
+#include <md4c.h>
+
+#include <algorithm>
+#include <optional>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+
+namespace mtserve {
+namespace {
+
+// Where YAML front matter ends: a "---" line at the very start, up to the next "---" or "..."
+// line; 0 if the document has none (or leaves it unclosed).
+size_t FrontMatterEnd(absl::string_view s) {
+  if (!absl::StartsWith(s, "---\n") && !absl::StartsWith(s, "---\r\n")) return 0;
+  size_t position = s.find('\n') + 1;
+  while (position < s.size()) {
+    const size_t eol = s.find('\n', position);
+    absl::string_view line =
+        s.substr(position, (eol == absl::string_view::npos ? s.size() : eol) - position);
+    if (absl::EndsWith(line, "\r")) line.remove_suffix(1);
+    if (line == "---" || line == "...") return eol == absl::string_view::npos ? s.size() : eol + 1;
+    if (eol == absl::string_view::npos) break;
+    position = eol + 1;
+  }
+  return 0;
+}
+
+// Appends `run`'s translation `t` with its spans (text/inline_spans.h): its line breaks as written
+// if its text is unchanged, a '|' escaped in a table cell.
+void RenderRun(const std::string& md, const MarkdownDocument::Run& run, const TranslatedRun& t,
+               std::string& out) {
+  using Break = MarkdownDocument::Break;
+  const bool unchanged = t.text == run.text;
+  auto write_text = [&](absl::string_view piece, std::string& out) {
+    if (unchanged) {
+      // Its line breaks as written.
+      size_t position = piece.data() - t.text.data();
+      const size_t end = position + piece.size();
+      auto b = std::lower_bound(run.breaks.begin(), run.breaks.end(), position,
+                                [](const Break& b, size_t p) { return b.text < p; });
+      for (; b != run.breaks.end() && b->text < end; ++b) {
+        out.append(t.text, position, b->text - position);
+        out.append(md, b->source.begin, b->source.end - b->source.begin);
+        position = b->text + 1;
+      }
+      if (position < end) out.append(t.text, position, end - position);
+      return;
+    }
+    if (!run.table_cell) {
+      out.append(piece.data(), piece.size());
+      return;
+    }
+    // A '|' in a table cell ends it unless escaped.
+    for (size_t k = 0; k < piece.size(); ++k) {
+      if (piece[k] == '|' && (k == 0 ? out.empty() || out.back() != '\\' : piece[k - 1] != '\\')) {
+        out += '\\';
+      }
+      out += piece[k];
+    }
+  };
+  WriteSpans(run.inlines, t, write_text, out);
+}
+
+}  // namespace
+
+// Turns md4c's events into runs (see the header for how markers are found).
+class MarkdownCollector {
+ public:
+  MarkdownCollector(const std::string& markdown, std::vector<MarkdownDocument::Run>& runs)
+      : md_(markdown), runs_(runs) {}
+
+  absl::Status status() const { return status_; }
+
+  int EnterBlock(MD_BLOCKTYPE type) {
+    EndRun();
+    if (Deeper()) return 1;
+    blocks_.push_back(type);
+    if (type == MD_BLOCK_TABLE) cells_ = 0;
+    if ((type == MD_BLOCK_TH || type == MD_BLOCK_TD) &&
+        ++cells_ > MarkdownDocument::kMaxTableCells) {
+      status_ = absl::InvalidArgumentError(
+          absl::StrCat("the Markdown has a table of more than ", MarkdownDocument::kMaxTableCells,
+                       " cells; the limit is ", MarkdownDocument::kMaxTableCells));
+      return 1;
+    }
+    return 0;
+  }
+
+  int LeaveBlock() {
+    EndRun();
+    if (!blocks_.empty()) blocks_.pop_back();
+    --depth_;
+    return 0;
+  }
+
+  int EnterSpan(MD_SPANTYPE type) {
+    if (Deeper()) return 1;
+    if (!InLeaf()) return 0;
+    NewRun();
+    Run& run = *run_;
+    InlineSpan span;
+    span.range = {run.text.size(), run.text.size()};
+    span.parent = open_.empty() ? -1 : open_.back();
+    run.inlines.push_back(std::move(span));
+    info_.push_back({type});
+    const int index = static_cast<int>(run.inlines.size()) - 1;
+    open_.push_back(index);
+    pending_.push_back({Event::kEnter, index});
+    return 0;
+  }
+
+  int LeaveSpan() {
+    --depth_;
+    if (!InLeaf() || !run_.has_value() || open_.empty()) return 0;
+    const int index = open_.back();
+    open_.pop_back();
+    run_->inlines[index].range.end = run_->text.size();
+    pending_.push_back({Event::kLeave, index});
+    return 0;
+  }
+
+  int Text(MD_TEXTTYPE type, const char* text, size_t size) {
+    const char* base = md_.data();
+    const bool in_input = text >= base && text + size <= base + md_.size();
+    if (!InLeaf()) {
+      if (in_input) cursor_ = std::max(cursor_, static_cast<size_t>(text - base) + size);
+      return 0;
+    }
+    if (type == MD_TEXT_NULLCHAR) return 0;  // Its byte stays in the gap: kept as text.
+    if (type == MD_TEXT_BR || type == MD_TEXT_SOFTBR) {
+      if (!run_.has_value()) return 0;
+      // A hard break outside any span ends the run: the lines are translated apart, and the
+      // break is kept as written.
+      if (type == MD_TEXT_BR && open_.empty()) {
+        EndRun();
+        return 0;
+      }
+      pending_.push_back({Event::kBreak, -1});
+      return 0;
+    }
+    NewRun();
+    Run& run = *run_;
+    if (!in_input) {
+      // A line break inside a code span, which md4c reports as a space of its own: a break.
+      if (type == MD_TEXT_CODE) {
+        pending_.push_back({Event::kBreak, -1});
+      } else {
+        failed_ = true;
+      }
+      return 0;
+    }
+    const size_t begin = text - base;
+    if (started_ ? begin < run_cursor_ : begin < cursor_) {
+      failed_ = true;
+      return 0;
+    }
+    if (!started_) {
+      Start(begin);
+    } else {
+      Middle(begin);
+    }
+    pending_.clear();
+    if (type == MD_TEXT_HTML) {
+      // Raw inline HTML: kept as written, between the words where it stands.
+      InlineSpan tag;
+      tag.range = {run.text.size(), run.text.size()};
+      tag.open = md_.substr(begin, size);
+      tag.parent = open_.empty() ? -1 : open_.back();
+      tag.fixed = true;
+      run.inlines.push_back(std::move(tag));
+      info_.push_back({MD_SPAN_CODE});
+    } else {
+      run.text_sources.push_back({run.text.size(), {begin, begin + size}});
+      run.text.append(text, size);
+    }
+    run_cursor_ = begin + size;
+    cursor_ = std::max(cursor_, run_cursor_);
+    return 0;
+  }
+
+  // Ends the run being collected (at a block's start or end, or a hard break).
+  void EndRun() {
+    if (!run_.has_value()) return;
+    if (started_ && !failed_) {
+      size_t position = run_cursor_;
+      Forward(0, pending_.size(), position, md_.size());
+      run_->source.end = position;
+      // Checked: the run rendered around its own text is its bytes. A run whose markers were
+      // not all found (md4c's events are not always what the source's bytes say) is kept as
+      // written, untranslated.
+      TranslatedRun same{run_->text, {}};
+      for (const InlineSpan& span : run_->inlines) same.inlines.push_back(span.range);
+      std::string rendered;
+      RenderRun(md_, *run_, same, rendered);
+      if (!run_->text.empty() && open_.empty() &&
+          rendered ==
+              absl::string_view(md_).substr(run_->source.begin, position - run_->source.begin)) {
+        cursor_ = std::max(cursor_, position);
+        runs_.push_back(*std::move(run_));
+      }
+    }
+    run_.reset();
+    info_.clear();
+    open_.clear();
+    pending_.clear();
+    started_ = failed_ = false;
+  }
+
+ private:
+  using Run = MarkdownDocument::Run;
+  struct Event {
+    enum Kind { kEnter, kLeave, kBreak } kind;
+    int span;
+  };
+  // What the markers of an inline span turned out to be.
+  struct SpanInfo {
+    MD_SPANTYPE type;
+    char mark = 0;          // A link's '[' or an autolink's '<' (0: an autolink without).
+    size_t count = 0;       // A code span's backticks, a strikethrough's tildes.
+    size_t open_begin = 0;  // Where its opening marker starts.
+    bool opened = false;    // Whether its opening marker was found.
+  };
+
+  bool Deeper() {
+    if (++depth_ <= MarkdownDocument::kMaxDepth) return false;
+    status_ = absl::InvalidArgumentError(absl::StrCat(
+        "the Markdown nests blocks and inline spans more than ", MarkdownDocument::kMaxDepth,
+        " deep; the limit is ", MarkdownDocument::kMaxDepth));
+    return true;
+  }
+
+  void NewRun() {
+    if (run_.has_value()) return;
+    run_.emplace();
+    run_->table_cell = blocks_.back() == MD_BLOCK_TH || blocks_.back() == MD_BLOCK_TD;
+  }
+
+  bool InLeaf() const {
+    if (blocks_.empty()) return false;
+    const MD_BLOCKTYPE top = blocks_.back();
+    return top == MD_BLOCK_P || top == MD_BLOCK_H || top == MD_BLOCK_TH || top == MD_BLOCK_TD ||
+           top == MD_BLOCK_LI;
+  }
+
+  char At(size_t i) const { return i < md_.size() ? md_[i] : '\0'; }
+
+  // The width of span `s`'s opening marker ending at `end`, no lower than `lower`.
+  std::optional<size_t> OpenBefore(int s, size_t end, size_t lower) {
+    SpanInfo& info = info_[s];
+    const size_t room = end - lower;
+    auto ends_with = [&](absl::string_view marker) {
+      return room >= marker.size() &&
+             absl::string_view(md_).substr(end - marker.size(), marker.size()) == marker;
+    };
+    switch (info.type) {
+      case MD_SPAN_EM:
+        if (ends_with("*") || ends_with("_")) return 1;
+        return std::nullopt;
+      case MD_SPAN_STRONG:
+        if (ends_with("**") || ends_with("__")) return 2;
+        return std::nullopt;
+      case MD_SPAN_DEL: {
+        size_t n = 0;
+        while (n < 2 && n < room && md_[end - n - 1] == '~') ++n;
+        if (n == 0) return std::nullopt;
+        info.count = n;
+        return n;
+      }
+      case MD_SPAN_A:
+        if (ends_with("[") || ends_with("<")) {
+          info.mark = md_[end - 1];
+          return 1;
+        }
+        info.mark = 0;
+        return 0;
+      case MD_SPAN_IMG:
+        if (ends_with("![")) {
+          info.mark = '[';
+          return 2;
+        }
+        return std::nullopt;
+      case MD_SPAN_CODE: {
+        size_t k = end;
+        if (k > lower && (md_[k - 1] == ' ' || md_[k - 1] == '\n')) {
+          size_t j = k - 1;
+          if (md_[j] == '\n' && j > lower && md_[j - 1] == '\r') --j;
+          if (j > lower && md_[j - 1] == '`') k = j;
+        }
+        size_t n = 0;
+        while (k - n > lower && md_[k - n - 1] == '`') ++n;
+        if (n == 0) return std::nullopt;
+        info.count = n;
+        return end - (k - n);
+      }
+      default:
+        return std::nullopt;
+    }
+  }
+
+  // The width of span `s`'s opening marker starting at `begin`, below `limit` (an empty span's).
+  std::optional<size_t> OpenAfter(int s, size_t begin, size_t limit) {
+    SpanInfo& info = info_[s];
+    auto starts_with = [&](absl::string_view marker) {
+      return limit - begin >= marker.size() &&
+             absl::string_view(md_).substr(begin, marker.size()) == marker;
+    };
+    switch (info.type) {
+      case MD_SPAN_A:
+        if (starts_with("[") || starts_with("<")) {
+          info.mark = md_[begin];
+          return 1;
+        }
+        return std::nullopt;
+      case MD_SPAN_IMG:
+        if (starts_with("![")) {
+          info.mark = '[';
+          return 2;
+        }
+        return std::nullopt;
+      default:
+        return std::nullopt;  // Only links and images may be empty.
+    }
+  }
+
+  // The end of a link's inline destination and title "(...)" starting at `p`, or nullopt.
+  std::optional<size_t> InlineTail(size_t p, size_t limit) const {
+    auto skip_space = [&](size_t q) {
+      while (q < limit && (md_[q] == ' ' || md_[q] == '\t' || md_[q] == '\n' || md_[q] == '\r')) {
+        ++q;
+      }
+      return q;
+    };
+    size_t q = skip_space(p + 1);
+    if (q < limit && md_[q] == '<') {
+      for (++q; q < limit && md_[q] != '>' && md_[q] != '\n'; ++q) {
+        if (md_[q] == '\\') ++q;
+      }
+      if (q >= limit || md_[q] != '>') return std::nullopt;
+      ++q;
+    } else {
+      int depth = 0;
+      while (q < limit) {
+        const unsigned char c = md_[q];
+        if (c == '\\') {
+          q += 2;
+          continue;
+        }
+        if (c <= ' ') break;
+        if (c == '(') ++depth;
+        if (c == ')' && depth-- == 0) break;
+        ++q;
+      }
+      q = std::min(q, limit);
+    }
+    q = skip_space(q);
+    if (q < limit && (md_[q] == '"' || md_[q] == '\'' || md_[q] == '(')) {
+      const char close = md_[q] == '(' ? ')' : md_[q];
+      for (++q; q < limit && md_[q] != close; ++q) {
+        if (md_[q] == '\\') ++q;
+      }
+      if (q >= limit) return std::nullopt;
+      q = skip_space(q + 1);
+    }
+    if (q < limit && md_[q] == ')') return q + 1;
+    return std::nullopt;
+  }
+
+  // The width of span `s`'s closing marker starting at `begin`, below `limit`.
+  std::optional<size_t> CloseAfter(int s, size_t begin, size_t limit) {
+    const SpanInfo& info = info_[s];
+    auto starts_with = [&](absl::string_view marker) {
+      return limit - begin >= marker.size() &&
+             absl::string_view(md_).substr(begin, marker.size()) == marker;
+    };
+    switch (info.type) {
+      case MD_SPAN_EM:
+        if (starts_with("*") || starts_with("_")) return 1;
+        return std::nullopt;
+      case MD_SPAN_STRONG:
+        if (starts_with("**") || starts_with("__")) return 2;
+        return std::nullopt;
+      case MD_SPAN_DEL: {
+        size_t n = 0;
+        while (n < info.count && begin + n < limit && md_[begin + n] == '~') ++n;
+        if (n == 0 || n != info.count) return std::nullopt;
+        return n;
+      }
+      case MD_SPAN_CODE: {
+        size_t k = begin;
+        if (k < limit && (md_[k] == ' ' || md_[k] == '\r' || md_[k] == '\n')) {
+          size_t j = k + (md_[k] == '\r' && At(k + 1) == '\n' ? 2 : 1);
+          if (j < limit && md_[j] == '`') k = j;
+        }
+        size_t n = 0;
+        while (k + n < limit && md_[k + n] == '`') ++n;
+        if (n != info.count) return std::nullopt;
+        return k + n - begin;
+      }
+      case MD_SPAN_A:
+      case MD_SPAN_IMG: {
+        if (info.mark == 0) return 0;
+        if (info.mark == '<') return starts_with(">") ? std::optional<size_t>(1) : std::nullopt;
+        if (!starts_with("]")) return std::nullopt;
+        const size_t p = begin + 1;
+        if (p < limit && md_[p] == '(') {
+          if (std::optional<size_t> end = InlineTail(p, limit)) return *end - begin;
+        }
+        if (p < limit && md_[p] == '[') {
+          size_t q = p + 1;
+          while (q < limit && md_[q] != ']' && md_[q] != '[') q += md_[q] == '\\' ? 2 : 1;
+          if (q < limit && md_[q] == ']') return q + 1 - begin;
+        }
+        return 1;
+      }
+      default:
+        return std::nullopt;
+    }
+  }
+
+  // Takes the markers of pending_[first, last) from `position` on (not past `limit`), moving it
+  // past them; stops at the first it cannot take (or a line break). Returns where it stopped.
+  size_t Forward(size_t first, size_t last, size_t& position, size_t limit) {
+    Run& run = *run_;
+    for (size_t e = first; e < last; ++e) {
+      const Event& event = pending_[e];
+      if (event.kind == Event::kBreak) return e;
+      InlineSpan& span = run.inlines[event.span];
+      SpanInfo& info = info_[event.span];
+      if (event.kind == Event::kEnter) {
+        const std::optional<size_t> width = OpenAfter(event.span, position, limit);
+        if (!width.has_value()) return e;
+        Opened(event.span, position, *width);
+        position += *width;
+      } else {
+        if (!info.opened) return e;
+        const std::optional<size_t> width = CloseAfter(event.span, position, limit);
+        if (!width.has_value()) return e;
+        if (info.type == MD_SPAN_CODE || (info.type == MD_SPAN_A && info.mark != '[')) {
+          // Its bytes whole, from its opening marker to its closing one.
+          span.fixed = true;
+          span.open = md_.substr(info.open_begin, position + *width - info.open_begin);
+        } else {
+          span.close = md_.substr(position, *width);
+        }
+        position += *width;
+      }
+    }
+    return last;
+  }
+
+  void Opened(int s, size_t begin, size_t width) {
+    InlineSpan& span = run_->inlines[s];
+    SpanInfo& info = info_[s];
+    info.opened = true;
+    info.open_begin = begin;
+    span.open = md_.substr(begin, width);
+  }
+
+  // The first text of the run starts at `begin`: its opening markers are taken from before it,
+  // back to the end of what came before; what they leave stays before the run, kept.
+  void Start(size_t begin) {
+    size_t position = begin;
+    for (size_t e = pending_.size(); e-- > 0;) {
+      const Event& event = pending_[e];
+      if (event.kind != Event::kEnter) break;
+      const std::optional<size_t> width = OpenBefore(event.span, position, cursor_);
+      if (!width.has_value()) break;
+      Opened(event.span, position - *width, *width);
+      position -= *width;
+    }
+    run_->source.begin = position;
+    started_ = true;
+  }
+
+  // The bytes from the last text to the next one's `end`: closing markers from the left,
+  // opening ones from the right, the rest kept between them (see the header).
+  void Middle(size_t end) {
+    Run& run = *run_;
+    size_t left = run_cursor_;
+    size_t suffix = pending_.size();  // The enters that open spans around the next text.
+    while (suffix > 0 && pending_[suffix - 1].kind == Event::kEnter) --suffix;
+    const size_t stopped = Forward(0, suffix, left, end);
+    size_t right = end, opened = pending_.size();
+    for (size_t e = pending_.size(); e-- > suffix;) {
+      const std::optional<size_t> width = OpenBefore(pending_[e].span, right, left);
+      if (!width.has_value()) break;
+      Opened(pending_[e].span, right - *width, *width);
+      right -= *width;
+      opened = e;
+    }
+    bool has_break = false, other = false;
+    for (size_t e = stopped; e < opened; ++e) {
+      (pending_[e].kind == Event::kBreak ? has_break : other) = true;
+    }
+    if (left == right) return;
+    // What is kept goes before the spans whose markers were not taken from the left.
+    const size_t before = run.text.size();
+    int at = static_cast<int>(run.inlines.size());
+    for (size_t e = stopped; e < pending_.size(); ++e) {
+      if (pending_[e].kind == Event::kEnter) at = std::min(at, pending_[e].span);
+    }
+    if (!other && !has_break) {
+      // Escapes' backslashes and whatever else md4c left out of its texts: text as written.
+      run.text_sources.push_back({run.text.size(), {left, right}});
+      run.text.append(md_, left, right - left);
+    } else if (!other) {
+      run.breaks.push_back({run.text.size(), {left, right}});
+      run.text += ' ';
+    } else if (has_break) {
+      run.breaks.push_back({run.text.size(), {left, left}});
+      run.text += ' ';
+    }
+    const size_t shift = run.text.size() - before;
+    for (size_t e = stopped; e < pending_.size(); ++e) {
+      if (pending_[e].kind != Event::kEnter) continue;
+      run.inlines[pending_[e].span].range.begin += shift;
+      run.inlines[pending_[e].span].range.end += shift;
+    }
+    if (!other) return;
+    // Kept as fixed markup where it stands.
+    InlineSpan kept;
+    kept.range = {run.text.size(), run.text.size()};
+    kept.open = md_.substr(left, right - left);
+    kept.fixed = true;
+    for (int s : open_) {
+      if (s < at) kept.parent = s;
+    }
+    // Only spans after `at` can have a parent at or after it (a parent comes first).
+    for (size_t s = at; s < run.inlines.size(); ++s) {
+      if (run.inlines[s].parent >= at) ++run.inlines[s].parent;
+    }
+    for (int& s : open_) {
+      if (s >= at) ++s;
+    }
+    run.inlines.insert(run.inlines.begin() + at, std::move(kept));
+    info_.insert(info_.begin() + at, SpanInfo{MD_SPAN_CODE});
+  }
+
+  const std::string& md_;
+  std::vector<Run>& runs_;
+  absl::Status status_;
+  size_t depth_ = 0;
+  size_t cells_ = 0;
+  std::vector<MD_BLOCKTYPE> blocks_;
+  size_t cursor_ = 0;  // Bytes before it are accounted for (in a run or kept).
+  // The run being collected.
+  std::optional<Run> run_;
+  std::vector<SpanInfo> info_;  // Per inline of run_.
+  std::vector<int> open_;       // Inlines of run_ open now, outermost first.
+  std::vector<Event> pending_;  // Since the last text.
+  bool started_ = false;        // Whether run_ has a text (and so its start).
+  bool failed_ = false;         // Whether its markup could not be mapped: kept, not translated.
+  size_t run_cursor_ = 0;       // The end of run_'s last text.
+};
+
+absl::StatusOr<MarkdownDocument> MarkdownDocument::Parse(std::string markdown) {
+  for (size_t line = 1, begin = 0; begin < markdown.size(); ++line) {
+    size_t end = markdown.find('\n', begin);
+    if (end == std::string::npos) end = markdown.size();
+    if (end - begin > kMaxLineBytes) {
+      return absl::InvalidArgumentError(absl::StrCat("the Markdown's line ", line, " has ",
+                                                     end - begin, " bytes; the limit is ",
+                                                     kMaxLineBytes));
+    }
+    begin = end + 1;
+  }
+  MarkdownDocument document;
+  document.markdown_ = std::move(markdown);
+  const std::string& md = document.markdown_;
+  const size_t front_matter = FrontMatterEnd(md);
+  MarkdownCollector collector(md, document.runs_);
+  MD_PARSER parser = {};
+  parser.flags = MD_DIALECT_GITHUB;
+  parser.enter_block = [](MD_BLOCKTYPE type, void*, void* c) {
+    return static_cast<MarkdownCollector*>(c)->EnterBlock(type);
+  };
+  parser.leave_block = [](MD_BLOCKTYPE, void*, void* c) {
+    return static_cast<MarkdownCollector*>(c)->LeaveBlock();
+  };
+  parser.enter_span = [](MD_SPANTYPE type, void*, void* c) {
+    return static_cast<MarkdownCollector*>(c)->EnterSpan(type);
+  };
+  parser.leave_span = [](MD_SPANTYPE, void*, void* c) {
+    return static_cast<MarkdownCollector*>(c)->LeaveSpan();
+  };
+  parser.text = [](MD_TEXTTYPE type, const MD_CHAR* text, MD_SIZE size, void* c) {
+    return static_cast<MarkdownCollector*>(c)->Text(type, text, size);
+  };
+  const int result = md_parse(md.data() + front_matter,
+                              static_cast<MD_SIZE>(md.size() - front_matter), &parser, &collector);
+  if (!collector.status().ok()) return collector.status();
+  if (result != 0) return absl::InvalidArgumentError("the Markdown could not be parsed");
+  collector.EndRun();
+  return document;
+}
+
+Segment MarkdownDocument::SourceBytes(const Run& run, Segment range) {
+  Segment hull{run.source.end, run.source.begin};
+  size_t touched = 0;
+  const TextSource* only = nullptr;
+  for (size_t i = 0; i < run.text_sources.size(); ++i) {
+    const TextSource& piece = run.text_sources[i];
+    const size_t end = piece.text + (piece.source.end - piece.source.begin);
+    if (end <= range.begin || piece.text >= range.end) continue;
+    hull.begin = std::min(hull.begin, piece.source.begin);
+    hull.end = std::max(hull.end, piece.source.end);
+    ++touched;
+    only = &piece;
+  }
+  if (touched == 0) return run.source;
+  if (touched == 1 && only->text <= range.begin &&
+      range.end <= only->text + (only->source.end - only->source.begin)) {
+    return {only->source.begin + (range.begin - only->text),
+            only->source.begin + (range.end - only->text)};
+  }
+  return hull;
+}
+
+std::string MarkdownDocument::Render(absl::Span<const TranslatedRun> translations) const {
+  std::string out;
+  out.reserve(markdown_.size());
+  size_t copied = 0;
+  for (size_t i = 0; i < runs_.size(); ++i) {
+    const Run& run = runs_[i];
+    out.append(markdown_, copied, run.source.begin - copied);
+    copied = run.source.end;
+    if (i >= translations.size()) {
+      out.append(markdown_, run.source.begin, run.source.end - run.source.begin);
+      continue;
+    }
+    RenderRun(markdown_, run, translations[i], out);
+  }
+  out.append(markdown_, copied, std::string::npos);
+  return out;
+}
+
+}  // namespace mtserve
