@@ -48,7 +48,7 @@ void ModelDirRescan::Start(const std::vector<ModelSpec>& specs, ModelRepository*
   metrics_ = metrics;
   const std::shared_ptr<const ModelRepository::Catalog> catalog = repository->catalog();
   for (size_t i = 0; i < specs.size(); ++i) {
-    if (!specs[i].from_model_dir) continue;
+    if (specs[i].model_dir.empty()) continue;
     served_[specs[i].dir] = {static_cast<int>(i), ListFiles(specs[i].dir),
                              InfoOf(catalog->slots[i])};
   }
@@ -94,6 +94,7 @@ void ModelDirRescan::Rescan(bool signalled) {
   };
   // What every directory holds now; a directory that cannot be read keeps its folders.
   std::map<std::string, std::string> now;
+  std::map<std::string, std::string> dir_of;  // The --model_dir of each folder of `now`.
   std::set<std::string> unreadable_dirs;
   for (const std::string& dir : options_.dirs) {
     absl::StatusOr<std::vector<std::string>> folders = ModelFolders(dir);
@@ -103,7 +104,10 @@ void ModelDirRescan::Rescan(bool signalled) {
       continue;
     }
     logged_.erase(dir);
-    for (const std::string& folder : *folders) now[folder] = ListFiles(folder);
+    for (const std::string& folder : *folders) {
+      now[folder] = ListFiles(folder);
+      dir_of[folder] = dir;
+    }
   }
   std::shared_ptr<const ModelRepository::Catalog> catalog = repository_->catalog();
   // The names served, but by the folders that change now.
@@ -133,7 +137,7 @@ void ModelDirRescan::Rescan(bool signalled) {
     const bool stable = seen_[folder] == files;
     seen_[folder] = files;
     if (!signalled && !stable) continue;  // Seen the same on the next scan first.
-    absl::StatusOr<ModelSpec> spec = ScanModelFolder(folder);
+    absl::StatusOr<ModelSpec> spec = ScanModelFolder(dir_of[folder], folder);
     if (!spec.ok()) {
       say(folder, std::string(spec.status().message()));
       continue;

@@ -120,65 +120,62 @@ absl::StatusOr<std::vector<ModelSpec>> ScanModelDirectory(const std::string& dir
   MT_ASSIGN_OR_RETURN(const std::vector<std::string> folders, ModelFolders(dir));
   std::vector<ModelSpec> specs;
   for (const std::string& folder : folders) {
-    MT_ASSIGN_OR_RETURN(ModelSpec spec, ScanModelFolder(folder));
+    MT_ASSIGN_OR_RETURN(ModelSpec spec, ScanModelFolder(dir, folder));
     specs.push_back(std::move(spec));
   }
   return specs;
 }
 
-absl::StatusOr<ModelSpec> ScanModelFolder(const std::string& folder_name) {
+absl::StatusOr<ModelSpec> ScanModelFolder(const std::string& dir, const std::string& folder_name) {
   const std::filesystem::path folder(folder_name);
-  {
-    ModelSpec spec;
-    spec.on_demand = true;
-    spec.from_model_dir = true;
-    spec.dir = folder.string();
-    spec.name = folder.filename().string();
-    const std::filesystem::path settings = folder / "mtserve.json";
-    if (std::filesystem::exists(settings)) {
-      MT_ASSIGN_OR_RETURN(const std::string text, ReadRegularFile(settings.string(), 4096));
-      MT_ASSIGN_OR_RETURN(const nlohmann::json json, ParseJson(text, settings.string()));
-      if (!json.is_object()) {
+  ModelSpec spec;
+  spec.on_demand = true;
+  spec.model_dir = dir;
+  spec.dir = folder.string();
+  spec.name = folder.filename().string();
+  const std::filesystem::path settings = folder / "mtserve.json";
+  if (std::filesystem::exists(settings)) {
+    MT_ASSIGN_OR_RETURN(const std::string text, ReadRegularFile(settings.string(), 4096));
+    MT_ASSIGN_OR_RETURN(const nlohmann::json json, ParseJson(text, settings.string()));
+    if (!json.is_object()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(settings.string(), ": expected an object of \"name\" and \"compute_type\""));
+    }
+    for (const auto& [key, value] : json.items()) {
+      if ((key != "name" && key != "compute_type") || !value.is_string()) {
         return absl::InvalidArgumentError(absl::StrCat(
-            settings.string(), ": expected an object of \"name\" and \"compute_type\""));
-      }
-      for (const auto& [key, value] : json.items()) {
-        if ((key != "name" && key != "compute_type") || !value.is_string()) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              settings.string(), ": \"", key,
-              "\" is not a string setting here; expected \"name\" and \"compute_type\""));
-        }
-      }
-      if (json.contains("name")) spec.name = json["name"].get<std::string>();
-      if (json.contains("compute_type")) {
-        absl::StatusOr<ComputeType> type =
-            ParseComputeType(json["compute_type"].get<std::string>());
-        if (!type.ok()) {
-          return absl::InvalidArgumentError(
-              absl::StrCat(settings.string(), ": compute_type: ", type.status().message()));
-        }
-        spec.compute_type = *type;
+            settings.string(), ": \"", key,
+            "\" is not a string setting here; expected \"name\" and \"compute_type\""));
       }
     }
-    if (spec.name.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat(settings.string(), ": name is empty"));
+    if (json.contains("name")) spec.name = json["name"].get<std::string>();
+    if (json.contains("compute_type")) {
+      absl::StatusOr<ComputeType> type = ParseComputeType(json["compute_type"].get<std::string>());
+      if (!type.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(settings.string(), ": compute_type: ", type.status().message()));
+      }
+      spec.compute_type = *type;
     }
-    MT_RETURN_IF_ERROR(CheckModelName(spec.name, spec.dir));
-    // A checkpoint without its vocabulary is refused when it loads, naming the file.
-    const std::filesystem::path vocab = folder / "vocab.json";
-    bool multi_target = false;
-    if (std::filesystem::exists(vocab)) {
-      MT_ASSIGN_OR_RETURN(multi_target, HasTargetLanguageTokens(vocab));
-    }
-    if (multi_target) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          spec.dir,
-          ": a multi-target checkpoint (its vocabulary has target-language tokens such as "
-          ">>deu<<); mtserve serves checkpoints of one target language: remove it from the "
-          "directory"));
-    }
-    return spec;
   }
+  if (spec.name.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(settings.string(), ": name is empty"));
+  }
+  MT_RETURN_IF_ERROR(CheckModelName(spec.name, spec.dir));
+  // A checkpoint without its vocabulary is refused when it loads, naming the file.
+  const std::filesystem::path vocab = folder / "vocab.json";
+  bool multi_target = false;
+  if (std::filesystem::exists(vocab)) {
+    MT_ASSIGN_OR_RETURN(multi_target, HasTargetLanguageTokens(vocab));
+  }
+  if (multi_target) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        spec.dir,
+        ": a multi-target checkpoint (its vocabulary has target-language tokens such as "
+        ">>deu<<); mtserve serves checkpoints of one target language: remove it from the "
+        "directory"));
+  }
+  return spec;
 }
 
 absl::StatusOr<std::vector<ModelSpec>> JoinModelSpecs(std::vector<ModelSpec> specs,

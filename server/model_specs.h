@@ -20,8 +20,9 @@ struct ModelSpec {
   std::optional<ComputeType> compute_type;
   // Loaded when a request first needs it (a --model_dir model not in --preload), not at start.
   bool on_demand = false;
-  // Found in a --model_dir (re-read while serving: model_dir_rescan.h), not given by --model.
-  bool from_model_dir = false;
+  // The --model_dir it was found in, as given (re-read while serving: model_dir_rescan.h); empty
+  // for a --model model.
+  std::string model_dir;
 };
 
 // --compute_type as absl flags hold it: the name given ("auto" stays "auto", so that --help
@@ -55,10 +56,10 @@ absl::StatusOr<std::vector<ModelSpec>> ParseModelSpecs(const std::vector<std::st
 // Folders whose name starts with "." are skipped (copy a checkpoint in as ".name", then rename it).
 absl::StatusOr<std::vector<ModelSpec>> ScanModelDirectory(const std::string& dir);
 
-// ScanModelDirectory's parts: the checkpoint folders of `dir` in name order, and one folder's
-// model (its errors as ScanModelDirectory's).
+// ScanModelDirectory's parts: the paths of the checkpoint folders of `dir` in name order, and the
+// model of one of them, `folder` (its errors as ScanModelDirectory's).
 absl::StatusOr<std::vector<std::string>> ModelFolders(const std::string& dir);
-absl::StatusOr<ModelSpec> ScanModelFolder(const std::string& folder);
+absl::StatusOr<ModelSpec> ScanModelFolder(const std::string& dir, const std::string& folder);
 
 // `specs` then every directory's models, as one list: InvalidArgument naming both places when
 // two share a name.
