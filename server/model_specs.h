@@ -50,7 +50,8 @@ absl::StatusOr<std::vector<ModelSpec>> ParseModelSpecs(const std::vector<std::st
 // The checkpoints of a model directory (--model_dir=DIR): every subfolder holding a config.json,
 // in name order, named after the subfolder unless an mtserve.json in it says otherwise
 // ({"name": "fr-en", "compute_type": "int8"}, both optional; other files are skipped).
-// InvalidArgument naming the file for an unreadable directory or a bad mtserve.json, and for a
+// InvalidArgument naming the file for an unreadable directory, an entry that cannot be examined
+// (a symbolic link loop, a folder without permission) or a bad mtserve.json, and for a
 // multi-target OPUS-MT checkpoint (one whose vocabulary holds target-language tokens such as
 // ">>deu<<"): mtserve routes by a checkpoint's one target language, and does not serve those.
 // Folders whose name starts with "." are skipped (copy a checkpoint in as ".name", then rename it).

@@ -260,6 +260,51 @@ TEST(ModelDirectoryTest, ScanModelFolderRefusesSettingsItCannotUse) {
   EXPECT_THAT(std::string(spec.status().message()), HasSubstr(dir.File("m/mtserve.json")));
 }
 
+// An entry that cannot be examined (here a symbolic link loop, as a folder without permission is
+// for a user other than root) is an error naming it: std::filesystem's exceptions would end the
+// process, at start or at a re-read while serving.
+TEST(ModelDirectoryTest, AnEntryThatCannotBeExaminedIsAnErrorNamingIt) {
+  const auto loop = [](const std::filesystem::path& path) {
+    std::filesystem::create_symlink(path.filename(), path);
+  };
+  {
+    testing::TempDir dir;
+    std::filesystem::create_directory(dir.path() / "m");
+    dir.Write("m/config.json", "{}");
+    loop(dir.path() / ".hidden-loop");  // Skipped unexamined, as every dot-name.
+    auto folders = ModelFolders(dir.path().string());
+    ASSERT_TRUE(folders.ok()) << folders.status();
+    EXPECT_THAT(*folders, ElementsAre(dir.File("m")));
+    loop(dir.path() / "loop");
+    folders = ModelFolders(dir.path().string());
+    EXPECT_EQ(folders.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(folders.status().message()),
+                HasSubstr(dir.File("loop") + ": cannot be read: "));
+  }
+  {
+    testing::TempDir dir;
+    std::filesystem::create_directory(dir.path() / "m");
+    loop(dir.path() / "m" / "config.json");
+    const auto folders = ModelFolders(dir.path().string());
+    EXPECT_EQ(folders.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(folders.status().message()),
+                HasSubstr(dir.File("m/config.json") + ": cannot be read: "));
+  }
+  for (const char* file : {"mtserve.json", "vocab.json"}) {
+    SCOPED_TRACE(file);
+    testing::TempDir dir;
+    std::filesystem::create_directory(dir.path() / "m");
+    dir.Write("m/config.json", "{}");
+    loop(dir.path() / "m" / file);
+    const auto spec = ScanModelFolder(dir.path().string(), dir.File("m"));
+    EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(spec.status().message()),
+                HasSubstr(dir.File(std::string("m/") + file) + ": cannot be read: "));
+    EXPECT_EQ(ScanModelDirectory(dir.path().string()).status().code(),
+              absl::StatusCode::kInvalidArgument);
+  }
+}
+
 TEST(ModelDirectoryTest, RefusalsNameTheFile) {
   struct Case {
     const char* file;
