@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <set>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
@@ -18,12 +20,13 @@ namespace {
 std::string ListFiles(const std::string& folder) {
   std::error_code error;
   std::vector<std::string> entries;
-  for (const auto& entry : std::filesystem::directory_iterator(folder, error)) {
+  for (std::filesystem::directory_iterator it(folder, error), end; !error && it != end;
+       it.increment(error)) {
     std::error_code e;
-    if (!entry.is_regular_file(e)) continue;
-    const auto size = entry.file_size(e);
-    const auto time = entry.last_write_time(e).time_since_epoch().count();
-    entries.push_back(absl::StrCat(entry.path().filename().string(), " ", size, " ", time, "\n"));
+    if (!it->is_regular_file(e)) continue;
+    const auto size = it->file_size(e);
+    const auto time = it->last_write_time(e).time_since_epoch().count();
+    entries.push_back(absl::StrCat(it->path().filename().string(), " ", size, " ", time, "\n"));
   }
   if (error) return "";
   std::sort(entries.begin(), entries.end());
@@ -32,9 +35,42 @@ std::string ListFiles(const std::string& folder) {
   return files;
 }
 
+// What the directories hold now: each checkpoint folder's files, or why a directory cannot be
+// read.
+ModelDirChanges::Scan ScanDirectories(const std::vector<std::string>& dirs, bool signalled) {
+  ModelDirChanges::Scan scan;
+  scan.signalled = signalled;
+  for (const std::string& dir : dirs) {
+    absl::StatusOr<std::vector<std::string>> folders = ModelFolders(dir);
+    if (!folders.ok()) {
+      scan.unreadable[dir] = std::string(folders.status().message());
+      continue;
+    }
+    for (const std::string& folder : *folders) scan.folders[folder] = {dir, ListFiles(folder)};
+  }
+  return scan;
+}
+
 ModelInfoLabels InfoOf(const ModelRepository::Slot& slot) {
   return {slot.name, slot.config.source_lang, slot.config.target_lang,
           ArchitectureSummary(slot.config), std::string(ComputeTypeName(slot.compute_type))};
+}
+
+// The model of `folder` (of --model_dir `dir`) as a repository slot, or why it cannot be served.
+absl::StatusOr<ModelRepository::Slot> ReadFolder(const std::string& dir, const std::string& folder,
+                                                 ComputeType default_compute_type) {
+  MT_ASSIGN_OR_RETURN(const ModelSpec spec, ScanModelFolder(dir, folder));  // Names the file.
+  absl::StatusOr<ModelRepository::Slot> slot = [&]() -> absl::StatusOr<ModelRepository::Slot> {
+    const ComputeType type = spec.compute_type.value_or(default_compute_type);
+    MT_RETURN_IF_ERROR(CheckComputeTypeSupported(type));
+    MT_ASSIGN_OR_RETURN(ModelConfig config, LoadModelConfig(spec.dir));
+    MT_ASSIGN_OR_RETURN(const int64_t bytes, EstimateModelBytes(spec.dir, type));
+    return ModelRepository::Slot{spec.name, spec.dir, type, std::move(config), bytes};
+  }();
+  if (!slot.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(folder, ": ", slot.status().message()));
+  }
+  return slot;
 }
 
 }  // namespace
@@ -46,12 +82,17 @@ void ModelDirRescan::Start(const std::vector<ModelSpec>& specs, ModelRepository*
   scheduler_ = scheduler;
   core_ = core;
   metrics_ = metrics;
-  const std::shared_ptr<const ModelRepository::Catalog> catalog = repository->catalog();
+  std::map<std::string, ModelDirChanges::Served> served;
+  std::set<std::string> fixed_names;
   for (size_t i = 0; i < specs.size(); ++i) {
-    if (!specs[i].from_model_dir) continue;
-    served_[specs[i].dir] = {static_cast<int>(i), ListFiles(specs[i].dir),
-                             InfoOf(catalog->slots[i])};
+    if (specs[i].model_dir.empty()) {
+      fixed_names.insert(specs[i].name);
+    } else {
+      served[specs[i].dir] = {specs[i].model_dir, ListFiles(specs[i].dir), specs[i].name,
+                              static_cast<int>(i)};
+    }
   }
+  changes_.emplace(std::move(served), std::move(fixed_names));
   started_ = true;
   if (!options_.dirs.empty() && options_.poll_interval > absl::ZeroDuration()) {
     poller_ = std::thread([this] { Poll(); });
@@ -81,104 +122,54 @@ void ModelDirRescan::Poll() {
   }
 }
 
+void ModelDirRescan::Say(const std::string& reason) {
+  std::fprintf(stderr, "mtserve: --model_dir: %s (what it served is kept)\n", reason.c_str());
+}
+
 void ModelDirRescan::Rescan(bool signalled) {
   absl::MutexLock lock(&mu_);
   if (!started_ || options_.dirs.empty()) return;
-  bool failed = false;
-  bool changed = false;
-  auto say = [&](const std::string& folder, const std::string& message) {
-    failed = true;
-    if (logged_[folder] == message) return;  // Said once, not at every poll.
-    logged_[folder] = message;
-    std::fprintf(stderr, "mtserve: --model_dir: %s (what it served is kept)\n", message.c_str());
-  };
-  // What every directory holds now; a directory that cannot be read keeps its folders.
-  std::map<std::string, std::string> now;
-  std::set<std::string> unreadable_dirs;
-  for (const std::string& dir : options_.dirs) {
-    absl::StatusOr<std::vector<std::string>> folders = ModelFolders(dir);
-    if (!folders.ok()) {
-      say(dir, std::string(folders.status().message()));
-      unreadable_dirs.insert(std::filesystem::path(dir).lexically_normal().string());
-      continue;
-    }
-    logged_.erase(dir);
-    for (const std::string& folder : *folders) now[folder] = ListFiles(folder);
+  const ModelDirChanges::Scan scan = ScanDirectories(options_.dirs, signalled);
+  const ModelDirChanges::Begun begun = changes_->Begin(scan);
+  for (const std::string& reason : begun.log) Say(reason);
+  for (const ModelDirChanges::Retire& gone : begun.retire) {
+    std::fprintf(stderr, "mtserve: model %s removed (%s is gone)\n", gone.served.name.c_str(),
+                 gone.folder.c_str());
+    repository_->Retire(gone.served.slot);
+    metrics_->RemoveModelInfo(InfoOf(repository_->catalog()->slots[gone.served.slot]));
   }
-  std::shared_ptr<const ModelRepository::Catalog> catalog = repository_->catalog();
-  // The names served, but by the folders that change now.
-  std::set<std::string> names;
-  for (const int i : catalog->served) names.insert(catalog->slots[i].name);
-
-  // Folders gone.
-  for (auto it = served_.begin(); it != served_.end();) {
-    const std::string parent =
-        std::filesystem::path(it->first).parent_path().lexically_normal().string();
-    if (now.contains(it->first) || unreadable_dirs.contains(parent)) {
-      ++it;
+  for (const std::string& folder : begun.read) {
+    absl::StatusOr<ModelRepository::Slot> slot =
+        ReadFolder(scan.folders.at(folder).dir, folder, options_.default_compute_type);
+    const ModelDirChanges::Decision decision = changes_->Consider(
+        folder, slot.ok() ? absl::StatusOr<std::string>(slot->name) : slot.status());
+    if (decision.action == ModelDirChanges::Decision::kRefuse) {
+      if (decision.log) Say(decision.reason);
       continue;
     }
-    std::fprintf(stderr, "mtserve: model %s removed (%s is gone)\n", it->second.info.model.c_str(),
-                 it->first.c_str());
-    repository_->Retire(it->second.slot);
-    metrics_->RemoveModelInfo(it->second.info);
-    names.erase(it->second.info.model);
-    it = served_.erase(it);
-    changed = true;
-  }
-  // Folders new or changed.
-  for (const auto& [folder, files] : now) {
-    const auto known = served_.find(folder);
-    if (known != served_.end() && known->second.files == files) continue;
-    const bool stable = seen_[folder] == files;
-    seen_[folder] = files;
-    if (!signalled && !stable) continue;  // Seen the same on the next scan first.
-    absl::StatusOr<ModelSpec> spec = ScanModelFolder(folder);
-    if (!spec.ok()) {
-      say(folder, std::string(spec.status().message()));
-      continue;
-    }
-    spec->compute_type = spec->compute_type.value_or(options_.default_compute_type);
-    const std::string old_name = known != served_.end() ? known->second.info.model : "";
-    if (spec->name != old_name && names.contains(spec->name)) {
-      say(folder, absl::StrCat(folder, ": another model is named \"", spec->name, "\""));
-      continue;
-    }
-    absl::Status added = [&]() -> absl::Status {
-      MT_RETURN_IF_ERROR(CheckComputeTypeSupported(*spec->compute_type));
-      MT_ASSIGN_OR_RETURN(ModelConfig config, LoadModelConfig(spec->dir));
-      MT_ASSIGN_OR_RETURN(const int64_t bytes, EstimateModelBytes(spec->dir, *spec->compute_type));
-      ModelRepository::Slot slot{spec->name, spec->dir, *spec->compute_type, std::move(config),
-                                 bytes};
-      const ModelInfoLabels info = InfoOf(slot);
-      const ModelConfig shape = slot.config;
-      MT_ASSIGN_OR_RETURN(
-          const int added_slot,
-          repository_->Add(std::move(slot), known != served_.end() ? known->second.slot : -1));
-      // Before Refresh, so before any request can name it: slots are added one at a time, here.
-      scheduler_->AddModel(shape);
-      if (known != served_.end()) metrics_->RemoveModelInfo(known->second.info);
-      metrics_->SetModelInfo(info);
-      names.erase(old_name);
-      names.insert(info.model);
-      std::fprintf(stderr, "mtserve: model %s %s from %s (loaded when first needed)\n",
-                   info.model.c_str(), known != served_.end() ? "replaced" : "added",
-                   folder.c_str());
-      served_[folder] = {added_slot, files, info};
-      return absl::OkStatus();
-    }();
+    const ModelInfoLabels info = InfoOf(*slot);
+    const ModelConfig shape = slot->config;
+    const absl::StatusOr<int> added = repository_->Add(std::move(*slot), decision.replaces);
     if (!added.ok()) {
-      say(folder, absl::StrCat(folder, ": ", added.message()));
+      const std::string reason = absl::StrCat(folder, ": ", added.status().message());
+      if (changes_->Failed(folder, reason)) Say(reason);
       continue;
     }
-    logged_.erase(folder);
-    changed = true;
+    // Before Refresh, so before any request can name it: slots are added one at a time, here.
+    scheduler_->AddModel(shape);
+    if (decision.action == ModelDirChanges::Decision::kReplace) {
+      metrics_->RemoveModelInfo(InfoOf(repository_->catalog()->slots[decision.replaces]));
+    }
+    metrics_->SetModelInfo(info);
+    changes_->Added(folder, info.model, *added);
+    std::fprintf(stderr, "mtserve: model %s %s from %s (loaded when first needed)\n",
+                 info.model.c_str(),
+                 decision.action == ModelDirChanges::Decision::kReplace ? "replaced" : "added",
+                 folder.c_str());
   }
-  for (auto it = seen_.begin(); it != seen_.end();) {
-    it = now.contains(it->first) ? std::next(it) : seen_.erase(it);
-  }
-  if (changed) core_->Refresh();
-  metrics_->RecordModelRescan(failed ? "failed" : changed ? "changed" : "unchanged");
+  const ModelDirChanges::Ended ended = changes_->End();
+  if (ended.changed) core_->Refresh();
+  metrics_->RecordModelRescan(std::string(ended.result()));
 }
 
 }  // namespace mtserve

@@ -5,11 +5,14 @@
 // model finish on it). A folder seen by polling is adopted only once two scans in a row see it
 // the same (a checkpoint still being copied is not picked up); a SIGHUP adopts what it sees. A
 // folder that no longer scans (a bad mtserve.json, a multi-target checkpoint, a name another
-// model has) keeps what it served, and the reason is logged once. --model models are not re-read.
+// model has) keeps what it served, and so do the folders of a directory that cannot be read; the
+// reason is logged once while it lasts. --model models are not re-read.
+// What to do is decided by ModelDirChanges (model_dir_changes.h); this class reads the files and
+// carries it out on the repository, the scheduler, the core and the metrics.
 #ifndef MTSERVE_SERVER_MODEL_DIR_RESCAN_H_
 #define MTSERVE_SERVER_MODEL_DIR_RESCAN_H_
 
-#include <map>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -18,6 +21,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "model/compute_type.h"
+#include "server/model_dir_changes.h"
 #include "server/model_specs.h"
 #include "serving/batch_scheduler.h"
 #include "serving/metrics.h"
@@ -48,12 +52,9 @@ class ModelDirRescan {
   void Rescan(bool signalled);
 
  private:
-  struct Folder {
-    int slot = -1;
-    std::string files;  // Names, sizes and modification times of its files.
-    ModelInfoLabels info;
-  };
   void Poll();
+  // Prints why a scan failed (what it served is kept).
+  static void Say(const std::string& reason);
 
   const Options options_;
   absl::Mutex mu_;
@@ -63,9 +64,7 @@ class ModelDirRescan {
   BatchScheduler* scheduler_ ABSL_GUARDED_BY(mu_) = nullptr;
   TranslationCore* core_ ABSL_GUARDED_BY(mu_) = nullptr;
   Metrics* metrics_ ABSL_GUARDED_BY(mu_) = nullptr;
-  std::map<std::string, Folder> served_ ABSL_GUARDED_BY(mu_);       // By folder path.
-  std::map<std::string, std::string> seen_ ABSL_GUARDED_BY(mu_);    // Last scan's files, by folder.
-  std::map<std::string, std::string> logged_ ABSL_GUARDED_BY(mu_);  // Last error said, by folder.
+  std::optional<ModelDirChanges> changes_ ABSL_GUARDED_BY(mu_);  // Made by Start.
   std::thread poller_;
 };
 

@@ -85,6 +85,22 @@ absl::StatusOr<std::vector<ModelSpec>> ParseModelSpecs(const std::vector<std::st
 
 namespace {
 
+// InvalidArgument naming `path`, which cannot be examined (a symbolic link loop, a folder without
+// permission): std::filesystem's non-throwing forms are used throughout, so that such an entry in
+// a --model_dir is an error, not an exception that ends the process.
+absl::Status Unreadable(const std::filesystem::path& path, const std::error_code& error) {
+  return absl::InvalidArgumentError(
+      absl::StrCat(path.string(), ": cannot be read: ", error.message()));
+}
+
+// Whether `path` exists.
+absl::StatusOr<bool> Exists(const std::filesystem::path& path) {
+  std::error_code error;
+  const bool exists = std::filesystem::exists(path, error);
+  if (error) return Unreadable(path, error);
+  return exists;
+}
+
 // Whether the vocabulary file `path` holds a target-language token (">>deu<<"): the mark of a
 // multi-target OPUS-MT checkpoint. Reads the file as text: each token is a JSON key.
 absl::StatusOr<bool> HasTargetLanguageTokens(const std::filesystem::path& path) {
@@ -102,16 +118,18 @@ absl::StatusOr<bool> HasTargetLanguageTokens(const std::filesystem::path& path) 
 absl::StatusOr<std::vector<std::string>> ModelFolders(const std::string& dir) {
   std::error_code error;
   std::vector<std::string> folders;
-  for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
-    if (entry.path().filename().string().starts_with(".")) continue;
-    if (entry.is_directory() && std::filesystem::exists(entry.path() / "config.json")) {
-      folders.push_back(entry.path().string());
-    }
+  for (std::filesystem::directory_iterator it(dir, error), end; !error && it != end;
+       it.increment(error)) {
+    const std::filesystem::path& path = it->path();
+    if (path.filename().string().starts_with(".")) continue;
+    std::error_code entry_error;
+    const bool is_directory = it->is_directory(entry_error);
+    if (entry_error) return Unreadable(path, entry_error);
+    if (!is_directory) continue;
+    MT_ASSIGN_OR_RETURN(const bool has_config, Exists(path / "config.json"));
+    if (has_config) folders.push_back(path.string());
   }
-  if (error) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--model_dir=", dir, ": cannot be read: ", error.message()));
-  }
+  if (error) return Unreadable("--model_dir=" + dir, error);
   std::sort(folders.begin(), folders.end());
   return folders;
 }
@@ -120,65 +138,64 @@ absl::StatusOr<std::vector<ModelSpec>> ScanModelDirectory(const std::string& dir
   MT_ASSIGN_OR_RETURN(const std::vector<std::string> folders, ModelFolders(dir));
   std::vector<ModelSpec> specs;
   for (const std::string& folder : folders) {
-    MT_ASSIGN_OR_RETURN(ModelSpec spec, ScanModelFolder(folder));
+    MT_ASSIGN_OR_RETURN(ModelSpec spec, ScanModelFolder(dir, folder));
     specs.push_back(std::move(spec));
   }
   return specs;
 }
 
-absl::StatusOr<ModelSpec> ScanModelFolder(const std::string& folder_name) {
+absl::StatusOr<ModelSpec> ScanModelFolder(const std::string& dir, const std::string& folder_name) {
   const std::filesystem::path folder(folder_name);
-  {
-    ModelSpec spec;
-    spec.on_demand = true;
-    spec.from_model_dir = true;
-    spec.dir = folder.string();
-    spec.name = folder.filename().string();
-    const std::filesystem::path settings = folder / "mtserve.json";
-    if (std::filesystem::exists(settings)) {
-      MT_ASSIGN_OR_RETURN(const std::string text, ReadRegularFile(settings.string(), 4096));
-      MT_ASSIGN_OR_RETURN(const nlohmann::json json, ParseJson(text, settings.string()));
-      if (!json.is_object()) {
+  ModelSpec spec;
+  spec.on_demand = true;
+  spec.model_dir = dir;
+  spec.dir = folder.string();
+  spec.name = folder.filename().string();
+  const std::filesystem::path settings = folder / "mtserve.json";
+  MT_ASSIGN_OR_RETURN(const bool has_settings, Exists(settings));
+  if (has_settings) {
+    MT_ASSIGN_OR_RETURN(const std::string text, ReadRegularFile(settings.string(), 4096));
+    MT_ASSIGN_OR_RETURN(const nlohmann::json json, ParseJson(text, settings.string()));
+    if (!json.is_object()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(settings.string(), ": expected an object of \"name\" and \"compute_type\""));
+    }
+    for (const auto& [key, value] : json.items()) {
+      if ((key != "name" && key != "compute_type") || !value.is_string()) {
         return absl::InvalidArgumentError(absl::StrCat(
-            settings.string(), ": expected an object of \"name\" and \"compute_type\""));
-      }
-      for (const auto& [key, value] : json.items()) {
-        if ((key != "name" && key != "compute_type") || !value.is_string()) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              settings.string(), ": \"", key,
-              "\" is not a string setting here; expected \"name\" and \"compute_type\""));
-        }
-      }
-      if (json.contains("name")) spec.name = json["name"].get<std::string>();
-      if (json.contains("compute_type")) {
-        absl::StatusOr<ComputeType> type =
-            ParseComputeType(json["compute_type"].get<std::string>());
-        if (!type.ok()) {
-          return absl::InvalidArgumentError(
-              absl::StrCat(settings.string(), ": compute_type: ", type.status().message()));
-        }
-        spec.compute_type = *type;
+            settings.string(), ": \"", key,
+            "\" is not a string setting here; expected \"name\" and \"compute_type\""));
       }
     }
-    if (spec.name.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat(settings.string(), ": name is empty"));
+    if (json.contains("name")) spec.name = json["name"].get<std::string>();
+    if (json.contains("compute_type")) {
+      absl::StatusOr<ComputeType> type = ParseComputeType(json["compute_type"].get<std::string>());
+      if (!type.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(settings.string(), ": compute_type: ", type.status().message()));
+      }
+      spec.compute_type = *type;
     }
-    MT_RETURN_IF_ERROR(CheckModelName(spec.name, spec.dir));
-    // A checkpoint without its vocabulary is refused when it loads, naming the file.
-    const std::filesystem::path vocab = folder / "vocab.json";
-    bool multi_target = false;
-    if (std::filesystem::exists(vocab)) {
-      MT_ASSIGN_OR_RETURN(multi_target, HasTargetLanguageTokens(vocab));
-    }
-    if (multi_target) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          spec.dir,
-          ": a multi-target checkpoint (its vocabulary has target-language tokens such as "
-          ">>deu<<); mtserve serves checkpoints of one target language: remove it from the "
-          "directory"));
-    }
-    return spec;
   }
+  if (spec.name.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(settings.string(), ": name is empty"));
+  }
+  MT_RETURN_IF_ERROR(CheckModelName(spec.name, spec.dir));
+  // A checkpoint without its vocabulary is refused when it loads, naming the file.
+  const std::filesystem::path vocab = folder / "vocab.json";
+  MT_ASSIGN_OR_RETURN(const bool has_vocab, Exists(vocab));
+  bool multi_target = false;
+  if (has_vocab) {
+    MT_ASSIGN_OR_RETURN(multi_target, HasTargetLanguageTokens(vocab));
+  }
+  if (multi_target) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        spec.dir,
+        ": a multi-target checkpoint (its vocabulary has target-language tokens such as "
+        ">>deu<<); mtserve serves checkpoints of one target language: remove it from the "
+        "directory"));
+  }
+  return spec;
 }
 
 absl::StatusOr<std::vector<ModelSpec>> JoinModelSpecs(std::vector<ModelSpec> specs,

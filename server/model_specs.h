@@ -20,8 +20,9 @@ struct ModelSpec {
   std::optional<ComputeType> compute_type;
   // Loaded when a request first needs it (a --model_dir model not in --preload), not at start.
   bool on_demand = false;
-  // Found in a --model_dir (re-read while serving: model_dir_rescan.h), not given by --model.
-  bool from_model_dir = false;
+  // The --model_dir it was found in, as given (re-read while serving: model_dir_rescan.h); empty
+  // for a --model model.
+  std::string model_dir;
 };
 
 // --compute_type as absl flags hold it: the name given ("auto" stays "auto", so that --help
@@ -49,16 +50,17 @@ absl::StatusOr<std::vector<ModelSpec>> ParseModelSpecs(const std::vector<std::st
 // The checkpoints of a model directory (--model_dir=DIR): every subfolder holding a config.json,
 // in name order, named after the subfolder unless an mtserve.json in it says otherwise
 // ({"name": "fr-en", "compute_type": "int8"}, both optional; other files are skipped).
-// InvalidArgument naming the file for an unreadable directory or a bad mtserve.json, and for a
+// InvalidArgument naming the file for an unreadable directory, an entry that cannot be examined
+// (a symbolic link loop, a folder without permission) or a bad mtserve.json, and for a
 // multi-target OPUS-MT checkpoint (one whose vocabulary holds target-language tokens such as
 // ">>deu<<"): mtserve routes by a checkpoint's one target language, and does not serve those.
 // Folders whose name starts with "." are skipped (copy a checkpoint in as ".name", then rename it).
 absl::StatusOr<std::vector<ModelSpec>> ScanModelDirectory(const std::string& dir);
 
-// ScanModelDirectory's parts: the checkpoint folders of `dir` in name order, and one folder's
-// model (its errors as ScanModelDirectory's).
+// ScanModelDirectory's parts: the paths of the checkpoint folders of `dir` in name order, and the
+// model of one of them, `folder` (its errors as ScanModelDirectory's).
 absl::StatusOr<std::vector<std::string>> ModelFolders(const std::string& dir);
-absl::StatusOr<ModelSpec> ScanModelFolder(const std::string& folder);
+absl::StatusOr<ModelSpec> ScanModelFolder(const std::string& dir, const std::string& folder);
 
 // `specs` then every directory's models, as one list: InvalidArgument naming both places when
 // two share a name.

@@ -24,11 +24,12 @@ COMPOSE = os.path.join(COMPOSE_DIR, "compose.yaml")
 IMAGE = "localhost/mtserve:latest"
 GRPC_PORT, HTTP_PORT, METRICS_PORT = 50051, 8080, 9464
 # Metrics without a model label (prefixes).
-PROCESS_WIDE = ("process_", "mtserve_cache_", "mtserve_model_memory_budget_bytes")
+PROCESS_WIDE = ("process_", "mtserve_cache_", "mtserve_model_memory_budget_bytes",
+                "mtserve_model_rescans_total")
 # The model repository's metrics (serving/metrics.h), each shown in the dashboard's Models row.
 MODEL_METRICS = ("mtserve_model_loads_total", "mtserve_model_load_seconds",
                  "mtserve_model_unloads_total", "mtserve_model_resident_bytes",
-                 "mtserve_model_memory_budget_bytes")
+                 "mtserve_model_memory_budget_bytes", "mtserve_model_rescans_total")
 
 
 def default(value):
@@ -278,7 +279,7 @@ def check_dashboard(checks, datasource_uid):
             refs, _ = promql_refs.parse(expr)
             for ref in refs:
                 # Process-wide metrics (the process's own, the cache shared by all models, the
-                # models' memory budget) have no model label.
+                # models' memory budget, the re-reads of --model_dir) have no model label.
                 want = {"job"} if ref.name == "up" else (
                     {"job", "instance"} if ref.name.startswith(PROCESS_WIDE)
                     else {"job", "instance", "model"})
@@ -297,7 +298,8 @@ def check_dashboard(checks, datasource_uid):
     titles = " ".join(p["title"].lower() for p in panels)
     for needle in ("requests/s", "error", "latency", "queue depth", "queue wait", "batch size",
                    "generated tokens", "input tokens", "in-flight", "memory", "cpu", "cache",
-                   "model memory", "loads and unloads", "load time", "failed model loads"):
+                   "model memory", "loads and unloads", "load time", "failed model loads",
+                   "model directory re-reads"):
         checks.expect(needle in titles, f"a panel about {needle}")
 
     # The Models row: the panels after it (up to the next row) use every model metric, and one

@@ -29,6 +29,7 @@ TEST(ModelSpecsTest, NamesAndDirectories) {
   EXPECT_EQ((*specs)[2].name, "dir");
   for (const ModelSpec& spec : *specs) {
     EXPECT_FALSE(spec.compute_type.has_value()) << spec.name << ": --compute_type's applies";
+    EXPECT_EQ(spec.model_dir, "") << spec.name << ": not from a --model_dir";
   }
 }
 
@@ -139,10 +140,169 @@ TEST(ModelDirectoryTest, SubfoldersWithAConfigAreModelsInNameOrder) {
   ASSERT_EQ(specs->size(), 3u);
   EXPECT_EQ((*specs)[0].name, "de-en");
   EXPECT_EQ((*specs)[0].dir, (dir.path() / "de-en").string());
+  EXPECT_EQ((*specs)[0].model_dir, dir.path().string());
   EXPECT_FALSE((*specs)[0].compute_type.has_value());
   EXPECT_EQ((*specs)[1].name, "french");
   EXPECT_EQ((*specs)[1].compute_type, ComputeType::kInt8);
   EXPECT_EQ((*specs)[2].name, "zh-en");
+}
+
+// ModelFolders: the subfolders holding a config.json, as paths, sorted byte-wise by name;
+// folders starting with "." (a checkpoint being copied in), files, and folders without a
+// config.json are not models.
+TEST(ModelDirectoryTest, ModelFoldersSkipsDotFoldersFilesAndFoldersWithoutAConfig) {
+  testing::TempDir dir;
+  for (const char* folder : {"zh-en", "B-upper", "de-en", ".fr-en", ".hidden", "empty", "a.b"}) {
+    std::filesystem::create_directory(dir.path() / folder);
+  }
+  for (const char* config : {"zh-en/config.json", "B-upper/config.json", "de-en/config.json",
+                             ".fr-en/config.json", ".hidden/config.json", "a.b/config.json"}) {
+    dir.Write(config, "{}");
+  }
+  dir.Write("empty/model.safetensors", "");  // A folder without a config.json.
+  dir.Write("config.json", "{}");            // Files at the top are no folders.
+  dir.Write("en-it", "a file named like a model");
+  dir.Write(".en-es", "a dot-file");
+  auto folders = ModelFolders(dir.path().string());
+  ASSERT_TRUE(folders.ok()) << folders.status();
+  const auto at = [&dir](const char* name) { return (dir.path() / name).string(); };
+  // Byte order: upper case before lower case.
+  EXPECT_THAT(*folders, ElementsAre(at("B-upper"), at("a.b"), at("de-en"), at("zh-en")));
+
+  // A directory with nothing in it has no models (not an error); one that is missing cannot be
+  // read, and says which.
+  testing::TempDir empty;
+  auto none = ModelFolders(empty.path().string());
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_THAT(*none, ElementsAre());
+  const std::string missing = (dir.path() / "missing").string();
+  auto unreadable = ModelFolders(missing);
+  EXPECT_EQ(unreadable.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(unreadable.status().message()),
+              HasSubstr("--model_dir=" + missing + ": cannot be read"));
+  // A file given as the directory cannot be read as one either.
+  EXPECT_EQ(ModelFolders(dir.File("en-it")).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// ScanModelFolder: one folder's model, named after the folder unless its mtserve.json says
+// otherwise, loaded on demand, and knowing the --model_dir it came from.
+TEST(ModelDirectoryTest, ScanModelFolderNamesTheModelAndKeepsItsDirectory) {
+  testing::TempDir dir;
+  for (const char* folder : {"plain", "named", "typed"}) {
+    std::filesystem::create_directory(dir.path() / folder);
+    dir.Write(std::string(folder) + "/config.json", "{}");
+  }
+  dir.Write("named/mtserve.json", R"({"name": "fr-en"})");
+  dir.Write("typed/mtserve.json", R"({"compute_type": "bfloat16"})");
+  const std::string root = dir.path().string();
+
+  auto plain = ScanModelFolder(root, dir.File("plain"));
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ(plain->name, "plain");
+  EXPECT_EQ(plain->dir, dir.File("plain"));
+  EXPECT_EQ(plain->model_dir, root);
+  EXPECT_TRUE(plain->on_demand);
+  EXPECT_FALSE(plain->compute_type.has_value()) << "--compute_type's applies";
+
+  auto named = ScanModelFolder(root, dir.File("named"));
+  ASSERT_TRUE(named.ok()) << named.status();
+  EXPECT_EQ(named->name, "fr-en");
+  EXPECT_EQ(named->dir, dir.File("named"));
+  EXPECT_FALSE(named->compute_type.has_value());
+
+  auto typed = ScanModelFolder(root, dir.File("typed"));
+  ASSERT_TRUE(typed.ok()) << typed.status();
+  EXPECT_EQ(typed->name, "typed");
+  EXPECT_EQ(typed->compute_type, ComputeType::kBFloat16);
+
+  // The directory as given, not as the folder's path spells it.
+  auto slashed = ScanModelFolder(root + "/", dir.File("plain"));
+  ASSERT_TRUE(slashed.ok()) << slashed.status();
+  EXPECT_EQ(slashed->model_dir, root + "/");
+}
+
+TEST(ModelDirectoryTest, ScanModelFolderRefusesSettingsItCannotUse) {
+  struct Case {
+    const char* contents;  // Of mtserve.json; nullptr: a folder named mtserve.json.
+    const char* message;
+  };
+  const Case cases[] = {
+      {R"({"name": ""})", "mtserve.json: name is empty"},
+      {R"({"name": "several"})", "\"several\" is reserved"},
+      {R"({"name": "x", "preload": "yes"})", "\"preload\" is not a string setting here"},
+      {R"({"compute_type": 8})", "\"compute_type\" is not a string setting here"},
+      {R"({"compute_type": "auto8"})", "mtserve.json: compute_type: "},
+      {"null", "expected an object"},
+      {nullptr, "mtserve.json: not a regular file"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.message);
+    testing::TempDir dir;
+    std::filesystem::create_directory(dir.path() / "m");
+    dir.Write("m/config.json", "{}");
+    if (c.contents == nullptr) {
+      std::filesystem::create_directory(dir.path() / "m" / "mtserve.json");
+    } else {
+      dir.Write("m/mtserve.json", c.contents);
+    }
+    auto spec = ScanModelFolder(dir.path().string(), dir.File("m"));
+    EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(spec.status().message()), HasSubstr(c.message));
+    EXPECT_THAT(std::string(spec.status().message()), HasSubstr(dir.File("m")));
+  }
+  // Settings longer than any real one are refused before they are parsed, naming the file.
+  testing::TempDir dir;
+  std::filesystem::create_directory(dir.path() / "m");
+  dir.Write("m/config.json", "{}");
+  dir.Write("m/mtserve.json", R"({"name": ")" + std::string(5000, 'x') + R"("})");
+  auto spec = ScanModelFolder(dir.path().string(), dir.File("m"));
+  EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(spec.status().message()), HasSubstr(dir.File("m/mtserve.json")));
+}
+
+// An entry that cannot be examined (here a symbolic link loop, as a folder without permission is
+// for a user other than root) is an error naming it: std::filesystem's exceptions would end the
+// process, at start or at a re-read while serving.
+TEST(ModelDirectoryTest, AnEntryThatCannotBeExaminedIsAnErrorNamingIt) {
+  const auto loop = [](const std::filesystem::path& path) {
+    std::filesystem::create_symlink(path.filename(), path);
+  };
+  {
+    testing::TempDir dir;
+    std::filesystem::create_directory(dir.path() / "m");
+    dir.Write("m/config.json", "{}");
+    loop(dir.path() / ".hidden-loop");  // Skipped unexamined, as every dot-name.
+    auto folders = ModelFolders(dir.path().string());
+    ASSERT_TRUE(folders.ok()) << folders.status();
+    EXPECT_THAT(*folders, ElementsAre(dir.File("m")));
+    loop(dir.path() / "loop");
+    folders = ModelFolders(dir.path().string());
+    EXPECT_EQ(folders.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(folders.status().message()),
+                HasSubstr(dir.File("loop") + ": cannot be read: "));
+  }
+  {
+    testing::TempDir dir;
+    std::filesystem::create_directory(dir.path() / "m");
+    loop(dir.path() / "m" / "config.json");
+    const auto folders = ModelFolders(dir.path().string());
+    EXPECT_EQ(folders.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(folders.status().message()),
+                HasSubstr(dir.File("m/config.json") + ": cannot be read: "));
+  }
+  for (const char* file : {"mtserve.json", "vocab.json"}) {
+    SCOPED_TRACE(file);
+    testing::TempDir dir;
+    std::filesystem::create_directory(dir.path() / "m");
+    dir.Write("m/config.json", "{}");
+    loop(dir.path() / "m" / file);
+    const auto spec = ScanModelFolder(dir.path().string(), dir.File("m"));
+    EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(spec.status().message()),
+                HasSubstr(dir.File(std::string("m/") + file) + ": cannot be read: "));
+    EXPECT_EQ(ScanModelDirectory(dir.path().string()).status().code(),
+              absl::StatusCode::kInvalidArgument);
+  }
 }
 
 TEST(ModelDirectoryTest, RefusalsNameTheFile) {
@@ -206,7 +366,9 @@ TEST(ModelDirectoryTest, NamesAreUniqueAcrossModelsAndDirectories) {
   ASSERT_TRUE(joined.ok()) << joined.status();
   ASSERT_EQ(joined->size(), 2u);
   EXPECT_EQ((*joined)[0].name, "main");  // --model first: the default model.
+  EXPECT_EQ((*joined)[0].model_dir, "");
   EXPECT_EQ((*joined)[1].name, "en-de");
+  EXPECT_EQ((*joined)[1].model_dir, dir.path().string());
 }
 
 }  // namespace

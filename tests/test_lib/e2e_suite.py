@@ -82,14 +82,20 @@ def call(port, method, path, body=None, headers=None, timeout=120):
         connection.close()
 
 
-def metric_total(text, metric, **labels):
-    """The sum of `metric` in a /metrics scrape over the series with these labels."""
-    total = 0.0
+def metric_series(text, metric, **labels):
+    """The series of `metric` with these labels in a /metrics scrape, each as (its labels, its
+    value); [] when none is exported."""
+    found = []
     for match in re.finditer(rf"^{re.escape(metric)}\{{([^}}]*)\}} (\S+)$", text, re.MULTILINE):
         series = dict(re.findall(r'(\w+)="([^"]*)"', match.group(1)))
         if all(series.get(k) == v for k, v in labels.items()):
-            total += float(match.group(2))
-    return total
+            found.append((series, float(match.group(2))))
+    return found
+
+
+def metric_total(text, metric, **labels):
+    """The sum of `metric` in a /metrics scrape over the series with these labels."""
+    return sum((value for _, value in metric_series(text, metric, **labels)), 0.0)
 
 
 def requests_total(text, **labels):
