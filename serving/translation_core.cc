@@ -7,7 +7,6 @@
 #include <set>
 #include <utility>
 
-#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
@@ -919,11 +918,18 @@ absl::StatusOr<int> TranslationCore::CheckModelCall(const ModelCall& call,
 void TranslationCore::EndModelCall(const ModelCall& call, const std::string& model,
                                    const std::string& key_name, absl::Time start,
                                    const absl::Status& status) const {
-  // The names come from the request: escaped, so that a line of the log is one call.
+  // The model's name comes from the request (and errors may quote it): control characters are
+  // blanked, so that a line of the log is one call.
+  auto one_line = [](std::string text) {
+    for (char& c : text) {
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+    }
+    return text;
+  };
   if (!key_name.empty()) {
     std::fprintf(stderr, "mtserve: %s of model \"%s\" by API key %s: %s\n", call.method.c_str(),
-                 absl::CHexEscape(Excerpt(call.model)).c_str(), key_name.c_str(),
-                 absl::CHexEscape(status.ToString()).c_str());
+                 one_line(Excerpt(call.model)).c_str(), key_name.c_str(),
+                 one_line(status.ToString()).c_str());
   }
   if (metrics_ != nullptr) {
     metrics_->RecordRequest(call.frontend, model, call.method,
