@@ -9,17 +9,16 @@
 #include <utility>
 
 #include "absl/strings/ascii.h"
-#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
-#include "absl/strings/strip.h"
 #include "absl/synchronization/notification.h"
 #include "base/excerpt.h"
 #include "base/status_macros.h"
 #include "frontends/http/embedded_files.h"
 #include "frontends/http/http_json.h"
 #include "frontends/http/http_status.h"
+#include "frontends/http/route_path.h"
 #include "frontends/libretranslate/libretranslate_api.h"
 #include "frontends/proto/proto_mapping.h"
 #include "frontends/proto/request_mapping.h"
@@ -146,43 +145,6 @@ absl::StatusOr<absl::Time> Deadline(const HttpRequest& request) {
   return request.received + timeout;
 }
 
-// A route's path may hold kName: one path segment, a model's name, percent-encoded.
-constexpr absl::string_view kName = "{name}";
-
-// Whether `path` is route path `pattern`'s.
-bool PathMatches(absl::string_view pattern, absl::string_view path) {
-  const size_t hole = pattern.find(kName);
-  if (hole == absl::string_view::npos) return path == pattern;
-  return absl::ConsumePrefix(&path, pattern.substr(0, hole)) &&
-         absl::ConsumeSuffix(&path, pattern.substr(hole + kName.size())) && !path.empty() &&
-         path.find('/') == absl::string_view::npos;
-}
-
-// The model's name in `path` (which PathMatches `pattern`), percent-decoded: INVALID_ARGUMENT for
-// a % not followed by two hex digits.
-absl::StatusOr<std::string> PathName(absl::string_view pattern, absl::string_view path) {
-  const size_t hole = pattern.find(kName);
-  const absl::string_view encoded =
-      path.substr(hole, path.size() - (pattern.size() - kName.size()));
-  std::string name;
-  for (size_t i = 0; i < encoded.size(); ++i) {
-    if (encoded[i] != '%') {
-      name += encoded[i];
-      continue;
-    }
-    const absl::string_view hex = encoded.substr(i + 1, 2);
-    if (hex.size() != 2 || !absl::ascii_isxdigit(static_cast<unsigned char>(hex[0])) ||
-        !absl::ascii_isxdigit(static_cast<unsigned char>(hex[1]))) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("the model's name in the path, \"", Excerpt(encoded),
-                       "\", has a % not followed by two hex digits (percent-encoding)"));
-    }
-    name += static_cast<char>(std::stoi(std::string(hex), nullptr, 16));
-    i += 2;
-  }
-  return name;
-}
-
 std::string ContentType(const HttpRequest& request) {
   return std::string(request.header("Content-Type").value_or(""));
 }
@@ -211,7 +173,7 @@ constexpr ApiRoute kApi[] = {
 
 const ApiRoute* FindRoute(absl::string_view path) {
   for (const ApiRoute& route : kApi) {
-    if (PathMatches(route.path, path)) return &route;
+    if (RoutePathMatches(route.path, path)) return &route;
   }
   return nullptr;
 }
@@ -343,7 +305,7 @@ absl::StatusOr<TranslationCore::ModelCall> ModelCallOf(const HttpRequest& reques
                                                        const TranslationCore& core,
                                                        google::protobuf::Message& body) {
   TranslationCore::ModelCall call;
-  MT_ASSIGN_OR_RETURN(call.model, PathName(route, request.path()));
+  MT_ASSIGN_OR_RETURN(call.model, RoutePathName(route, request.path()));
   MT_ASSIGN_OR_RETURN(call.deadline, Deadline(request));
   if (!absl::StripAsciiWhitespace(request.body()).empty()) {
     MT_RETURN_IF_ERROR(
