@@ -4,6 +4,7 @@
 //              output (so the two can be diffed); by model, or by languages (--source, --target);
 //   models     the served models;
 //   detect     the language of each line of stdin;
+//   load, unload  an operator's load or unload of a model (an API key with admin=true);
 //   health     the grpc.health.v1 status; exit status 0 only when SERVING (a container
 //              HEALTHCHECK or Kubernetes exec probe);
 //   bench      a load generator (client/load_generator.h).
@@ -108,6 +109,10 @@ constexpr char kUsage[] =
                   [--batch_size=32] < input.txt
       The language of each line, a line each: "LANG CONFIDENCE" pairs, best first (confidence
       in percent), or "-" for a line with no letters (no language).
+  mtclient load NAME | mtclient unload NAME  [--server=HOST:PORT] --api_key=KEY
+      An operator's load or unload of model NAME (the key must have admin=true in the server's
+      --api_keys_file); prints the model's state after, as "NAME  state=STATE
+      resident_bytes=N" (and "unload_pending" while requests still use it).
   mtclient health [--server=HOST:PORT] [--service=NAME] [--timeout=SECONDS]
       Prints the grpc.health.v1 status (SERVING, NOT_SERVING, ...); exits 0 only if SERVING.
   mtclient bench [--server=HOST:PORT] --input=FILE [--concurrency=N]
@@ -380,10 +385,27 @@ absl::StatusOr<TranslationClient::Options> ClientOptionsFromFlags() {
   return options;
 }
 
+// The operator's load (or unload) of model `name`.
+int LoadOrUnload(const TranslationClient& client, bool load, const std::string& name,
+                 absl::Duration timeout) {
+  absl::StatusOr<v1::ModelInfo> model =
+      load ? client.LoadModel(name, timeout) : client.UnloadModel(name, timeout);
+  if (!model.ok()) return Fail(model.status());
+  std::cout << absl::StrFormat("%s  state=%s  resident_bytes=%d%s\n", model->name(),
+                               v1::ModelState_Name(model->state()), model->resident_bytes(),
+                               model->unload_pending() ? "  unload_pending" : "");
+  return 0;
+}
+
 int Run(const std::vector<char*>& args) {
-  if (args.size() != 2)
-    return UsageError("give exactly one subcommand: translate, models, detect, health or bench");
-  const std::string command = args[1];
+  const std::string command = args.size() >= 2 ? args[1] : "";
+  const bool admin = command == "load" || command == "unload";
+  if (admin && args.size() != 3) return UsageError(absl::StrCat(command, " takes a model's name"));
+  if (!admin && args.size() != 2) {
+    return UsageError(
+        "give exactly one subcommand: translate, models, detect, load NAME, unload NAME, health "
+        "or bench");
+  }
   absl::StatusOr<absl::Duration> timeout = TimeoutFromFlag();
   if (!timeout.ok()) return UsageError(std::string(timeout.status().message()));
   absl::StatusOr<TranslationClient::Options> options = ClientOptionsFromFlags();
@@ -392,6 +414,7 @@ int Run(const std::vector<char*>& args) {
   if (command == "translate") return Translate(client, *timeout);
   if (command == "models") return Models(client, *timeout);
   if (command == "detect") return Detect(client, *timeout);
+  if (admin) return LoadOrUnload(client, command == "load", args[2], *timeout);
   if (command == "health") return Health(client, *timeout);
   if (command == "bench") return Bench(client, *timeout);
   return UsageError(absl::StrCat("unknown subcommand '", command, "'"));

@@ -88,6 +88,34 @@ absl::StatusOr<v1::DetectResponse> TranslationClient::Detect(const v1::DetectReq
   return response;
 }
 
+absl::StatusOr<v1::ModelInfo> TranslationClient::LoadModel(const std::string& name,
+                                                           absl::Duration timeout) const {
+  grpc::ClientContext context;
+  SetTimeout(context, timeout);
+  SetAuthorization(context, authorization_);
+  v1::LoadModelRequest request;
+  request.set_name(name);
+  v1::ModelInfo response;
+  if (grpc::Status status = translator_->LoadModel(&context, request, &response); !status.ok()) {
+    return ToAbslStatus(status);
+  }
+  return response;
+}
+
+absl::StatusOr<v1::ModelInfo> TranslationClient::UnloadModel(const std::string& name,
+                                                             absl::Duration timeout) const {
+  grpc::ClientContext context;
+  SetTimeout(context, timeout);
+  SetAuthorization(context, authorization_);
+  v1::UnloadModelRequest request;
+  request.set_name(name);
+  v1::ModelInfo response;
+  if (grpc::Status status = translator_->UnloadModel(&context, request, &response); !status.ok()) {
+    return ToAbslStatus(status);
+  }
+  return response;
+}
+
 absl::StatusOr<HealthStatus> TranslationClient::Health(const std::string& service,
                                                        absl::Duration timeout) const {
   grpc::ClientContext context;

@@ -55,6 +55,9 @@ class TranslationClient {
       absl::Duration timeout = absl::Seconds(10)) const;
   absl::StatusOr<v1::DetectResponse> Detect(const v1::DetectRequest& request,
                                             absl::Duration timeout) const;
+  // The operators' calls, for an API key with the admin attribute: model `name`'s state after.
+  absl::StatusOr<v1::ModelInfo> LoadModel(const std::string& name, absl::Duration timeout) const;
+  absl::StatusOr<v1::ModelInfo> UnloadModel(const std::string& name, absl::Duration timeout) const;
   // grpc.health.v1.Health/Check. An empty service asks about the server as a whole. Errors are
   // the RPC's: NOT_FOUND for a service the server does not know, UNAVAILABLE when it is down...
   absl::StatusOr<HealthStatus> Health(const std::string& service = "",

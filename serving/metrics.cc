@@ -156,8 +156,9 @@ Metrics::Metrics()
                               .Register(*registry_)),
       model_unloads_(prometheus::BuildCounter()
                          .Name("mtserve_model_unloads_total")
-                         .Help("Models unloaded to make room within --model_memory, or "
-                               "replaced or removed from their --model_dir.")
+                         .Help("Models unloaded: to make room within --model_memory, replaced "
+                               "or removed from their --model_dir, or by an operator's "
+                               "UnloadModel.")
                          .Register(*registry_)),
       model_rescans_(prometheus::BuildCounter()
                          .Name("mtserve_model_rescans_total")

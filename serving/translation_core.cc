@@ -1,6 +1,7 @@
 #include "serving/translation_core.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <optional>
 #include <set>
@@ -902,6 +903,95 @@ absl::StatusOr<DetectionReply> TranslationCore::Detect(const DetectionRequest& r
                             absl::ToDoubleSeconds(absl::Now() - start));
   }
   return reply;
+}
+
+absl::StatusOr<int> TranslationCore::CheckModelCall(const ModelCall& call,
+                                                    std::shared_ptr<const Serving>& serving,
+                                                    std::string& key_name) const {
+  if (authenticator_ == nullptr) {
+    return absl::UnimplementedError(
+        absl::StrCat(call.method,
+                     " exists only on a server with API keys (--api_keys_file), for keys with "
+                     "admin=true"));
+  }
+  MT_ASSIGN_OR_RETURN(const ApiKey key, authenticator_->Authenticate(call.api_key));
+  key_name = key.name;
+  if (!key.admin) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("the API key \"", key.name, "\" lacks the admin attribute (admin=true in ",
+                     "--api_keys_file), which ", call.method, " needs"));
+  }
+  MT_RETURN_IF_ERROR(authenticator_->Charge(key, 1, 0));
+  MT_ASSIGN_OR_RETURN(serving, CurrentServing());
+  if (call.model.empty()) {
+    return absl::InvalidArgumentError("name: required (a model's name, as ListModels gives it)");
+  }
+  return FindModel(*serving, call.model);
+}
+
+void TranslationCore::EndModelCall(const ModelCall& call, const std::string& model,
+                                   const std::string& key_name, absl::Time start,
+                                   const absl::Status& status) const {
+  // The model's name comes from the request (and errors may quote it): control characters are
+  // blanked, so that a line of the log is one call.
+  auto one_line = [](std::string text) {
+    for (char& c : text) {
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+    }
+    return text;
+  };
+  if (!key_name.empty()) {
+    std::fprintf(stderr, "mtserve: %s of model \"%s\" by API key %s: %s\n", call.method.c_str(),
+                 one_line(Excerpt(call.model)).c_str(), key_name.c_str(),
+                 one_line(status.ToString()).c_str());
+  }
+  if (metrics_ != nullptr) {
+    metrics_->RecordRequest(call.frontend, model, call.method,
+                            absl::StatusCodeToString(status.code()),
+                            absl::ToDoubleSeconds(absl::Now() - start));
+  }
+}
+
+void TranslationCore::LoadModel(ModelCall call, ModelCallDone done) {
+  const absl::Time start = absl::Now();
+  std::shared_ptr<const Serving> serving;
+  std::string key_name;
+  const absl::StatusOr<int> slot = CheckModelCall(call, serving, key_name);
+  if (!slot.ok()) {
+    EndModelCall(call, kNoModel, key_name, start, slot.status());
+    done(slot.status());
+    return;
+  }
+  // In flight until answered, as a translation is.
+  drain_->Enter();
+  const absl::Time deadline = call.deadline;
+  serving->repository->Load(*slot, deadline,
+                            [this, serving, call = std::move(call), key_name, start, slot = *slot,
+                             done = std::move(done)](absl::Status status) {
+                              EndModelCall(call, serving->slots()[slot].name, key_name, start,
+                                           status);
+                              if (status.ok()) {
+                                done(slot);
+                              } else {
+                                done(status);
+                              }
+                              drain_->Leave();
+                            });
+}
+
+absl::StatusOr<int> TranslationCore::UnloadModel(const ModelCall& call) {
+  const absl::Time start = absl::Now();
+  std::shared_ptr<const Serving> serving;
+  std::string key_name;
+  const absl::StatusOr<int> slot = CheckModelCall(call, serving, key_name);
+  if (!slot.ok()) {
+    EndModelCall(call, kNoModel, key_name, start, slot.status());
+    return slot.status();
+  }
+  const absl::Status status = serving->repository->Unload(*slot);
+  EndModelCall(call, serving->slots()[*slot].name, key_name, start, status);
+  if (!status.ok()) return status;
+  return *slot;
 }
 
 }  // namespace mtserve

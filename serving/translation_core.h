@@ -112,6 +112,34 @@ class TranslationCore {
   // Translates `request`; `call` cancels it.
   void Translate(Request request, std::shared_ptr<Call> call, Done done);
 
+  // An operator's call on one model (LoadModel, UnloadModel).
+  struct ModelCall {
+    std::string model;                             // Its name; required.
+    std::optional<std::string> api_key;            // As presented (PresentedApiKey).
+    absl::Time deadline = absl::InfiniteFuture();  // LoadModel's.
+    Frontend frontend = Frontend::kGrpc;           // The metrics' labels.
+    std::string method;
+  };
+  // The slot of the model called (its state is then the repository's to tell), or the error.
+  using ModelCallDone = std::function<void(absl::StatusOr<int> slot)>;
+
+  // The operators' calls exist only with API keys (RequireApiKeys): without them, UNIMPLEMENTED.
+  // Then UNAUTHENTICATED for no key or one the file does not have; PERMISSION_DENIED for a key
+  // without the admin attribute (naming the key's name); RESOURCE_EXHAUSTED over the key's
+  // requests_per_minute (charged as one request); UNAVAILABLE while loading or draining;
+  // INVALID_ARGUMENT without a model's name; NOT_FOUND naming a model not served. Each call that
+  // passes the key's checks is logged with the key's name and its outcome, and counted in the
+  // request metrics under `method`.
+  //
+  // LoadModel loads the model as a request's load does (idle models unloaded, least recently used
+  // first, to make room) by `deadline` (DEADLINE_EXCEEDED after; the load goes on): the load's
+  // error, or UNAVAILABLE naming --model_memory at once when the models in use leave no room.
+  // `done` runs once, on this thread or the repository's loader thread.
+  void LoadModel(ModelCall call, ModelCallDone done);
+  // UnloadModel unloads the model at once, or once the requests holding it end (ModelRepository::
+  // Unload; FAILED_PRECONDITION while it loads). A request for it later loads it again.
+  absl::StatusOr<int> UnloadModel(const ModelCall& call);
+
   // Counts a request that a front end refused before it could become a Request (a message that
   // does not parse, say).
   void RecordRefused(Frontend frontend, const std::string& method, const absl::Status& status);
@@ -141,6 +169,14 @@ class TranslationCore {
              BatchScheduler* scheduler);
   // The slot of model `name` (empty: the default): NOT_FOUND if not served.
   static absl::StatusOr<int> FindModel(const Serving& serving, const std::string& name);
+  // The checks of an operator's call (LoadModel): its model's slot, with what is served and the
+  // key's name.
+  absl::StatusOr<int> CheckModelCall(const ModelCall& call, std::shared_ptr<const Serving>& serving,
+                                     std::string& key_name) const;
+  // Logs (when the key is known) and counts an operator's call on `model` (the metrics' label)
+  // that ended with `status`.
+  void EndModelCall(const ModelCall& call, const std::string& model, const std::string& key_name,
+                    absl::Time start, const absl::Status& status) const;
   // Holds the models `pending`'s texts need (loading them if they are not), then starts it.
   void Acquire(std::shared_ptr<Pending> pending);
   // The served model of each text of `pending` (by name, or by languages: routing and detection),

@@ -427,4 +427,49 @@ grpc::ServerUnaryReactor* TranslationService::Detect(grpc::CallbackServerContext
   return reactor;
 }
 
+grpc::ServerUnaryReactor* TranslationService::LoadModel(grpc::CallbackServerContext* context,
+                                                        const v1::LoadModelRequest* request,
+                                                        v1::ModelInfo* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  if (drain_->draining()) {
+    reactor->Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, "the server is shutting down"));
+    return reactor;
+  }
+  TranslationCore::ModelCall call;
+  call.model = request->name();
+  call.api_key = ApiKeyOf(*context);
+  call.deadline = DeadlineOf(*context);
+  call.frontend = Frontend::kGrpc;
+  call.method = "LoadModel";
+  core_->LoadModel(std::move(call), [this, context, reactor, response](absl::StatusOr<int> slot) {
+    if (!slot.ok()) return FinishWith(context, reactor, slot.status());
+    *response = ToModelInfo(*core_, *slot);
+    reactor->Finish(grpc::Status::OK);
+  });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* TranslationService::UnloadModel(grpc::CallbackServerContext* context,
+                                                          const v1::UnloadModelRequest* request,
+                                                          v1::ModelInfo* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  if (drain_->draining()) {
+    reactor->Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, "the server is shutting down"));
+    return reactor;
+  }
+  TranslationCore::ModelCall call;
+  call.model = request->name();
+  call.api_key = ApiKeyOf(*context);
+  call.frontend = Frontend::kGrpc;
+  call.method = "UnloadModel";
+  const absl::StatusOr<int> slot = core_->UnloadModel(call);
+  if (!slot.ok()) {
+    FinishWith(context, reactor, slot.status());
+    return reactor;
+  }
+  *response = ToModelInfo(*core_, *slot);
+  reactor->Finish(grpc::Status::OK);
+  return reactor;
+}
+
 }  // namespace mtserve

@@ -22,8 +22,9 @@ class TranslateStreamReactor;
 
 using TranslatorService = v1::Translator::WithRawCallbackMethod_Translate<
     v1::Translator::WithRawCallbackMethod_TranslateStream<
-        v1::Translator::WithCallbackMethod_ListModels<
-            v1::Translator::WithRawCallbackMethod_Detect<v1::Translator::Service>>>>;
+        v1::Translator::WithCallbackMethod_ListModels<v1::Translator::WithRawCallbackMethod_Detect<
+            v1::Translator::WithCallbackMethod_LoadModel<
+                v1::Translator::WithCallbackMethod_UnloadModel<v1::Translator::Service>>>>>>;
 
 class TranslationService final : public TranslatorService {
  public:
@@ -48,6 +49,14 @@ class TranslationService final : public TranslatorService {
   grpc::ServerUnaryReactor* Detect(grpc::CallbackServerContext* context,
                                    const grpc::ByteBuffer* request,
                                    grpc::ByteBuffer* response) override;
+  // The operators' calls (TranslationCore::LoadModel, UnloadModel). A load is answered once it
+  // ends, on the repository's loader thread, never blocking gRPC's.
+  grpc::ServerUnaryReactor* LoadModel(grpc::CallbackServerContext* context,
+                                      const v1::LoadModelRequest* request,
+                                      v1::ModelInfo* response) override;
+  grpc::ServerUnaryReactor* UnloadModel(grpc::CallbackServerContext* context,
+                                        const v1::UnloadModelRequest* request,
+                                        v1::ModelInfo* response) override;
 
  private:
   friend class TranslateReactor;

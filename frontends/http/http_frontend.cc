@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
@@ -17,6 +18,7 @@
 #include "frontends/http/embedded_files.h"
 #include "frontends/http/http_json.h"
 #include "frontends/http/http_status.h"
+#include "frontends/http/route_path.h"
 #include "frontends/libretranslate/libretranslate_api.h"
 #include "frontends/proto/proto_mapping.h"
 #include "frontends/proto/request_mapping.h"
@@ -156,6 +158,10 @@ constexpr ApiRoute kApi[] = {
     {"/v1/translate:stream", "POST", &HttpFrontend::TranslateStream, false, KeyCheck::kHeader,
      "TranslateStream"},
     {"/v1/models", "GET", &HttpFrontend::ListModels, false, KeyCheck::kHeader, ""},
+    {"/v1/models/{name}:load", "POST", &HttpFrontend::LoadModel, false, KeyCheck::kHeader,
+     "LoadModel"},
+    {"/v1/models/{name}:unload", "POST", &HttpFrontend::UnloadModel, false, KeyCheck::kHeader,
+     "UnloadModel"},
     {"/v1/detect", "POST", &HttpFrontend::Detect, false, KeyCheck::kHeader, "Detect"},
     {"/translate", "POST", &HttpFrontend::LibreTranslate, true, KeyCheck::kHeaderIfPresent,
      "LibreTranslate"},
@@ -167,7 +173,7 @@ constexpr ApiRoute kApi[] = {
 
 const ApiRoute* FindRoute(absl::string_view path) {
   for (const ApiRoute& route : kApi) {
-    if (path == route.path) return &route;
+    if (RoutePathMatches(route.path, path)) return &route;
   }
   return nullptr;
 }
@@ -239,9 +245,10 @@ std::optional<HttpAnswer> HttpFrontend::Route(const HttpRequest& head) {
         path, absl::NotFoundError(absl::StrCat(
                   "no ", Excerpt(path),
                   " here; the API is POST /v1/translate, POST /v1/translate:stream, GET "
-                  "/v1/models, POST /v1/detect, GET /healthz, GET /readyz, GET /openapi.json, and "
-                  "LibreTranslate's /translate, /detect, /languages and /frontend/settings; the "
-                  "translation page is /")));
+                  "/v1/models, POST /v1/models/{name}:load, POST /v1/models/{name}:unload, POST "
+                  "/v1/detect, GET /healthz, GET /readyz, GET /openapi.json, and LibreTranslate's "
+                  "/translate, /detect, /languages and /frontend/settings; the translation page "
+                  "is /")));
   }
   if (method != route->method) return MethodNotAllowed(head, route->method);
   const std::optional<std::string> key = HeaderApiKey(head);
@@ -285,6 +292,73 @@ void HttpFrontend::ListModels(const HttpRequest& request, HttpReply& reply) {
       mtserve::ListModels(*core_, HeaderApiKey(request));
   if (!models.ok()) return reply.Send(ErrorAnswer(request.path(), models.status()));
   reply.Send(MessageAnswer(request.path(), *models));
+}
+
+namespace {
+
+// The operator's call of `request` to `route` (LoadModel, UnloadModel): the model named by the
+// path; the body, if any, a LoadModelRequest or UnloadModelRequest whose name is empty or the
+// path's.
+absl::StatusOr<TranslationCore::ModelCall> ModelCallOf(const HttpRequest& request,
+                                                       absl::string_view route,
+                                                       const std::string& method,
+                                                       const TranslationCore& core,
+                                                       google::protobuf::Message& body) {
+  TranslationCore::ModelCall call;
+  MT_ASSIGN_OR_RETURN(call.model, RoutePathName(route, request.path()));
+  MT_ASSIGN_OR_RETURN(call.deadline, Deadline(request));
+  if (!absl::StripAsciiWhitespace(request.body()).empty()) {
+    MT_RETURN_IF_ERROR(
+        ParseJson(request.body(), "the request body", RequestValueBounds(core.limits()), body));
+    const std::string named =
+        body.GetReflection()->GetString(body, body.GetDescriptor()->FindFieldByName("name"));
+    if (!named.empty() && named != call.model) {
+      return absl::InvalidArgumentError(absl::StrCat("name: \"", Excerpt(named),
+                                                     "\" in the body is not the path's \"",
+                                                     Excerpt(call.model), "\""));
+    }
+  }
+  call.api_key = HeaderApiKey(request);
+  call.frontend = Frontend::kHttp;
+  call.method = method;
+  return call;
+}
+
+}  // namespace
+
+void HttpFrontend::LoadModel(const HttpRequest& request, HttpReply& reply) {
+  constexpr char kMethod[] = "LoadModel";
+  v1::LoadModelRequest body;
+  absl::StatusOr<TranslationCore::ModelCall> call =
+      ModelCallOf(request, "/v1/models/{name}:load", kMethod, *core_, body);
+  if (!call.ok()) {
+    core_->RecordRefused(Frontend::kHttp, kMethod, call.status());
+    return reply.Send(ErrorAnswer(request.path(), call.status()));
+  }
+  // This handler thread waits for the load (within the deadline), as for a translation.
+  absl::Notification done;
+  absl::StatusOr<int> slot;
+  core_->LoadModel(*std::move(call), [&](absl::StatusOr<int> loaded) {
+    slot = std::move(loaded);
+    done.Notify();
+  });
+  done.WaitForNotification();
+  if (!slot.ok()) return reply.Send(ErrorAnswer(request.path(), slot.status()));
+  reply.Send(MessageAnswer(request.path(), ToModelInfo(*core_, *slot)));
+}
+
+void HttpFrontend::UnloadModel(const HttpRequest& request, HttpReply& reply) {
+  constexpr char kMethod[] = "UnloadModel";
+  v1::UnloadModelRequest body;
+  absl::StatusOr<TranslationCore::ModelCall> call =
+      ModelCallOf(request, "/v1/models/{name}:unload", kMethod, *core_, body);
+  if (!call.ok()) {
+    core_->RecordRefused(Frontend::kHttp, kMethod, call.status());
+    return reply.Send(ErrorAnswer(request.path(), call.status()));
+  }
+  const absl::StatusOr<int> slot = core_->UnloadModel(*call);
+  if (!slot.ok()) return reply.Send(ErrorAnswer(request.path(), slot.status()));
+  reply.Send(MessageAnswer(request.path(), ToModelInfo(*core_, *slot)));
 }
 
 absl::StatusOr<TranslationCore::Reply> HttpFrontend::RunCall(TranslationCore::Request request,

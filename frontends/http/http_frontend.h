@@ -7,12 +7,15 @@
 //   POST /v1/translate:stream  TranslateStreamRequest per line (NDJSON) -> TranslateStreamResponse
 //                              per line, each as soon as its text is translated
 //   GET  /v1/models            ListModelsResponse
+//   POST /v1/models/{name}:load, POST /v1/models/{name}:unload
+//                              (LoadModelRequest, UnloadModelRequest: optional) -> ModelInfo;
+//                              the operators' calls (TranslationCore::LoadModel, UnloadModel)
 //   POST /v1/detect            DetectRequest -> DetectResponse
 //   GET  /healthz              200 while the process runs
 //   GET  /readyz               200 while serving, 503 while models load and while draining
-//   GET  /openapi.json         the OpenAPI description of these routes (frontends/http/openapi.json)
-//   GET  /                     the translation page (frontends/http/web/)
-//   POST /translate, POST /detect, GET /languages, GET /frontend/settings
+//   GET  /openapi.json         the OpenAPI description of these routes
+//   (frontends/http/openapi.json) GET  /                     the translation page
+//   (frontends/http/web/) POST /translate, POST /detect, GET /languages, GET /frontend/settings
 //                              LibreTranslate's API (libretranslate_api.h)
 //
 // The bytes move in the HTTP transport (http_server.h): the health paths, the files and every
@@ -66,6 +69,8 @@ class HttpFrontend : public HttpService {
   void Translate(const HttpRequest& request, HttpReply& reply);
   void TranslateStream(const HttpRequest& request, HttpReply& reply);
   void ListModels(const HttpRequest& request, HttpReply& reply);
+  void LoadModel(const HttpRequest& request, HttpReply& reply);
+  void UnloadModel(const HttpRequest& request, HttpReply& reply);
   void Detect(const HttpRequest& request, HttpReply& reply);
   void LibreTranslateDetect(const HttpRequest& request, HttpReply& reply);
   void LibreTranslate(const HttpRequest& request, HttpReply& reply);

@@ -103,6 +103,50 @@ v1::TranslateStreamResponse ToStreamResponse(const TranslationCore& core, std::s
   return answer;
 }
 
+namespace {
+
+// Model `served`, in slot `slot` of `repository`.
+void FillModelInfo(const ModelRepository& repository, const ModelRepository::Slot& served, int slot,
+                   bool is_default, const RequestLimits& limits, v1::ModelInfo& info) {
+  const ModelConfig& c = served.config;
+  info.set_name(served.name);
+  info.set_is_default(is_default);
+  info.set_source_language(c.source_lang);
+  info.set_target_language(c.target_lang);
+  info.set_architecture(ArchitectureSummary(c));
+  info.set_encoder_layers(c.encoder_layers);
+  info.set_decoder_layers(c.decoder_layers);
+  info.set_d_model(c.d_model);
+  info.set_attention_heads(c.encoder_attention_heads);
+  info.set_ffn_dim(c.encoder_ffn_dim);
+  info.set_vocab_size(c.vocab_size);
+  info.set_compute_type(std::string(ComputeTypeName(served.compute_type)));
+  info.set_max_input_tokens(MaxInputTokens(c, limits));
+  info.set_max_output_tokens(MaxOutputTokens(c, limits));
+  info.set_path(served.dir);
+  const ModelRepository::SlotStatus status = repository.status(slot);
+  switch (status.state) {
+    case ModelRepository::State::kAvailable:
+      info.set_state(v1::MODEL_STATE_AVAILABLE);
+      break;
+    case ModelRepository::State::kLoading:
+      info.set_state(v1::MODEL_STATE_LOADING);
+      break;
+    case ModelRepository::State::kLoaded:
+      info.set_state(v1::MODEL_STATE_LOADED);
+      break;
+    case ModelRepository::State::kFailed:
+      info.set_state(v1::MODEL_STATE_FAILED);
+      break;
+  }
+  info.set_failure(status.failure);
+  info.set_resident_bytes(static_cast<uint64_t>(status.resident_bytes));
+  info.set_estimated_bytes(static_cast<uint64_t>(served.estimated_bytes));
+  info.set_unload_pending(status.unload_pending);
+}
+
+}  // namespace
+
 absl::StatusOr<v1::ListModelsResponse> ListModels(const TranslationCore& core,
                                                   const std::optional<std::string>& api_key) {
   MT_RETURN_IF_ERROR(core.CheckApiKey(api_key, /*charge_request=*/true));
@@ -115,43 +159,8 @@ absl::StatusOr<v1::ListModelsResponse> ListModels(const TranslationCore& core,
   v1::ListModelsResponse response;
   // The models served now (one replaced or removed from its --model_dir leaves the list at once).
   for (size_t k = 0; k < models->served.size(); ++k) {
-    const int i = models->served[k];
-    const ModelRepository::Slot& served = models->slots[i];
-    const ModelConfig& c = served.config;
-    v1::ModelInfo* info = response.add_models();
-    info->set_name(served.name);
-    info->set_is_default(k == 0);
-    info->set_source_language(c.source_lang);
-    info->set_target_language(c.target_lang);
-    info->set_architecture(ArchitectureSummary(c));
-    info->set_encoder_layers(c.encoder_layers);
-    info->set_decoder_layers(c.decoder_layers);
-    info->set_d_model(c.d_model);
-    info->set_attention_heads(c.encoder_attention_heads);
-    info->set_ffn_dim(c.encoder_ffn_dim);
-    info->set_vocab_size(c.vocab_size);
-    info->set_compute_type(std::string(ComputeTypeName(served.compute_type)));
-    info->set_max_input_tokens(MaxInputTokens(c, limits));
-    info->set_max_output_tokens(MaxOutputTokens(c, limits));
-    info->set_path(served.dir);
-    const ModelRepository::SlotStatus status = repository->status(static_cast<int>(i));
-    switch (status.state) {
-      case ModelRepository::State::kAvailable:
-        info->set_state(v1::MODEL_STATE_AVAILABLE);
-        break;
-      case ModelRepository::State::kLoading:
-        info->set_state(v1::MODEL_STATE_LOADING);
-        break;
-      case ModelRepository::State::kLoaded:
-        info->set_state(v1::MODEL_STATE_LOADED);
-        break;
-      case ModelRepository::State::kFailed:
-        info->set_state(v1::MODEL_STATE_FAILED);
-        break;
-    }
-    info->set_failure(status.failure);
-    info->set_resident_bytes(static_cast<uint64_t>(status.resident_bytes));
-    info->set_estimated_bytes(static_cast<uint64_t>(served.estimated_bytes));
+    const int slot = models->served[k];
+    FillModelInfo(*repository, models->slots[slot], slot, k == 0, limits, *response.add_models());
   }
   v1::RequestLimits* served_limits = response.mutable_limits();
   served_limits->set_max_texts_per_request(limits.max_texts_per_request);
@@ -159,6 +168,14 @@ absl::StatusOr<v1::ListModelsResponse> ListModels(const TranslationCore& core,
   served_limits->set_max_beam_size(limits.max_beam_size);
   served_limits->set_max_sampling_topk(limits.max_sampling_topk);
   return response;
+}
+
+v1::ModelInfo ToModelInfo(const TranslationCore& core, int slot) {
+  const std::shared_ptr<const ModelRepository::Catalog> models = core.models();
+  v1::ModelInfo info;
+  FillModelInfo(*core.repository(), models->slots[slot], slot,
+                !models->served.empty() && models->served.front() == slot, core.limits(), info);
+  return info;
 }
 
 v1::DetectResponse ToDetectResponse(const DetectionReply& reply) {

@@ -34,6 +34,10 @@ v1::TranslateStreamResponse ToStreamResponse(const TranslationCore& core, std::s
 absl::StatusOr<v1::ListModelsResponse> ListModels(const TranslationCore& core,
                                                   const std::optional<std::string>& api_key);
 
+// Served model `slot`'s ModelInfo, as ListModels gives it (the answer of LoadModel and
+// UnloadModel); the core is serving.
+v1::ModelInfo ToModelInfo(const TranslationCore& core, int slot);
+
 // A detection's reply as its DetectResponse.
 v1::DetectResponse ToDetectResponse(const DetectionReply& reply);
 

@@ -78,7 +78,9 @@ absl::StatusOr<ApiKeys> ParseApiKeys(absl::string_view text) {
     const std::vector<absl::string_view> fields =
         absl::StrSplit(line, absl::ByAnyChar(" \t"), absl::SkipEmpty());
     if (fields.size() < 2) {
-      return error("a key is NAME sha256:HEX [requests_per_minute=N] [characters_per_day=N]");
+      return error(
+          "a key is NAME sha256:HEX [requests_per_minute=N] [characters_per_day=N] "
+          "[admin=true]");
     }
     ApiKey key;
     const absl::string_view name = fields[0];
@@ -103,16 +105,27 @@ absl::StatusOr<ApiKeys> ParseApiKeys(absl::string_view text) {
     if (!hashes.insert(std::string(hash->begin(), hash->end())).second) {
       return error(absl::StrCat("the key of \"", key.name, "\" is another name's key too"));
     }
+    bool admin_given = false;
     for (size_t i = 2; i < fields.size(); ++i) {
       const std::pair<absl::string_view, absl::string_view> field =
           absl::StrSplit(fields[i], absl::MaxSplits('=', 1));
+      if (field.first == "admin") {
+        if (admin_given) return error("admin is given twice");
+        admin_given = true;
+        if (field.second != "true" && field.second != "false") {
+          return error(absl::StrCat("admin is \"", Excerpt(field.second, 30),
+                                    "\"; it must be true or false"));
+        }
+        key.admin = field.second == "true";
+        continue;
+      }
       std::optional<int64_t>* limit = nullptr;
       if (field.first == "requests_per_minute") limit = &key.requests_per_minute;
       if (field.first == "characters_per_day") limit = &key.characters_per_day;
       if (limit == nullptr) {
         return error(absl::StrCat("unknown field \"", Excerpt(fields[i], 70),
-                                  "\"; the limits are requests_per_minute=N and "
-                                  "characters_per_day=N"));
+                                  "\"; the fields are requests_per_minute=N, "
+                                  "characters_per_day=N and admin=true"));
       }
       if (limit->has_value()) {
         return error(absl::StrCat(field.first, " is given twice"));

@@ -5,7 +5,8 @@
 // - the loader thread loads the queued slots one at a time, first asked first loaded: it asks
 //   the budget what to unload, unloads it (calling `unloaded`), loads, and answers the slot's
 //   waiting requests with the load's result. When the models with leases leave no room it waits
-//   for a lease to end (or the queue to change).
+//   for a lease to end (or the queue to change). It also unloads the models of retired slots,
+//   and those an operator's Unload left, once their last lease ended.
 // - the deadline thread answers waiting requests whose deadline passed, so that they are
 //   answered on time even while a load is under way. It sleeps until the earliest deadline or
 //   until a request comes.
@@ -49,9 +50,10 @@ struct ModelRepository::State_ {
     int64_t resident_bytes = 0;          // kLoaded: measured.
     int leases = 0;
     absl::Time last_used = absl::InfinitePast();
-    absl::Status failure;  // kFailed.
-    absl::Time failed_at;  // kFailed.
-    bool retired = false;  // Retire: no longer served; unloaded once its leases end.
+    absl::Status failure;         // kFailed.
+    absl::Time failed_at;         // kFailed.
+    bool retired = false;         // Retire: no longer served; unloaded once its leases end.
+    bool unload_pending = false;  // kLoaded: Unload waits for its leases to end.
     std::vector<Waiter> waiters;
   };
   // A `ready` to call, outside the lock.
@@ -102,10 +104,11 @@ struct ModelRepository::State_ {
   void FinishLoad(int slot, absl::StatusOr<std::shared_ptr<const Model>> model, int64_t bytes,
                   std::vector<Answer>& answers) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
 
-  // A retired slot with no leases: its model to unload, on the loader thread.
+  // A retired slot, or one an operator's Unload waits for, with no leases: its model to unload,
+  // on the loader thread.
   void UnloadWhenIdle(int slot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     const SlotState& s = slots[slot];
-    if (s.retired && s.state == State::kLoaded && s.leases == 0) {
+    if ((s.retired || s.unload_pending) && s.state == State::kLoaded && s.leases == 0) {
       retired_idle.push_back(slot);
       work.Signal();
     }
@@ -229,16 +232,57 @@ void ModelRepository::Acquire(int slot, absl::Time deadline, Ready ready) {
 absl::Status ModelRepository::LoadNow(int slot) {
   absl::Notification done;
   absl::Status status;
-  Ready ready = [&status, &done](LeaseOr lease) {
-    status = lease.status();
-    lease = LeaseOr(std::unique_ptr<Lease>());  // Ends the lease before LoadNow returns.
+  Load(slot, absl::InfiniteFuture(), [&status, &done](absl::Status loaded) {
+    status = std::move(loaded);
     done.Notify();
-  };
-  std::optional<State_::Answer> answer = state_->Enqueue(
-      slot, State_::Waiter{absl::InfiniteFuture(), std::move(ready), /*fail_without_room=*/true});
-  if (answer.has_value()) answer->ready(std::move(answer->lease));
+  });
   done.WaitForNotification();
   return status;
+}
+
+void ModelRepository::Load(int slot, absl::Time deadline, std::function<void(absl::Status)> done) {
+  Ready ready = [done = std::move(done)](LeaseOr lease) {
+    const absl::Status status = lease.status();
+    lease = LeaseOr(std::unique_ptr<Lease>());  // Ends the lease before `done` hears of it.
+    done(status);
+  };
+  std::optional<State_::Answer> answer =
+      state_->Enqueue(slot, State_::Waiter{deadline, std::move(ready), /*fail_without_room=*/true});
+  if (answer.has_value()) answer->ready(std::move(answer->lease));
+}
+
+absl::Status ModelRepository::Unload(int slot) {
+  State_& state = *state_;
+  std::shared_ptr<const Model> model;
+  int64_t bytes = 0;
+  {
+    absl::MutexLock lock(&state.mu);
+    if (slot < 0 || slot >= static_cast<int>(state.slots.size())) {
+      return absl::InvalidArgumentError(absl::StrCat("no model slot ", slot));
+    }
+    State_::SlotState& s = state.slots[slot];
+    if (s.state == State::kLoading) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("model ", state.Name(slot), " is loading; unload it once it is loaded"));
+    }
+    if (s.state != State::kLoaded) return absl::OkStatus();
+    if (s.leases > 0) {
+      s.unload_pending = true;  // Its last lease's end unloads it (UnloadWhenIdle).
+      return absl::OkStatus();
+    }
+    bytes = s.resident_bytes;
+    model = std::move(s.model);
+    s.model = nullptr;
+    s.state = State::kAvailable;
+    s.resident_bytes = 0;
+    // The queue's first slot may have been waiting for room.
+    if (!state.queue.empty()) state.work.Signal();
+  }
+  model.reset();
+  // Here rather than on the loader thread, so that the model is gone when Unload returns (if a
+  // request loads it again meanwhile, the engines only rebuild what they keep of it).
+  if (state.options.unloaded != nullptr) state.options.unloaded(slot, bytes);
+  return absl::OkStatus();
 }
 
 std::shared_ptr<const ModelRepository::Catalog> ModelRepository::catalog() const {
@@ -309,6 +353,7 @@ ModelRepository::SlotStatus ModelRepository::status(int slot) const {
   if (s.state == State::kFailed) status.failure = std::string(s.failure.message());
   status.resident_bytes = s.state == State::kLoaded ? s.resident_bytes : 0;
   status.leases = s.leases;
+  status.unload_pending = s.state == State::kLoaded && s.unload_pending;
   return status;
 }
 
@@ -449,7 +494,8 @@ void ModelRepository::State_::RunLoader() {
   mu.Lock();
   while (!stopping) {
     if (!retired_idle.empty()) {
-      // Retired slots whose last lease ended (unless a request took one again meanwhile).
+      // Retired slots, and those an operator unloads, whose last lease ended (unless a request
+      // took one again meanwhile).
       std::vector<std::pair<int, int64_t>> unloaded;
       std::vector<std::shared_ptr<const Model>> dropped;
       for (const int slot : retired_idle) {
@@ -460,6 +506,7 @@ void ModelRepository::State_::RunLoader() {
         s.model = nullptr;
         s.state = State::kAvailable;
         s.resident_bytes = 0;
+        s.unload_pending = false;
       }
       retired_idle.clear();
       mu.Unlock();
@@ -509,6 +556,7 @@ void ModelRepository::State_::RunLoader() {
       slots[unload].model = nullptr;
       slots[unload].state = State::kAvailable;
       slots[unload].resident_bytes = 0;
+      slots[unload].unload_pending = false;
     }
     mu.Unlock();
 

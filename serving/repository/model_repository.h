@@ -24,6 +24,10 @@
 //   then drop the translators they keep of it), so the memory goes once the last decode of it
 //   ends.
 //
+// - An operator may load a model (Load, LoadNow) and unload one (Unload): at once when no lease
+//   holds it, else once the last lease ends (requests that come meanwhile still take it). A
+//   model so unloaded loads again when a request next needs it.
+//
 // - Slots are only appended. A slot retired (Retire, or replaced by Add: its folder changed or
 //   went) is no longer served: its requests holding leases finish on its model, which is then
 //   unloaded; a request for it that holds no lease gets UNAVAILABLE (it chose the model just
@@ -64,9 +68,10 @@ class ModelRepository {
 
   struct SlotStatus {
     State state = State::kAvailable;
-    std::string failure;         // kFailed: the last load's error.
-    int64_t resident_bytes = 0;  // kLoaded: its measured bytes.
-    int leases = 0;              // Requests holding it.
+    std::string failure;          // kFailed: the last load's error.
+    int64_t resident_bytes = 0;   // kLoaded: its measured bytes.
+    int leases = 0;               // Requests holding it.
+    bool unload_pending = false;  // kLoaded: Unload waits for its leases to end.
   };
 
   // Every slot made so far, by index, and the slots served now in their order (the default
@@ -87,8 +92,8 @@ class ModelRepository {
     absl::Duration retry_after_failure = absl::Seconds(10);
     // The bytes a loaded model holds (null: its slot's estimate).
     std::function<int64_t(const Model& model)> measure;
-    // Told, on the loader thread, when a slot's model was unloaded, with the bytes it counted
-    // (may be null).
+    // Told, on the loader thread (or Unload's caller), when a slot's model was unloaded, with
+    // the bytes it counted (may be null).
     std::function<void(int slot, int64_t bytes)> unloaded;
     // The time, for deadlines, least-recent use and the retry delay.
     std::function<absl::Time()> clock = absl::Now;
@@ -149,6 +154,15 @@ class ModelRepository {
   // Loads `slot`'s model now, waiting for it (start-up: --model and --preload models): the load's
   // error, or UNAVAILABLE when the budget has no room.
   absl::Status LoadNow(int slot);
+  // The same without waiting (an operator's load): `done` gets the outcome exactly once, at once
+  // on this thread when the model is loaded (or cannot be), else on the loader thread; or
+  // DEADLINE_EXCEEDED once `deadline` passes before the load ends (it goes on).
+  void Load(int slot, absl::Time deadline, std::function<void(absl::Status)> done);
+
+  // Unloads `slot`'s model (an operator's unload): at once when no lease holds it, else once its
+  // last lease ends (status().unload_pending until then). OK with nothing to do when it is not
+  // loaded; FAILED_PRECONDITION while it loads; INVALID_ARGUMENT for no such slot.
+  absl::Status Unload(int slot);
 
   // `slot`'s model if it is loaded, else null (the engines' lookup: a decode runs only while a
   // lease of its model lives).

@@ -2,8 +2,8 @@
 // input (a head, then its body, chunked or not, fed in the pieces the first byte chooses), every
 // refusal of the parser worded by ParserFramingError or answered as the transport answers it,
 // the framing rules over every field of a head the parser took, and the forwarded client address
-// of its X-Forwarded-For and Forwarded fields. Any bytes give a request, or a refusal, never a
-// crash.
+// of its X-Forwarded-For and Forwarded fields, and a model's name in a route's path. Any bytes give
+// a request, or a refusal, never a crash.
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -17,6 +17,7 @@
 #include "boost/beast/http/string_body.hpp"
 #include "frontends/http/connection_limits.h"
 #include "frontends/http/http_framing.h"
+#include "frontends/http/route_path.h"
 #include "tests/test_lib/fuzz_check.h"
 
 namespace {
@@ -68,6 +69,21 @@ void Check(absl::string_view bytes) {
                                  Field(parser.get(), "Forwarded"), {"10.0.0.1", "10.0.0.2"});
       // The client is the peer or an address the headers named, in its canonical spelling.
       FUZZ_CHECK(client == "10.0.0.1" || mtserve::CanonicalAddress(client) == client);
+      // The path, as the front end's routes read it: a model's name in a route's path.
+      const absl::string_view target(parser.get().target().data(), parser.get().target().size());
+      const absl::string_view path = target.substr(0, target.find('?'));
+      for (const absl::string_view pattern :
+           {"/v1/models/{name}:load", "/v1/models/{name}:unload", "/v1/models"}) {
+        if (!mtserve::RoutePathMatches(pattern, path)) continue;
+        if (pattern == path) continue;  // No name in it.
+        const absl::StatusOr<std::string> name = mtserve::RoutePathName(pattern, path);
+        FUZZ_CHECK(name.ok() || name.status().code() == absl::StatusCode::kInvalidArgument);
+        if (!name.ok()) continue;
+        // Each %XX gives one byte, every other byte itself: never empty, never longer.
+        const size_t encoded = path.size() - (pattern.size() - mtserve::kRouteName.size());
+        FUZZ_CHECK(!name->empty() && name->size() <= encoded);
+        FUZZ_CHECK(path.find('%') != absl::string_view::npos || name->size() == encoded);
+      }
     }
   }
 }

@@ -11,7 +11,9 @@
   success (2xx) to a request the test holds for it, and each is sent real
   requests (successes and errors: bad JSON, an unknown field, over a limit, unknown model, bad and
   passed deadlines, a body over the limit, a body that does not arrive, the queue full, while
-  loading, while draining). Every answer's status must be documented for its route, its
+  loading, while draining); the operators' calls (/v1/models/{name}:load and :unload) on a
+  server with API keys, an admin key and a plain one, and on one without keys. Every answer's
+  status must be documented for its route, its
   Content-Type must be the one documented, and its body (each line of an NDJSON one) must validate
   against the schema documented for that route and status; an undocumented field in an answer
   fails. Requests meant to be valid must validate against the request schema and those the server
@@ -23,6 +25,7 @@
 Usage: openapi_test.py BIN_DIR PROTO MODEL_DIR MULTI30K_TEXT [-- UNITTEST ARGUMENTS]
 """
 import copy
+import hashlib
 import json
 import os
 import re
@@ -142,6 +145,15 @@ class Api:
         return {(method.upper(), path) for path, item in self.doc["paths"].items()
                 for method in item if method in self.METHODS}
 
+    def template(self, path):
+        """The documented path `path` is an instance of (a {name} segment standing for any
+        segment), or `path` itself."""
+        for documented in self.doc["paths"]:
+            pattern = "^" + re.escape(documented).replace(r"\{name\}", "[^/]+") + "$"
+            if re.match(pattern, path):
+                return documented
+        return path
+
     def deref(self, node):
         while "$ref" in node:
             node = self.validator.resolve(node["$ref"])
@@ -175,26 +187,35 @@ class Api:
         """Sends a request to a documented operation; (result from call, the problems: what of
         the description the request or its answer breaks, and a status other than `status`)."""
         problems = []
-        operation = self.doc["paths"].get(path, {}).get(method.lower())
+        documented = self.template(path)
+        operation = self.doc["paths"].get(documented, {}).get(method.lower())
         if operation is None:
             return call(port, method, path, body, headers, timeout), [
                 f"{method} {path} is not documented"]
         if isinstance(body, (dict, list)):
             body = json.dumps(body)
         if request_valid is not None:
-            media_type, schema = self.request_schema(method, path)
+            media_type, schema = self.request_schema(method, documented)
             errors = self.body_errors(media_type, schema, body)
             if (not errors) != request_valid:
                 problems.append(f"the request is {'invalid' if request_valid else 'valid'} by "
                                 f"the description: {errors or body[:200]}")
         parameters = {self.deref(p)["name"].lower() for p in operation.get("parameters", [])
                       if self.deref(p)["in"] == "header"}
+        # A key (on a server with API keys) goes in a header of a security scheme the operation
+        # takes.
+        schemes = self.doc.get("components", {}).get("securitySchemes", {})
+        for requirement in operation.get("security", self.doc.get("security", [])):
+            for name in requirement:
+                scheme = schemes[name]
+                parameters.add("authorization" if scheme["type"] == "http"
+                               else scheme["name"].lower())
         # HTTP's own headers are not the API's parameters (OpenAPI leaves them out).
         for header in set(headers or {}) - {"Content-Length", "Content-Type"}:
             if header.lower() not in parameters:
                 problems.append(f"header {header} is not documented (documented: {parameters})")
         result = call(port, method, path, body, headers, timeout)
-        SEEN.setdefault((method, path), set()).add(result[0])
+        SEEN.setdefault((method, documented), set()).add(result[0])
         problems += self.answer_problems(operation["responses"].get(str(result[0])), result,
                                          f"{method} {path}")
         if status is not None and result[0] != status:
@@ -474,6 +495,8 @@ class ServingTest(OpenApiTestCase):
     def test_every_documented_operation_answers_a_success(self):
         for method, path in sorted(self.api.operations()):
             with self.subTest(f"{method} {path}"):
+                if (method, path) in AdminTest.SUCCESSES:
+                    continue  # Operators' calls: on AdminTest's server, which has API keys.
                 if (method, path) not in self.SUCCESSES:
                     self.fail(f"{method} {path} is documented, but SUCCESSES holds no request "
                               f"for it")
@@ -600,6 +623,13 @@ class ServingTest(OpenApiTestCase):
         ex("detect: an unknown field", port, "POST", "/v1/detect",
            {"texts": ["a"], "language": "x"}, status=400, request_valid=False)
 
+    def test_without_api_keys_the_operators_calls_do_not_exist(self):
+        for method, path in sorted(AdminTest.SUCCESSES):
+            # Whatever key is sent: this server has none.
+            self.exchange(f"{method} {path} without API keys", self.port, method,
+                          path.replace("{name}", "multi30k-en-de"),
+                          headers={"Authorization": f"Bearer {ADMIN_KEY}"}, status=501)
+
     def test_openapi_json_is_the_description_fetched_first(self):
         served = self.exchange("openapi.json", self.port, "GET", "/openapi.json", status=200)
         self.assertEqual(json.loads(served[2]), self.api.doc)
@@ -617,7 +647,7 @@ class ServingTest(OpenApiTestCase):
         for method, path in sorted(operations):
             wrong = "POST" if method == "GET" else "GET"
             with self.subTest(f"{wrong} {path}"):
-                refused = call(self.port, wrong, path)
+                refused = call(self.port, wrong, path.replace("{name}", "some-model"))
                 self.assertDescribedError(refused, 405, "UNIMPLEMENTED")
                 allowed = {m.strip() for m in refused[1].get("Allow", "").split(",")}
                 documented = {m for m, p in operations if p == path}
@@ -679,6 +709,81 @@ class ServingTest(OpenApiTestCase):
         neither = {k: val for k, val in stream_line.items() if k != "translation"}
         refuses("a stream line with neither translation nor error", line_schema, neither,
                 "oneOf")
+
+
+# The keys of AdminTest's server: an operator's (admin=true) and a plain one.
+ADMIN_KEY, USER_KEY = f"ops-{os.urandom(16).hex()}", f"user-{os.urandom(16).hex()}"
+
+
+class AdminTest(OpenApiTestCase):
+    """The operators' calls, on a server with API keys (and, for their absence, on
+    ServingTest's, which has none)."""
+
+    # One request per operators' call that an admin key's call must answer with a success.
+    SUCCESSES = {
+        ("POST", "/v1/models/{name}:load"): {},
+        ("POST", "/v1/models/{name}:unload"): {},
+    }
+
+    @classmethod
+    def setUpClass(cls):
+        keys = os.path.join(cls.class_temp_dir(), "keys")
+        with open(keys, "w") as f:
+            for name, key, attributes in (("ops", ADMIN_KEY, "admin=true"), ("user", USER_KEY, "")):
+                f.write(f"{name} sha256:{hashlib.sha256(key.encode()).hexdigest()} {attributes}\n")
+        cls.server_flags = FLAGS + [f"--api_keys_file={keys}"]
+        super().setUpClass()
+        models = json.loads(call(cls.port, "GET", "/v1/models", headers=cls.key(ADMIN_KEY))[2])
+        cls.model = models["models"][0]["name"]
+
+    @staticmethod
+    def key(key):
+        return {"Authorization": f"Bearer {key}"}
+
+    def path(self, call_name, model=None):
+        return f"/v1/models/{model or self.model}:{call_name}"
+
+    def test_every_operators_call_answers_a_success_to_an_admin_key(self):
+        for (method, path), body in sorted(self.SUCCESSES.items()):
+            concrete = path.replace("{name}", self.model)
+            result = self.exchange(f"{method} {path}", self.port, method, concrete, body,
+                                   headers=self.key(ADMIN_KEY), status=200, request_valid=True)
+            # A body is optional.
+            self.exchange(f"{method} {path} without a body", self.port, method, concrete,
+                          headers=self.key(ADMIN_KEY), status=200)
+            self.assertEqual(json.loads(result[2])["name"], self.model)
+
+    def test_loads_and_unloads_answer_the_models_state(self):
+        ex, port, admin = self.exchange, self.port, self.key(ADMIN_KEY)
+        unloaded = json.loads(ex("unload", port, "POST", self.path("unload"), headers=admin,
+                                 status=200)[2])
+        self.assertEqual((unloaded["state"], unloaded["resident_bytes"]),
+                         ("MODEL_STATE_AVAILABLE", "0"))
+        # Its deadline passed before the load could end.
+        ex("load: a deadline that passes", port, "POST", self.path("load"),
+           headers={**admin, "X-Request-Timeout": "0s"}, status=504)
+        loaded = json.loads(ex("load", port, "POST", self.path("load"), {"name": self.model},
+                               headers={**admin, "X-Request-Timeout": "60s"}, status=200,
+                               request_valid=True)[2])
+        self.assertEqual(loaded["state"], "MODEL_STATE_LOADED")
+        self.assertNotEqual(loaded["resident_bytes"], "0")
+
+    def test_refusals_are_documented(self):
+        ex, port, admin = self.exchange, self.port, self.key(ADMIN_KEY)
+        for call_name in ("load", "unload"):
+            path = self.path(call_name)
+            ex(f"{call_name}: no key", port, "POST", path, status=401)
+            denied = ex(f"{call_name}: a key without admin", port, "POST", path,
+                        headers=self.key(USER_KEY), status=403)
+            self.assertIn('"user" lacks the admin attribute', json.loads(denied[2])["message"])
+            ex(f"{call_name}: an unknown model", port, "POST", self.path(call_name, "no-such"),
+               headers=admin, status=404)
+            ex(f"{call_name}: the body names another model", port, "POST", path,
+               {"name": "another"}, headers=admin, status=400, request_valid=True)
+            ex(f"{call_name}: an unknown field", port, "POST", path, {"model": self.model},
+               headers=admin, status=400, request_valid=False)
+            ex(f"{call_name}: a name that is not percent-encoding", port, "POST",
+               self.path(call_name, "bad%zz"), headers=admin, status=400)
 
 
 class LifecycleTest(OpenApiTestCase):

@@ -54,6 +54,19 @@ TEST(ApiKeysTest, ParsesKeysLimitsCommentsAndFindsKeysByTheirHash) {
   EXPECT_EQ(keys.Find(""), nullptr);
 }
 
+TEST(ApiKeysTest, OnlyKeysMarkedAdminAreAdmin) {
+  const std::string text = HashLine("ops", "ops-key", "admin=true") +
+                           HashLine("limited-ops", "l-key", "requests_per_minute=5 admin=true") +
+                           HashLine("user", "user-key") + HashLine("off", "off-key", "admin=false");
+  ASSERT_OK_AND_ASSIGN(const ApiKeys keys, ParseApiKeys(text));
+  ASSERT_EQ(keys.keys().size(), 4u);
+  EXPECT_TRUE(keys.Find("ops-key")->admin);
+  EXPECT_TRUE(keys.Find("l-key")->admin);
+  EXPECT_EQ(keys.Find("l-key")->requests_per_minute, 5);
+  EXPECT_FALSE(keys.Find("user-key")->admin);
+  EXPECT_FALSE(keys.Find("off-key")->admin);
+}
+
 TEST(ApiKeysTest, HashesFromSha256sumFindTheirKeysInEitherCase) {
   ASSERT_OK_AND_ASSIGN(const ApiKeys lower,
                        ParseApiKeys(absl::StrCat("alice sha256:", kAliceHash)));
@@ -94,6 +107,12 @@ TEST(ApiKeysTest, BadLinesAreRefusedNamingTheLineAndTheProblem) {
       {HashLine("a", "k", "requests_per_minute"), "requests_per_minute is \"\""},
       {HashLine("a", "k", "rpm=5"), "unknown field \"rpm=5\""},
       {HashLine("a", "k", "requests_per_minute=1 requests_per_minute=2"), "given twice"},
+      {"# c\n" + HashLine("a", "k", "admin=yes"),
+       "line 2: admin is \"yes\"; it must be true or false"},
+      {HashLine("a", "k", "admin"), "line 1: admin is \"\"; it must be true or false"},
+      {HashLine("a", "k", "admin=TRUE"), "admin is \"TRUE\""},
+      {HashLine("a", "k", "admin=true admin=false"), "line 1: admin is given twice"},
+      {HashLine("a", "k", "Admin=true"), "unknown field \"Admin=true\""},
   };
   for (const auto& c : cases) {
     const absl::StatusOr<ApiKeys> keys = ParseApiKeys(c.text);

@@ -13,6 +13,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
@@ -147,8 +148,8 @@ class ModelRepositoryTest : public ::testing::Test {
   void Make(int64_t budget, absl::Duration retry_after_failure = absl::Seconds(10)) {
     std::vector<ModelRepository::Slot> slots(3);
     for (int i = 0; i < 3; ++i) {
-      slots[i].name = "m" + std::to_string(i);
-      slots[i].dir = "/models/m" + std::to_string(i);
+      slots[i].name = absl::StrCat("m", i);
+      slots[i].dir = absl::StrCat("/models/m", i);
       slots[i].estimated_bytes = kEstimate;
     }
     ModelRepository::Options options;
@@ -203,6 +204,27 @@ class ModelRepositoryTest : public ::testing::Test {
   std::vector<int> Unloaded() {
     absl::MutexLock lock(&unloaded_mu_);
     return unloaded_;
+  }
+  // Waits until `count` unloads have been told.
+  bool WaitForUnloads(size_t count) {
+    absl::MutexLock lock(&unloaded_mu_);
+    auto told = [this, count]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(unloaded_mu_) {
+      return unloaded_.size() >= count;
+    };
+    return unloaded_mu_.AwaitWithTimeout(absl::Condition(&told), kGuard);
+  }
+  // Load(slot, deadline)'s outcome, once it comes.
+  struct Loaded {
+    absl::Notification done;
+    absl::Status status;
+  };
+  std::shared_ptr<Loaded> Load(int slot, absl::Time deadline) {
+    auto loaded = std::make_shared<Loaded>();
+    repository_->Load(slot, deadline, [loaded](absl::Status status) {
+      loaded->status = std::move(status);
+      loaded->done.Notify();
+    });
+    return loaded;
   }
 
   std::shared_ptr<const Model> model_;
@@ -517,6 +539,125 @@ TEST_F(ModelRepositoryTest, LoadNowUnloadsIdleModelsAsAcquireDoes) {
   EXPECT_THAT(Unloaded(), ElementsAre(0));
   EXPECT_EQ(repository_->status(0).state, State::kAvailable);
   EXPECT_EQ(repository_->resident_bytes(), 2 * kMeasured);
+}
+
+TEST_F(ModelRepositoryTest, UnloadOfAnIdleModelUnloadsItAtOnceAndARequestLoadsItAgain) {
+  Make(kTwoModels);
+  ASSERT_TRUE(repository_->LoadNow(1).ok());
+  ASSERT_TRUE(repository_->Unload(1).ok());
+  // Done before Unload returned, and told.
+  EXPECT_EQ(repository_->status(1).state, State::kAvailable);
+  EXPECT_EQ(repository_->Loaded(1), nullptr);
+  EXPECT_EQ(repository_->resident_bytes(), 0);
+  EXPECT_THAT(Unloaded(), ElementsAre(1));
+
+  // Not disabled: the next request loads it again.
+  ASSERT_NE(Lease(1), nullptr);
+  EXPECT_EQ(loader_->calls("m1"), 2);
+  EXPECT_EQ(repository_->status(1).state, State::kLoaded);
+}
+
+TEST_F(ModelRepositoryTest, UnloadOfALeasedModelWaitsForItsLeasesToEnd) {
+  Make(kTwoModels);
+  std::unique_ptr<ModelRepository::Lease> first = Lease(0);
+  ASSERT_NE(first, nullptr);
+  ASSERT_TRUE(repository_->Unload(0).ok());
+  ModelRepository::SlotStatus status = repository_->status(0);
+  EXPECT_EQ(status.state, State::kLoaded);
+  EXPECT_TRUE(status.unload_pending);
+  EXPECT_EQ(repository_->Loaded(0), model_);
+  EXPECT_THAT(Unloaded(), IsEmpty());
+
+  // A request meanwhile still takes it, without a load.
+  std::unique_ptr<ModelRepository::Lease> second = Lease(0);
+  ASSERT_NE(second, nullptr);
+  EXPECT_EQ(loader_->calls("m0"), 1);
+
+  first.reset();
+  EXPECT_EQ(repository_->status(0).state, State::kLoaded);  // One lease left.
+  second.reset();
+  // The last lease's end: the loader thread unloads it.
+  ASSERT_TRUE(WaitForUnloads(1));
+  EXPECT_THAT(Unloaded(), ElementsAre(0));
+  status = repository_->status(0);
+  EXPECT_EQ(status.state, State::kAvailable);
+  EXPECT_FALSE(status.unload_pending);
+  EXPECT_EQ(repository_->Loaded(0), nullptr);
+
+  // Loaded again on demand, and not unloaded when that request's lease ends.
+  ASSERT_NE(Lease(0), nullptr);
+  EXPECT_EQ(loader_->calls("m0"), 2);
+  ASSERT_NE(Lease(1), nullptr);  // The loader thread has run its loop again since.
+  EXPECT_EQ(repository_->status(0).state, State::kLoaded);
+  EXPECT_THAT(Unloaded(), ElementsAre(0));
+}
+
+TEST_F(ModelRepositoryTest, UnloadOfAModelNotLoadedDoesNothingAndOfOneLoadingIsRefused) {
+  Make(kTwoModels);
+  EXPECT_TRUE(repository_->Unload(2).ok());
+  EXPECT_EQ(repository_->status(2).state, State::kAvailable);
+  EXPECT_EQ(repository_->Unload(3).code(), absl::StatusCode::kInvalidArgument);
+
+  absl::Notification& gate = loader_->Hold("m0");
+  std::shared_ptr<Answer> loading = Acquire(0);
+  ASSERT_TRUE(loader_->WaitForCalls("m0", 1));
+  const absl::Status refused = repository_->Unload(0);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(refused.message(), HasSubstr("model m0 is loading"));
+  gate.Notify();
+  ASSERT_TRUE(loading->Wait());
+  EXPECT_TRUE(loading->lease.ok());
+  EXPECT_THAT(Unloaded(), IsEmpty());
+}
+
+TEST_F(ModelRepositoryTest, AnUnloadMakesRoomForALoadWaitingForIt) {
+  Make(kTwoModels);
+  std::unique_ptr<ModelRepository::Lease> lease0 = Lease(0);
+  std::unique_ptr<ModelRepository::Lease> lease1 = Lease(1);
+  ASSERT_NE(lease0, nullptr);
+  ASSERT_NE(lease1, nullptr);
+  std::shared_ptr<Answer> waiting = Acquire(2);
+  ASSERT_TRUE(repository_->Unload(1).ok());
+  EXPECT_FALSE(waiting->done.HasBeenNotified());
+  lease1.reset();
+  ASSERT_TRUE(waiting->Wait());
+  ASSERT_TRUE(waiting->lease.ok()) << waiting->lease.status();
+  EXPECT_THAT(Unloaded(), ElementsAre(1));
+  EXPECT_EQ(repository_->status(1).state, State::kAvailable);
+}
+
+TEST_F(ModelRepositoryTest, LoadAnswersWithoutALeaseAndRefusesAtOnceWithoutRoom) {
+  Make(kTwoModels);
+  std::shared_ptr<Loaded> loaded = Load(0, absl::InfiniteFuture());
+  ASSERT_TRUE(loaded->done.WaitForNotificationWithTimeout(kGuard));
+  EXPECT_TRUE(loaded->status.ok()) << loaded->status;
+  EXPECT_EQ(repository_->status(0).state, State::kLoaded);
+  EXPECT_EQ(repository_->status(0).leases, 0);
+  // Loaded already: answered at once.
+  EXPECT_TRUE(Load(0, absl::InfiniteFuture())->done.HasBeenNotified());
+
+  // With both loaded models leased there is no room for m2: UNAVAILABLE, not a wait.
+  std::unique_ptr<ModelRepository::Lease> lease0 = Lease(0);
+  std::unique_ptr<ModelRepository::Lease> lease1 = Lease(1);
+  std::shared_ptr<Loaded> no_room = Load(2, absl::InfiniteFuture());
+  ASSERT_TRUE(no_room->done.WaitForNotificationWithTimeout(kGuard));
+  EXPECT_EQ(no_room->status.code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(no_room->status.message(), HasSubstr("--model_memory=250MiB"));
+  EXPECT_EQ(loader_->calls("m2"), 0);
+  EXPECT_EQ(repository_->status(2).state, State::kAvailable);
+}
+
+TEST_F(ModelRepositoryTest, LoadFailsDeadlineExceededWhenItsDeadlinePassesDuringTheLoad) {
+  Make(kTwoModels);
+  absl::Notification& gate = loader_->Hold("m1");
+  std::shared_ptr<Loaded> loaded = Load(1, clock_.Now() + absl::Milliseconds(1));
+  ASSERT_TRUE(loader_->WaitForCalls("m1", 1));
+  clock_.Advance(absl::Seconds(1));
+  ASSERT_TRUE(loaded->done.WaitForNotificationWithTimeout(kGuard));
+  EXPECT_EQ(loaded->status.code(), absl::StatusCode::kDeadlineExceeded);
+  gate.Notify();
+  ASSERT_NE(Lease(1), nullptr);  // The load went on.
+  EXPECT_EQ(loader_->calls("m1"), 1);
 }
 
 TEST_F(ModelRepositoryTest, TheDestructorAnswersWaitingRequestsUnavailable) {
