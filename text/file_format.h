@@ -1,0 +1,55 @@
+// Which text format a file is in, for the file API (transport-neutral: the front ends and
+// mttranslate ask the same question): from its name's extension, its media type and a format its
+// caller gave (each a claim), and from its content (a sniff of its first bytes). The content
+// decides when they disagree, and a claim it contradicts is an error, never a silent choice.
+//
+// Formats are named as text/document.h's ParseDocumentFormat names them ("text", "html",
+// "markdown", "srt", "vtt"), so that this file does not depend on which DocumentFormat values a
+// build has: the caller turns the name into a DocumentFormat with ParseDocumentFormat.
+//
+// The rules (DetectFileFormat):
+// - The content is sniffed: a WebVTT file by its "WEBVTT" header, a SubRip file by its first cue
+//   (a number, then a timing line "00:00:01,000 --> 00:00:02,000"), HTML by the markup the HTML
+//   standard's sniffing looks for at its start ("<!DOCTYPE html", "<html", "<p ", "<!--", ...).
+//   Markdown has no signature: it is told from plain text by its name or type only. Binary files
+//   the server does not translate are refused by their magic: zip archives (office documents,
+//   EPUB: their formats will be told apart here), PDF, and UTF-16 text.
+// - "text" (a .txt name, text/plain) is a generic claim: any format the content shows overrides
+//   it. Every other claim must agree with the content: SubRip and WebVTT content make the file
+//   SubRip or WebVTT, and a claim of another format is an error; a SubRip or WebVTT claim on
+//   content without its signature is an error; HTML and Markdown claims take content that shows
+//   HTML or nothing (Markdown may hold HTML; an HTML fragment need not start with markup).
+// - Claims that disagree with each other where the content cannot decide (a .md name with
+//   text/html) are an error. An extension this server does not translate is an error naming the
+//   extensions it does; a media type it does not know (application/octet-stream, say) claims
+//   nothing.
+// - Without any claim, the content decides, and content that shows nothing is plain text.
+#ifndef MTSERVE_TEXT_FILE_FORMAT_H_
+#define MTSERVE_TEXT_FILE_FORMAT_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace mtserve {
+
+// What is said about a file besides its content; each may be empty.
+struct FileClaims {
+  absl::string_view file_name = "";   // As the client named it (a path's directories are ignored).
+  absl::string_view media_type = "";  // A Content-Type value; parameters are ignored.
+  absl::string_view format = "";      // A format name the caller gave (ParseDocumentFormat's).
+};
+
+// The name of the format of a file with `claims` and `content` ("text", "html", "markdown",
+// "srt" or "vtt"), by the rules above. INVALID_ARGUMENT naming the file (its name, or "the file")
+// and what was claimed and found otherwise.
+absl::StatusOr<std::string> DetectFileFormat(const FileClaims& claims, absl::string_view content);
+
+// The media type of a translated file of format `format` (a name DetectFileFormat returns), with
+// its charset: "text/plain; charset=utf-8", "application/x-subrip; charset=utf-8", ...
+std::string MediaTypeOfFormat(absl::string_view format);
+
+}  // namespace mtserve
+
+#endif  // MTSERVE_TEXT_FILE_FORMAT_H_
