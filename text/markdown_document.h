@@ -22,6 +22,12 @@
 // quote's lines) is kept as written, untranslated. Entities and escapes are left in the text as
 // written.
 //
+// A translation is written escaped where its words would be Markdown syntax (a '*', '_', '`',
+// '[', ']', '<', '~', '|' or lone '\' anywhere; a '#', '>', '-', '+', '=' or "1." / "1)" starting
+// a line; a heading's closing '#'s), on one line, without trailing spaces (a hard break), so that
+// it makes no markup the source did not have; escapes it kept from the source and the spans kept
+// whole (code spans, autolinks, inline HTML, the source's own markers) are written as they are.
+//
 // What does not round-trip through a translation (it does through an unchanged one, byte for
 // byte): a run's soft line breaks (its translation is written on one line, which renders the
 // same), and link titles inside a run (kept, not translated).
@@ -60,7 +66,6 @@ class MarkdownDocument {
     Segment source;                        // Its bytes in the document.
     std::vector<TextSource> text_sources;  // In order of `text`.
     std::vector<Break> breaks;             // In order of `text`.
-    bool table_cell = false;               // Its translation's '|' are escaped.
   };
 
   // How deep blocks (quotes, lists) and inline spans may nest, together.
@@ -81,8 +86,9 @@ class MarkdownDocument {
   static Segment SourceBytes(const Run& run, Segment range);
 
   // The document with each run replaced by its translation (one per run, in order), its inline
-  // markup around their ranges (text/inline_spans.h). A run whose translation is its text
-  // unchanged gets its line breaks back as written.
+  // markup around their ranges (text/inline_spans.h), escaped where it would be Markdown syntax
+  // (see above). A run whose translation is its text unchanged is written as it was, line breaks
+  // included.
   std::string Render(absl::Span<const TranslatedRun> translations) const;
 
  private:
