@@ -158,8 +158,9 @@ void RenderRun(const std::string& md, const MarkdownDocument::Run& run, const Tr
 // Turns md4c's events into runs (see the header for how markers are found).
 class MarkdownCollector {
  public:
-  MarkdownCollector(const std::string& markdown, std::vector<MarkdownDocument::Run>& runs)
-      : md_(markdown), runs_(runs) {}
+  MarkdownCollector(const std::string& markdown, std::vector<MarkdownDocument::Run>& runs,
+                    std::vector<Segment>& untranslated)
+      : md_(markdown), runs_(runs), untranslated_(untranslated) {}
 
   absl::Status status() const { return status_; }
 
@@ -242,6 +243,8 @@ class MarkdownCollector {
       return 0;
     }
     const size_t begin = text - base;
+    seen_.begin = std::min(seen_.begin, begin);
+    seen_.end = std::max(seen_.end, begin + size);
     if (started_ ? begin < run_cursor_ : begin < cursor_) {
       failed_ = true;
       return 0;
@@ -273,6 +276,9 @@ class MarkdownCollector {
   // Ends the run being collected (at a block's start or end, or a hard break).
   void EndRun() {
     if (!run_.has_value()) return;
+    Segment kept = seen_;  // Where a run that cannot be translated is.
+    if (started_) kept.begin = std::min(kept.begin, run_->source.begin);
+    bool translated = !failed_;
     if (started_ && !failed_) {
       size_t position = run_cursor_;
       Forward(0, pending_.size(), position, md_.size());
@@ -295,8 +301,17 @@ class MarkdownCollector {
               absl::string_view(md_).substr(run_->source.begin, position - run_->source.begin)) {
         cursor_ = std::max(cursor_, position);
         runs_.push_back(*std::move(run_));
+      } else if (!run_->text.empty()) {  // Not one with nothing to translate (inline HTML).
+        translated = false;
+        kept.end = std::max(kept.end, position);
       }
     }
+    // Reported (never silently left untranslated): the bytes of its texts, and of the markers
+    // found around them.
+    // (Not before the last run: md4c may point a text back into bytes already accounted for.)
+    if (!runs_.empty()) kept.begin = std::max(kept.begin, runs_.back().source.end);
+    if (!translated && kept.begin < kept.end) untranslated_.push_back(kept);
+    seen_ = {std::string::npos, 0};
     run_.reset();
     info_.clear();
     open_.clear();
@@ -644,6 +659,7 @@ class MarkdownCollector {
 
   const std::string& md_;
   std::vector<Run>& runs_;
+  std::vector<Segment>& untranslated_;
   absl::Status status_;
   size_t depth_ = 0;
   size_t cells_ = 0;
@@ -657,6 +673,7 @@ class MarkdownCollector {
   bool started_ = false;        // Whether run_ has a text (and so its start).
   bool failed_ = false;         // Whether its markup could not be mapped: kept, not translated.
   size_t run_cursor_ = 0;       // The end of run_'s last text.
+  Segment seen_{std::string::npos, 0};  // The bytes of run_'s texts in the input.
 };
 
 absl::StatusOr<MarkdownDocument> MarkdownDocument::Parse(std::string markdown) {
@@ -674,7 +691,7 @@ absl::StatusOr<MarkdownDocument> MarkdownDocument::Parse(std::string markdown) {
   document.markdown_ = std::move(markdown);
   const std::string& md = document.markdown_;
   const size_t front_matter = FrontMatterEnd(md);
-  MarkdownCollector collector(md, document.runs_);
+  MarkdownCollector collector(md, document.runs_, document.untranslated_);
   MD_PARSER parser = {};
   parser.flags = MD_DIALECT_GITHUB;
   parser.enter_block = [](MD_BLOCKTYPE type, void*, void* c) {

@@ -19,8 +19,8 @@
 // sentence reads whole and the alignment places them) but their bytes are written as they were.
 // Each run is checked: rendered around its own text with its spans where they were, it must be its
 // bytes; one that is not (md4c's events do not always say what the bytes are: a code span over a
-// quote's lines) is kept as written, untranslated. Entities and escapes are left in the text as
-// written.
+// quote's lines) is kept as written, untranslated, and its bytes listed (untranslated()) so that
+// the caller reports it. Entities and escapes are left in the text as written.
 //
 // A translation is written escaped where its words would be Markdown syntax (a '*', '_', '`',
 // '[', ']', '<', '~', '|' or lone '\' anywhere; a '#', '>', '-', '+', '=' or "1." / "1)" starting
@@ -80,6 +80,9 @@ class MarkdownDocument {
   static absl::StatusOr<MarkdownDocument> Parse(std::string markdown);
 
   const std::vector<Run>& runs() const { return runs_; }
+  // The bytes of inline content that is not a run although it has text: md4c's events for it
+  // could not be mapped back to its bytes, so it is kept as written, untranslated. In order.
+  const std::vector<Segment>& untranslated() const { return untranslated_; }
 
   // The document's bytes that hold `range` of `run`'s text: exactly where its text is the
   // document's bytes, else those of the stretches it is in.
@@ -95,6 +98,7 @@ class MarkdownDocument {
   friend class MarkdownCollector;
   std::string markdown_;
   std::vector<Run> runs_;
+  std::vector<Segment> untranslated_;
 };
 
 }  // namespace mtserve

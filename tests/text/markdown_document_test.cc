@@ -286,6 +286,29 @@ TEST(MarkdownDocumentTest, ATranslationMakesNoMarkupTheSourceDidNotHave) {
   }
 }
 
+// A paragraph md4c reports in events that do not say what its bytes are (raw inline HTML over a
+// quote's lines, "<b\n> c>", given as one text without the "> "): kept as written, and its bytes,
+// from its first word to its last, listed as untranslated; the paragraphs around it are runs.
+TEST(MarkdownDocumentTest, ABlockItsEventsDoNotMapIsListedUntranslated) {
+  const std::string markdown = "Before.\n\n> a <b\n> c> d\n\nAfter.\n";
+  const absl::StatusOr<MarkdownDocument> parsed = MarkdownDocument::Parse(markdown);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  const MarkdownDocument& d = *parsed;
+  EXPECT_THAT(RunTexts(d), ElementsAre("Before.", "After."));
+  const size_t quoted = markdown.find("a <b");
+  EXPECT_THAT(d.untranslated(), ElementsAre(Segment{quoted, markdown.find(" d\n") + 2}));
+  EXPECT_EQ(d.Render(Upper(d)), "BEFORE.\n\n> a <b\n> c> d\n\nAFTER.\n");
+
+  // A fuzz regression: a code span over a quote's lazy and quoted lines, whose texts md4c points
+  // at other bytes (its closing backticks): no closing marker is found, so the list item is kept,
+  // from its first word to the end.
+  const std::string code = "> - a\n>   b\n8\n> c2 )\n`` pa</p> - a\n>   b\n8\n>  `` ` `";
+  const absl::StatusOr<MarkdownDocument> kept = MarkdownDocument::Parse(code);
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  EXPECT_THAT(kept->runs(), ::testing::IsEmpty());
+  EXPECT_THAT(kept->untranslated(), ElementsAre(Segment{code.find('a'), code.size()}));
+}
+
 TEST(MarkdownDocumentTest, HostileInputIsRefusedNamingThePartAndTheLimit) {
   std::string deep;
   for (size_t i = 0; i <= MarkdownDocument::kMaxDepth; ++i) deep += "> ";
