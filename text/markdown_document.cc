@@ -6,6 +6,7 @@
 #include <optional>
 #include <utility>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
@@ -29,12 +30,108 @@ size_t FrontMatterEnd(absl::string_view s) {
   return 0;
 }
 
+// Whether text written at the end of `out` starts a line's content: nothing of the run written yet
+// (a run starts its block's inline content, after its block markers, or a line after a hard
+// break), or only a blockquote's markers and spaces since a line break the run wrote (one inside
+// markup it keeps).
+bool AtLineStart(const std::string& out, size_t run_begin) {
+  if (out.size() == run_begin) return true;
+  const size_t line = out.rfind('\n');
+  if (line == std::string::npos || line < run_begin) return false;
+  return out.find_first_not_of(" \t>", line + 1) == std::string::npos;
+}
+
+// Appends `piece` of a translation (the rest of the translation after it is `rest`) escaped so
+// that the model's words make no Markdown syntax where they stand (CommonMark's backslash escape
+// of ASCII punctuation renders the character itself, so escaping more than needed is safe):
+// - anywhere: the characters that open or close inline syntax ('*', '_', '`', '[', ']', '<', '~',
+//   '|', a lone '\'); a backslash before ASCII punctuation is an escape the model kept from the
+//   source, written as it is; a line break is written as a space (a translated run is one line);
+// - at the start of a line: its leading spaces and tabs are dropped (four would be code) and a
+//   block marker escaped ('#', '>', '-', '+', '=', the '.' or ')' after digits);
+// - a '#' followed by nothing but '#'s and spaces to the translation's end (a heading's closing
+//   sequence).
+// '&' is not escaped: entities are left in the run's text as written, so a translation holds the
+// source's own.
+void AppendEscaped(absl::string_view piece, absl::string_view rest, size_t run_begin,
+                   std::string& out) {
+  size_t k = 0;
+  if (AtLineStart(out, run_begin)) {
+    while (k < piece.size() &&
+           (piece[k] == ' ' || piece[k] == '\t' || piece[k] == '\n' || piece[k] == '\r')) {
+      ++k;
+    }
+    if (k < piece.size()) {
+      const char c = piece[k];
+      if (c == '#' || c == '>' || c == '-' || c == '+' || c == '=') {
+        out += '\\';
+        out += c;
+        ++k;
+      } else if (absl::ascii_isdigit(static_cast<unsigned char>(c))) {
+        size_t d = k;
+        while (d < piece.size() && absl::ascii_isdigit(static_cast<unsigned char>(piece[d]))) ++d;
+        if (d < piece.size() && (piece[d] == '.' || piece[d] == ')')) {
+          out.append(piece.data() + k, d - k);
+          out += '\\';
+          out += piece[d];
+          k = d + 1;
+        }
+      }
+    }
+  }
+  for (; k < piece.size(); ++k) {
+    const char c = piece[k];
+    switch (c) {
+      case '\n':
+      case '\r':
+        out += ' ';
+        break;
+      case '\\':
+        if (k + 1 < piece.size() && absl::ascii_ispunct(static_cast<unsigned char>(piece[k + 1]))) {
+          out.append(piece.data() + k, 2);  // An escape as the source wrote it.
+          ++k;
+        } else {
+          out += "\\\\";
+        }
+        break;
+      case '#': {
+        constexpr absl::string_view kClosing = "# \t\r\n";
+        if (piece.find_first_not_of(kClosing, k + 1) == absl::string_view::npos &&
+            rest.find_first_not_of(kClosing) == absl::string_view::npos) {
+          out += '\\';
+        }
+        out += c;
+        break;
+      }
+      case '*':
+      case '_':
+      case '`':
+      case '[':
+      case ']':
+      case '<':
+      case '~':
+      case '|':
+        out += '\\';
+        out += c;
+        break;
+      default:
+        out += c;
+    }
+  }
+}
+
 // Appends `run`'s translation `t` with its spans (text/inline_spans.h): its line breaks as written
-// if its text is unchanged, a '|' escaped in a table cell.
+// if its text is unchanged, else escaped (AppendEscaped).
 void RenderRun(const std::string& md, const MarkdownDocument::Run& run, const TranslatedRun& t,
                std::string& out) {
   using Break = MarkdownDocument::Break;
   const bool unchanged = t.text == run.text;
+  const size_t run_begin = out.size();
+  // A translation's trailing spaces would be a hard break before the line break that follows.
+  const size_t kept = unchanged ? t.text.size() : t.text.find_last_not_of(" \t\r\n") + 1;
+  const TranslatedRun trimmed =
+      kept == t.text.size() ? TranslatedRun{} : TranslatedRun{t.text.substr(0, kept), t.inlines};
+  const TranslatedRun& written = kept == t.text.size() ? t : trimmed;
   auto write_text = [&](absl::string_view piece, std::string& out) {
     if (unchanged) {
       // Its line breaks as written.
@@ -50,19 +147,10 @@ void RenderRun(const std::string& md, const MarkdownDocument::Run& run, const Tr
       if (position < end) out.append(t.text, position, end - position);
       return;
     }
-    if (!run.table_cell) {
-      out.append(piece.data(), piece.size());
-      return;
-    }
-    // A '|' in a table cell ends it unless escaped.
-    for (size_t k = 0; k < piece.size(); ++k) {
-      if (piece[k] == '|' && (k == 0 ? out.empty() || out.back() != '\\' : piece[k - 1] != '\\')) {
-        out += '\\';
-      }
-      out += piece[k];
-    }
+    const size_t end = piece.data() + piece.size() - written.text.data();
+    AppendEscaped(piece, absl::string_view(written.text).substr(end), run_begin, out);
   };
-  WriteSpans(run.inlines, t, write_text, out);
+  WriteSpans(run.inlines, written, write_text, out);
 }
 
 }  // namespace
@@ -70,8 +158,9 @@ void RenderRun(const std::string& md, const MarkdownDocument::Run& run, const Tr
 // Turns md4c's events into runs (see the header for how markers are found).
 class MarkdownCollector {
  public:
-  MarkdownCollector(const std::string& markdown, std::vector<MarkdownDocument::Run>& runs)
-      : md_(markdown), runs_(runs) {}
+  MarkdownCollector(const std::string& markdown, std::vector<MarkdownDocument::Run>& runs,
+                    std::vector<Segment>& untranslated)
+      : md_(markdown), runs_(runs), untranslated_(untranslated) {}
 
   absl::Status status() const { return status_; }
 
@@ -154,6 +243,8 @@ class MarkdownCollector {
       return 0;
     }
     const size_t begin = text - base;
+    seen_.begin = std::min(seen_.begin, begin);
+    seen_.end = std::max(seen_.end, begin + size);
     if (started_ ? begin < run_cursor_ : begin < cursor_) {
       failed_ = true;
       return 0;
@@ -185,6 +276,9 @@ class MarkdownCollector {
   // Ends the run being collected (at a block's start or end, or a hard break).
   void EndRun() {
     if (!run_.has_value()) return;
+    Segment kept = seen_;  // Where a run that cannot be translated is.
+    if (started_) kept.begin = std::min(kept.begin, run_->source.begin);
+    bool translated = !failed_;
     if (started_ && !failed_) {
       size_t position = run_cursor_;
       Forward(0, pending_.size(), position, md_.size());
@@ -196,13 +290,28 @@ class MarkdownCollector {
       for (const InlineSpan& span : run_->inlines) same.inlines.push_back(span.range);
       std::string rendered;
       RenderRun(md_, *run_, same, rendered);
-      if (!run_->text.empty() && open_.empty() &&
+      // And every span's markers were found (a code span md4c gave texts that are not its bytes
+      // has no closing marker): the text inside a span whose markers were not is not known to be
+      // text, and a translation would be escaped around it.
+      const bool markers_found = std::all_of(
+          run_->inlines.begin(), run_->inlines.end(),
+          [](const InlineSpan& s) { return s.fixed || (!s.open.empty() && !s.close.empty()); });
+      if (!run_->text.empty() && open_.empty() && markers_found &&
           rendered ==
               absl::string_view(md_).substr(run_->source.begin, position - run_->source.begin)) {
         cursor_ = std::max(cursor_, position);
         runs_.push_back(*std::move(run_));
+      } else if (!run_->text.empty()) {  // Not one with nothing to translate (inline HTML).
+        translated = false;
+        kept.end = std::max(kept.end, position);
       }
     }
+    // Reported (never silently left untranslated): the bytes of its texts, and of the markers
+    // found around them.
+    // (Not before the last run: md4c may point a text back into bytes already accounted for.)
+    if (!runs_.empty()) kept.begin = std::max(kept.begin, runs_.back().source.end);
+    if (!translated && kept.begin < kept.end) untranslated_.push_back(kept);
+    seen_ = {std::string::npos, 0};
     run_.reset();
     info_.clear();
     open_.clear();
@@ -236,7 +345,6 @@ class MarkdownCollector {
   void NewRun() {
     if (run_.has_value()) return;
     run_.emplace();
-    run_->table_cell = blocks_.back() == MD_BLOCK_TH || blocks_.back() == MD_BLOCK_TD;
   }
 
   bool InLeaf() const {
@@ -497,6 +605,15 @@ class MarkdownCollector {
       (pending_[e].kind == Event::kBreak ? has_break : other) = true;
     }
     if (left == right) return;
+    // Bytes md4c left out of its texts are text only if they are escapes' backslashes (or NULs):
+    // anything else (markers it did not report where we look for them) is markup, kept as
+    // written, so that a translation's escaping never touches it.
+    if (!has_break &&
+        absl::string_view(md_)
+                .substr(left, right - left)
+                .find_first_not_of(absl::string_view("\\\0", 2)) != absl::string_view::npos) {
+      other = true;
+    }
     // What is kept goes before the spans whose markers were not taken from the left.
     const size_t before = run.text.size();
     int at = static_cast<int>(run.inlines.size());
@@ -542,6 +659,7 @@ class MarkdownCollector {
 
   const std::string& md_;
   std::vector<Run>& runs_;
+  std::vector<Segment>& untranslated_;
   absl::Status status_;
   size_t depth_ = 0;
   size_t cells_ = 0;
@@ -555,6 +673,7 @@ class MarkdownCollector {
   bool started_ = false;        // Whether run_ has a text (and so its start).
   bool failed_ = false;         // Whether its markup could not be mapped: kept, not translated.
   size_t run_cursor_ = 0;       // The end of run_'s last text.
+  Segment seen_{std::string::npos, 0};  // The bytes of run_'s texts in the input.
 };
 
 absl::StatusOr<MarkdownDocument> MarkdownDocument::Parse(std::string markdown) {
@@ -572,7 +691,7 @@ absl::StatusOr<MarkdownDocument> MarkdownDocument::Parse(std::string markdown) {
   document.markdown_ = std::move(markdown);
   const std::string& md = document.markdown_;
   const size_t front_matter = FrontMatterEnd(md);
-  MarkdownCollector collector(md, document.runs_);
+  MarkdownCollector collector(md, document.runs_, document.untranslated_);
   MD_PARSER parser = {};
   parser.flags = MD_DIALECT_GITHUB;
   parser.enter_block = [](MD_BLOCKTYPE type, void*, void* c) {

@@ -19,8 +19,14 @@
 // sentence reads whole and the alignment places them) but their bytes are written as they were.
 // Each run is checked: rendered around its own text with its spans where they were, it must be its
 // bytes; one that is not (md4c's events do not always say what the bytes are: a code span over a
-// quote's lines) is kept as written, untranslated. Entities and escapes are left in the text as
-// written.
+// quote's lines) is kept as written, untranslated, and its bytes listed (untranslated()) so that
+// the caller reports it. Entities and escapes are left in the text as written.
+//
+// A translation is written escaped where its words would be Markdown syntax (a '*', '_', '`',
+// '[', ']', '<', '~', '|' or lone '\' anywhere; a '#', '>', '-', '+', '=' or "1." / "1)" starting
+// a line; a heading's closing '#'s), on one line, without trailing spaces (a hard break), so that
+// it makes no markup the source did not have; escapes it kept from the source and the spans kept
+// whole (code spans, autolinks, inline HTML, the source's own markers) are written as they are.
 //
 // What does not round-trip through a translation (it does through an unchanged one, byte for
 // byte): a run's soft line breaks (its translation is written on one line, which renders the
@@ -60,7 +66,6 @@ class MarkdownDocument {
     Segment source;                        // Its bytes in the document.
     std::vector<TextSource> text_sources;  // In order of `text`.
     std::vector<Break> breaks;             // In order of `text`.
-    bool table_cell = false;               // Its translation's '|' are escaped.
   };
 
   // How deep blocks (quotes, lists) and inline spans may nest, together.
@@ -75,20 +80,25 @@ class MarkdownDocument {
   static absl::StatusOr<MarkdownDocument> Parse(std::string markdown);
 
   const std::vector<Run>& runs() const { return runs_; }
+  // The bytes of inline content that is not a run although it has text: md4c's events for it
+  // could not be mapped back to its bytes, so it is kept as written, untranslated. In order.
+  const std::vector<Segment>& untranslated() const { return untranslated_; }
 
   // The document's bytes that hold `range` of `run`'s text: exactly where its text is the
   // document's bytes, else those of the stretches it is in.
   static Segment SourceBytes(const Run& run, Segment range);
 
   // The document with each run replaced by its translation (one per run, in order), its inline
-  // markup around their ranges (text/inline_spans.h). A run whose translation is its text
-  // unchanged gets its line breaks back as written.
+  // markup around their ranges (text/inline_spans.h), escaped where it would be Markdown syntax
+  // (see above). A run whose translation is its text unchanged is written as it was, line breaks
+  // included.
   std::string Render(absl::Span<const TranslatedRun> translations) const;
 
  private:
   friend class MarkdownCollector;
   std::string markdown_;
   std::vector<Run> runs_;
+  std::vector<Segment> untranslated_;
 };
 
 }  // namespace mtserve

@@ -29,6 +29,7 @@ class MarkdownTextDocument : public RunsDocument {
   std::string Render(absl::Span<const TranslatedRun> translations) const override {
     return document_.Render(translations);
   }
+  absl::Span<const Segment> untranslated() const override { return document_.untranslated(); }
 
  private:
   MarkdownDocument document_;

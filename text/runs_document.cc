@@ -1,5 +1,6 @@
 #include "text/runs_document.h"
 
+#include <algorithm>
 #include <iterator>
 #include <optional>
 #include <utility>
@@ -78,6 +79,14 @@ TextTranslation RunsDocument::Join(std::vector<TranslationResult> results, int n
     }
   }
   for (const TextTranslation& run : joined) out.source_tokens += run.source_tokens;
+  // Text kept untranslated is not in any translation: listed with the dropped runs, in order.
+  if (!untranslated().empty()) {
+    for (std::vector<Segment>& dropped : out.dropped) {
+      dropped.insert(dropped.end(), untranslated().begin(), untranslated().end());
+      std::sort(dropped.begin(), dropped.end(),
+                [](const Segment& a, const Segment& b) { return a.begin < b.begin; });
+    }
+  }
   for (int k = 0; k < num_hypotheses; ++k) {
     std::vector<TranslatedRun> translated;
     Hypothesis h;

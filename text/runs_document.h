@@ -5,7 +5,8 @@
 // placed by the decoder's alignment where it says (text/inline_placement.h) and by position
 // elsewhere (kept where it was when the run's translation is its text unchanged); the runs of
 // characters the model cannot spell put back (text/unknown_runs.h), those dropped named by their
-// bytes in the document; scores and tokens summed over the runs.
+// bytes in the document, as is text the format kept untranslated; scores and tokens summed over
+// the runs.
 #ifndef MTSERVE_TEXT_RUNS_DOCUMENT_H_
 #define MTSERVE_TEXT_RUNS_DOCUMENT_H_
 
@@ -42,6 +43,10 @@ class RunsDocument : public Document {
   virtual Segment SourceBytes(size_t r, Segment range) const = 0;
   // The document with each run replaced by its translation (one per run, in order).
   virtual std::string Render(absl::Span<const TranslatedRun> translations) const = 0;
+  // The document's bytes of text the format could not take apart into runs and keeps as written,
+  // untranslated (a Markdown block md4c's events do not map back to), in order: reported with the
+  // dropped runs (TextTranslation::dropped), never silently.
+  virtual absl::Span<const Segment> untranslated() const { return {}; }
 
   bool ranges_in_text() const override { return false; }
   bool aligns_markup() const override { return true; }

@@ -22,8 +22,10 @@ struct TextTranslation {
   // order of `sentences` (other formats: none).
   std::vector<std::vector<Segment>> hypothesis_sentences;
   // dropped[k]: runs of characters the model cannot spell that hypotheses[k] does not hold
-  // (text/unknown_runs.h), as bytes of the text (an HTML document's bytes that hold them), in
-  // order; num_hypotheses entries, each empty for most texts.
+  // (text/unknown_runs.h), as bytes of the text (an HTML document's bytes that hold them), and
+  // text its format kept untranslated (a Markdown block whose markup could not be mapped back to
+  // its bytes: text/markdown_document.h), in order; num_hypotheses entries, each empty for most
+  // texts.
   std::vector<std::vector<Segment>> dropped;
 };
 

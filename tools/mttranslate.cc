@@ -514,8 +514,8 @@ int Run(int argc, char** argv) {
       for (const Segment& run :
            k < line.dropped.size() ? line.dropped[k] : std::vector<Segment>()) {
         std::cerr << absl::StrFormat(
-            "mttranslate: line %zu: bytes %zu-%zu are characters the model cannot spell and are "
-            "not in translation %zu\n",
+            "mttranslate: line %zu: bytes %zu-%zu are not translated in translation %zu "
+            "(characters the model cannot spell, or Markdown whose markup could not be mapped)\n",
             i + 1, run.begin, run.end, k + 1);
       }
       if (absl::GetFlag(FLAGS_with_scores)) absl::StrAppendFormat(&out, "%.6f\t", h.score);

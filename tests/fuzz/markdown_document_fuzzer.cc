@@ -2,8 +2,10 @@
 // the core takes a TEXT_FORMAT_MARKDOWN text apart and rebuilds it around the translations of its
 // runs, on the stack of a request thread: any bytes parse or get a limit's error; every run and
 // span lies inside what it belongs to; the document rendered around its runs' own texts with their
-// spans where they were (an identity translation) is the input byte for byte (if UTF-8); and it
-// renders around translations of another length, the output parsing again.
+// spans where they were (an identity translation) is the input byte for byte (if UTF-8); it
+// renders around translations of another length, the output parsing again; and a translation
+// ending in every character that can be Markdown syntax makes no markup the source did not have
+// (md4c reads the output as the same blocks and spans).
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -13,6 +15,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "tests/test_lib/fuzz_check.h"
+#include "tests/test_lib/markdown_structure.h"
 #include "tests/test_lib/request_thread_stack.h"
 #include "text/markdown_document.h"
 #include "text/utf8.h"
@@ -26,7 +29,7 @@ void Check(const std::string& markdown) {
     FUZZ_CHECK(absl::IsInvalidArgument(document.status()));
     return;
   }
-  std::vector<mtserve::TranslatedRun> identity, doubled;
+  std::vector<mtserve::TranslatedRun> identity, doubled, marked;
   size_t previous_end = 0;
   for (const mtserve::MarkdownDocument::Run& run : document->runs()) {
     FUZZ_CHECK(run.source.begin >= previous_end && run.source.begin <= run.source.end &&
@@ -43,6 +46,8 @@ void Check(const std::string& markdown) {
       FUZZ_CHECK(b.text < run.text.size() && run.text[b.text] == ' ');
       FUZZ_CHECK(b.source.begin <= b.source.end && b.source.end <= run.source.end);
     }
+    // The model's words with syntax after the run's own (its spans where they were).
+    marked.push_back({absl::StrCat(run.text, " *_`[]<>\\ # ~| = 1. -"), same.inlines});
     identity.push_back(std::move(same));
     // A "translation" twice as long as the source, as a translation may be.
     std::string text = absl::StrCat(run.text, " ", run.text);
@@ -54,7 +59,12 @@ void Check(const std::string& markdown) {
   }
   // The core checks a text is UTF-8 before taking it apart (markup is placed on character
   // boundaries): other bytes must parse, not round-trip.
-  FUZZ_CHECK(document->Render(identity) == markdown || !mtserve::IsValidUtf8(markdown));
+  const bool utf8 = mtserve::IsValidUtf8(markdown);
+  FUZZ_CHECK(document->Render(identity) == markdown || !utf8);
+  if (utf8) {
+    FUZZ_CHECK(mtserve::ParseMarkdownStructure(document->Render(marked)).events ==
+               mtserve::ParseMarkdownStructure(markdown).events);
+  }
   const std::string rendered = document->Render(doubled);
   const absl::Status reparsed = mtserve::MarkdownDocument::Parse(rendered).status();
   // Doubling a run's text may take a line or a table over a limit.

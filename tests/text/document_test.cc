@@ -220,6 +220,34 @@ TEST_F(DocumentTest, MarkdownInlineMarkupFollowsTheAlignment) {
 
 // Misnested markup translates as its sentences do: the same sentences as the text without its
 // tags (before, the adoption agency's clones cut "A man rides a bike." into four fragments).
+// Markdown the format keeps untranslated (a paragraph md4c's events do not map back to its bytes:
+// raw inline HTML over a quote's lines) is not silently left so: every hypothesis lists its bytes
+// in `dropped`, in order with the runs the model dropped.
+TEST_F(DocumentTest, MarkdownKeptUntranslatedIsListedAsDropped) {
+  const std::string markdown = "A dog.\n\n> a <b\n> c> d\n";
+  const std::unique_ptr<Document> document = Prepare(markdown, DocumentFormat::kMarkdown);
+  ASSERT_NE(document, nullptr);
+  ASSERT_EQ(document->sentences().size(), 1u);
+  std::vector<TranslationResult> results(1);
+  results[0].source_tokens = 3;
+  for (const char* text : {"Ein Hund.", "Der Hund."}) {
+    Hypothesis& h = results[0].hypotheses.emplace_back();
+    h.text = text;
+    h.ids = tokenizer().EncodeTarget(h.text);
+    h.alignment.assign(h.ids.size(), 0);
+  }
+  const TextTranslation joined = JoinDocument(*document, results, 2, tokenizer());
+  ASSERT_EQ(joined.hypotheses.size(), 2u);
+  EXPECT_EQ(joined.hypotheses[0].text, "Ein Hund.\n\n> a <b\n> c> d\n");
+  const Segment kept{markdown.find("a <b"), markdown.size() - 1};
+  ASSERT_EQ(joined.dropped.size(), 2u);
+  for (const std::vector<Segment>& dropped : joined.dropped) {
+    ASSERT_EQ(dropped.size(), 1u);
+    EXPECT_EQ(dropped[0].begin, kept.begin);
+    EXPECT_EQ(dropped[0].end, kept.end);
+  }
+}
+
 TEST_F(DocumentTest, MisnestedHtmlHasTheSentencesOfItsText) {
   struct Case {
     std::string html;

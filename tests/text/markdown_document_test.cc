@@ -11,6 +11,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "tests/test_lib/markdown_structure.h"
 
 namespace mtserve {
 namespace {
@@ -160,6 +161,152 @@ TEST(MarkdownDocumentTest, SpansGoWhereTheTranslationPutsThem) {
   // Where the translation's words for the code span are not its own, its bytes still replace
   // them.
   EXPECT_EQ(d.Render({{"Bitte lauf jetzt.", {{6, 10}, {11, 16}}}}), "Bitte `run()` *jetzt*.\n");
+}
+
+// The model's words that would be Markdown syntax where they stand are escaped: inline markers
+// anywhere, block markers at a line's start, a heading's closing '#'s; escapes it kept from the
+// source, the code span's bytes and the source's markers are written as they are.
+TEST(MarkdownDocumentTest, TheModelsWordsAreEscapedWhereTheyWouldBeSyntax) {
+  const absl::StatusOr<MarkdownDocument> parsed =
+      MarkdownDocument::Parse("# Title #\n\nSay *this* with `code`.\n\n- an item\n");
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  const MarkdownDocument& d = *parsed;
+  ASSERT_THAT(RunTexts(d), ElementsAre("Title", "Say this with code.", "an item"));
+  // Spans: "this" at 4-8, "code" at 14-18 in "Say this with code.".
+  EXPECT_EQ(d.Render({{"# C# 1", {}},
+                      {"* _a_ [b] <c> `d` ~e~ | f\\g \\* this code.", {{31, 35}, {36, 40}}},
+                      {"1. +x 2) #", {}}}),
+            "# \\# C# 1 #\n\n"
+            "\\* \\_a\\_ \\[b\\] \\<c> \\`d\\` \\~e\\~ \\| f\\\\g \\* *this* `code`.\n\n"
+            "- 1\\. +x 2) \\#\n");
+  // Other block markers at the start, leading spaces (code) dropped, a line break made a space,
+  // trailing spaces (a hard break) dropped.
+  EXPECT_EQ(
+      d.Render({{"> quoted", {}}, {"    = a\nb this code.  ", {{10, 14}, {15, 19}}}, {"-", {}}}),
+      "# \\> quoted #\n\n\\= a b *this* `code`.\n\n- \\-\n");
+}
+
+// A fake translation holding each character that can be Markdown syntax, at the start, between
+// words and at the end of each run: the output, parsed again, has the source's blocks and spans
+// (no more, no fewer) and shows the characters as written.
+TEST(MarkdownDocumentTest, ATranslationMakesNoMarkupTheSourceDidNotHave) {
+  struct Insertion {
+    std::string text;
+    std::string shows;  // In the rendered text (empty: not checked).
+  };
+  const std::vector<Insertion> insertions = {
+      {"*", "*"},
+      {"_", "_"},
+      {"`", "`"},
+      {"[", "["},
+      {"]", "]"},
+      {"<", "<"},
+      {"\\", "\\"},
+      {"#", "#"},
+      {">", ">"},
+      {"-", "-"},
+      {"+", "+"},
+      {"=", "="},
+      {"1.", "1."},
+      {"1)", "1)"},
+      {"~", "~"},
+      {"|", "|"},
+      {"---", "---"},
+      {"***", "***"},
+      {"___", "___"},
+      {"===", "==="},
+      {"![x](y)", "![x](y)"},
+      {"[x](y)", "[x](y)"},
+      {"<b>", "<b>"},
+      {"<http://x.y>", "<http://x.y>"},
+      {"\\*", "*"},
+      {"```", "```"},
+      {"~~x~~", "~~x~~"},
+      {"x_y_", "x_y_"},
+      {"**x**", "**x**"},
+      {"# x #", "# x #"},
+      {"\n# x", ""},
+      {"    x", ""},
+      {"x  ", ""},
+      {"x\\", "x\\"},
+      {"[x]: /y", "[x]: /y"},
+      {"12345. x", "12345. x"},
+  };
+  for (const std::string& markdown : {
+           std::string(kSample),
+           std::string("A *b* c **d _e_** [f](g) `h` <i>j</i>\n"),
+           std::string("> - Quoted item *x*\n>   second line\n"),
+           std::string("1. One\n2. Two ~~x~~\n"),
+           std::string("# Head #\n\nSetext\n---\n"),
+           std::string("| a | b |\n|---|---|\n| c | d |\n"),
+           std::string("A line  \nanother line\\\nthird\n"),
+       }) {
+    const absl::StatusOr<MarkdownDocument> parsed = MarkdownDocument::Parse(markdown);
+    ASSERT_TRUE(parsed.ok()) << parsed.status();
+    const MarkdownDocument& d = *parsed;
+    const std::string structure = ParseMarkdownStructure(markdown).events;
+    for (size_t r = 0; r < d.runs().size(); ++r) {
+      const MarkdownDocument::Run& run = d.runs()[r];
+      std::vector<size_t> positions = {0};
+      for (size_t p = 1; p < run.text.size(); ++p) {
+        if (run.text[p - 1] == ' ' && run.text[p] != ' ') positions.push_back(p);
+      }
+      positions.push_back(run.text.size());
+      for (const Insertion& insertion : insertions) {
+        for (size_t p : positions) {
+          // The insertion and a space between it and the words at p.
+          const bool at_end = p == run.text.size();
+          const std::string inserted = at_end ? " " + insertion.text : insertion.text + " ";
+          std::vector<TranslatedRun> translations = Identity(d);
+          TranslatedRun& t = translations[r];
+          t.text.insert(p, inserted);
+          bool in_fixed = false;
+          for (size_t i = 0; i < run.inlines.size(); ++i) {
+            const Segment source = run.inlines[i].range;
+            Segment& range = t.inlines[i];
+            if (run.inlines[i].fixed && source.begin < p && p < source.end) in_fixed = true;
+            if (source.begin == source.end) {
+              if (source.begin >= p)
+                range = {source.begin + inserted.size(), source.end + inserted.size()};
+              continue;
+            }
+            if (source.begin >= p) range.begin += inserted.size();
+            if (source.end > p) range.end += inserted.size();
+          }
+          const std::string rendered = d.Render(translations);
+          SCOPED_TRACE(absl::StrCat("run ", r, " at ", p, ": ", rendered));
+          const MarkdownStructure again = ParseMarkdownStructure(rendered);
+          EXPECT_EQ(again.events, structure);
+          if (!insertion.shows.empty() && !in_fixed) {
+            EXPECT_THAT(again.text, HasSubstr(insertion.shows));
+          }
+        }
+      }
+    }
+  }
+}
+
+// A paragraph md4c reports in events that do not say what its bytes are (raw inline HTML over a
+// quote's lines, "<b\n> c>", given as one text without the "> "): kept as written, and its bytes,
+// from its first word to its last, listed as untranslated; the paragraphs around it are runs.
+TEST(MarkdownDocumentTest, ABlockItsEventsDoNotMapIsListedUntranslated) {
+  const std::string markdown = "Before.\n\n> a <b\n> c> d\n\nAfter.\n";
+  const absl::StatusOr<MarkdownDocument> parsed = MarkdownDocument::Parse(markdown);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  const MarkdownDocument& d = *parsed;
+  EXPECT_THAT(RunTexts(d), ElementsAre("Before.", "After."));
+  const size_t quoted = markdown.find("a <b");
+  EXPECT_THAT(d.untranslated(), ElementsAre(Segment{quoted, markdown.find(" d\n") + 2}));
+  EXPECT_EQ(d.Render(Upper(d)), "BEFORE.\n\n> a <b\n> c> d\n\nAFTER.\n");
+
+  // A fuzz regression: a code span over a quote's lazy and quoted lines, whose texts md4c points
+  // at other bytes (its closing backticks): no closing marker is found, so the list item is kept,
+  // from its first word to the end.
+  const std::string code = "> - a\n>   b\n8\n> c2 )\n`` pa</p> - a\n>   b\n8\n>  `` ` `";
+  const absl::StatusOr<MarkdownDocument> kept = MarkdownDocument::Parse(code);
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  EXPECT_THAT(kept->runs(), ::testing::IsEmpty());
+  EXPECT_THAT(kept->untranslated(), ElementsAre(Segment{code.find('a'), code.size()}));
 }
 
 TEST(MarkdownDocumentTest, HostileInputIsRefusedNamingThePartAndTheLimit) {

@@ -1,0 +1,66 @@
+// A Markdown document as md4c reads it, for tests that check a rendering makes the markup its
+// source had and no more (text/markdown_document.h escapes translations): its blocks and inline
+// spans (with raw inline HTML and hard breaks) as a string of nested events, and the text it
+// shows. Header-only: unit tests and fuzz targets link md4c themselves.
+#ifndef MTSERVE_TESTS_TEST_LIB_MARKDOWN_STRUCTURE_H_
+#define MTSERVE_TESTS_TEST_LIB_MARKDOWN_STRUCTURE_H_
+
+#include <md4c.h>
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+
+namespace mtserve {
+
+struct MarkdownStructure {
+  // "B<type>(" and ")" per block, "S<type>(" and ")" per span, "html" per raw inline HTML, "br"
+  // per hard break (md4c's MD_BLOCKTYPE and MD_SPANTYPE numbers). Soft breaks are left out: a
+  // translated paragraph is one line.
+  std::string events;
+  // The text of every text event (escapes resolved, entities as written), soft breaks as spaces.
+  std::string text;
+};
+
+// `markdown` parsed with md4c as text/markdown_document.cc parses it (GitHub's dialect).
+inline MarkdownStructure ParseMarkdownStructure(absl::string_view markdown) {
+  MarkdownStructure out;
+  MD_PARSER parser = {};
+  parser.flags = MD_DIALECT_GITHUB;
+  parser.enter_block = [](MD_BLOCKTYPE type, void*, void* o) {
+    absl::StrAppend(&static_cast<MarkdownStructure*>(o)->events, "B", type, "(");
+    return 0;
+  };
+  parser.leave_block = [](MD_BLOCKTYPE, void*, void* o) {
+    static_cast<MarkdownStructure*>(o)->events += ")";
+    return 0;
+  };
+  parser.enter_span = [](MD_SPANTYPE type, void*, void* o) {
+    absl::StrAppend(&static_cast<MarkdownStructure*>(o)->events, "S", type, "(");
+    return 0;
+  };
+  parser.leave_span = [](MD_SPANTYPE, void*, void* o) {
+    static_cast<MarkdownStructure*>(o)->events += ")";
+    return 0;
+  };
+  parser.text = [](MD_TEXTTYPE type, const MD_CHAR* text, MD_SIZE size, void* o) {
+    MarkdownStructure& s = *static_cast<MarkdownStructure*>(o);
+    if (type == MD_TEXT_HTML) {
+      s.events += "html";
+    } else if (type == MD_TEXT_BR) {
+      s.events += "br";
+    } else if (type == MD_TEXT_SOFTBR) {
+      s.text += ' ';
+    } else {
+      s.text.append(text, size);
+    }
+    return 0;
+  };
+  md_parse(markdown.data(), static_cast<MD_SIZE>(markdown.size()), &parser, &out);
+  return out;
+}
+
+}  // namespace mtserve
+
+#endif  // MTSERVE_TESTS_TEST_LIB_MARKDOWN_STRUCTURE_H_
