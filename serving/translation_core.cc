@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "base/byte_size.h"
 #include "base/excerpt.h"
 #include "base/status_macros.h"
 #include "serving/pivot.h"
@@ -50,6 +51,32 @@ std::string ChainName(const std::vector<ModelRepository::Slot>& slots,
   std::vector<std::string> names;
   for (const int m : chain) names.push_back(slots[m].name);
   return absl::StrJoin(names, "+");
+}
+
+// OK when the models of `slots` (indexes into `catalog`, the repository's) can be resident at
+// once within `repository`'s budget by their estimates, else FAILED_PRECONDITION naming them, their
+// sizes and --model_memory. A request holds all the models it needs at once (a pivot's chain, texts
+// routed to several models): when they cannot fit together, waiting would not help (the first one's
+// lease keeps the last one's load, and every load queued behind it, waiting until the request's
+// deadline, or forever without one).
+absl::Status FitTogether(const ModelRepository& repository,
+                         const std::vector<ModelRepository::Slot>& catalog,
+                         const std::set<int>& slots) {
+  const int64_t budget = repository.memory_budget();
+  if (budget == 0 || slots.size() < 2) return absl::OkStatus();  // One alone always fits.
+  int64_t total = 0;
+  std::vector<std::string> models;
+  for (const int slot : slots) {
+    const ModelRepository::Slot& s = catalog[slot];
+    total += s.estimated_bytes;
+    models.push_back(absl::StrCat(s.name, " (about ", FormatBytes(s.estimated_bytes), ")"));
+  }
+  if (total <= budget) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      "the models this request needs at once, ", absl::StrJoin(models, ", "), ", need about ",
+      FormatBytes(total),
+      " together, more than this server's --model_memory=", AbslUnparseFlag(ByteSize{budget}),
+      "; send their texts in separate requests (a pivot translation as its legs by name)"));
 }
 
 }  // namespace
@@ -361,6 +388,8 @@ void TranslationCore::Translate(Request request, std::shared_ptr<Call> call, Don
     for (const std::vector<int>& chain : pending->chains) {
       pending->needed.insert(chain.begin(), chain.end());
     }
+    MT_RETURN_IF_ERROR(
+        FitTogether(*pending->serving->repository, pending->serving->slots(), pending->needed));
     for (const int slot : pending->needed) {
       const ModelRepository::State state = pending->serving->repository->status(slot).state;
       if (state != ModelRepository::State::kAvailable && state != ModelRepository::State::kFailed) {
