@@ -686,6 +686,7 @@ void TranslationCore::SentenceDone(Pending& pending, int text, size_t sentence,
 // One leg of a pivoted sentence under way: its bridge text's pieces and their results.
 struct TranslationCore::Bridge {
   TranslationResult previous;  // The legs before's result.
+  BridgeText text;             // What this leg reads of it (`document`'s text).
   std::unique_ptr<Document> document;
   std::shared_ptr<const Model> from, to;   // The models of the leg before and of this one.
   std::vector<TranslationResult> results;  // Per piece of `document`.
@@ -701,19 +702,31 @@ void TranslationCore::NextLeg(std::shared_ptr<Pending> pending, int i, size_t j,
   const ModelRepository::Slot& slot = pending->serving->slots()[model];
   auto bridge = std::make_shared<Bridge>();
   bridge->previous = std::move(previous);
+  std::shared_ptr<const Model> source;  // The chain's first model, which read the sentence.
   {
     absl::MutexLock lock(&pending->mutex);
     // Held until the request is answered, which waits for this sentence.
+    source = pending->leases.at(chain.front())->model();
     bridge->from = pending->leases.at(chain[leg - 1])->model();
     bridge->to = pending->leases.at(model)->model();
   }
   const std::string name = pending->documents[i]->SentenceName(FieldName(pending->request, i), j);
+  // The runs of characters the first model cannot spell go into the bridge from the sentence's
+  // bytes: a plain text's own (a marked-up document's sentences are in its runs, not at hand
+  // here: their runs stay out of the bridge, listed in `dropped`).
+  absl::string_view sentence;
+  if (pending->request.options.format == RequestedOptions::kPlainText) {
+    const Segment range = pending->documents[i]->sentences()[j].range;
+    sentence =
+        absl::string_view(pending->request.texts[i]).substr(range.begin, range.end - range.begin);
+  }
   const absl::Status prepared = [&]() -> absl::Status {
     MT_RETURN_IF_ERROR(StopReason(pending->call->cancelled(), pending->request.deadline,
                                   absl::Now(), "between the legs of a pivot translation"));
-    MT_ASSIGN_OR_RETURN(bridge->document,
-                        PrepareBridge(BridgeText(bridge->previous), bridge->to->tokenizer(),
-                                      MaxInputTokens(slot.config, limits_)));
+    bridge->text =
+        MakeBridgeText(bridge->previous, sentence, source->tokenizer(), bridge->from->tokenizer());
+    MT_ASSIGN_OR_RETURN(bridge->document, PrepareBridge(bridge->text, bridge->to->tokenizer(),
+                                                        MaxInputTokens(slot.config, limits_)));
     return absl::OkStatus();
   }();
   if (!prepared.ok()) {
@@ -794,7 +807,7 @@ void TranslationCore::FinishLeg(std::shared_ptr<Pending> pending, int i, size_t 
   const int model = pending->chains[i][leg];
   const Tokenizer& tokenizer = bridge->to->tokenizer();
   TranslationResult composed =
-      ComposeLegs(bridge->previous, bridge->from->tokenizer(), *bridge->document,
+      ComposeLegs(bridge->previous, bridge->from->tokenizer(), bridge->text, *bridge->document,
                   JoinDocument(*bridge->document, std::move(bridge->results),
                                pending->options[model]->num_hypotheses, tokenizer),
                   tokenizer);
