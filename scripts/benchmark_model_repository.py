@@ -10,9 +10,21 @@ With --cold, instead: for each compute type, a fresh server of one such model (n
 the time of its first request (the load included) and of its second, and the first request to a
 second model while a request to a third one is loading it (the loads run one at a time).
 
+With --pivot, instead: the cost of a pivot translation against the two direct calls it stands
+for, on one server of the trained models of models/ (2 workers, cache off): each French line of
+test_2016_flickr into German through multi30k-fr-en + multi30k-en-de as one request
+(target_language de), and as two requests by name (fr-en, then en-de on its answer with
+split_sentences false), at concurrency 1 and 8, the two ways alternating in one run (rounds in
+the order pivot, direct, direct, pivot, ...). Prints sentences/s and the latency of a line (both
+calls' for the direct way), and the lines whose German differs between the two ways (a line the
+French rules split into several sentences: the pivot translates each sentence's English on its
+own, the second direct call the joined English as one).
+
 Usage: scripts/benchmark_model_repository.py [BUILD_DIR] [--models=20] [--hold=5]
            [--requests=200] [--shape=models/multi30k-en-de] [--compute_type=float32] [--cold]
-  (after scripts/build.sh; --shape=tests/data/opus-mt/en-mg for OPUS-MT base checkpoints)
+           [--pivot [--sentences=1000] [--rounds=2]]
+  (after scripts/build.sh; --shape=tests/data/opus-mt/en-mg for OPUS-MT base checkpoints; the
+  checkpoints are written under $TMPDIR, /tmp by default: an OPUS-MT base one is 150 MB)
 """
 import argparse
 import concurrent.futures
@@ -73,6 +85,80 @@ def cold_loads(args):
     return 0
 
 
+def post(port, body):
+    """The answer of /v1/translate to `body`."""
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}/v1/translate", data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json", "X-Request-Timeout": "300s"})
+    with urllib.request.urlopen(request, timeout=300) as answer:
+        return json.load(answer)
+
+
+def best(answer):
+    return answer["translations"][0]["hypotheses"][0]["text"]
+
+
+def pivot_cost(args):
+    bin_dir = os.path.join(args.build_dir, "bin")
+    with open(os.path.join(ROOT, "tests", "data", "multi30k", "test_2016_flickr.fr")) as f:
+        lines = [line.strip() for line in f if line.strip()][:args.sentences]
+
+    def pivoted(port, line):
+        return best(post(port, {"texts": [line], "source_language": "fr",
+                                "target_language": "de"}))
+
+    def direct(port, line):
+        english = best(post(port, {"model": "multi30k-fr-en", "texts": [line]}))
+        return best(post(port, {"model": "multi30k-en-de", "texts": [english],
+                                "options": {"split_sentences": False}}))
+
+    def run(port, way, concurrency):
+        def timed(line):
+            start = time.monotonic()
+            german = way(port, line)
+            return time.monotonic() - start, german
+
+        start = time.monotonic()
+        with concurrent.futures.ThreadPoolExecutor(concurrency) as pool:
+            done = list(pool.map(timed, lines))
+        wall = time.monotonic() - start
+        latencies = sorted(seconds for seconds, _ in done)
+        return wall, latencies, [german for _, german in done]
+
+    def quantile(values, q):
+        return values[min(len(values) - 1, int(q * len(values)))]
+
+    print(f"CPU: {cpu_model()}; {len(lines)} sentences of test_2016_flickr.fr into German; "
+          f"mtserve --model_dir=models --workers=2 --cache_bytes=0 "
+          "--language_model=")
+    print("| concurrency | way | round | sentences/s | p50 ms | p90 ms | p99 ms |")
+    print("|---|---|---|---|---|---|---|")
+    unequal = 0
+    with MtserveProcess(os.path.join(bin_dir, "mtserve"), "--workers=2",
+                        f"--model_dir={os.path.join(ROOT, 'models')}", "--cache_bytes=0",
+                        "--max_cold_loads_per_minute=0", "--language_model=") as server:
+        direct(server.http_port, lines[0])  # Both models loaded before timing.
+        for concurrency in (1, 8):
+            outputs = {}
+            ways = [("pivot (one call)", pivoted), ("two direct calls", direct)]
+            # Rounds in the order A B B A ...: neither way always runs first.
+            for round in range(args.rounds):
+                for name, way in ways if round % 2 == 0 else ways[::-1]:
+                    wall, latencies, outputs[name] = run(server.http_port, way, concurrency)
+                    print(f"| {concurrency} | {name} | {round + 1} | {len(lines) / wall:.1f} | "
+                          f"{1000 * quantile(latencies, 0.5):.1f} | "
+                          f"{1000 * quantile(latencies, 0.9):.1f} | "
+                          f"{1000 * quantile(latencies, 0.99):.1f} |")
+            for line, (a, b) in zip(lines, zip(*outputs.values())):
+                if a != b:
+                    unequal += 1
+                    print(f"differ at concurrency {concurrency}: {line!r}: pivot {a!r}, "
+                          f"direct {b!r}")
+    print(f"sentences whose pivot and direct German differ: {unequal} of {2 * len(lines)}; "
+          f"load average at the end {os.getloadavg()[0]:.1f}")
+    return 1 if unequal else 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("build_dir", nargs="?", default=os.path.join(ROOT, "build"))
@@ -82,9 +168,14 @@ def main():
     parser.add_argument("--shape", default=os.path.join(ROOT, "models", "multi30k-en-de"))
     parser.add_argument("--compute_type", default="float32")
     parser.add_argument("--cold", action="store_true")
+    parser.add_argument("--pivot", action="store_true")
+    parser.add_argument("--sentences", type=int, default=1000)
+    parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
     if args.cold:
         return cold_loads(args)
+    if args.pivot:
+        return pivot_cost(args)
     bin_dir = os.path.join(args.build_dir, "bin")
     with tempfile.TemporaryDirectory(prefix="mtserve_repository_") as repository:
         names = [f"m{i:02d}" for i in range(1, args.models + 1)]

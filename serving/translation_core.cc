@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "base/byte_size.h"
 #include "base/excerpt.h"
 #include "base/status_macros.h"
 #include "serving/pivot.h"
@@ -67,6 +68,32 @@ std::string ChainName(const std::vector<ModelRepository::Slot>& slots,
   std::vector<std::string> names;
   for (const int m : chain) names.push_back(slots[m].name);
   return absl::StrJoin(names, "+");
+}
+
+// OK when the models of `slots` (indexes into `catalog`, the repository's) can be resident at
+// once within `repository`'s budget by their estimates, else FAILED_PRECONDITION naming them, their
+// sizes and --model_memory. A request holds all the models it needs at once (a pivot's chain, texts
+// routed to several models): when they cannot fit together, waiting would not help (the first one's
+// lease keeps the last one's load, and every load queued behind it, waiting until the request's
+// deadline, or forever without one).
+absl::Status FitTogether(const ModelRepository& repository,
+                         const std::vector<ModelRepository::Slot>& catalog,
+                         const std::set<int>& slots) {
+  const int64_t budget = repository.memory_budget();
+  if (budget == 0 || slots.size() < 2) return absl::OkStatus();  // One alone always fits.
+  int64_t total = 0;
+  std::vector<std::string> models;
+  for (const int slot : slots) {
+    const ModelRepository::Slot& s = catalog[slot];
+    total += s.estimated_bytes;
+    models.push_back(absl::StrCat(s.name, " (about ", FormatBytes(s.estimated_bytes), ")"));
+  }
+  if (total <= budget) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      "the models this request needs at once, ", absl::StrJoin(models, ", "), ", need about ",
+      FormatBytes(total),
+      " together, more than this server's --model_memory=", AbslUnparseFlag(ByteSize{budget}),
+      "; send their texts in separate requests (a pivot translation as its legs by name)"));
 }
 
 }  // namespace
@@ -378,6 +405,8 @@ void TranslationCore::Translate(Request request, std::shared_ptr<Call> call, Don
     for (const std::vector<int>& chain : pending->chains) {
       pending->needed.insert(chain.begin(), chain.end());
     }
+    MT_RETURN_IF_ERROR(
+        FitTogether(*pending->serving->repository, pending->serving->slots(), pending->needed));
     for (const int slot : pending->needed) {
       const ModelRepository::State state = pending->serving->repository->status(slot).state;
       if (state != ModelRepository::State::kAvailable && state != ModelRepository::State::kFailed) {
@@ -672,6 +701,7 @@ void TranslationCore::SentenceDone(Pending& pending, int text, size_t sentence,
 // One leg of a pivoted sentence under way: its bridge text's pieces and their results.
 struct TranslationCore::Bridge {
   TranslationResult previous;  // The legs before's result.
+  BridgeText text;             // What this leg reads of it (`document`'s text).
   std::unique_ptr<Document> document;
   std::shared_ptr<const Model> from, to;   // The models of the leg before and of this one.
   std::vector<TranslationResult> results;  // Per piece of `document`.
@@ -687,19 +717,31 @@ void TranslationCore::NextLeg(std::shared_ptr<Pending> pending, int i, size_t j,
   const ModelRepository::Slot& slot = pending->serving->slots()[model];
   auto bridge = std::make_shared<Bridge>();
   bridge->previous = std::move(previous);
+  std::shared_ptr<const Model> source;  // The chain's first model, which read the sentence.
   {
     absl::MutexLock lock(&pending->mutex);
     // Held until the request is answered, which waits for this sentence.
+    source = pending->leases.at(chain.front())->model();
     bridge->from = pending->leases.at(chain[leg - 1])->model();
     bridge->to = pending->leases.at(model)->model();
   }
   const std::string name = pending->documents[i]->SentenceName(FieldName(pending->request, i), j);
+  // The runs of characters the first model cannot spell go into the bridge from the sentence's
+  // bytes: a plain text's own (a marked-up document's sentences are in its runs, not at hand
+  // here: their runs stay out of the bridge, listed in `dropped`).
+  absl::string_view sentence;
+  if (pending->request.options.format == RequestedOptions::kPlainText) {
+    const Segment range = pending->documents[i]->sentences()[j].range;
+    sentence =
+        absl::string_view(pending->request.texts[i]).substr(range.begin, range.end - range.begin);
+  }
   const absl::Status prepared = [&]() -> absl::Status {
     MT_RETURN_IF_ERROR(StopReason(pending->call->cancelled(), pending->request.deadline,
                                   absl::Now(), "between the legs of a pivot translation"));
-    MT_ASSIGN_OR_RETURN(bridge->document,
-                        PrepareBridge(BridgeText(bridge->previous), bridge->to->tokenizer(),
-                                      MaxInputTokens(slot.config, limits_)));
+    bridge->text =
+        MakeBridgeText(bridge->previous, sentence, source->tokenizer(), bridge->from->tokenizer());
+    MT_ASSIGN_OR_RETURN(bridge->document, PrepareBridge(bridge->text, bridge->to->tokenizer(),
+                                                        MaxInputTokens(slot.config, limits_)));
     return absl::OkStatus();
   }();
   if (!prepared.ok()) {
@@ -780,7 +822,7 @@ void TranslationCore::FinishLeg(std::shared_ptr<Pending> pending, int i, size_t 
   const int model = pending->chains[i][leg];
   const Tokenizer& tokenizer = bridge->to->tokenizer();
   TranslationResult composed =
-      ComposeLegs(bridge->previous, bridge->from->tokenizer(), *bridge->document,
+      ComposeLegs(bridge->previous, bridge->from->tokenizer(), bridge->text, *bridge->document,
                   JoinDocument(*bridge->document, std::move(bridge->results),
                                pending->options[model]->num_hypotheses, tokenizer),
                   tokenizer);

@@ -443,8 +443,9 @@ int Run(int argc, char** argv) {
   // composed with the legs before (serving/pivot.h), as the server does it.
   for (size_t leg = 1;; ++leg) {
     struct Step {
-      size_t sentence;  // In `results`.
-      int from, to;     // The models of the leg before and of this one.
+      size_t sentence;                   // In `results`.
+      int from, to;                      // The models of the leg before and of this one.
+      std::unique_ptr<BridgeText> text;  // What this leg reads (`bridge`'s text).
       std::unique_ptr<Document> bridge;
       size_t first;  // Its pieces' first in the round.
     };
@@ -455,14 +456,25 @@ int Run(int argc, char** argv) {
       if (line_chain[i].size() <= leg) continue;
       const int to = line_chain[i][leg];
       for (size_t s = line_first[i]; s < line_first[i + 1]; ++s) {
-        absl::StatusOr<std::unique_ptr<Document>> bridge = PrepareBridge(
-            BridgeText(results[s]), models[to].model->tokenizer(), models[to].max_tokens);
+        const int from = line_chain[i][leg - 1];
+        // The first model's unknown runs go into the bridge from a plain text's bytes (as the
+        // server does it: a marked-up line's sentences are in its document's runs).
+        absl::string_view sentence;
+        if (*format == DocumentFormat::kPlainText) {
+          const Segment range = documents[i]->sentences()[s - line_first[i]].range;
+          sentence = absl::string_view(lines[i]).substr(range.begin, range.end - range.begin);
+        }
+        auto text = std::make_unique<BridgeText>(
+            MakeBridgeText(results[s], sentence, models[line_chain[i].front()].model->tokenizer(),
+                           models[from].model->tokenizer()));
+        absl::StatusOr<std::unique_ptr<Document>> bridge =
+            PrepareBridge(*text, models[to].model->tokenizer(), models[to].max_tokens);
         if (!bridge.ok()) {
           std::cerr << "mttranslate: line " << i + 1 << ": " << bridge.status().message() << "\n";
           return 1;
         }
         Step& step = steps.emplace_back(
-            Step{s, line_chain[i][leg - 1], to, *std::move(bridge), round.size()});
+            Step{s, from, to, std::move(text), *std::move(bridge), round.size()});
         for (const SourceSentence& piece : step.bridge->sentences()) {
           round.push_back(&piece.ids);
           round_model.push_back(to);
@@ -482,7 +494,7 @@ int Run(int argc, char** argv) {
           std::make_move_iterator(round_results.begin() + step.first + count));
       const Tokenizer& tokenizer = models[step.to].model->tokenizer();
       results[step.sentence] = ComposeLegs(
-          results[step.sentence], models[step.from].model->tokenizer(), *step.bridge,
+          results[step.sentence], models[step.from].model->tokenizer(), *step.text, *step.bridge,
           JoinDocument(*step.bridge, std::move(pieces), options.num_hypotheses, tokenizer),
           tokenizer);
     }

@@ -339,6 +339,8 @@ void ModelRepository::Retire(int slot) {
   State_::Deliver(answers);
 }
 
+int64_t ModelRepository::memory_budget() const { return state_->budget.budget_bytes(); }
+
 std::shared_ptr<const Model> ModelRepository::Loaded(int slot) const {
   absl::MutexLock lock(&state_->mu);
   if (slot < 0 || slot >= static_cast<int>(state_->slots.size())) return nullptr;

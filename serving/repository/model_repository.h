@@ -122,6 +122,9 @@ class ModelRepository {
   // no lease get UNAVAILABLE, its model (if loaded) is unloaded once its last lease ends.
   void Retire(int slot);
 
+  // Options::memory_budget (0: no limit).
+  int64_t memory_budget() const;
+
   // A model held for a request: loaded, and not unloaded while the lease lives. Its destructor
   // ends the hold (and may let a waiting load proceed).
   class Lease {

@@ -19,6 +19,7 @@
 #include "gtest/gtest.h"
 #include "serving/batch_scheduler.h"
 #include "serving/drain_gate.h"
+#include "serving/repository/model_repository.h"
 #include "serving/translation_core.h"
 #include "tests/test_lib/test_util.h"
 #include "text/language_detector.h"
@@ -68,6 +69,38 @@ class CoreRoutingTest : public ::testing::Test {
     core_->StartServing(models_, scheduler_.get());
   }
 
+  // Serves the models through a repository (as the server does: each loaded when first needed)
+  // where each is estimated at `model_bytes` and `budget` bounds those loaded (--model_memory).
+  void ServeRepository(int64_t model_bytes, int64_t budget) {
+    std::vector<ModelRepository::Slot> slots;
+    for (const ServedModel& m : models_) {
+      slots.push_back(
+          {m.name, m.model->dir(), m.model->compute_type(), m.model->config(), model_bytes});
+    }
+    ModelRepository::Options options;
+    options.memory_budget = budget;
+    absl::StatusOr<std::unique_ptr<ModelRepository>> repository = ModelRepository::Create(
+        std::move(slots), options,
+        [models = models_](
+            const ModelRepository::Slot& slot) -> absl::StatusOr<std::shared_ptr<const Model>> {
+          for (const ServedModel& m : models) {
+            if (m.name == slot.name) return m.model;
+          }
+          return absl::InternalError(slot.name);
+        });
+    ASSERT_TRUE(repository.ok()) << repository.status();
+    repository_ = *std::move(repository);
+    core_->StartServing(repository_.get(), scheduler_.get());
+  }
+
+  ModelRepository::State StateOf(const std::string& name) const {
+    for (size_t i = 0; i < models_.size(); ++i) {
+      if (models_[i].name == name) return repository_->status(static_cast<int>(i)).state;
+    }
+    ADD_FAILURE() << "no model " << name;
+    return ModelRepository::State::kFailed;
+  }
+
   static TranslationRequest Routed(std::vector<std::string> texts, std::string target,
                                    std::string source = "auto") {
     TranslationRequest request;
@@ -104,6 +137,7 @@ class CoreRoutingTest : public ::testing::Test {
   DrainGate drain_;
   const LanguageDetector* detector_ = nullptr;
   std::vector<ServedModel> models_;
+  std::unique_ptr<ModelRepository> repository_;  // ServeRepository's; outlives the core.
   std::unique_ptr<TranslationCore> core_;
   std::unique_ptr<BatchScheduler> scheduler_;
 };
@@ -351,6 +385,44 @@ TEST_F(CorePivotTest, AlternativesAreTheLastLegsNBest) {
     EXPECT_EQ(reply->translations[0].hypotheses[k].text,
               expected->translations[0].hypotheses[k].text);
   }
+}
+
+// docs/api.md, "Pivot translation": both models of a chain are held for the request. With a
+// --model_memory that holds one of them, French into German can never run: it is refused at once
+// (rather than holding fr-en while en-de's load waits for room until the deadline, every other
+// load queued behind it), naming both models and the budget, and nothing is loaded for it. Each
+// leg asked for by name still translates, the budget holding one model at a time.
+TEST_F(CorePivotTest, AChainWhoseModelsCannotFitTogetherIsRefusedAtOnce) {
+  ServeRepository(/*model_bytes=*/1000, /*budget=*/1500);
+  TranslationRequest request = Routed({kFrench}, "de", "fr");
+  // Without the check it would wait for room until this deadline, and fail UNAVAILABLE.
+  request.deadline = absl::Now() + absl::Seconds(30);
+  absl::StatusOr<TranslationReply> reply = Translate(std::move(request));
+  EXPECT_EQ(reply.status().code(), absl::StatusCode::kFailedPrecondition) << reply.status();
+  EXPECT_THAT(reply.status().message(),
+              AllOf(HasSubstr("fr-en"), HasSubstr("en-de"), HasSubstr("--model_memory=1500")));
+  for (const char* name : {"en-de", "de-en", "fr-en"}) {
+    EXPECT_EQ(StateOf(name), ModelRepository::State::kAvailable) << name << " was loaded";
+  }
+  // The legs by name, one model resident at a time.
+  const Hypothesis english = Named("fr-en", kFrench, {});
+  EXPECT_FALSE(english.text.empty());
+  EXPECT_EQ(StateOf("fr-en"), ModelRepository::State::kLoaded);
+  RequestedOptions whole;
+  whole.split_sentences = false;
+  EXPECT_FALSE(Named("en-de", english.text, whole).text.empty());
+  EXPECT_EQ(StateOf("en-de"), ModelRepository::State::kLoaded);
+  EXPECT_EQ(StateOf("fr-en"), ModelRepository::State::kAvailable) << "unloaded for en-de";
+}
+
+// With room for both, the same request is translated through the repository's models, exactly as
+// the two legs by name.
+TEST_F(CorePivotTest, AChainWhoseModelsFitTogetherIsTranslatedThroughTheRepository) {
+  ServeRepository(/*model_bytes=*/1000, /*budget=*/2000);
+  const std::string expected = ByHand(kFrench).text;
+  absl::StatusOr<TranslationReply> reply = Translate(Routed({kFrench}, "de", "fr"));
+  ASSERT_TRUE(reply.ok()) << reply.status();
+  EXPECT_EQ(reply->translations[0].hypotheses[0].text, expected);
 }
 
 }  // namespace

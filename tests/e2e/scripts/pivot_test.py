@@ -5,7 +5,8 @@ goes through English (multi30k-fr-en, then multi30k-en-de) and equals the two le
 name (the second with split_sentences false), over HTTP's /v1/translate, LibreTranslate's
 /translate and mttranslate; a text of several sentences keeps its layout and sentence ranges;
 inline HTML markup lands on the word aligned through the bridge; "auto" into German detects a
-French text and pivots; /languages lists fr -> de.
+French text and pivots; /languages lists fr -> de; with a --model_memory that holds one of the
+two models, a pivot is refused at once.
 
 Usage: pivot_test.py BIN_DIR STUBS_DIR MODELS_DIR [-- unittest arguments]
 """
@@ -99,6 +100,22 @@ class PivotTest(e2e_suite.MtserveTestCase):
         self.assertEqual(out.stdout.splitlines(),
                          [t["hypotheses"][0]["text"] for t in served["translations"]])
         self.assertEqual(out.stdout.splitlines()[0], self.by_hand(FRENCH))
+
+    def test_a_budget_too_small_for_both_legs_is_refused_at_once(self):
+        # Room for one of the models (each about 32 MiB in float32): both legs of a pivot are held
+        # at once, so it could never run (docs/api.md, "Pivot translation"). Refused at once, with
+        # nothing loaded; each leg by name still translates, one model at a time.
+        server = self.start_mtserve("--workers=1", f"--model_dir={e2e_suite.ARGS.models_dir}",
+                                    "--model_memory=40MiB")
+        self.assertErrorAnswer(
+            call(server.http_port, "POST", "/v1/translate",
+                 {"texts": [FRENCH], "source_language": "fr", "target_language": "de"}),
+            400, "FAILED_PRECONDITION", "multi30k-fr-en", "multi30k-en-de", "--model_memory=40MiB")
+        for name in ("multi30k-fr-en", "multi30k-en-de"):
+            self.assertNotIn(f"mtserve: model {name} (", server.stderr(), "loaded")
+        status, _, body = call(server.http_port, "POST", "/v1/translate",
+                               {"model": "multi30k-fr-en", "texts": [FRENCH]})
+        self.assertEqual(status, 200, body)
 
 
 if __name__ == "__main__":
