@@ -1,9 +1,9 @@
-// Bytes from a client as the HTTP transport reads them: Beast's request parser over the whole
-// input (a head, then its body, chunked or not, fed in the pieces the first byte chooses), every
-// refusal of the parser worded by ParserFramingError or answered as the transport answers it,
-// the framing rules over every field of a head the parser took, and the forwarded client address
-// of its X-Forwarded-For and Forwarded fields, and a model's name in a route's path. Any bytes give
-// a request, or a refusal, never a crash.
+// Bytes from a client as the HTTP transport reads them: Beast's request parser (with the
+// transport's body) over the whole input (a head, then its body, chunked or not, fed in the pieces
+// the first byte chooses), every refusal of the parser worded by ParserFramingError or answered as
+// the transport answers it, the framing rules over every field of a head the parser took, and the
+// forwarded client address of its X-Forwarded-For and Forwarded fields, and a model's name in a
+// route's path. Any bytes give a request, or a refusal, never a crash.
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -14,8 +14,8 @@
 #include "absl/strings/string_view.h"
 #include "boost/asio/buffer.hpp"
 #include "boost/beast/http/parser.hpp"
-#include "boost/beast/http/string_body.hpp"
 #include "frontends/http/connection_limits.h"
+#include "frontends/http/growing_string_body.h"
 #include "frontends/http/http_framing.h"
 #include "frontends/http/route_path.h"
 #include "tests/test_lib/fuzz_check.h"
@@ -24,7 +24,7 @@ namespace {
 
 namespace http = boost::beast::http;
 
-std::optional<absl::string_view> Field(const http::request<http::string_body>& message,
+std::optional<absl::string_view> Field(const http::request<mtserve::GrowingStringBody>& message,
                                        absl::string_view name) {
   const auto it = message.find(boost::beast::string_view(name.data(), name.size()));
   if (it == message.end()) return std::nullopt;
@@ -34,7 +34,8 @@ std::optional<absl::string_view> Field(const http::request<http::string_body>& m
 void Check(absl::string_view bytes) {
   const size_t piece = 1 + static_cast<uint8_t>(bytes[0]) % 64;
   bytes.remove_prefix(1);
-  http::request_parser<http::string_body> parser;
+  // The transport's body (string_body would reserve an announced Content-Length at once).
+  http::request_parser<mtserve::GrowingStringBody> parser;
   parser.header_limit(16 * 1024);
   parser.body_limit(boost::none);
   boost::beast::error_code error;
