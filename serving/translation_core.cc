@@ -644,7 +644,9 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
       admitted();
       {
         absl::MutexLock lock(&pending->mutex);
-        pending->Fail(submitted);
+        // A copy of its own: Debian's Abseil is not built for TSan, which cannot see the shared
+        // message's reference count synchronise this thread's release with the caller's read.
+        pending->Fail(absl::Status(submitted.code(), submitted.message()));
         pending->unanswered -= count;
         if (pending->unanswered > 0) continue;
       }
