@@ -1715,9 +1715,13 @@ TEST_F(QueueTest, DeadlineWhileQueued) {
                   std::chrono::duration_cast<std::chrono::milliseconds>(timeout));
     EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << Describe(status);
   }
-  // The server answers the expired texts and keeps nothing queued.
-  const MetricsSnapshot after = WaitForMetrics([](const MetricsSnapshot& m) {
-    return m.Sum("mtserve_queue_depth") == 0 && m.Sum("mtserve_in_flight_requests") == 0;
+  // The server answers the expired texts and keeps nothing queued. The client's deadline passes
+  // on its own clock, so the server may take the 300 ms call up only after the client gave up:
+  // wait for it to be recorded, not only for the queue to be empty.
+  const MetricsSnapshot after = WaitForMetrics([&](const MetricsSnapshot& m) {
+    return m.Sum("mtserve_queue_depth") == 0 && m.Sum("mtserve_in_flight_requests") == 0 &&
+           m.Since(before, "mtserve_requests_total",
+                   RequestLabels("Translate", "DEADLINE_EXCEEDED")) >= 1;
   });
   EXPECT_EQ(after.Sum("mtserve_queue_depth"), 0);
   EXPECT_EQ(after.Sum("mtserve_in_flight_requests"), 0);
