@@ -9,7 +9,8 @@
 #include "absl/strings/str_cat.h"
 
 ABSL_FLAG(std::string, model, "",
-          "[translate, bench] Model name as `mtclient models` lists it; empty: the server's "
+          "[translate, translate-file, bench] Model name as `mtclient models` lists it; empty: the "
+          "server's "
           "default model.");
 ABSL_FLAG(int, beam_size, 1, "[translate, bench] Beam size; 1 is greedy search (or sampling).");
 ABSL_FLAG(int, num_hypotheses, 1,

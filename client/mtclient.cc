@@ -2,6 +2,8 @@
 //
 //   translate  stdin to stdout, one sentence a line, formatted exactly as mttranslate formats its
 //              output (so the two can be diffed); by model, or by languages (--source, --target);
+//   translate-file  a file (text, HTML, Markdown, SubRip, WebVTT) through TranslateFile, its
+//              progress on stderr, the translated file to --output or stdout;
 //   models     the served models;
 //   detect     the language of each line of stdin;
 //   load, unload  an operator's load or unload of a model (an API key with admin=true);
@@ -14,11 +16,14 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <optional>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -33,6 +38,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
 #include "absl/time/time.h"
 #include "client/decoding_flags.h"
 #include "client/load_generator.h"
@@ -56,13 +62,20 @@ ABSL_FLAG(double, timeout, 60,
 ABSL_FLAG(int, batch_size, 32,
           "[translate, detect] Input lines per request; requests are sent one after the other.");
 ABSL_FLAG(std::string, target, "",
-          "[translate] Translate into this language: each line goes to the served model that "
-          "reads its language (--source) into it, instead of --model's. [detect] Rank the "
+          "[translate, translate-file] Translate into this language: each line (file) goes to the "
+          "served model that reads its language (--source) into it, instead of --model's. "
+          "[detect] Rank the "
           "languages the served models read into this language; empty: every language a served "
           "model reads.");
 ABSL_FLAG(std::string, source, "",
-          "[translate] With --target: the language of every line, or auto (the default) for the "
-          "server to detect each line's; the language detected and its confidence go to stderr.");
+          "[translate, translate-file] With --target: the language of every line (the file), or "
+          "auto (the default) for the server to detect each line's; the language detected and "
+          "its confidence go to stderr.");
+ABSL_FLAG(std::string, output, "",
+          "[translate-file] Write the translated file here; empty: to stdout.");
+ABSL_FLAG(std::string, format, "",
+          "[translate-file] The file's format: text, html, markdown, srt or vtt; empty: the "
+          "server tells it from the file's name and content.");
 ABSL_FLAG(bool, all_languages, false,
           "[detect] Rank every language the server's detector knows, not only the served ones.");
 ABSL_FLAG(int, max_results, 1, "[detect] Languages per line at most, best first.");
@@ -102,6 +115,14 @@ constexpr char kUsage[] =
       model's name in brackets. A line no served model reads into the target gets
       "error: CODE_NAME: line N: message" on stderr and empty output lines; the other lines
       are translated, and the exit status is 1.
+  mtclient translate-file FILE [--output=OUT] [--format=text|html|markdown|srt|vtt]
+                          [--model=NAME | [--source=LANG|auto] --target=LANG]
+                          [decoding flags as for translate] [--timeout=SECONDS]
+      Translates FILE (plain text, HTML, Markdown, SubRip or WebVTT, told by its name and
+      content, or --format) with its syntax intact, streaming it to the server, and writes the
+      translated file to OUT (default: stdout). Progress goes to stderr, a line each time the
+      server reports it: "STATE DONE/TOTAL sentences", then "done: NAME, MEDIA TYPE, N bytes".
+      --timeout covers the whole job.
   mtclient models [--server=HOST:PORT]
       The served models, one a line: name, (default), languages, compute type, limits,
       architecture and path.
@@ -256,6 +277,81 @@ int Translate(const TranslationClient& client, absl::Duration timeout) {
   return 0;
 }
 
+// The TextFormat named as --format names it (mttranslate's names).
+std::optional<v1::TextFormat> TextFormatNamed(absl::string_view name) {
+  static constexpr std::pair<absl::string_view, v1::TextFormat> kFormats[] = {
+      {"text", v1::TEXT_FORMAT_PLAIN},
+      {"html", v1::TEXT_FORMAT_HTML},
+      {"markdown", v1::TEXT_FORMAT_MARKDOWN},
+      {"srt", v1::TEXT_FORMAT_SRT},
+      {"vtt", v1::TEXT_FORMAT_VTT}};
+  for (const auto& [format_name, format] : kFormats) {
+    if (name == format_name) return format;
+  }
+  return std::nullopt;
+}
+
+// Its progress to stderr, a line a report.
+void PrintProgress(const v1::FileJob& job) {
+  if (job.state() == v1::FILE_JOB_STATE_DONE) {
+    std::cerr << absl::StrFormat("done: %s, %s, %d bytes\n", job.file_name(), job.media_type(),
+                                 job.result_bytes());
+    return;
+  }
+  std::cerr << absl::StrFormat("%s %d/%d sentences\n",
+                               absl::AsciiStrToLower(absl::StripPrefix(
+                                   v1::FileJobState_Name(job.state()), "FILE_JOB_STATE_")),
+                               job.sentences_done(), job.sentences_total());
+}
+
+int TranslateFile(const TranslationClient& client, const std::string& path,
+                  absl::Duration timeout) {
+  v1::FileHeader header;
+  header.set_file_name(std::filesystem::path(path).filename().string());
+  if (const std::string format = absl::GetFlag(FLAGS_format); !format.empty()) {
+    const std::optional<v1::TextFormat> claimed = TextFormatNamed(format);
+    if (!claimed.has_value()) {
+      return UsageError(
+          absl::StrCat("--format=", format, " is not one of text, html, markdown, srt, vtt"));
+    }
+    header.set_format(*claimed);
+  }
+  header.set_model(absl::GetFlag(FLAGS_model));
+  header.set_source_language(absl::GetFlag(FLAGS_source));
+  header.set_target_language(absl::GetFlag(FLAGS_target));
+  if (!header.model().empty() && !header.target_language().empty()) {
+    return UsageError("give --model or --target, not both");
+  }
+  if (!header.source_language().empty() && header.target_language().empty()) {
+    return UsageError("--source needs --target");
+  }
+  absl::StatusOr<v1::DecodingOptions> options = DecodingOptionsFromFlags();
+  if (!options.ok()) return UsageError(std::string(options.status().message()));
+  *header.mutable_options() = *options;
+  std::ifstream file(path, std::ios::binary);
+  const std::string content((std::istreambuf_iterator<char>(file)),
+                            std::istreambuf_iterator<char>());
+  if (!file.is_open() || file.bad()) return UsageError(absl::StrCat("cannot read ", path));
+
+  absl::StatusOr<std::string> translated =
+      client.TranslateFile(header, content, timeout, PrintProgress);
+  if (!translated.ok()) return Fail(translated.status());
+  const std::string output = absl::GetFlag(FLAGS_output);
+  if (output.empty()) {
+    std::fwrite(translated->data(), 1, translated->size(), stdout);
+    std::fflush(stdout);
+    return 0;
+  }
+  std::ofstream out(output, std::ios::binary | std::ios::trunc);
+  out.write(translated->data(), static_cast<std::streamsize>(translated->size()));
+  out.close();
+  if (!out) {
+    std::cerr << "mtclient: cannot write --output=" << output << "\n";
+    return 1;
+  }
+  return 0;
+}
+
 int Models(const TranslationClient& client, absl::Duration timeout) {
   absl::StatusOr<v1::ListModelsResponse> response = client.ListModels(timeout);
   if (!response.ok()) return Fail(response.status());
@@ -400,11 +496,13 @@ int LoadOrUnload(const TranslationClient& client, bool load, const std::string& 
 int Run(const std::vector<char*>& args) {
   const std::string command = args.size() >= 2 ? args[1] : "";
   const bool admin = command == "load" || command == "unload";
+  const bool file = command == "translate-file";
   if (admin && args.size() != 3) return UsageError(absl::StrCat(command, " takes a model's name"));
-  if (!admin && args.size() != 2) {
+  if (file && args.size() != 3) return UsageError("translate-file takes one file");
+  if (!admin && !file && args.size() != 2) {
     return UsageError(
-        "give exactly one subcommand: translate, models, detect, load NAME, unload NAME, health "
-        "or bench");
+        "give exactly one subcommand: translate, translate-file FILE, models, detect, load NAME, "
+        "unload NAME, health or bench");
   }
   absl::StatusOr<absl::Duration> timeout = TimeoutFromFlag();
   if (!timeout.ok()) return UsageError(std::string(timeout.status().message()));
@@ -412,6 +510,7 @@ int Run(const std::vector<char*>& args) {
   if (!options.ok()) return UsageError(std::string(options.status().message()));
   const TranslationClient client(absl::GetFlag(FLAGS_server), *options);
   if (command == "translate") return Translate(client, *timeout);
+  if (file) return TranslateFile(client, args[2], *timeout);
   if (command == "models") return Models(client, *timeout);
   if (command == "detect") return Detect(client, *timeout);
   if (admin) return LoadOrUnload(client, command == "load", args[2], *timeout);

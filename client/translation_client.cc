@@ -1,7 +1,11 @@
 #include "client/translation_client.h"
 
+#include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
@@ -114,6 +118,44 @@ absl::StatusOr<v1::ModelInfo> TranslationClient::UnloadModel(const std::string& 
     return ToAbslStatus(status);
   }
   return response;
+}
+
+absl::StatusOr<std::string> TranslationClient::TranslateFile(
+    const v1::FileHeader& header, absl::string_view content, absl::Duration timeout,
+    const std::function<void(const v1::FileJob&)>& progress) const {
+  constexpr size_t kChunkBytes = 64 << 10;
+  grpc::ClientContext context;
+  SetTimeout(context, timeout);
+  SetAuthorization(context, authorization_);
+  std::unique_ptr<grpc::ClientReaderWriter<v1::TranslateFileRequest, v1::TranslateFileResponse>>
+      stream = translator_->TranslateFile(&context);
+  v1::TranslateFileRequest request;
+  *request.mutable_header() = header;
+  // A write fails once the server has ended the call (a file it refuses): its status says why.
+  bool writing = stream->Write(request);
+  for (size_t offset = 0; writing && offset < content.size(); offset += kChunkBytes) {
+    request.set_chunk(std::string(content.substr(offset, kChunkBytes)));
+    writing = stream->Write(request);
+  }
+  if (writing) stream->WritesDone();
+  std::string result;
+  std::optional<uint64_t> size;  // The DONE job's result_bytes.
+  v1::TranslateFileResponse response;
+  while (stream->Read(&response)) {
+    if (response.has_job()) {
+      if (response.job().state() == v1::FILE_JOB_STATE_DONE) size = response.job().result_bytes();
+      progress(response.job());
+    } else {
+      result += response.chunk();
+    }
+  }
+  if (grpc::Status status = stream->Finish(); !status.ok()) return ToAbslStatus(status);
+  if (!size.has_value() || *size != result.size()) {
+    return absl::DataLossError(absl::StrCat(
+        "the call ended with ", result.size(), " bytes of the translated file, not the ",
+        size.has_value() ? absl::StrCat(*size) : "(no DONE job)", " its job said"));
+  }
+  return result;
 }
 
 absl::StatusOr<HealthStatus> TranslationClient::Health(const std::string& service,

@@ -1,14 +1,16 @@
-// A blocking C++ client for an mtserve server: translation, the model list, language detection and
-// the standard health check, with gRPC errors turned into absl::Status (same code, same message) so
-// callers handle one error type.
+// A blocking C++ client for an mtserve server: translation (texts and files), the model list,
+// language detection and the standard health check, with gRPC errors turned into absl::Status (same
+// code, same message) so callers handle one error type.
 #ifndef MTSERVE_CLIENT_TRANSLATION_CLIENT_H_
 #define MTSERVE_CLIENT_TRANSLATION_CLIENT_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/channel.h"
@@ -58,6 +60,14 @@ class TranslationClient {
   // The operators' calls, for an API key with the admin attribute: model `name`'s state after.
   absl::StatusOr<v1::ModelInfo> LoadModel(const std::string& name, absl::Duration timeout) const;
   absl::StatusOr<v1::ModelInfo> UnloadModel(const std::string& name, absl::Duration timeout) const;
+  // TranslateFile: sends `header`, then `content` in chunks of 64 KiB (under any server's message
+  // limit), and calls `progress` with each FileJob the server sends as the job progresses, the
+  // last one DONE (with the translated file's name and media type). The translated file's
+  // bytes, or the call's error (the server's, or DATA_LOSS if the bytes received are not the
+  // size the DONE job said).
+  absl::StatusOr<std::string> TranslateFile(
+      const v1::FileHeader& header, absl::string_view content, absl::Duration timeout,
+      const std::function<void(const v1::FileJob&)>& progress) const;
   // grpc.health.v1.Health/Check. An empty service asks about the server as a whole. Errors are
   // the RPC's: NOT_FOUND for a service the server does not know, UNAVAILABLE when it is down...
   absl::StatusOr<HealthStatus> Health(const std::string& service = "",
