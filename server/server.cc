@@ -102,7 +102,7 @@ absl::Status Server::StartFileJobs() {
 }
 
 absl::Status Server::StartGrpc() {
-  service_ = std::make_unique<TranslationService>(core_.get(), &drain_);
+  service_ = std::make_unique<TranslationService>(core_.get(), &drain_, file_jobs_.get());
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;

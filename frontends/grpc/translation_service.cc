@@ -9,80 +9,28 @@
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "base/status_macros.h"
-#include "frontends/proto/proto_bounds.h"
+#include "frontends/grpc/grpc_calls.h"
 #include "frontends/proto/proto_mapping.h"
 #include "frontends/proto/request_mapping.h"
-#include "grpcpp/support/proto_buffer_writer.h"
-#include "serving/auth/api_key_auth.h"
-#include "serving/auth/api_key_quota.h"
 #include "serving/stop_reason.h"
 #include "serving/stream_window.h"
 
 namespace mtserve {
 namespace {
 
-// The API key in the call's metadata: "authorization: Bearer KEY" or "x-api-key: KEY".
-std::optional<std::string> ApiKeyOf(const grpc::CallbackServerContext& context) {
-  const auto& metadata = context.client_metadata();
-  auto value = [&](const char* name) -> std::optional<absl::string_view> {
-    auto it = metadata.find(name);
-    if (it == metadata.end()) return std::nullopt;
-    return absl::string_view(it->second.data(), it->second.size());
-  };
-  return PresentedApiKey(value("authorization"), value("x-api-key"));
-}
-
-// Ends a unary call with `status`; over an API key's limit, with trailing metadata "retry-after"
-// (seconds), as HTTP's Retry-After.
+// Ends a unary call with `status`; over an API key's limit, with trailing metadata "retry-after".
 void FinishWith(grpc::CallbackServerContext* context, grpc::ServerUnaryReactor* reactor,
                 const absl::Status& status) {
-  if (const absl::Duration wait = RetryAfter(status); wait > absl::ZeroDuration()) {
-    context->AddTrailingMetadata("retry-after", absl::StrCat(absl::ToInt64Seconds(wait)));
-  }
+  AddRetryAfter(*context, status);
   reactor->Finish(ToGrpcStatus(status));
-}
-
-absl::Time DeadlineOf(const grpc::CallbackServerContext& context) {
-  const auto deadline = context.deadline();
-  if (deadline == std::chrono::system_clock::time_point::max()) return absl::InfiniteFuture();
-  return absl::FromChrono(deadline);
-}
-
-absl::Status NotAMessage(absl::string_view what) {
-  return absl::InvalidArgumentError(
-      absl::StrCat(what, " is not a valid ",
-                   "message: its bytes do not parse (wrong message type "
-                   "or a string field that is not UTF-8)"));
-}
-
-// `message` from the bytes of a request, named `what` in errors: INVALID_ARGUMENT if they are
-// over `bounds` (checked before anything is built) or do not parse. proto3 parsing also refuses a
-// `string` field that is not UTF-8 (the stream's `id`, the `model`).
-absl::Status Parse(const grpc::ByteBuffer& bytes, const ValueBounds& bounds, absl::string_view what,
-                   google::protobuf::Message& message) {
-  grpc::Slice slice;
-  if (!bytes.DumpToSingleSlice(&slice).ok()) return NotAMessage(what);
-  const absl::string_view data(reinterpret_cast<const char*>(slice.begin()), slice.size());
-  MT_RETURN_IF_ERROR(CheckProtoBounds(data, *message.GetDescriptor(), bounds, what));
-  if (!message.ParseFromArray(data.data(), static_cast<int>(data.size()))) return NotAMessage(what);
-  return absl::OkStatus();
-}
-
-void Serialize(const google::protobuf::Message& message, grpc::ByteBuffer& bytes) {
-  grpc::ProtoBufferWriter writer(&bytes, grpc::kProtoBufferWriterMaxBufferLength,
-                                 static_cast<int>(message.ByteSizeLong()));
-  message.SerializeToZeroCopyStream(&writer);
 }
 
 }  // namespace
 
-grpc::Status ToGrpcStatus(const absl::Status& status) {
-  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
-}
+TranslationService::TranslationService(TranslationCore* core, DrainGate* drain, FileJobs* file_jobs)
+    : core_(core), drain_(drain), file_jobs_(file_jobs) {}
 
-TranslationService::TranslationService(TranslationCore* core, DrainGate* drain)
-    : core_(core), drain_(drain) {}
+TranslationService::~TranslationService() { file_call_threads_.WaitUntilNone(); }
 
 // Translate: one reactor per call; the core answers once every text is done.
 class TranslateReactor : public grpc::ServerUnaryReactor {
@@ -101,8 +49,9 @@ class TranslateReactor : public grpc::ServerUnaryReactor {
       return;
     }
     v1::TranslateRequest message;
-    if (const absl::Status status = Parse(*request, RequestValueBounds(service_->core_->limits()),
-                                          "the request (mtserve.v1.TranslateRequest)", message);
+    if (const absl::Status status =
+            ParseMessage(*request, RequestValueBounds(service_->core_->limits()),
+                         "the request (mtserve.v1.TranslateRequest)", message);
         !status.ok()) {
       service_->core_->RecordRefused(Frontend::kGrpc, "Translate", status);
       Finish(ToGrpcStatus(status));
@@ -133,7 +82,7 @@ class TranslateReactor : public grpc::ServerUnaryReactor {
     }
     const v1::TranslateResponse response =
         ToTranslateResponse(*service_->core_, *reply, with_scores);
-    Serialize(response, *response_);
+    SerializeMessage(response, *response_);
     Finish(grpc::Status::OK);
   }
 
@@ -198,10 +147,10 @@ class TranslateStreamReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, 
       }
       ++messages_;
       if (absl::Status status =
-              Parse(read_, RequestValueBounds(service_->core_->limits()),
-                    absl::StrCat("message ", messages_,
-                                 " of the stream (mtserve.v1.TranslateStreamRequest)"),
-                    message);
+              ParseMessage(read_, RequestValueBounds(service_->core_->limits()),
+                           absl::StrCat("message ", messages_,
+                                        " of the stream (mtserve.v1.TranslateStreamRequest)"),
+                           message);
           !status.ok()) {
         // The texts already read are still answered; nothing after this one is read.
         failed_ = std::move(status);
@@ -277,7 +226,7 @@ class TranslateStreamReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, 
     if (call_->cancelled()) {
       window_.Release();  // Nobody reads it.
     } else {
-      Serialize(answer, writes_.emplace_back());
+      SerializeMessage(answer, writes_.emplace_back());
     }
     WriteNextLocked();
     ReadNextLocked();
@@ -379,6 +328,14 @@ void TranslationService::EndStreams() {
   for (auto& [stream, status] : idle) stream->Finish(ToGrpcStatus(status));
 }
 
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* TranslationService::TranslateFile(
+    grpc::CallbackServerContext* context) {
+  return NewTranslateFileReactor(
+      FileCallParts{
+          .core = core_, .drain = drain_, .jobs = file_jobs_, .threads = &file_call_threads_},
+      context);
+}
+
 grpc::ServerUnaryReactor* TranslationService::ListModels(grpc::CallbackServerContext* context,
                                                          const v1::ListModelsRequest* request,
                                                          v1::ListModelsResponse* response) {
@@ -408,8 +365,8 @@ grpc::ServerUnaryReactor* TranslationService::Detect(grpc::CallbackServerContext
   }
   const absl::Cleanup leave = [this] { drain_->Leave(); };
   v1::DetectRequest message;
-  if (const absl::Status status = Parse(*request, RequestValueBounds(core_->limits()),
-                                        "the request (mtserve.v1.DetectRequest)", message);
+  if (const absl::Status status = ParseMessage(*request, RequestValueBounds(core_->limits()),
+                                               "the request (mtserve.v1.DetectRequest)", message);
       !status.ok()) {
     core_->RecordRefused(Frontend::kGrpc, "Detect", status);
     reactor->Finish(ToGrpcStatus(status));
@@ -422,7 +379,7 @@ grpc::ServerUnaryReactor* TranslationService::Detect(grpc::CallbackServerContext
     FinishWith(context, reactor, reply.status());
     return reactor;
   }
-  Serialize(ToDetectResponse(*reply), *response);
+  SerializeMessage(ToDetectResponse(*reply), *response);
   reactor->Finish(grpc::Status::OK);
   return reactor;
 }

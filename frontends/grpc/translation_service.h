@@ -11,9 +11,12 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
+#include "frontends/grpc/grpc_calls.h"
+#include "frontends/grpc/translate_file_reactor.h"
 #include "grpcpp/support/byte_buffer.h"
 #include "mtserve/v1/translation.grpc.pb.h"
 #include "serving/drain_gate.h"
+#include "serving/file_jobs.h"
 #include "serving/translation_core.h"
 
 namespace mtserve {
@@ -24,14 +27,20 @@ using TranslatorService = v1::Translator::WithRawCallbackMethod_Translate<
     v1::Translator::WithRawCallbackMethod_TranslateStream<
         v1::Translator::WithCallbackMethod_ListModels<v1::Translator::WithRawCallbackMethod_Detect<
             v1::Translator::WithCallbackMethod_LoadModel<
-                v1::Translator::WithCallbackMethod_UnloadModel<v1::Translator::Service>>>>>>;
+                v1::Translator::WithCallbackMethod_UnloadModel<
+                    v1::Translator::WithRawCallbackMethod_TranslateFile<
+                        v1::Translator::Service>>>>>>>;
 
 class TranslationService final : public TranslatorService {
  public:
   // Every call is counted in flight in `drain` until it is done; once `drain` drains, new streams
   // and ListModels get UNAVAILABLE (and Translate, from the core, which drains with the same
-  // gate). `core` and `drain` outlive the service.
-  TranslationService(TranslationCore* core, DrainGate* drain);
+  // gate). TranslateFile makes its jobs in `file_jobs`. `core`, `drain` and `file_jobs` outlive
+  // the service.
+  TranslationService(TranslationCore* core, DrainGate* drain, FileJobs* file_jobs);
+  // Waits for the TranslateFile calls' threads to end (their calls are done: gRPC's server is
+  // gone).
+  ~TranslationService() override;
 
   // Open streams read no more texts and end, with UNAVAILABLE, once those they read are
   // answered. Call once `drain` drains.
@@ -41,6 +50,10 @@ class TranslationService final : public TranslatorService {
                                       const grpc::ByteBuffer* request,
                                       grpc::ByteBuffer* response) override;
   grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* TranslateStream(
+      grpc::CallbackServerContext* context) override;
+  // A file in, its job's progress and the translated file out
+  // (frontends/grpc/translate_file_reactor.h).
+  grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* TranslateFile(
       grpc::CallbackServerContext* context) override;
   grpc::ServerUnaryReactor* ListModels(grpc::CallbackServerContext* context,
                                        const v1::ListModelsRequest* request,
@@ -68,13 +81,12 @@ class TranslationService final : public TranslatorService {
 
   TranslationCore* const core_;
   DrainGate* const drain_;
+  FileJobs* const file_jobs_;
+  FileCallThreads file_call_threads_;
 
   absl::Mutex mutex_;
   std::set<TranslateStreamReactor*> streams_ ABSL_GUARDED_BY(mutex_);
 };
-
-// A gRPC status with the same code and message.
-grpc::Status ToGrpcStatus(const absl::Status& status);
 
 }  // namespace mtserve
 
