@@ -1,0 +1,236 @@
+#!/usr/bin/env python3
+"""gRPC's TranslateFile (docs/api.md, "Files") and `mtclient translate-file`, end to end:
+
+- a Markdown file and a SubRip file sent in chunks come back equal to the unary Translate of the
+  same text with their format, in chunks, after progress messages whose sentences done never pass
+  the total, the last one DONE with the translated file's name and size;
+- a file larger than one gRPC message (chunks totalling more than the server's
+  --max_message_bytes) is translated whole;
+- a file over --max_file_bytes is INVALID_ARGUMENT naming the flag and the limit, as soon as its
+  bytes pass it; a .srt name on Markdown content is INVALID_ARGUMENT naming the file; a stream
+  without a header, a chunk before the header and a second header are INVALID_ARGUMENT naming the
+  header;
+- cancelling a call mid-job leaves nothing in flight (the server's metrics), and the server
+  translates the next file;
+- mtclient translate-file writes the same file as the unary Translate, its progress on stderr.
+
+Usage: translate_file_test.py BIN_DIR STUBS_DIR TEST_SET [-- UNITTEST_ARGS]
+"""
+import os
+import re
+import subprocess
+import sys
+import threading
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../test_lib"))
+import e2e_suite  # noqa: E402
+from e2e_suite import binary  # noqa: E402
+from mtserve_process import wait_until  # noqa: E402
+
+MARKDOWN = """# A dog on the beach
+
+A dog runs on the beach. Two children play in the **water** near a `boat`.
+
+- A boy jumps into the pool.
+- A man in a red shirt reads a [book](https://example.com/book).
+
+| Animal | Place |
+|--------|-------|
+| A black dog | In the *park* |
+"""
+SRT = (
+    "1\n00:00:01,000 --> 00:00:03,000\nA man in a blue shirt\n\n"
+    "2\n00:00:03,200 --> 00:00:05,000\nis standing on a ladder.\n\n"
+    "3\n00:00:05,500 --> 00:00:07,000\nTwo young girls are playing in the park.\n"
+)
+# A file larger than the small server's --max_message_bytes (64 KiB), of few sentences: a code
+# block, which comes back as written, around two paragraphs.
+CODE_LINE = "    let x = compute(x, y) + 42;  // unchanged\n"
+BIG_MARKDOWN = ("A woman is reading a book.\n\n```\n" + CODE_LINE.strip() + "\n" + CODE_LINE * 2000
+                + "```\n\nTwo men are sitting on a bench.\n")
+SMALL_MESSAGE_BYTES = 64 << 10
+SMALL_FILE_BYTES = 256 << 10
+
+
+def setUpModule():
+    global grpc, pb, pb_grpc
+    grpc, pb, pb_grpc = e2e_suite.grpc_stubs()
+
+
+def in_flight(server):
+    """What the server's metrics count in flight: requests being translated, sentences queued,
+    and file jobs held (a call deletes its job as it ends)."""
+    text = server.metrics()
+    return (e2e_suite.metric_total(text, "mtserve_in_flight_requests")
+            + e2e_suite.metric_total(text, "mtserve_queue_depth")
+            + e2e_suite.metric_total(text, "mtserve_file_jobs_held"))
+
+
+def cancelled_jobs(server):
+    return e2e_suite.metric_total(server.metrics(), "mtserve_file_jobs_total", result="cancelled")
+
+
+class TranslateFileTest(e2e_suite.MtserveTestCase):
+    server_flags = ("--workers=1",)
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.stub = cls.connect(cls.server)
+        # --max_message_bytes below the big file's size (and --max_text_bytes within it, as the
+        # server requires), --max_file_bytes above it.
+        cls.small = cls.start_class_mtserve(
+            "--workers=1", f"--max_message_bytes={SMALL_MESSAGE_BYTES}",
+            f"--max_text_bytes={SMALL_MESSAGE_BYTES // 2}",
+            f"--max_file_bytes={SMALL_FILE_BYTES}")
+        cls.small_stub = cls.connect(cls.small)
+
+    @classmethod
+    def connect(cls, server):
+        channel = grpc.insecure_channel(f"127.0.0.1:{server.grpc_port}")
+        cls.addClassCleanup(channel.close)
+        return pb_grpc.TranslatorStub(channel)
+
+    def unary(self, text, text_format):
+        response = self.stub.Translate(
+            pb.TranslateRequest(texts=[text.encode()], options=pb.DecodingOptions(format=text_format)),
+            timeout=300)
+        return response.translations[0].hypotheses[0].text
+
+    @staticmethod
+    def requests(header, content, chunk_bytes=16 << 10):
+        yield pb.TranslateFileRequest(header=header)
+        for offset in range(0, len(content), chunk_bytes):
+            yield pb.TranslateFileRequest(chunk=content[offset:offset + chunk_bytes])
+
+    def translate_file(self, stub, header, content, chunk_bytes=16 << 10):
+        """(the FileJob messages, the translated file's bytes) of one call."""
+        jobs, result = [], b""
+        for response in stub.TranslateFile(self.requests(header, content, chunk_bytes),
+                                           timeout=300):
+            if response.HasField("job"):
+                self.assertEqual(result, b"", "a job message after the file's bytes")
+                jobs.append(response.job)
+            else:
+                result += response.chunk
+        return jobs, result
+
+    def assertProgress(self, jobs, result, file_name):
+        self.assertTrue(jobs, "no progress message")
+        for job in jobs:
+            self.assertLessEqual(job.sentences_done, job.sentences_total, job)
+            self.assertEqual(job.id, jobs[0].id)
+        self.assertEqual([j.state for j in jobs].count(pb.FILE_JOB_STATE_DONE), 1)
+        last = jobs[-1]
+        self.assertEqual(last.state, pb.FILE_JOB_STATE_DONE)
+        self.assertGreater(last.sentences_total, 0)
+        self.assertEqual(last.sentences_done, last.sentences_total)
+        self.assertEqual(last.file_name, file_name)
+        self.assertEqual(last.result_bytes, len(result))
+
+    def assertRefused(self, call, *needles):
+        with self.assertRaises(grpc.RpcError) as caught:
+            call()
+        error = caught.exception
+        self.assertEqual(error.code(), grpc.StatusCode.INVALID_ARGUMENT, error.details())
+        for needle in needles:
+            self.assertIn(needle, error.details())
+
+    def test_markdown_equals_unary_translate(self):
+        header = pb.FileHeader(file_name="beach.md")
+        jobs, result = self.translate_file(self.stub, header, MARKDOWN.encode(), chunk_bytes=50)
+        self.assertProgress(jobs, result, "beach.md")
+        self.assertEqual(result.decode(), self.unary(MARKDOWN, pb.TEXT_FORMAT_MARKDOWN))
+        self.assertTrue(jobs[-1].media_type.startswith("text/markdown"), jobs[-1].media_type)
+
+    def test_srt_equals_unary_translate(self):
+        header = pb.FileHeader(file_name="talk.srt", media_type="application/x-subrip")
+        jobs, result = self.translate_file(self.stub, header, SRT.encode())
+        self.assertProgress(jobs, result, "talk.srt")
+        self.assertEqual(result.decode(), self.unary(SRT, pb.TEXT_FORMAT_SRT))
+
+    def test_file_larger_than_a_message(self):
+        content = BIG_MARKDOWN.encode()
+        self.assertGreater(len(content), SMALL_MESSAGE_BYTES)
+        self.assertLess(len(content), SMALL_FILE_BYTES)
+        jobs, result = self.translate_file(self.small_stub, pb.FileHeader(file_name="code.md"),
+                                           content)
+        self.assertProgress(jobs, result, "code.md")
+        self.assertEqual(result.decode(), self.unary(BIG_MARKDOWN, pb.TEXT_FORMAT_MARKDOWN))
+        self.assertIn((CODE_LINE * 2000).encode(), result)
+
+    def test_over_max_file_bytes(self):
+        content = b"A dog runs. " * (SMALL_FILE_BYTES // 12 + 1)
+        self.assertRefused(
+            lambda: self.translate_file(self.small_stub, pb.FileHeader(file_name="dog.txt"),
+                                        content),
+            "--max_file_bytes", str(SMALL_FILE_BYTES))
+
+    def test_format_mismatch_names_the_file(self):
+        self.assertRefused(
+            lambda: self.translate_file(self.stub, pb.FileHeader(file_name="talk.srt"),
+                                        MARKDOWN.encode()),
+            "talk.srt")
+
+    def test_header_missing_or_twice(self):
+        chunk = pb.TranslateFileRequest(chunk=b"A dog runs.")
+        header = pb.TranslateFileRequest(header=pb.FileHeader(file_name="dog.txt"))
+        for messages in ([chunk], [], [header, chunk, header]):
+            with self.subTest(messages=len(messages)):
+                self.assertRefused(
+                    lambda: list(self.stub.TranslateFile(iter(messages), timeout=60)), "header")
+
+    def test_cancel_mid_job_leaves_nothing_in_flight(self):
+        with open(e2e_suite.ARGS.test_set, "rb") as f:
+            content = f.read()  # A thousand sentences.
+        cancelled_before = cancelled_jobs(self.server)
+        call = self.stub.TranslateFile(
+            self.requests(pb.FileHeader(file_name="flickr.txt"), content), timeout=300)
+        running = None
+        for response in call:
+            self.assertTrue(response.HasField("job"))
+            self.assertNotEqual(response.job.state, pb.FILE_JOB_STATE_DONE, "not cancelled in time")
+            if response.job.sentences_done > 0:
+                running = response.job
+                break
+        self.assertIsNotNone(running, "no progress before the call ended")
+        self.assertLess(running.sentences_done, running.sentences_total)
+        call.cancel()
+        self.assertTrue(wait_until(lambda: in_flight(self.server) == 0
+                                   and cancelled_jobs(self.server) == cancelled_before + 1),
+                        "not cancelled, or still in flight:\n" + self.server.metrics())
+        # The server goes on: the next file is translated.
+        jobs, result = self.translate_file(self.stub, pb.FileHeader(file_name="after.md"),
+                                           MARKDOWN.encode())
+        self.assertProgress(jobs, result, "after.md")
+
+    def test_mtclient_translate_file(self):
+        directory = self.temp_dir()
+        source, output = os.path.join(directory, "beach.md"), os.path.join(directory, "out.md")
+        with open(source, "w", encoding="utf-8") as f:
+            f.write(MARKDOWN)
+        run = subprocess.run(
+            [binary("mtclient"), "translate-file", source, f"--output={output}",
+             f"--server=127.0.0.1:{self.server.grpc_port}"],
+            capture_output=True, text=True, timeout=300)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        with open(output, encoding="utf-8") as f:
+            self.assertEqual(f.read(), self.unary(MARKDOWN, pb.TEXT_FORMAT_MARKDOWN))
+        progress = run.stderr.splitlines()
+        self.assertTrue(progress[-1].startswith("done: beach.md, text/markdown"), run.stderr)
+        for line in progress[:-1]:
+            match = re.fullmatch(r"(queued|running) (\d+)/(\d+) sentences", line)
+            self.assertIsNotNone(match, line)
+            self.assertLessEqual(int(match.group(2)), int(match.group(3)), line)
+        # A file the server refuses (Markdown claimed SubRip): exit status 1, its error on stderr.
+        run = subprocess.run(
+            [binary("mtclient"), "translate-file", source, "--format=srt",
+             f"--server=127.0.0.1:{self.server.grpc_port}"],
+            capture_output=True, text=True, timeout=300)
+        self.assertEqual(run.returncode, 1, run.stderr)
+        self.assertIn("error: INVALID_ARGUMENT: ", run.stderr)
+
+
+if __name__ == "__main__":
+    e2e_suite.main(__doc__, "bin_dir", "stubs_dir", "test_set")
