@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <utility>
 
@@ -59,10 +60,17 @@ class TranslateFileReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
         return;
       }
       parts_.threads->Add();
-      std::thread([this, threads = parts_.threads] {
-        FollowJob();  // Its last act is Finish: this reactor may be gone after it.
-        threads->Done();
-      }).detach();
+      try {
+        std::thread([this, threads = parts_.threads] {
+          FollowJob();  // Its last act is Finish: this reactor may be gone after it.
+          threads->Done();
+        }).detach();
+      } catch (const std::system_error& error) {  // The process's threads are used up.
+        parts_.threads->Done();
+        Refuse(absl::ResourceExhaustedError(
+            absl::StrCat("the server cannot start a thread to follow this file's job (",
+                         error.what(), "); retry later")));
+      }
       return;
     }
     ++messages_;
