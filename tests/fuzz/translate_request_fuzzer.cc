@@ -2,7 +2,9 @@
 // HTTP body as JSON (http_json.h) and the gRPC message as binary protobuf, each mapped by
 // ToCoreRequest and checked as TranslationCore::Translate checks it (options against the limits and
 // the embedded model's config, each text's size and UTF-8). Any bytes give options the engine can
-// decode with, or an InvalidArgument. (The splitting of texts and HTML: their own targets.)
+// decode with, or an InvalidArgument. The same bytes as a TranslateFile stream's message: its
+// header's options likewise, its format claim a format's name or an InvalidArgument. (The
+// splitting of texts and HTML: their own targets; a file's format: file_format's.)
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -32,11 +34,9 @@ const mtserve::ModelConfig& EmbeddedConfig() {
   return *config;
 }
 
-void CheckRequest(mtserve::v1::TranslateRequest& message) {
+void CheckCoreRequest(const mtserve::TranslationRequest& request) {
   const mtserve::RequestLimits limits;  // The server's defaults.
   const mtserve::ModelConfig& config = EmbeddedConfig();
-  const mtserve::TranslationRequest request = mtserve::ToCoreRequest(
-      message, absl::InfiniteFuture(), "Translate", mtserve::Frontend::kHttp);
   const absl::StatusOr<DecodingOptions> options =
       mtserve::ToDecodingOptions(request.options, config, limits);
   if (options.ok()) {
@@ -62,6 +62,24 @@ void CheckRequest(mtserve::v1::TranslateRequest& message) {
   }
 }
 
+void CheckRequest(mtserve::v1::TranslateRequest& message) {
+  CheckCoreRequest(mtserve::ToCoreRequest(message, absl::InfiniteFuture(), "Translate",
+                                          mtserve::Frontend::kHttp));
+}
+
+// A TranslateFile stream's header: its options as a text's, its format claim a name or an
+// InvalidArgument.
+void CheckFileHeader(const mtserve::v1::FileHeader& header) {
+  CheckCoreRequest(mtserve::ToCoreRequest(header, absl::InfiniteFuture(), "TranslateFile",
+                                          mtserve::Frontend::kGrpc));
+  const absl::StatusOr<std::string> format = mtserve::ClaimedFormatName(header, "header.format");
+  if (format.ok()) {
+    FUZZ_CHECK(format->empty() == !header.has_format());
+  } else {
+    FUZZ_CHECK(absl::IsInvalidArgument(format.status()));
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -80,6 +98,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     mtserve::v1::TranslateRequest from_proto;
     if (from_proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
       CheckRequest(from_proto);
+    }
+    mtserve::v1::TranslateFileRequest file_part;
+    if (file_part.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())) &&
+        file_part.has_header()) {
+      CheckFileHeader(file_part.header());
     }
   });
   return 0;
