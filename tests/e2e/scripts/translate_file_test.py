@@ -11,11 +11,14 @@
   without a header, a chunk before the header and a second header are INVALID_ARGUMENT naming the
   header;
 - cancelling a call mid-job leaves nothing in flight (the server's metrics), and the server
-  translates the next file;
+  translates the next file; a call whose deadline passes ends its job unfinished;
+- with API keys, a file call without a good key is UNAUTHENTICATED; with one (mtclient's
+  --api_key too) it is translated;
 - mtclient translate-file writes the same file as the unary Translate, its progress on stderr.
 
 Usage: translate_file_test.py BIN_DIR STUBS_DIR TEST_SET [-- UNITTEST_ARGS]
 """
+import hashlib
 import os
 import re
 import subprocess
@@ -69,6 +72,13 @@ def in_flight(server):
 
 def cancelled_jobs(server):
     return e2e_suite.metric_total(server.metrics(), "mtserve_file_jobs_total", result="cancelled")
+
+
+def jobs_ended(server):
+    """Jobs ended so far, by result (done, failed, cancelled)."""
+    text = server.metrics()
+    return {result: e2e_suite.metric_total(text, "mtserve_file_jobs_total", result=result)
+            for result in ("done", "failed", "cancelled")}
 
 
 class TranslateFileTest(e2e_suite.MtserveTestCase):
@@ -205,6 +215,23 @@ class TranslateFileTest(e2e_suite.MtserveTestCase):
                                            MARKDOWN.encode())
         self.assertProgress(jobs, result, "after.md")
 
+    def test_deadline_ends_the_job(self):
+        with open(e2e_suite.ARGS.test_set, "rb") as f:
+            content = f.read()  # A thousand sentences: far more than a second's work in beams.
+        before = jobs_ended(self.server)
+        header = pb.FileHeader(file_name="flickr.txt", options=pb.DecodingOptions(beam_size=8))
+        with self.assertRaises(grpc.RpcError) as caught:
+            list(self.stub.TranslateFile(self.requests(header, content), timeout=1))
+        self.assertEqual(caught.exception.code(), grpc.StatusCode.DEADLINE_EXCEEDED)
+
+        def ended_unfinished():
+            after = jobs_ended(self.server)
+            return (after["done"] == before["done"]
+                    and after["failed"] + after["cancelled"]
+                    == before["failed"] + before["cancelled"] + 1)
+        self.assertTrue(wait_until(lambda: ended_unfinished() and in_flight(self.server) == 0),
+                        "the job did not end unfinished:\n" + self.server.metrics())
+
     def test_mtclient_translate_file(self):
         directory = self.temp_dir()
         source, output = os.path.join(directory, "beach.md"), os.path.join(directory, "out.md")
@@ -230,6 +257,50 @@ class TranslateFileTest(e2e_suite.MtserveTestCase):
             capture_output=True, text=True, timeout=300)
         self.assertEqual(run.returncode, 1, run.stderr)
         self.assertIn("error: INVALID_ARGUMENT: ", run.stderr)
+
+
+
+class ApiKeyTest(e2e_suite.MtserveTestCase):
+    """A server with --api_keys_file: a file call takes the key as the other calls do."""
+
+    KEY = "files-" + os.urandom(16).hex()
+
+    @classmethod
+    def setUpClass(cls):
+        keys = os.path.join(cls.class_temp_dir(), "keys")
+        with open(keys, "w") as f:
+            f.write(f"writer sha256:{hashlib.sha256(cls.KEY.encode()).hexdigest()}\n")
+        cls.server_flags = ("--workers=1", f"--api_keys_file={keys}")
+        super().setUpClass()
+        channel = grpc.insecure_channel(f"127.0.0.1:{cls.server.grpc_port}")
+        cls.addClassCleanup(channel.close)
+        cls.stub = pb_grpc.TranslatorStub(channel)
+
+    def call(self, metadata):
+        return list(self.stub.TranslateFile(
+            TranslateFileTest.requests(pb.FileHeader(file_name="a.srt"), SRT.encode()),
+            metadata=metadata, timeout=300))
+
+    def test_a_file_needs_a_key(self):
+        for metadata in ((), (("authorization", "Bearer wrong"),)):
+            with self.subTest(metadata=metadata):
+                with self.assertRaises(grpc.RpcError) as caught:
+                    self.call(metadata)
+                self.assertEqual(caught.exception.code(), grpc.StatusCode.UNAUTHENTICATED)
+        responses = self.call((("authorization", f"Bearer {self.KEY}"),))
+        self.assertEqual([r.job.state for r in responses if r.HasField("job")][-1],
+                         pb.FILE_JOB_STATE_DONE)
+
+    def test_mtclient_sends_its_key(self):
+        source = os.path.join(self.temp_dir(), "talk.srt")
+        with open(source, "w", encoding="utf-8") as f:
+            f.write(SRT)
+        run = subprocess.run(
+            [binary("mtclient"), "translate-file", source, f"--api_key={self.KEY}",
+             f"--server=127.0.0.1:{self.server.grpc_port}"],
+            capture_output=True, text=True, timeout=300)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertIn("-->", run.stdout)
 
 
 if __name__ == "__main__":
