@@ -14,6 +14,7 @@
   translates the next file; a call whose deadline passes ends its job unfinished;
 - with API keys, a file call without a good key is UNAUTHENTICATED; with one (mtclient's
   --api_key too) it is translated;
+- SIGTERM with a file call under way: it is finished, and a new call is UNAVAILABLE;
 - mtclient translate-file writes the same file as the unary Translate, its progress on stderr.
 
 Usage: translate_file_test.py BIN_DIR STUBS_DIR TEST_SET [-- UNITTEST_ARGS]
@@ -301,6 +302,40 @@ class ApiKeyTest(e2e_suite.MtserveTestCase):
             capture_output=True, text=True, timeout=300)
         self.assertEqual(run.returncode, 0, run.stderr)
         self.assertIn("-->", run.stdout)
+
+
+
+class DrainTest(e2e_suite.MtserveTestCase):
+    """SIGTERM with a file call under way: it is finished, and a new one is UNAVAILABLE."""
+
+    def test_a_file_under_way_is_finished(self):
+        server = self.start_mtserve("--workers=1", "--shutdown_grace=300s")
+        channel = grpc.insecure_channel(f"127.0.0.1:{server.grpc_port}")
+        self.addCleanup(channel.close)
+        stub = pb_grpc.TranslatorStub(channel)
+        with open(e2e_suite.ARGS.test_set, "rb") as f:
+            content = f.read()
+
+        def translate():
+            responses = list(stub.TranslateFile(
+                TranslateFileTest.requests(pb.FileHeader(file_name="flickr.txt"), content),
+                timeout=300))
+            return ([r.job for r in responses if r.HasField("job")],
+                    b"".join(r.chunk for r in responses if not r.HasField("job")))
+
+        translating = server.terminate_during(translate)  # Returns once it drains.
+        with self.assertRaises(grpc.RpcError) as caught:
+            list(stub.TranslateFile(TranslateFileTest.requests(
+                pb.FileHeader(file_name="late.txt"), b"A dog runs."), timeout=60))
+        self.assertEqual(caught.exception.code(), grpc.StatusCode.UNAVAILABLE)
+        self.assertIn("shutting down", caught.exception.details())
+        translating.join(300)
+        self.assertIsNotNone(translating.result, "the file under way got no answer")
+        jobs, result = translating.result
+        self.assertEqual(jobs[-1].state, pb.FILE_JOB_STATE_DONE)
+        self.assertEqual(jobs[-1].result_bytes, len(result))
+        self.assertEqual(len(result.decode().splitlines()), len(content.decode().splitlines()))
+        self.assertEqual(server.process.wait(timeout=120), 0)
 
 
 if __name__ == "__main__":
