@@ -1,6 +1,7 @@
 // The mtserve.v1.Translator gRPC service: a thin front end over the TranslationCore, on the
-// callback (reactor) API, no thread per request. It maps messages to core requests and results
-// and statuses back. Translate, TranslateStream and Detect take their messages as raw bytes and
+// callback (reactor) API, no thread per request (a file call, a job, has one while it follows
+// its job: translate_file_reactor.h). It maps messages to core requests and results and statuses
+// back. Translate, TranslateStream, Detect and TranslateFile take their messages as raw bytes and
 // parse them here, so that a message that does not parse gets INVALID_ARGUMENT saying so (gRPC's
 // own parsing answered UNIMPLEMENTED without a word, and ended a stream with OK) and is counted.
 #ifndef MTSERVE_FRONTENDS_GRPC_TRANSLATION_SERVICE_H_
