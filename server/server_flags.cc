@@ -97,6 +97,10 @@ ABSL_FLAG(int, subtitle_max_line_chars, 42,
 ABSL_FLAG(int, subtitle_max_lines, 2,
           "Lines per translated subtitle cue where its text fits; text that does not fit in "
           "these many lines of --subtitle_max_line_chars takes more lines (none is dropped)");
+ABSL_FLAG(int, subtitle_max_sentence_gap_ms, 3000,
+          "A sentence of a subtitle file runs on from one cue into the next only if the next "
+          "starts at most these many milliseconds after the first ends (and the first does not "
+          "end with a full stop, question or exclamation mark)");
 ABSL_FLAG(int, max_input_tokens, 512,
           "Source tokens per sentence at most (</s> included; the model's positions also limit): "
           "a longer sentence is translated in pieces");
@@ -208,7 +212,8 @@ ServerConfig ReadFlags() {
   limits.max_text_bytes = absl::GetFlag(FLAGS_max_text_bytes).bytes;
   limits.max_cold_loads_per_minute = absl::GetFlag(FLAGS_max_cold_loads_per_minute);
   limits.subtitle_layout = {absl::GetFlag(FLAGS_subtitle_max_line_chars),
-                            absl::GetFlag(FLAGS_subtitle_max_lines)};
+                            absl::GetFlag(FLAGS_subtitle_max_lines),
+                            absl::GetFlag(FLAGS_subtitle_max_sentence_gap_ms)};
   config.cache_bytes = absl::GetFlag(FLAGS_cache_bytes).bytes;
   config.listen = absl::GetFlag(FLAGS_listen);
   config.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
@@ -374,6 +379,9 @@ absl::Status CheckLimits(const ServerConfig& config) {
   if (limits.subtitle_layout.max_line_chars < 1 || limits.subtitle_layout.max_lines < 1) {
     return absl::InvalidArgumentError(
         "--subtitle_max_line_chars and --subtitle_max_lines must be at least 1");
+  }
+  if (limits.subtitle_layout.max_sentence_gap_ms < 0) {
+    return absl::InvalidArgumentError("--subtitle_max_sentence_gap_ms must be at least 0");
   }
   // A text at the byte limit must be able to arrive in a message.
   if (limits.max_text_bytes > config.max_message_bytes) {

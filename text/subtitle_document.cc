@@ -144,8 +144,9 @@ absl::string_view TagName(absl::string_view tag) {
 
 class Parser {
  public:
-  Parser(const std::string& bytes, std::string& stream, std::vector<SubtitleDocument::Cue>& cues)
-      : bytes_(bytes), stream_(stream), cues_(cues) {}
+  Parser(const std::string& bytes, std::string& stream, std::vector<SubtitleDocument::Cue>& cues,
+         int64_t max_sentence_gap_ms)
+      : bytes_(bytes), stream_(stream), cues_(cues), max_sentence_gap_ms_(max_sentence_gap_ms) {}
 
   absl::Status Parse(SubtitleDocument::Kind kind) {
     const size_t start = absl::StartsWith(bytes_, kBom) ? kBom.size() : 0;
@@ -246,6 +247,8 @@ class Parser {
     SubtitleDocument::Cue cue;
     cue.number = static_cast<int>(cues_.size()) + 1;
     cue.line = timing + 1;
+    cue.start_ms = times->first;
+    cue.end_ms = times->second;
     size_t end = timing + 1;
     while (end < lines_.size() && !IsBlank(Text(lines_[end])) &&
            !(kind == SubtitleDocument::Kind::kSrt && StartsSrtCue(end))) {
@@ -264,7 +267,14 @@ class Parser {
                                         " bytes of text, more than the ",
                                         SubtitleDocument::kMaxCueTextBytes, " a cue may have"));
     }
-    if (!cues_.empty()) stream_ += ' ';
+    if (!cues_.empty()) {
+      // A sentence runs on into this cue unless the one before ended one, or a silence did.
+      const SubtitleDocument::Cue& previous = cues_.back();
+      const bool ends = cue.start_ms - previous.end_ms > max_sentence_gap_ms_ ||
+                        EndsSentence(absl::string_view(stream_).substr(
+                            previous.text.begin, previous.text.end - previous.text.begin));
+      stream_ += ends ? '\n' : ' ';
+    }
     const size_t text_begin = stream_.size();
     std::vector<int> open;  // Indices of the cue's inlines open, outermost first.
     for (size_t l = timing + 1; l < end; ++l) {
@@ -347,6 +357,7 @@ class Parser {
   std::string& stream_;
   std::vector<SubtitleDocument::Cue>& cues_;
   std::vector<Line> lines_;
+  int64_t max_sentence_gap_ms_;
   size_t next_ = 0;
   int64_t previous_start_ = 0;
 };
@@ -407,10 +418,43 @@ void ParagraphLineEnds(absl::string_view text, Segment paragraph, const Subtitle
 
 }  // namespace
 
-absl::StatusOr<SubtitleDocument> SubtitleDocument::Parse(std::string bytes, Kind kind) {
+bool EndsSentence(absl::string_view text) {
+  // Closing quotes and brackets: ASCII, and the UTF-8 of ’ ” » › 」 』 ） ］.
+  static constexpr absl::string_view kClosers[] = {"\"",
+                                                   "'",
+                                                   ")",
+                                                   "]",
+                                                   "\xE2\x80\x99",
+                                                   "\xE2\x80\x9D",
+                                                   "\xC2\xBB",
+                                                   "\xE2\x80\xBA",
+                                                   "\xE3\x80\x8D",
+                                                   "\xE3\x80\x8F",
+                                                   "\xEF\xBC\x89",
+                                                   "\xEF\xBC\xBD"};
+  // Sentence ends besides ASCII's: 。 ！ ？ ‼ ⁇ ⁈ ⁉.
+  static constexpr absl::string_view kEnds[] = {"\xE3\x80\x82", "\xEF\xBC\x81", "\xEF\xBC\x9F",
+                                                "\xE2\x80\xBC", "\xE2\x81\x87", "\xE2\x81\x88",
+                                                "\xE2\x81\x89"};
+  while (true) {
+    text = absl::StripTrailingAsciiWhitespace(text);
+    const auto closer = std::find_if(std::begin(kClosers), std::end(kClosers),
+                                     [&](absl::string_view c) { return absl::EndsWith(text, c); });
+    if (closer == std::end(kClosers)) break;
+    text.remove_suffix(closer->size());
+  }
+  if (text.empty()) return false;
+  if (text.back() == '!' || text.back() == '?') return true;
+  if (text.back() == '.') return text.size() == 1 || text[text.size() - 2] != '.';
+  return std::any_of(std::begin(kEnds), std::end(kEnds),
+                     [&](absl::string_view e) { return absl::EndsWith(text, e); });
+}
+
+absl::StatusOr<SubtitleDocument> SubtitleDocument::Parse(std::string bytes, Kind kind,
+                                                         const SubtitleLayout& layout) {
   SubtitleDocument document;
   document.bytes_ = std::move(bytes);
-  Parser parser(document.bytes_, document.stream_, document.cues_);
+  Parser parser(document.bytes_, document.stream_, document.cues_, layout.max_sentence_gap_ms);
   if (absl::Status parsed = parser.Parse(kind); !parsed.ok()) return parsed;
   return document;
 }

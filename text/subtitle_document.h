@@ -1,8 +1,9 @@
 // A subtitle file, SubRip (.srt) or WebVTT (.vtt), as translation sees it: its cues' text joined
 // into one stream to split into sentences (a cue's line breaks and the boundaries between cues are
-// spaces in it, so that a sentence may run over several cues; before a line that starts with a
-// dialogue dash, "- ", they are line breaks, which end a sentence, and the dash is kept as an
-// empty Inline at the line's start), the styling tags that wrapped parts
+// spaces in it, so that a sentence may run over several cues; they are line breaks, which end a
+// sentence, before a line that starts with a dialogue dash, "- " (the dash is kept as an empty
+// Inline at the line's start), after a cue whose text ends a sentence (EndsSentence), and between
+// cues more than SubtitleLayout::max_sentence_gap_ms apart), the styling tags that wrapped parts
 // of it, and the file rebuilt around each cue's new text, every other byte (cue numbers and
 // identifiers, timings, cue settings, the WebVTT header, NOTE, STYLE and REGION blocks, blank
 // lines, CRLF line ends, a byte order mark) kept as it was.
@@ -21,6 +22,7 @@
 #ifndef MTSERVE_TEXT_SUBTITLE_DOCUMENT_H_
 #define MTSERVE_TEXT_SUBTITLE_DOCUMENT_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -31,13 +33,26 @@
 
 namespace mtserve {
 
-// How translated cue text is laid out: at most `max_lines` lines of at most `max_line_chars`
-// characters (code points) where the text fits (the server's and mttranslate's
-// --subtitle_max_line_chars and --subtitle_max_lines).
+// How subtitles are translated: translated cue text is laid out in at most `max_lines` lines of at
+// most `max_line_chars` characters (code points) where the text fits (the server's and
+// mttranslate's --subtitle_max_line_chars and --subtitle_max_lines); a sentence runs on from one
+// cue into the next only if the next starts at most `max_sentence_gap_ms` after the first ends
+// (--subtitle_max_sentence_gap_ms). 3 seconds: a sentence that goes on over two cues is usually
+// one speaker's, cues a few frames to a second apart; a silence of more than a few seconds is a
+// cut or a new speaker, where a sentence without its full stop (a caption, a shout, a trailing
+// off) is a sentence of its own.
 struct SubtitleLayout {
   int max_line_chars = 42;
   int max_lines = 2;
+  int max_sentence_gap_ms = 3000;
 };
+
+// Whether a cue whose text (tags removed) is `text` ends a sentence: its last character, after
+// any spaces and closing quotes or brackets, is a full stop, question or exclamation mark (ASCII
+// or the ideographic and full-width ones), but not an ellipsis ("..", "...", U+2026), which
+// subtitles write for a sentence that goes on in the next cue. An abbreviation's full stop
+// ("Dr.") ends it too: subtitles do not break a line after one.
+bool EndsSentence(absl::string_view text);
 
 class SubtitleDocument {
  public:
@@ -59,6 +74,8 @@ class SubtitleDocument {
     std::vector<size_t> line_breaks;  // Stream positions of the separators that were line ends.
     std::vector<Inline> inlines;      // In the order they opened.
     std::string line_end;             // "\n" or "\r\n": the cue's own.
+    int64_t start_ms = 0;             // Its timing.
+    int64_t end_ms = 0;
   };
 
   // The most cues a file may have (a two-hour film has about 1,500 to 2,000).
@@ -66,8 +83,10 @@ class SubtitleDocument {
   // The most bytes of text one cue may have (a cue is read in a few seconds: a few lines).
   static constexpr size_t kMaxCueTextBytes = 4096;
 
-  // `bytes` (UTF-8) parsed as a file of `kind`; an InvalidArgument as said above.
-  static absl::StatusOr<SubtitleDocument> Parse(std::string bytes, Kind kind);
+  // `bytes` (UTF-8) parsed as a file of `kind`; an InvalidArgument as said above. Of `layout`, only
+  // max_sentence_gap_ms counts here.
+  static absl::StatusOr<SubtitleDocument> Parse(std::string bytes, Kind kind,
+                                                const SubtitleLayout& layout = {});
 
   // The cues' text: each cue's, separated by one space (a line break before a dialogue line).
   const std::string& stream() const { return stream_; }

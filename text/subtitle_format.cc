@@ -336,7 +336,8 @@ absl::StatusOr<std::unique_ptr<Document>> PrepareSubtitles(absl::string_view tex
                                                            SubtitleDocument::Kind kind,
                                                            const SentenceRules& rules,
                                                            const std::function<bool()>& stopped) {
-  absl::StatusOr<SubtitleDocument> document = SubtitleDocument::Parse(std::string(text), kind);
+  absl::StatusOr<SubtitleDocument> document =
+      SubtitleDocument::Parse(std::string(text), kind, rules.subtitle_layout);
   if (!document.ok()) return document.status();
   auto subtitles =
       std::make_unique<SubtitleTextDocument>(*std::move(document), rules.subtitle_layout);

@@ -84,6 +84,9 @@ ABSL_FLAG(int, subtitle_max_line_chars, 42,
           "Characters per line of a translated subtitle cue (as the server's flag)");
 ABSL_FLAG(int, subtitle_max_lines, 2,
           "Lines per translated subtitle cue where the text fits (as the server's flag)");
+ABSL_FLAG(int, subtitle_max_sentence_gap_ms, 3000,
+          "Longest silence a subtitle sentence runs on over, from one cue into the next (as the "
+          "server's flag)");
 ABSL_FLAG(int, batch_size, 32, "Sentences per batch.");
 ABSL_FLAG(bool, split_sentences, true,
           "Split each line into sentences (false: each line is one sentence, as the server's "
@@ -248,9 +251,12 @@ int Run(int argc, char** argv) {
     return 2;
   }
   const SubtitleLayout subtitle_layout{absl::GetFlag(FLAGS_subtitle_max_line_chars),
-                                       absl::GetFlag(FLAGS_subtitle_max_lines)};
-  if (subtitle_layout.max_line_chars < 1 || subtitle_layout.max_lines < 1) {
-    std::cerr << "mttranslate: need subtitle_max_line_chars >= 1 and subtitle_max_lines >= 1\n";
+                                       absl::GetFlag(FLAGS_subtitle_max_lines),
+                                       absl::GetFlag(FLAGS_subtitle_max_sentence_gap_ms)};
+  if (subtitle_layout.max_line_chars < 1 || subtitle_layout.max_lines < 1 ||
+      subtitle_layout.max_sentence_gap_ms < 0) {
+    std::cerr << "mttranslate: need subtitle_max_line_chars >= 1, subtitle_max_lines >= 1 and "
+                 "subtitle_max_sentence_gap_ms >= 0\n";
     return 2;
   }
 

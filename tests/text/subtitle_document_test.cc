@@ -69,7 +69,8 @@ TEST(SubtitleDocumentTest, VttKeepsHeaderNotesStyleAndSettings) {
       "01:00:02.000 --> 01:00:03.000\nBye<00:00:02.500> now.\n";
   absl::StatusOr<SubtitleDocument> d = SubtitleDocument::Parse(vtt, Kind::kVtt);
   ASSERT_TRUE(d.ok()) << d.status();
-  EXPECT_EQ(d->stream(), "Hello there. Bye now.");
+  // The first cue ends a sentence (and an hour passes): a line break between them.
+  EXPECT_EQ(d->stream(), "Hello there.\nBye now.");
   ASSERT_EQ(d->cues().size(), 2u);
   const SubtitleDocument::Cue& first = d->cues()[0];
   ASSERT_EQ(first.inlines.size(), 2u);
@@ -87,6 +88,48 @@ TEST(SubtitleDocumentTest, VttKeepsHeaderNotesStyleAndSettings) {
             "NOTE a note --> with an arrow\n\n"
             "intro\n00:01.000 --> 00:02.000 align:start line:0\nHallo.\n\n"
             "01:00:02.000 --> 01:00:03.000\nTschüss.\n");
+}
+
+// Between two cues the stream has a space where a sentence may run on from one into the next, and
+// a line break (which ends a sentence) after a cue that ends one or before a long silence.
+TEST(SubtitleDocumentTest, CueBoundariesEndSentencesAfterPunctuationAndLongGaps) {
+  const std::string srt =
+      "1\n00:00:01,000 --> 00:00:02,000\nA\n\n"
+      "2\n00:00:02,500 --> 00:00:03,000\nb.\n\n"         // 0.5 s after: runs on.
+      "3\n00:00:03,100 --> 00:00:04,000\nc\n\n"          // After a full stop: a break.
+      "4\n00:00:07,000 --> 00:00:08,000\nd\n\n"          // Exactly 3 s after: runs on.
+      "5\n00:00:11,001 --> 00:00:12,000\ne\n\n"          // 3.001 s after: a break.
+      "6\n00:00:11,500 --> 00:00:13,000\n<i>f?</i>\n\n"  // Overlapping: runs on.
+      "7\n00:00:13,000 --> 00:00:14,000\ng...\n\n"       // After "?" behind a tag: a break.
+      "8\n00:00:14,000 --> 00:00:15,000\nh\n";           // After an ellipsis: runs on.
+  absl::StatusOr<SubtitleDocument> d = SubtitleDocument::Parse(srt, Kind::kSrt);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->stream(), "A b.\nc d\ne f?\ng... h");
+  EXPECT_EQ(d->cues()[4].start_ms, 11001);
+  EXPECT_EQ(d->cues()[4].end_ms, 12000);
+  // A longer gap allowed: only the full stop and the question mark end sentences.
+  absl::StatusOr<SubtitleDocument> lenient =
+      SubtitleDocument::Parse(srt, Kind::kSrt, {.max_sentence_gap_ms = 5000});
+  ASSERT_TRUE(lenient.ok()) << lenient.status();
+  EXPECT_EQ(lenient->stream(), "A b.\nc d e f?\ng... h");
+  // None allowed: only cues that touch or overlap run on.
+  absl::StatusOr<SubtitleDocument> strict =
+      SubtitleDocument::Parse(srt, Kind::kSrt, {.max_sentence_gap_ms = 0});
+  ASSERT_TRUE(strict.ok()) << strict.status();
+  EXPECT_EQ(strict->stream(), "A\nb.\nc\nd\ne f?\ng... h");
+}
+
+TEST(EndsSentenceTest, FullStopsQuestionAndExclamationMarksButNotEllipses) {
+  for (absl::string_view ends :
+       {"Stop.", "Why?", "No!", "What?!", "He said \"go.\"", "(Quietly.)  ",
+        "\xE2\x80\x9CYes.\xE2\x80\x9D", "\xE8\xA1\x8C\xE3\x81\x8F\xE3\x80\x82", "Wer\xEF\xBC\x9F",
+        "Dr."}) {
+    EXPECT_TRUE(EndsSentence(ends)) << ends;
+  }
+  for (absl::string_view goes_on : {"", "and", "I think...", "I think..", "Well\xE2\x80\xA6", "So,",
+                                    "Wait:", "\"Go\"", "3.5 m"}) {
+    EXPECT_FALSE(EndsSentence(goes_on)) << goes_on;
+  }
 }
 
 TEST(SubtitleDocumentTest, RefusalsNameTheCueTheLineAndTheLimit) {

@@ -207,6 +207,57 @@ TEST_F(SubtitleFormatTest, FewerWordsThanCuesAreDividedByCharacters) {
   EXPECT_EQ(absl::StrCat(cues[0], cues[1], cues[2]), "Ichging.") << out;
 }
 
+// Which cues are translated together: a sentence runs on into the next cue only if the cue before
+// does not end with a full stop, question or exclamation mark and the next starts at most
+// max_sentence_gap_ms (3 s by default) after it ends.
+TEST_F(SubtitleFormatTest, SentencesStopAtSentencePunctuationAndLongGaps) {
+  const std::string srt =
+      "1\n00:00:01,000 --> 00:00:02,000\nI saw it.\n\n"
+      "2\n00:00:02,100 --> 00:00:03,000\nand then I left\n\n"
+      "3\n00:00:03,200 --> 00:00:05,000\nthrough the back door\n\n"
+      "4\n00:00:12,000 --> 00:00:14,000\nthe storm came\n\n"
+      "5\n00:00:14,500 --> 00:00:16,000\nover the hills\n\n"
+      "6\n00:00:20,000 --> 00:00:21,000\n<i>\"Who is there?\"</i>\n\n"
+      "7\n00:00:21,100 --> 00:00:22,000\nshe asked.\n";
+  const std::unique_ptr<Document> document = Prepare(srt, DocumentFormat::kSrt);
+  ASSERT_NE(document, nullptr);
+  std::vector<std::vector<int>> ids;
+  for (const SourceSentence& s : document->sentences()) ids.push_back(s.ids);
+  EXPECT_THAT(ids, ElementsAre(tokenizer().EncodeSource("I saw it."),
+                               tokenizer().EncodeSource("and then I left through the back door"),
+                               tokenizer().EncodeSource("the storm came over the hills"),
+                               tokenizer().EncodeSource("\"Who is there?\""),
+                               tokenizer().EncodeSource("she asked.")));
+  // Each sentence's translation goes to its own cues only.
+  std::vector<Hypothesis> hypotheses;
+  for (absl::string_view text :
+       {"Ich sah es.", "und dann ging ich durch die Hintertür", "der Sturm kam über die Hügel",
+        "\"Wer ist da?\"", "fragte sie."}) {
+    Hypothesis& h = hypotheses.emplace_back();
+    h.text = std::string(text);
+    h.ids = tokenizer().EncodeTarget(h.text);
+  }
+  const std::string out =
+      JoinDocument(*document, Results(*document, hypotheses), 1, tokenizer()).hypotheses[0].text;
+  EXPECT_THAT(out, HasSubstr("00:00:02,000\nIch sah es.\n\n"));
+  EXPECT_THAT(out, HasSubstr("00:00:21,000\n<i>\"Wer ist da?\"</i>\n\n"));
+  EXPECT_THAT(out, HasSubstr("00:00:22,000\nfragte sie.\n"));
+
+  // WebVTT alike, with a gap of one's own: 1 s allowed, the 1.5 s silence ends a sentence.
+  const std::string vtt =
+      "WEBVTT\n\n"
+      "00:01.000 --> 00:02.000\nThe dog that I saw\n\n"
+      "00:02.800 --> 00:03.000\nwas big\n\n"
+      "00:04.500 --> 00:05.000\nand the cat was small\n";
+  const std::unique_ptr<Document> vtt_document =
+      Prepare(vtt, DocumentFormat::kVtt, {.max_sentence_gap_ms = 1000});
+  ASSERT_NE(vtt_document, nullptr);
+  ids.clear();
+  for (const SourceSentence& s : vtt_document->sentences()) ids.push_back(s.ids);
+  EXPECT_THAT(ids, ElementsAre(tokenizer().EncodeSource("The dog that I saw was big"),
+                               tokenizer().EncodeSource("and the cat was small")));
+}
+
 TEST_F(SubtitleFormatTest, ARefusedFileIsAnError) {
   SentenceRules rules{splitter_.get(), &tokenizer(), 512, {}};
   const absl::Status status =
