@@ -553,13 +553,14 @@ int Run(int argc, char** argv) {
   std::fwrite(out.data(), 1, out.size(), stdout);
 
   if (absl::GetFlag(FLAGS_benchmark)) {
+    const size_t sentences = line_first.back();  // A document's (one line's) included.
     std::cerr << absl::StrFormat(
-        "mttranslate benchmark: %zu sentences, %zu target tokens in %.3f s: %.1f sentences/s, "
-        "%.1f target tokens/s; model load %.3f s; peak RSS %.1f MiB; beam %d, batch %d, "
-        "%d worker(s) x %d thread(s), %s\n",
-        lines.size(), target_tokens, seconds, lines.size() / seconds, target_tokens / seconds,
-        load_seconds, PeakRssMiB(), options.beam_size, batch_size, workers, threads / workers,
-        ComputeTypeName(models.front().model->compute_type()));
+        "mttranslate benchmark: %zu lines, %zu sentences, %zu target tokens in %.3f s: %.1f "
+        "sentences/s, %.1f target tokens/s; model load %.3f s; peak RSS %.1f MiB; beam %d, "
+        "batch %d, %d worker(s) x %d thread(s), %s\n",
+        lines.size(), sentences, target_tokens, seconds, sentences / seconds,
+        target_tokens / seconds, load_seconds, PeakRssMiB(), options.beam_size, batch_size, workers,
+        threads / workers, ComputeTypeName(models.front().model->compute_type()));
   }
   if (failed_lines > 0) {
     std::cerr << "mttranslate: " << failed_lines << " of " << lines.size()
