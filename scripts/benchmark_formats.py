@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""The document formats end to end against plain text (docs/benchmarks.md#document-formats): a
+book-length Markdown file and a two-hour film's SubRip file, both made by
+tools/make_format_inputs.py from the 1,000 Multi30k test sentences, against the same sentences
+as plain text, one a line.
+
+  mttranslate  build/bin/mttranslate --beam_size=4 --threads=2 --benchmark --format=F < FILE
+               under /usr/bin/time -v: its translation time (model load excluded), the whole
+               process's wall time and peak RSS
+  server       one mtserve (--cache_bytes=0), each file sent whole as one text to LibreTranslate's
+               POST /translate with "format" markdown, srt or text (plain.txt is then one text
+               of 1,000 lines): the request's wall time
+
+The machine is shared, so each format's run and plain text's alternate, ROUNDS rounds (default
+2), and the best of them is kept. Prints sentences/s and each format's share of plain text's.
+Run after scripts/build.sh.
+
+Usage: scripts/benchmark_formats.py [BUILD_DIR] [ROUNDS]
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts", "lib"))
+from machine import cpu_model  # noqa: E402
+from mtserve_process import MtserveProcess  # noqa: E402
+
+RUNS = [("plain", "plain.txt", "text"), ("markdown", "book.md", "markdown"),
+        ("srt", "film.srt", "srt")]
+
+
+def mttranslate(binary, path, fmt):
+    """(translation seconds, process wall seconds, peak RSS MiB) of one run."""
+    with open(path) as stdin:
+        done = subprocess.run(
+            ["/usr/bin/time", "-v", binary, "--beam_size=4", "--threads=2", "--benchmark",
+             f"--format={fmt}"], stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            text=True, check=True).stderr
+    seconds = float(re.search(r"target tokens in ([\d.]+) s", done).group(1))
+    wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (\S+)", done).group(1)
+    wall_seconds = sum(float(part) * 60 ** i for i, part in enumerate(reversed(wall.split(":"))))
+    rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", done).group(1)) / 1024
+    return seconds, wall_seconds, rss
+
+
+def served(port, path, fmt):
+    with open(path) as f:
+        body = json.dumps({"q": f.read(), "source": "en", "target": "de", "format": fmt})
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/translate", data=body.encode(),
+                                     headers={"Content-Type": "application/json"})
+    start = time.monotonic()
+    with urllib.request.urlopen(request, timeout=1200) as response:
+        answer = json.load(response)
+    seconds = time.monotonic() - start
+    if not answer.get("translatedText"):
+        raise RuntimeError(f"{path}: no translation: {answer}")
+    return seconds
+
+
+def main():
+    build = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build")
+    rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 2
+    binary = os.path.join(build, "bin", "mttranslate")
+    with tempfile.TemporaryDirectory(prefix="mtserve_formats_") as tmp:
+        made = subprocess.run([os.path.join(ROOT, "tools", "make_format_inputs.py"), tmp],
+                              check=True, capture_output=True, text=True).stdout.strip()
+        sentences = int(made.split()[0])
+        print(f"# {time.strftime('%Y-%m-%d')}, {cpu_model()}, {os.cpu_count()} cores; {made}")
+        print(f"# best of {rounds} rounds, each format's run beside plain text's")
+        best = {}  # (where, name) -> (seconds, wall, rss)
+        for r in range(rounds):
+            for name, file, fmt in RUNS[1:]:
+                for run_name, run_file, run_fmt in [RUNS[0], (name, file, fmt)]:
+                    got = mttranslate(binary, os.path.join(tmp, run_file), run_fmt)
+                    print(f"round {r + 1} mttranslate {run_name}: {got[0]:.2f} s "
+                          f"(process {got[1]:.2f} s, {got[2]:.0f} MiB)", flush=True)
+                    key = ("mttranslate", run_name)
+                    best[key] = min(best.get(key, got), got)
+        with MtserveProcess(os.path.join(build, "bin", "mtserve"), "--cache_bytes=0") as server:
+            served(server.http_port, os.path.join(tmp, "plain.txt"), "text")  # Warm up.
+            for r in range(rounds):
+                for name, file, fmt in RUNS[1:]:
+                    for run_name, run_file, run_fmt in [RUNS[0], (name, file, fmt)]:
+                        got = served(server.http_port, os.path.join(tmp, run_file), run_fmt)
+                        print(f"round {r + 1} server {run_name}: {got:.2f} s", flush=True)
+                        key = ("server", run_name)
+                        best[key] = min(best.get(key, (got,)), (got,))
+            with open(f"/proc/{server.pid}/status") as f:
+                server_rss = int(re.search(r"VmHWM:\s+(\d+)", f.read()).group(1)) / 1024
+        print(f"{'where':<12} {'input':<9} {'seconds':>8} {'sentences/s':>12} {'of plain':>9} "
+              f"{'process_s':>10} {'peak_MiB':>9}")
+        for where in ("mttranslate", "server"):
+            plain = sentences / best[(where, "plain")][0]
+            for name, _, _ in RUNS:
+                got = best[(where, name)]
+                rate = sentences / got[0]
+                extra = f"{got[1]:>10.2f} {got[2]:>9.0f}" if where == "mttranslate" else ""
+                print(f"{where:<12} {name:<9} {got[0]:>8.2f} {rate:>12.1f} "
+                      f"{100 * rate / plain:>8.0f}% {extra}")
+        print(f"server peak RSS over all its runs: {server_rss:.0f} MiB")
+
+
+if __name__ == "__main__":
+    main()
