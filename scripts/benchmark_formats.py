@@ -7,12 +7,12 @@ as plain text, one a line.
   mttranslate  build/bin/mttranslate --beam_size=4 --threads=2 --benchmark --format=F < FILE
                under /usr/bin/time -v: its translation time (model load excluded), the whole
                process's wall time and peak RSS
-  server       one mtserve (--cache_bytes=0), each file sent whole as one text to LibreTranslate's
-               POST /translate with "format" markdown, srt or text (plain.txt is then one text
-               of 1,000 lines): the request's wall time
+  server       one mtserve (--cache_bytes=0), each file sent whole as one text to POST
+               /v1/translate, beam 4, format TEXT_FORMAT_MARKDOWN, _SRT or _PLAIN (plain.txt is
+               then one text of 1,000 lines): the request's wall time
 
-The machine is shared, so each format's run and plain text's alternate, ROUNDS rounds (default
-2), and the best of them is kept. Prints sentences/s and each format's share of plain text's.
+The machine is shared, so each format's run and a plain text run beside it alternate, ROUNDS
+rounds (default 2), and each format is compared with the best of the plain runs beside its own. Prints sentences/s and each format's share of plain text's.
 Run after scripts/build.sh.
 
 Usage: scripts/benchmark_formats.py [BUILD_DIR] [ROUNDS]
@@ -33,6 +33,8 @@ from mtserve_process import MtserveProcess  # noqa: E402
 
 RUNS = [("plain", "plain.txt", "text"), ("markdown", "book.md", "markdown"),
         ("srt", "film.srt", "srt")]
+API_FORMATS = {"text": "TEXT_FORMAT_PLAIN", "markdown": "TEXT_FORMAT_MARKDOWN",
+               "srt": "TEXT_FORMAT_SRT"}
 
 
 def mttranslate(binary, path, fmt):
@@ -51,14 +53,15 @@ def mttranslate(binary, path, fmt):
 
 def served(port, path, fmt):
     with open(path) as f:
-        body = json.dumps({"q": f.read(), "source": "en", "target": "de", "format": fmt})
-    request = urllib.request.Request(f"http://127.0.0.1:{port}/translate", data=body.encode(),
+        body = json.dumps({"texts": [f.read()],
+                           "options": {"beam_size": 4, "format": API_FORMATS[fmt]}})
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/v1/translate", data=body.encode(),
                                      headers={"Content-Type": "application/json"})
     start = time.monotonic()
     with urllib.request.urlopen(request, timeout=1200) as response:
         answer = json.load(response)
     seconds = time.monotonic() - start
-    if not answer.get("translatedText"):
+    if not answer["translations"][0]["hypotheses"][0]["text"]:
         raise RuntimeError(f"{path}: no translation: {answer}")
     return seconds
 
@@ -80,7 +83,7 @@ def main():
                     got = mttranslate(binary, os.path.join(tmp, run_file), run_fmt)
                     print(f"round {r + 1} mttranslate {run_name}: {got[0]:.2f} s "
                           f"(process {got[1]:.2f} s, {got[2]:.0f} MiB)", flush=True)
-                    key = ("mttranslate", run_name)
+                    key = ("mttranslate", name, run_name)
                     best[key] = min(best.get(key, got), got)
         with MtserveProcess(os.path.join(build, "bin", "mtserve"), "--cache_bytes=0") as server:
             served(server.http_port, os.path.join(tmp, "plain.txt"), "text")  # Warm up.
@@ -89,20 +92,22 @@ def main():
                     for run_name, run_file, run_fmt in [RUNS[0], (name, file, fmt)]:
                         got = served(server.http_port, os.path.join(tmp, run_file), run_fmt)
                         print(f"round {r + 1} server {run_name}: {got:.2f} s", flush=True)
-                        key = ("server", run_name)
+                        key = ("server", name, run_name)
                         best[key] = min(best.get(key, (got,)), (got,))
             with open(f"/proc/{server.pid}/status") as f:
                 server_rss = int(re.search(r"VmHWM:\s+(\d+)", f.read()).group(1)) / 1024
         print(f"{'where':<12} {'input':<9} {'seconds':>8} {'sentences/s':>12} {'of plain':>9} "
               f"{'process_s':>10} {'peak_MiB':>9}")
         for where in ("mttranslate", "server"):
-            plain = sentences / best[(where, "plain")][0]
-            for name, _, _ in RUNS:
-                got = best[(where, name)]
-                rate = sentences / got[0]
-                extra = f"{got[1]:>10.2f} {got[2]:>9.0f}" if where == "mttranslate" else ""
-                print(f"{where:<12} {name:<9} {got[0]:>8.2f} {rate:>12.1f} "
-                      f"{100 * rate / plain:>8.0f}% {extra}")
+            for name, _, _ in RUNS[1:]:
+                # Against the plain runs beside its own.
+                plain = sentences / best[(where, name, "plain")][0]
+                for run_name in ("plain", name):
+                    got = best[(where, name, run_name)]
+                    rate = sentences / got[0]
+                    extra = f"{got[1]:>10.2f} {got[2]:>9.0f}" if where == "mttranslate" else ""
+                    print(f"{where:<12} {run_name:<9} {got[0]:>8.2f} {rate:>12.1f} "
+                          f"{100 * rate / plain:>8.0f}% {extra}")
         print(f"server peak RSS over all its runs: {server_rss:.0f} MiB")
 
 
