@@ -30,7 +30,8 @@ void CheckDisposition(const std::string& name) {
     FUZZ_CHECK(static_cast<unsigned char>(c) >= 0x20 && static_cast<unsigned char>(c) < 0x7f);
   }
   constexpr char kStar[] = "filename*=UTF-8''";
-  const size_t star = disposition.find(kStar);
+  // The last: the stand-in may hold the same characters, the encoded name holds no quote.
+  const size_t star = disposition.rfind(kStar);
   FUZZ_CHECK(absl::StartsWith(disposition, "attachment; filename=\"") && star != std::string::npos);
   const absl::string_view encoded = absl::string_view(disposition).substr(star + sizeof(kStar) - 1);
   std::string decoded;
