@@ -425,6 +425,39 @@ async function checkFile(page, name, type, format, content) {
          `${download.suggestedFilename()} job ${record.file_name}`);
 }
 
+// Cancel: the page's first read of the job is held until Cancel has been clicked, so that the
+// job is the page's current one whatever the translation's speed; the page then sends DELETE
+// /v1/jobs/{id}, and the server no longer knows the job.
+async function checkCancel(page, content) {
+  let release;
+  const held = new Promise((resolve) => { release = resolve; });
+  let polled = null;
+  const jobRoute = /\/v1\/jobs\/[^/]+$/;
+  await page.route(jobRoute, async (route) => {
+    if (route.request().method() !== 'GET') return route.continue();
+    polled = route.request().url();
+    await held;
+    // The page has dropped the job: any answer is ignored (a 404 would be logged as an error).
+    return route.fulfill({ status: 200, contentType: 'application/json', body: '{}' });
+  });
+  await chooseOnPage(page, 'cancel.srt', 'application/x-subrip', content);
+  await page.click('#translate-file');
+  while (polled === null) await new Promise((r) => setTimeout(r, 20));
+  const deleted = page.waitForRequest((r) => r.method() === 'DELETE' && jobRoute.test(r.url()));
+  await page.click('#cancel-file');
+  const answer = await (await deleted).response();
+  release();
+  await page.unroute(jobRoute);
+  const after = await fetch(polled);
+  expect('Cancel sends DELETE for the job; the server answers 200 and then no longer knows it',
+         answer.status() === 200 && after.status === 404 &&
+             (await page.textContent('#file-status')) === 'Cancelled.' &&
+             await page.isHidden('#download') && await page.isHidden('#cancel-file') &&
+             !(await page.$eval('#translate-file', (b) => b.disabled)),
+         `DELETE ${answer.status()}, then GET ${after.status}, status ` +
+             JSON.stringify(await page.textContent('#file-status')));
+}
+
 async function checkFileTab(page, models) {
   await page.click('#file-tab');
   expect('the File tab shows the drop zone and hides the text and the format picker',
@@ -458,6 +491,7 @@ async function checkFileTab(page, models) {
   const md = '# At the lake\n\nA little girl climbs into a wooden playhouse. A dog runs on the ' +
       '*beach*.\n\n1. A man rides a bike.\n2. Two children swim.\n';
   await checkFile(page, 'lake.md', 'text/markdown', 'TEXT_FORMAT_MARKDOWN', md);
+  await checkCancel(page, srt);
   const sent = uploads.length;
 
   // Over the limit: refused on the page, nothing sent.

@@ -78,7 +78,7 @@ let pairs = [];     // [{source, target}] of the models that say their languages
 let shown = null;
 let busy = false;
 // The file tab: the extensions the server takes (".srt"), or null until known; the file chosen;
-// the job being followed ({id, cancelled}), or null.
+// the job being followed ({id}, its id null while the file uploads), or null.
 let fileFormats = null;
 let chosenFile = null;
 let job = null;
@@ -161,8 +161,8 @@ function describeError(status, body, what = 'text') {
     400: 'The server cannot translate this',
     401: 'The server asks for a valid API key',
     404: what === 'file' ? 'The server no longer knows this file\'s job' : 'Not found',
-    409: 'The translated file is not ready',
     408: 'The request took too long to arrive',
+    409: 'The translated file is not ready',
     413: `The ${what} is too large for one request`,
     429: 'The server is busy; try again in a moment',
     499: 'The translation was cancelled',
