@@ -55,6 +55,8 @@ class FileJobs {
     // A job's deadline at the latest, from its submission, whatever its caller's (the
     // --file_job_timeout flag).
     absl::Duration max_job_duration = absl::Minutes(10);
+    // Where jobs ended and what the store holds are counted (null: nowhere); outlives the jobs.
+    Metrics* metrics = nullptr;
   };
 
   // `core` and `store` outlive the jobs.
@@ -90,6 +92,26 @@ class FileJobs {
   absl::Status Delete(absl::string_view id);
 
   const Options& options() const { return options_; }
+
+ private:
+  // Ends job `id` (of format `format`) with its translation's `reply`: its result, named
+  // `file_name`, or its error.
+  void End(const std::string& id, const std::string& format, const std::string& file_name,
+           absl::StatusOr<TranslationReply> reply);
+  // Tells the metrics what the store holds.
+  void CountHeld();
+  // Wakes WaitForChange's waiters: a job changed.
+  void Changed();
+
+  TranslationCore* const core_;
+  JobStore* const store_;
+  const Options options_;
+
+  absl::Mutex mutex_;
+  absl::CondVar changed_;  // Signalled under mutex_ after each change to a job.
+  // The core's calls of the jobs being translated, by id (until their Done has run).
+  absl::flat_hash_map<std::string, std::shared_ptr<TranslationCore::Call>> running_
+      ABSL_GUARDED_BY(mutex_);
 };
 
 }  // namespace mtserve

@@ -194,7 +194,33 @@ Metrics::Metrics()
                        .Name("mtserve_cache_bytes")
                        .Help("Bytes the translation cache holds (at most --cache_bytes).")
                        .Register(*registry_)
-                       .Add({})) {}
+                       .Add({})),
+      file_jobs_(prometheus::BuildCounter()
+                     .Name("mtserve_file_jobs_total")
+                     .Help("File jobs ended, by the file's format and the job's result (done, "
+                           "failed, cancelled).")
+                     .Register(*registry_)),
+      file_jobs_held_(prometheus::BuildGauge()
+                          .Name("mtserve_file_jobs_held")
+                          .Help("File jobs the job store holds, unfinished and finished (at most "
+                                "--max_jobs).")
+                          .Register(*registry_)
+                          .Add({})),
+      file_job_result_bytes_(prometheus::BuildGauge()
+                                 .Name("mtserve_file_job_result_bytes")
+                                 .Help("Bytes of translated files the job store holds (at most "
+                                       "--job_results_bytes).")
+                                 .Register(*registry_)
+                                 .Add({})) {}
+
+void Metrics::RecordFileJob(const std::string& format, const std::string& result) {
+  file_jobs_.Add({{"format", format}, {"result", result}}).Increment();
+}
+
+void Metrics::SetFileJobsHeld(int64_t jobs, int64_t result_bytes) {
+  file_jobs_held_.Set(static_cast<double>(jobs));
+  file_job_result_bytes_.Set(static_cast<double>(result_bytes));
+}
 
 void Metrics::RecordModelLoad(const std::string& model, bool ok, double seconds, int64_t bytes) {
   model_loads_.Add({{"model", model}, {"result", ok ? "ok" : "failed"}}).Increment();

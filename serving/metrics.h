@@ -54,6 +54,11 @@ class Metrics {
   // A call's API key check (api_key_auth.h): `key` is the key's name from the keys file, "none"
   // or "unknown", so the label stays bounded by the file; `code` as for RecordRequest.
   void RecordApiKeyRequest(const std::string& key, const std::string& code);
+  // A file job (file_jobs.h) that ended: its format ("text", "html", "markdown", "srt", "vtt") and
+  // its result ("done", "failed", "cancelled").
+  void RecordFileJob(const std::string& format, const std::string& result);
+  // What the job store holds now: jobs (unfinished and finished) and their results' bytes.
+  void SetFileJobsHeld(int64_t jobs, int64_t result_bytes);
 
   // The model repository (repository/model_repository.h): a load that ended (`ok` or not) after
   // `seconds`, the model then holding `bytes`; an unload of one that held `bytes`; the budget
@@ -99,6 +104,9 @@ class Metrics {
   prometheus::Counter& cache_misses_;
   prometheus::Gauge& cache_entries_;
   prometheus::Gauge& cache_bytes_;
+  prometheus::Family<prometheus::Counter>& file_jobs_;
+  prometheus::Gauge& file_jobs_held_;
+  prometheus::Gauge& file_job_result_bytes_;
 };
 
 }  // namespace mtserve

@@ -93,10 +93,15 @@ absl::Status CheckTextCount(size_t texts, absl::string_view field, const Request
 
 absl::Status CheckTextBytes(absl::string_view text, absl::string_view field,
                             const RequestLimits& limits) {
-  if (static_cast<int64_t>(text.size()) <= limits.max_text_bytes) return absl::OkStatus();
+  return CheckTextBytes(text, field, limits.max_text_bytes, "--max_text_bytes");
+}
+
+absl::Status CheckTextBytes(absl::string_view text, absl::string_view field, int64_t max_bytes,
+                            absl::string_view flag) {
+  if (static_cast<int64_t>(text.size()) <= max_bytes) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat(field, " has ", text.size(),
-                                                 " bytes; the limit is ", limits.max_text_bytes,
-                                                 " (the server's --max_text_bytes)"));
+                                                 " bytes; the limit is ", max_bytes,
+                                                 " (the server's ", flag, ")"));
 }
 
 absl::Status CheckDecodeMemory(int source_tokens, const DecodingOptions& options,

@@ -62,6 +62,9 @@ absl::Status CheckTextCount(size_t texts, absl::string_view field, const Request
 // work on it).
 absl::Status CheckTextBytes(absl::string_view text, absl::string_view field,
                             const RequestLimits& limits);
+// The same against `max_bytes`, the server's flag `flag` (a file's --max_file_bytes, say).
+absl::Status CheckTextBytes(absl::string_view text, absl::string_view field, int64_t max_bytes,
+                            absl::string_view flag);
 
 // An InvalidArgument naming `field` when decoding a text of `source_tokens` tokens with `options`
 // could need more memory than a worker may hold even alone (see model/decode_memory.h).

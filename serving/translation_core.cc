@@ -147,6 +147,7 @@ struct TranslationCore::Pending {
   std::map<int, std::unique_ptr<ModelRepository::Lease>> leases ABSL_GUARDED_BY(mutex);
   std::vector<std::vector<TranslationResult>> results ABSL_GUARDED_BY(mutex);
   int unanswered ABSL_GUARDED_BY(mutex) = 0;
+  int sentences ABSL_GUARDED_BY(mutex) = 0;  // Of all its texts, once they are taken apart.
   absl::Status status ABSL_GUARDED_BY(mutex);
   bool finished ABSL_GUARDED_BY(mutex) = false;
 
@@ -155,6 +156,10 @@ struct TranslationCore::Pending {
     if (!status.ok()) return;
     status = std::move(error);
     call->Cancel();
+  }
+  // Tells the call's progress hook, if any, how many sentences have finished.
+  void Progress() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex) {
+    if (call->progress()) call->progress()(sentences - unanswered, sentences);
   }
 };
 
@@ -284,6 +289,13 @@ absl::Status TranslationCore::CheckApiKey(const std::optional<std::string>& pres
   return charge_request ? authenticator_->Charge(*key, 1, 0) : absl::OkStatus();
 }
 
+absl::StatusOr<std::string> TranslationCore::ApiKeyName(
+    const std::optional<std::string>& presented) const {
+  if (authenticator_ == nullptr) return std::string();
+  MT_ASSIGN_OR_RETURN(const ApiKey key, authenticator_->Authenticate(presented));
+  return key.name;
+}
+
 absl::Status TranslationCore::ChooseModels(Pending& pending) const {
   const Request& r = pending.request;
   const size_t texts = r.texts.size();
@@ -377,7 +389,9 @@ void TranslationCore::Translate(Request request, std::shared_ptr<Call> call, Don
     const int texts = static_cast<int>(r.texts.size());
     MT_RETURN_IF_ERROR(CheckTextCount(r.texts.size(), r.texts_field, limits_));
     for (size_t i = 0; i < r.texts.size(); ++i) {
-      MT_RETURN_IF_ERROR(CheckTextBytes(r.texts[i], FieldName(r, i), limits_));
+      MT_RETURN_IF_ERROR(CheckTextBytes(
+          r.texts[i], FieldName(r, i),
+          r.max_text_bytes > 0 ? r.max_text_bytes : limits_.max_text_bytes, r.max_text_bytes_flag));
       MT_RETURN_IF_ERROR(CheckUtf8(r.texts[i], FieldName(r, i)));
     }
     MT_RETURN_IF_ERROR(ChooseModels(*pending));
@@ -591,6 +605,8 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
       --unanswered;
     }
     pending->unanswered = unanswered;
+    pending->sentences = sentences;
+    pending->Progress();
   }
   for (Hit& hit : first_legs) {
     pool_.Run([this, pending, hit = std::move(hit)]() mutable {
@@ -695,7 +711,9 @@ void TranslationCore::SentenceDone(Pending& pending, int text, size_t sentence,
           Within(pending.documents[text]->SentenceName(FieldName(pending.request, text), sentence),
                  result.status()));
     }
-    if (--pending.unanswered > 0) return;
+    --pending.unanswered;
+    pending.Progress();
+    if (pending.unanswered > 0) return;
   }
   Answer(pending);
 }

@@ -62,8 +62,18 @@ class TranslationCore {
     void Cancel() { cancelled_.store(true); }
     bool cancelled() const { return cancelled_.load(); }
 
+    // Told the request's progress: `done` of its `total` sentences (of all its texts) have
+    // finished. Set before Translate (else never called). Called first once its texts are taken
+    // apart (those answered from the cache done), then as each sentence finishes, ending at
+    // done == total before Done runs; one call at a time, in order, on the core's or the workers'
+    // threads under the request's lock: it must be quick and must not call the core.
+    using Progress = std::function<void(int64_t done, int64_t total)>;
+    void OnProgress(Progress progress) { progress_ = std::move(progress); }
+    const Progress& progress() const { return progress_; }
+
    private:
     std::atomic<bool> cancelled_ = false;
+    Progress progress_;
   };
 
   // `max_queued_texts` bounds the texts accepted whose sentences are not all admitted to the
@@ -83,6 +93,9 @@ class TranslationCore {
   // required; else UNAUTHENTICATED unless `presented` is a key of the file, and with
   // `charge_request`, RESOURCE_EXHAUSTED when one more request is over its limit.
   absl::Status CheckApiKey(const std::optional<std::string>& presented, bool charge_request) const;
+  // The name of the key `presented` ("" when no keys are required), charging nothing:
+  // UNAUTHENTICATED as CheckApiKey.
+  absl::StatusOr<std::string> ApiKeyName(const std::optional<std::string>& presented) const;
 
   // Language detection with `detector` (before StartServing, while Detect answers UNAVAILABLE;
   // it outlives the core). Without one, Detect answers UNIMPLEMENTED.

@@ -79,6 +79,10 @@ struct TranslationRequest {
   Frontend frontend = Frontend::kGrpc;  // The metrics' frontend label.
   // The API key the call presented (PresentedApiKey), checked when keys are required.
   std::optional<std::string> api_key;
+  // The bytes a text may have at most, and how errors name that limit: 0 for the server's
+  // --max_text_bytes; a file's (serving/file_jobs.h) is --max_file_bytes.
+  int64_t max_text_bytes = 0;
+  std::string max_text_bytes_flag = "--max_text_bytes";
 };
 
 // A detect call: which language each text is in (text/language_detector.h).

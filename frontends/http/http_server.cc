@@ -2,6 +2,7 @@
 // in http_connection.cc.
 #include "frontends/http/http_server.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <map>
@@ -83,7 +84,7 @@ class HttpServer::Impl {
     context_.body_bytes = &body_bytes_;
     context_.max_body_bytes =
         static_cast<int64_t>(options_.handler_threads + options_.max_queued_requests) *
-        options_.max_body_bytes;
+        std::max(options_.max_body_bytes, options_.max_file_body_bytes);
     context_.on_closed = [this](const void* connection) {
       absl::MutexLock lock(&mutex_);
       connections_.erase(connection);
