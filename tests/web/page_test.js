@@ -432,21 +432,29 @@ async function checkCancel(page, content) {
   let release;
   const held = new Promise((resolve) => { release = resolve; });
   let polled = null;
+  let answered;
+  const fulfilled = new Promise((resolve) => { answered = resolve; });
   const jobRoute = /\/v1\/jobs\/[^/]+$/;
   await page.route(jobRoute, async (route) => {
-    if (route.request().method() !== 'GET') return route.continue();
+    if (route.request().method() !== 'GET' || polled !== null) return route.continue();
     polled = route.request().url();
     await held;
     // The page has dropped the job: any answer is ignored (a 404 would be logged as an error).
-    return route.fulfill({ status: 200, contentType: 'application/json', body: '{}' });
+    await route.fulfill({ status: 200, contentType: 'application/json', body: '{}' });
+    answered();
   });
   await chooseOnPage(page, 'cancel.srt', 'application/x-subrip', content);
+  const read = page.waitForRequest((r) => r.method() === 'GET' && jobRoute.test(r.url()));
   await page.click('#translate-file');
-  while (polled === null) await new Promise((r) => setTimeout(r, 20));
+  await read.catch(async (e) => {
+    throw new Error(`the page did not read its job (error box: ` +
+                    `${JSON.stringify(await page.textContent('#error'))}): ${e.message}`);
+  });
   const deleted = page.waitForRequest((r) => r.method() === 'DELETE' && jobRoute.test(r.url()));
   await page.click('#cancel-file');
   const answer = await (await deleted).response();
   release();
+  await fulfilled;
   await page.unroute(jobRoute);
   const after = await fetch(polled);
   expect('Cancel sends DELETE for the job; the server answers 200 and then no longer knows it',

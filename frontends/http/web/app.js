@@ -84,7 +84,7 @@ let chosenFile = null;
 let job = null;
 const POLL_MS = 250;  // How often a running job is read.
 const FORMAT_NAMES = {
-  '.txt': 'plain text', '.html': 'HTML', '.htm': 'HTML', '.md': 'Markdown',
+  '.txt': 'Plain text', '.html': 'HTML', '.htm': 'HTML', '.md': 'Markdown',
   '.srt': 'SubRip', '.vtt': 'WebVTT',
 };
 
