@@ -70,7 +70,8 @@ void Check(absl::string_view bytes) {
                                  Field(parser.get(), "Forwarded"), {"10.0.0.1", "10.0.0.2"});
       // The client is the peer or an address the headers named, in its canonical spelling.
       FUZZ_CHECK(client == "10.0.0.1" || mtserve::CanonicalAddress(client) == client);
-      // The path, as the front end's routes read it: a model's name in a route's path.
+      // The path, as the front end's routes read it: a model's name or a job's id in a route's
+      // path.
       const absl::string_view target(parser.get().target().data(), parser.get().target().size());
       const absl::string_view path = target.substr(0, target.find('?'));
       for (const absl::string_view pattern :
@@ -84,6 +85,17 @@ void Check(absl::string_view bytes) {
         const size_t encoded = path.size() - (pattern.size() - mtserve::kRouteName.size());
         FUZZ_CHECK(!name->empty() && name->size() <= encoded);
         FUZZ_CHECK(path.find('%') != absl::string_view::npos || name->size() == encoded);
+      }
+      for (const absl::string_view pattern :
+           {"/v1/jobs/{id}", "/v1/jobs/{id}/result", "/download_file/{id}/{file}"}) {
+        if (!mtserve::RoutePathMatches(pattern, path)) continue;
+        for (const absl::string_view hole : {"{id}", "{file}"}) {
+          if (pattern.find(hole) == absl::string_view::npos) continue;
+          const absl::StatusOr<std::string> value = mtserve::RoutePathName(pattern, path, hole);
+          FUZZ_CHECK(value.ok() || value.status().code() == absl::StatusCode::kInvalidArgument);
+          // Never empty, never longer than the path.
+          if (value.ok()) FUZZ_CHECK(!value->empty() && value->size() < path.size());
+        }
       }
     }
   }

@@ -1,5 +1,5 @@
-// Route paths with a model's name (frontends/http/route_path.h): which paths a route takes, and
-// the name percent-decoded, against RFC 3986's encoding written out by hand.
+// Route paths with values in them (frontends/http/route_path.h): which paths a route takes, and
+// the values percent-decoded, against RFC 3986's encoding written out by hand.
 #include "frontends/http/route_path.h"
 
 #include "gmock/gmock.h"
@@ -43,6 +43,34 @@ TEST(RoutePathTest, APercentWithoutTwoHexDigitsIsRefusedNamingThePath) {
     EXPECT_EQ(name.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_THAT(name.status().message(), HasSubstr("has a % not followed by two hex digits"));
   }
+}
+
+constexpr char kResult[] = "/v1/jobs/{id}/result";
+constexpr char kDownload[] = "/download_file/{id}/{file}";
+
+TEST(RoutePathTest, EachHoleOfAPatternIsOneNonEmptySegment) {
+  EXPECT_TRUE(RoutePathMatches(kResult, "/v1/jobs/abc/result"));
+  EXPECT_FALSE(RoutePathMatches(kResult, "/v1/jobs//result"));
+  EXPECT_FALSE(RoutePathMatches(kResult, "/v1/jobs/a/b/result"));
+  EXPECT_FALSE(RoutePathMatches(kResult, "/v1/jobs/abc"));
+  EXPECT_FALSE(RoutePathMatches(kResult, "/v1/jobs/abc/result/"));
+  EXPECT_TRUE(RoutePathMatches(kDownload, "/download_file/abc/notes.md"));
+  EXPECT_FALSE(RoutePathMatches(kDownload, "/download_file/abc/"));
+  EXPECT_FALSE(RoutePathMatches(kDownload, "/download_file//notes.md"));
+  EXPECT_FALSE(RoutePathMatches(kDownload, "/download_file/abc/d/notes.md"));
+  EXPECT_FALSE(RoutePathMatches(kDownload, "/download_file/abc"));
+  // A job's route is not its result's.
+  EXPECT_FALSE(RoutePathMatches("/v1/jobs/{id}", "/v1/jobs/abc/result"));
+}
+
+TEST(RoutePathTest, EachHoleIsReadByItsName) {
+  EXPECT_EQ(RoutePathName(kResult, "/v1/jobs/abc/result", "{id}").value(), "abc");
+  EXPECT_EQ(RoutePathName(kDownload, "/download_file/abc/my%20notes.md", "{id}").value(), "abc");
+  EXPECT_EQ(RoutePathName(kDownload, "/download_file/abc/my%20notes.md", "{file}").value(),
+            "my notes.md");
+  const absl::StatusOr<std::string> none = RoutePathName(kResult, "/v1/jobs/abc/result", "{file}");
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace
