@@ -289,6 +289,7 @@ class Connection final : public HttpConnection,
   void NextRequest() {
     if (draining_) return BeginClose();
     parser_.emplace();
+    file_body_ = false;
     parser_->header_limit(kHeaderLimit);
     parser_->body_limit(boost::none);  // Set once the head is read: its answer comes first.
     if (buffer_.size() > 0) {
@@ -390,7 +391,8 @@ class Connection final : public HttpConnection,
       options_.drain->Enter();
       in_drain_ = true;
     }
-    const int64_t limit = options_.max_body_bytes;
+    file_body_ = options_.max_file_body_bytes > 0 && context_.service->TakesFileBody(*request_);
+    const int64_t limit = file_body_ ? options_.max_file_body_bytes : options_.max_body_bytes;
     if (parser_->content_length().value_or(0) > static_cast<uint64_t>(limit)) return TooLarge();
     if (!has_body) return Dispatch();
     parser_->body_limit(static_cast<uint64_t>(limit));
@@ -404,9 +406,11 @@ class Connection final : public HttpConnection,
   }
 
   void TooLarge() {
-    Refuse(absl::ResourceExhaustedError(
-               absl::StrCat("the request body is over ", options_.max_body_bytes,
-                            " bytes, the limit (the server's ", options_.max_body_flag, ")")),
+    Refuse(absl::ResourceExhaustedError(absl::StrCat(
+               "the request body is over ",
+               file_body_ ? options_.max_file_body_bytes : options_.max_body_bytes,
+               " bytes, the limit (the server's ",
+               file_body_ ? options_.max_file_body_flag : options_.max_body_flag, ")")),
            413, /*close=*/true);
   }
 
@@ -626,6 +630,7 @@ class Connection final : public HttpConnection,
   bool draining_ = false;
   bool keep_alive_ = true;
   bool close_after_ = false;  // The answer being written says Connection: close.
+  bool file_body_ = false;    // The request's body carries a file (its limit is the file's).
   int64_t body_bytes_ = 0;    // Counted in context_.body_bytes.
   bool in_drain_ = false;     // Counted in options_.drain.
   beast::flat_buffer buffer_;

@@ -83,6 +83,10 @@ class HttpService {
   // the route's shape. The connection closes after it (except for a full queue).
   virtual HttpAnswer Refuse(const HttpRequest& head, const absl::Status& status,
                             int http_status) = 0;
+  // On an I/O thread, once Route left `head` to Handle and before its body is read: whether the
+  // body carries a file, and may then be as large as the transport's max_file_body_bytes rather
+  // than its max_body_bytes.
+  virtual bool TakesFileBody(const HttpRequest& head) { return false; }
   // On a handler thread: answers `request` through `reply` before returning.
   virtual void Handle(const HttpRequest& request, HttpReply& reply) = 0;
 };

@@ -24,8 +24,9 @@
 // A client that disconnects while its request is handled is told to the handler
 // (HttpReply::OnClientGone), which cancels what it started. Requests the handlers' queue cannot
 // take get 503 at once, and so does a body that would take the bytes of all bodies held (arriving,
-// waiting or handled) past (handler_threads + max_queued_requests) x max_body_bytes: what bodies
-// take in memory is bounded, however many connections send them. A body holds what has arrived
+// waiting or handled) past (handler_threads + max_queued_requests) x max_body_bytes (or
+// max_file_body_bytes, should one file's body be larger): what bodies take in memory is bounded,
+// however many connections send them. A body holds what has arrived
 // (growing_string_body.h), so slow bodies hold little.
 #ifndef MTSERVE_FRONTENDS_HTTP_HTTP_SERVER_H_
 #define MTSERVE_FRONTENDS_HTTP_HTTP_SERVER_H_
@@ -64,6 +65,10 @@ class HttpServer {
     HttpTimeouts timeouts;
     int64_t max_body_bytes = 4 << 20;  // Bigger bodies get 413.
     std::string max_body_flag = "--max_message_bytes";
+    // The bodies of requests that carry a file (HttpService::TakesFileBody); bigger ones get
+    // 413 naming max_file_body_flag. 0: as max_body_bytes.
+    int64_t max_file_body_bytes = 0;
+    std::string max_file_body_flag = "--max_file_bytes";
     ConnectionLimits::Options connection_limits;  // Off by default.
     ServerTls* tls = nullptr;                     // HTTPS with these files; null: HTTP.
     // Counts each request that Route leaves to Handle, from its head until its answer is written
