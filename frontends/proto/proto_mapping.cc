@@ -4,6 +4,8 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "base/status_macros.h"
 #include "model/model.h"
 
@@ -189,6 +191,28 @@ v1::DetectResponse ToDetectResponse(const DetectionReply& reply) {
     }
   }
   return response;
+}
+
+v1::FileJob ToFileJobProto(const JobRecord& record, bool with_result_url) {
+  v1::FileJob job;
+  job.set_id(record.id);
+  // The proto's values are JobState's, value for value.
+  job.set_state(static_cast<v1::FileJobState>(record.state));
+  job.set_sentences_done(static_cast<uint64_t>(record.sentences_done));
+  job.set_sentences_total(static_cast<uint64_t>(record.sentences_total));
+  if (!record.error.ok()) FillError(record.error, *job.mutable_error());
+  if (record.state == JobState::kDone) {
+    job.set_file_name(record.result_file_name);
+    job.set_media_type(record.result_media_type);
+    job.set_result_bytes(static_cast<uint64_t>(record.result_bytes));
+    if (with_result_url) job.set_result_url(absl::StrCat("/v1/jobs/", record.id, "/result"));
+  }
+  auto rfc3339 = [](absl::Time time) {
+    return absl::FormatTime(absl::RFC3339_full, time, absl::UTCTimeZone());
+  };
+  job.set_created(rfc3339(record.created));
+  job.set_expires(rfc3339(record.expires));
+  return job;
 }
 
 }  // namespace mtserve

@@ -9,6 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "mtserve/v1/translation.pb.h"
+#include "serving/state/job_store.h"
 #include "serving/translation_core.h"
 #include "text/text_translation.h"
 
@@ -40,6 +41,12 @@ v1::ModelInfo ToModelInfo(const TranslationCore& core, int slot);
 
 // A detection's reply as its DetectResponse.
 v1::DetectResponse ToDetectResponse(const DetectionReply& reply);
+
+// A file job's record as its FileJob (the gRPC stream's progress, HTTP's /v1/jobs/{id}): the
+// state, progress, error (failed or cancelled), the result's name, media type and size once
+// done, and the times in RFC 3339 (UTC). `with_result_url`: a done job's result_url,
+// "/v1/jobs/{id}/result" (HTTP's; a gRPC call sends the result in its stream).
+v1::FileJob ToFileJobProto(const JobRecord& record, bool with_result_url);
 
 }  // namespace mtserve
 

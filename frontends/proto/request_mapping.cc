@@ -3,6 +3,8 @@
 #include <iterator>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
+
 namespace mtserve {
 
 RequestedOptions ToRequested(const v1::DecodingOptions& proto) {
@@ -56,6 +58,36 @@ TranslationRequest ToCoreRequest(v1::TranslateStreamRequest& message, absl::Time
   request.texts_field = "text";
   request.texts_repeated = false;
   return request;
+}
+
+TranslationRequest ToCoreRequest(const v1::FileHeader& header, absl::Time deadline,
+                                 std::string method, Frontend frontend) {
+  TranslationRequest request = WithoutTexts(header, deadline, std::move(method), frontend);
+  request.texts_field = "file";
+  request.texts_repeated = false;
+  return request;
+}
+
+absl::StatusOr<std::string> ClaimedFormatName(const v1::FileHeader& header,
+                                              absl::string_view field) {
+  if (!header.has_format()) return "";
+  switch (header.format()) {
+    case v1::TEXT_FORMAT_PLAIN:
+      return "text";
+    case v1::TEXT_FORMAT_HTML:
+      return "html";
+    case v1::TEXT_FORMAT_MARKDOWN:
+      return "markdown";
+    case v1::TEXT_FORMAT_SRT:
+      return "srt";
+    case v1::TEXT_FORMAT_VTT:
+      return "vtt";
+    default:
+      break;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      field, ": ", static_cast<int>(header.format()),
+      " is not a TextFormat (TEXT_FORMAT_PLAIN, _HTML, _MARKDOWN, _SRT or _VTT: 0 to 4)"));
 }
 
 DetectionRequest ToCoreRequest(v1::DetectRequest& message, std::string method, Frontend frontend) {

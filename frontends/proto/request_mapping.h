@@ -8,6 +8,8 @@
 
 #include <string>
 
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "mtserve/v1/translation.pb.h"
 #include "serving/translation_request.h"
@@ -25,6 +27,18 @@ TranslationRequest ToCoreRequest(v1::TranslateRequest& message, absl::Time deadl
 // The core request of one streamed text (its text moved out of `message`): errors name it `text`.
 TranslationRequest ToCoreRequest(v1::TranslateStreamRequest& message, absl::Time deadline,
                                  std::string method, Frontend frontend);
+
+// The core request of a file's header (TranslateFile's first message), without texts: its model
+// or languages and decoding options, made by `frontend` for its call `method`, due by
+// `deadline`. (The format is the file's, told by file_jobs.h from the header's claims.)
+TranslationRequest ToCoreRequest(const v1::FileHeader& header, absl::Time deadline,
+                                 std::string method, Frontend frontend);
+
+// The format a header claims, as ParseDocumentFormat names formats ("text", "html", "markdown",
+// "srt", "vtt"), or "" when it claims none; INVALID_ARGUMENT naming `field` for a number that is
+// no TextFormat.
+absl::StatusOr<std::string> ClaimedFormatName(const v1::FileHeader& header,
+                                              absl::string_view field);
 
 // The core request of a DetectRequest (its texts moved out of `message`).
 DetectionRequest ToCoreRequest(v1::DetectRequest& message, std::string method, Frontend frontend);
