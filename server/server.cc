@@ -187,7 +187,7 @@ absl::Status Server::StartHttp() {
   options.tls = tls_.get();
   options.drain = &drain_;
   absl::StatusOr<std::unique_ptr<HttpFrontend>> started =
-      HttpFrontend::Start(options, core_.get(), &drain_);
+      HttpFrontend::Start(options, core_.get(), &drain_, file_jobs_.get());
   if (!started.ok()) return started.status();
   http_ = *std::move(started);
   return absl::OkStatus();

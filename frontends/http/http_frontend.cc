@@ -16,12 +16,14 @@
 #include "base/excerpt.h"
 #include "base/status_macros.h"
 #include "frontends/http/embedded_files.h"
+#include "frontends/http/file_upload.h"
 #include "frontends/http/http_json.h"
 #include "frontends/http/http_status.h"
 #include "frontends/http/route_path.h"
 #include "frontends/libretranslate/libretranslate_api.h"
 #include "frontends/proto/proto_mapping.h"
 #include "frontends/proto/request_mapping.h"
+#include "nlohmann/json.hpp"
 #include "serving/auth/api_key_auth.h"
 #include "serving/auth/api_key_quota.h"
 #include "serving/stream_window.h"
@@ -70,9 +72,11 @@ struct ApiRoute {
   bool libre_translate;  // LibreTranslate's API: its error shape.
   KeyCheck key_check;
   absl::string_view counted_as;  // The requests metric's method label; empty: not counted.
+  bool file_body = false;        // Its body carries a file (HttpService::TakesFileBody).
 };
 
-const ApiRoute* FindRoute(absl::string_view path);
+// The route of `path` and `method`; with `method` empty, the first route of `path`.
+const ApiRoute* FindRoute(absl::string_view path, absl::string_view method = "");
 
 // An answer the browser and caches take as it is.
 HttpAnswer Answer(int status, absl::string_view content_type, std::string body) {
@@ -169,21 +173,51 @@ constexpr ApiRoute kApi[] = {
      "LibreTranslateDetect"},
     {"/languages", "GET", &HttpFrontend::LibreTranslateLanguages, true, KeyCheck::kNone, ""},
     {"/frontend/settings", "GET", &HttpFrontend::LibreTranslateSettings, true, KeyCheck::kNone, ""},
+    // A job's id is a capability (serving/file_jobs.h): its routes take no key.
+    {"/v1/translate_file", "POST", &HttpFrontend::TranslateFile, false, KeyCheck::kHeader,
+     "TranslateFile", /*file_body=*/true},
+    {"/v1/jobs/{id}", "GET", &HttpFrontend::GetJob, false, KeyCheck::kNone, ""},
+    {"/v1/jobs/{id}", "DELETE", &HttpFrontend::DeleteJob, false, KeyCheck::kNone, ""},
+    {"/v1/jobs/{id}/result", "GET", &HttpFrontend::GetJobResult, false, KeyCheck::kNone, ""},
+    {"/translate_file", "POST", &HttpFrontend::LibreTranslateFile, true, KeyCheck::kHeaderIfPresent,
+     "LibreTranslateFile", /*file_body=*/true},
+    {"/download_file/{id}/{file}", "GET", &HttpFrontend::LibreTranslateDownload, true,
+     KeyCheck::kNone, ""},
 };
 
-const ApiRoute* FindRoute(absl::string_view path) {
+const ApiRoute* FindRoute(absl::string_view path, absl::string_view method) {
   for (const ApiRoute& route : kApi) {
-    if (RoutePathMatches(route.path, path)) return &route;
+    if (RoutePathMatches(route.path, path) && (method.empty() || route.method == method)) {
+      return &route;
+    }
   }
   return nullptr;
+}
+
+// The methods `path` takes ("GET, DELETE").
+std::string AllowedMethods(absl::string_view path) {
+  std::string allowed;
+  for (const ApiRoute& route : kApi) {
+    if (RoutePathMatches(route.path, path)) {
+      absl::StrAppend(&allowed, allowed.empty() ? "" : ", ", route.method);
+    }
+  }
+  return allowed;
 }
 
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<HttpFrontend>> HttpFrontend::Start(
-    const HttpServer::Options& options, TranslationCore* core, DrainGate* drain) {
-  std::unique_ptr<HttpFrontend> frontend(new HttpFrontend(core, drain));
-  absl::StatusOr<std::unique_ptr<HttpServer>> server = HttpServer::Start(options, frontend.get());
+    const HttpServer::Options& options, TranslationCore* core, DrainGate* drain,
+    FileJobs* file_jobs) {
+  std::unique_ptr<HttpFrontend> frontend(new HttpFrontend(core, drain, file_jobs));
+  frontend->https_ = options.tls != nullptr;
+  HttpServer::Options with_files = options;
+  with_files.max_file_body_bytes = file_jobs->options().max_file_bytes + kFileFormOverheadBytes;
+  with_files.max_file_body_flag = absl::StrCat("--max_file_bytes, plus ", kFileFormOverheadBytes,
+                                               " bytes for the form's other parts");
+  absl::StatusOr<std::unique_ptr<HttpServer>> server =
+      HttpServer::Start(with_files, frontend.get());
   if (!server.ok()) return server.status();
   frontend->server_ = *std::move(server);
   return frontend;
@@ -198,6 +232,8 @@ void HttpFrontend::Stop() {
     absl::MutexLock lock(&mutex_);
     stopping_ = true;
     for (TranslationCore::Call* call : calls_) call->Cancel();
+    // LibreTranslate's /translate_file answers once its job ends.
+    for (const std::string& id : waited_jobs_) file_jobs_->Cancel(id).IgnoreError();
   }
   server_->Stop();  // Waits for the handlers, whose requests now end at once.
   server_.reset();
@@ -246,11 +282,13 @@ std::optional<HttpAnswer> HttpFrontend::Route(const HttpRequest& head) {
                   "no ", Excerpt(path),
                   " here; the API is POST /v1/translate, POST /v1/translate:stream, GET "
                   "/v1/models, POST /v1/models/{name}:load, POST /v1/models/{name}:unload, POST "
-                  "/v1/detect, GET /healthz, GET /readyz, GET /openapi.json, and LibreTranslate's "
-                  "/translate, /detect, /languages and /frontend/settings; the translation page "
-                  "is /")));
+                  "/v1/detect, POST /v1/translate_file, GET /v1/jobs/{id}, DELETE /v1/jobs/{id}, "
+                  "GET /v1/jobs/{id}/result, GET /healthz, GET /readyz, GET /openapi.json, and "
+                  "LibreTranslate's /translate, /detect, /languages, /frontend/settings, "
+                  "/translate_file and /download_file/{id}/{file}; the translation page is /")));
   }
-  if (method != route->method) return MethodNotAllowed(head, route->method);
+  route = FindRoute(path, method);
+  if (route == nullptr) return MethodNotAllowed(head, AllowedMethods(path));
   const std::optional<std::string> key = HeaderApiKey(head);
   if (route->key_check == KeyCheck::kHeader ||
       (route->key_check == KeyCheck::kHeaderIfPresent && key.has_value())) {
@@ -267,15 +305,20 @@ std::optional<HttpAnswer> HttpFrontend::Route(const HttpRequest& head) {
 HttpAnswer HttpFrontend::Refuse(const HttpRequest& head, const absl::Status& status,
                                 int http_status) {
   // A translation refused before it reached the core is counted as the core counts its own.
-  if (const ApiRoute* route = FindRoute(head.path());
-      route != nullptr && !route->counted_as.empty() && head.method() == route->method) {
+  if (const ApiRoute* route = FindRoute(head.path(), head.method());
+      route != nullptr && !route->counted_as.empty()) {
     core_->RecordRefused(Frontend::kHttp, std::string(route->counted_as), status);
   }
   return ErrorAnswer(head.path(), status, http_status);
 }
 
+bool HttpFrontend::TakesFileBody(const HttpRequest& head) {
+  const ApiRoute* route = FindRoute(head.path(), head.method());
+  return route != nullptr && route->file_body;
+}
+
 void HttpFrontend::Handle(const HttpRequest& request, HttpReply& reply) {
-  const ApiRoute* route = FindRoute(request.path());
+  const ApiRoute* route = FindRoute(request.path(), request.method());
   if (route == nullptr)
     return reply.Send(ErrorAnswer(request.path(), absl::InternalError("no route")));
   // Read whole, perhaps after draining started: then refused, as new work is.
@@ -583,6 +626,201 @@ void HttpFrontend::TranslateStream(const HttpRequest& request, HttpReply& reply)
   }
   if (!client_gone) reply.EndChunks();
   ReleaseCall(call.get());
+}
+
+namespace {
+
+// The job's id in `path`, of the route `pattern`.
+absl::StatusOr<std::string> JobId(absl::string_view pattern, absl::string_view path) {
+  return RoutePathName(pattern, path, "{id}");
+}
+
+// A job's record as its FileJob's JSON.
+HttpAnswer JobAnswer(absl::string_view path, const JobRecord& record, int status = 200) {
+  HttpAnswer answer = MessageAnswer(path, ToFileJobProto(record, /*with_result_url=*/true));
+  if (answer.status == 200) answer.status = status;
+  return answer;
+}
+
+// Why a job that is not done has no result: FAILED_PRECONDITION naming its state (and its error).
+absl::Status NoResult(const JobRecord& record) {
+  std::string why = absl::StrCat("job ", record.id, " is ", JobStateName(record.state));
+  if (!record.error.ok()) absl::StrAppend(&why, " (", record.error.message(), ")");
+  absl::StrAppend(
+      &why, IsFinal(record.state) ? ": it has no result" : ": its result is there once it is done");
+  return absl::FailedPreconditionError(why);
+}
+
+// The host a LibreTranslate client reached, for the absolute URLs it is given: the Host header,
+// if it is a host (and port) name.
+absl::StatusOr<std::string> RequestHost(const HttpRequest& request) {
+  const std::optional<absl::string_view> host = request.header("Host");
+  if (!host.has_value() || host->empty()) {
+    return absl::InvalidArgumentError(
+        "Invalid request: header Host is missing; it names the server in translatedFileUrl");
+  }
+  for (const char c : *host) {
+    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) &&
+        absl::string_view(".-:[]_").find(c) == absl::string_view::npos) {
+      return absl::InvalidArgumentError(absl::StrCat("Invalid request: header Host, \"",
+                                                     Excerpt(*host), "\", is not a host name"));
+    }
+  }
+  return std::string(*host);
+}
+
+// `name` percent-encoded as one path segment (RFC 3986's unreserved characters as they are).
+std::string PathSegment(absl::string_view name) {
+  std::string out;
+  for (const char c : name) {
+    if (absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_' ||
+        c == '~') {
+      out += c;
+    } else {
+      absl::StrAppend(&out, "%", absl::Hex(static_cast<unsigned char>(c), absl::kZeroPad2));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+HttpAnswer HttpFrontend::ResultAnswer(absl::string_view path, const JobRecord& record) {
+  if (record.state != JobState::kDone) return ErrorAnswer(path, NoResult(record), 409);
+  std::string bytes;
+  if (record.result_bytes > 0) {
+    absl::StatusOr<std::string> read = file_jobs_->ReadResult(record.id, 0, record.result_bytes);
+    if (!read.ok()) {
+      return ErrorAnswer(path, read.status(),
+                         read.status().code() == absl::StatusCode::kFailedPrecondition ? 409 : 0);
+    }
+    bytes = *std::move(read);
+  }
+  HttpAnswer answer = Answer(200, record.result_media_type, std::move(bytes));
+  answer.headers.emplace_back("Content-Disposition",
+                              AttachmentDisposition(record.result_file_name));
+  return answer;
+}
+
+void HttpFrontend::TranslateFile(const HttpRequest& request, HttpReply& reply) {
+  constexpr char kMethod[] = "TranslateFile";
+  absl::StatusOr<absl::Time> deadline = Deadline(request);
+  absl::StatusOr<FileRequest> parsed = [&]() -> absl::StatusOr<FileRequest> {
+    if (!deadline.ok()) return deadline.status();
+    return ParseFileUpload(request.body(), ContentType(request),
+                           file_jobs_->options().max_file_bytes + kFileFormOverheadBytes,
+                           RequestValueBounds(core_->limits()));
+  }();
+  if (!parsed.ok()) {
+    core_->RecordRefused(Frontend::kHttp, kMethod, parsed.status());
+    return reply.Send(ErrorAnswer(request.path(), parsed.status()));
+  }
+  // The job outlives this request: its deadline is X-Request-Timeout's if given, bounded by
+  // FileJobs' own (--file_job_timeout).
+  parsed->translation.deadline = *deadline;
+  parsed->translation.api_key = HeaderApiKey(request);
+  parsed->translation.frontend = Frontend::kHttp;
+  parsed->translation.method = kMethod;
+  absl::StatusOr<JobRecord> job = file_jobs_->Submit(*std::move(parsed));
+  if (!job.ok()) return reply.Send(ErrorAnswer(request.path(), job.status()));
+  HttpAnswer answer = JobAnswer(request.path(), *job, 202);
+  answer.headers.emplace_back("Location", absl::StrCat("/v1/jobs/", job->id));
+  reply.Send(std::move(answer));
+}
+
+void HttpFrontend::GetJob(const HttpRequest& request, HttpReply& reply) {
+  absl::StatusOr<JobRecord> job = [&]() -> absl::StatusOr<JobRecord> {
+    MT_ASSIGN_OR_RETURN(const std::string id, JobId("/v1/jobs/{id}", request.path()));
+    return file_jobs_->Get(id);
+  }();
+  if (!job.ok()) return reply.Send(ErrorAnswer(request.path(), job.status()));
+  reply.Send(JobAnswer(request.path(), *job));
+}
+
+void HttpFrontend::DeleteJob(const HttpRequest& request, HttpReply& reply) {
+  absl::StatusOr<JobRecord> job = [&]() -> absl::StatusOr<JobRecord> {
+    MT_ASSIGN_OR_RETURN(const std::string id, JobId("/v1/jobs/{id}", request.path()));
+    // Cancelled first, so that the answer is the job as it ended; a finished job stays as it was.
+    if (absl::Status cancelled = file_jobs_->Cancel(id);
+        !cancelled.ok() && cancelled.code() != absl::StatusCode::kFailedPrecondition) {
+      return cancelled;
+    }
+    MT_ASSIGN_OR_RETURN(JobRecord ended, file_jobs_->Get(id));
+    MT_RETURN_IF_ERROR(file_jobs_->Delete(id));
+    return ended;
+  }();
+  if (!job.ok()) return reply.Send(ErrorAnswer(request.path(), job.status()));
+  reply.Send(JobAnswer(request.path(), *job));
+}
+
+void HttpFrontend::GetJobResult(const HttpRequest& request, HttpReply& reply) {
+  absl::StatusOr<JobRecord> job = [&]() -> absl::StatusOr<JobRecord> {
+    MT_ASSIGN_OR_RETURN(const std::string id, JobId("/v1/jobs/{id}/result", request.path()));
+    return file_jobs_->Get(id);
+  }();
+  if (!job.ok()) return reply.Send(ErrorAnswer(request.path(), job.status()));
+  reply.Send(ResultAnswer(request.path(), *job));
+}
+
+void HttpFrontend::LibreTranslateFile(const HttpRequest& request, HttpReply& reply) {
+  constexpr char kMethod[] = "LibreTranslateFile";
+  absl::StatusOr<std::string> host = RequestHost(request);
+  absl::StatusOr<FileRequest> parsed = [&]() -> absl::StatusOr<FileRequest> {
+    if (!host.ok()) return host.status();
+    return ParseLibreTranslateFileUpload(
+        request.body(), ContentType(request),
+        file_jobs_->options().max_file_bytes + kFileFormOverheadBytes);
+  }();
+  if (!parsed.ok()) {
+    core_->RecordRefused(Frontend::kHttp, kMethod, parsed.status());
+    return reply.Send(ErrorAnswer(request.path(), parsed.status()));
+  }
+  // The form's key, else the headers'.
+  if (!parsed->translation.api_key.has_value()) parsed->translation.api_key = HeaderApiKey(request);
+  parsed->translation.frontend = Frontend::kHttp;
+  parsed->translation.method = kMethod;
+  absl::StatusOr<JobRecord> job = file_jobs_->Submit(*std::move(parsed));
+  if (!job.ok()) return reply.Send(ErrorAnswer(request.path(), job.status()));
+  const std::string id = job->id;
+  {
+    absl::MutexLock lock(&mutex_);
+    waited_jobs_.insert(id);
+    if (stopping_) file_jobs_->Cancel(id).IgnoreError();
+  }
+  // LibreTranslate answers once the file is translated: this thread waits for the job, which
+  // ends by its deadline (FileJobs fails it then), and a client that leaves cancels it.
+  reply.OnClientGone([file_jobs = file_jobs_, id] { file_jobs->Cancel(id).IgnoreError(); });
+  const absl::Time deadline =
+      absl::Now() + file_jobs_->options().max_job_duration + absl::Seconds(1);
+  while (job.ok() && !IsFinal(job->state) && absl::Now() < deadline) {
+    job = file_jobs_->WaitForChange(id, *job, deadline);
+  }
+  {
+    absl::MutexLock lock(&mutex_);
+    waited_jobs_.erase(id);
+  }
+  if (!job.ok()) return reply.Send(ErrorAnswer(request.path(), job.status()));
+  if (job->state != JobState::kDone) {
+    const absl::Status failed = !job->error.ok()
+                                    ? job->error
+                                    : absl::DeadlineExceededError(absl::StrCat(
+                                          "job ", id, " did not end within --file_job_timeout"));
+    return reply.Send(ErrorAnswer(request.path(), failed));
+  }
+  nlohmann::json answer = {
+      {"translatedFileUrl", absl::StrCat(https_ ? "https://" : "http://", *host, "/download_file/",
+                                         id, "/", PathSegment(job->result_file_name))}};
+  reply.Send(Answer(200, kJson, answer.dump() + "\n"));
+}
+
+void HttpFrontend::LibreTranslateDownload(const HttpRequest& request, HttpReply& reply) {
+  // The file's name in the path is for the browser's save dialog: the id finds the job.
+  absl::StatusOr<JobRecord> job = [&]() -> absl::StatusOr<JobRecord> {
+    MT_ASSIGN_OR_RETURN(const std::string id, JobId("/download_file/{id}/{file}", request.path()));
+    return file_jobs_->Get(id);
+  }();
+  if (!job.ok()) return reply.Send(ErrorAnswer(request.path(), job.status()));
+  reply.Send(ResultAnswer(request.path(), *job));
 }
 
 }  // namespace mtserve

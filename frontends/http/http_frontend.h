@@ -11,22 +11,30 @@
 //                              (LoadModelRequest, UnloadModelRequest: optional) -> ModelInfo;
 //                              the operators' calls (TranslationCore::LoadModel, UnloadModel)
 //   POST /v1/detect            DetectRequest -> DetectResponse
+//   POST /v1/translate_file    a file as multipart/form-data (file_upload.h) -> 202 Accepted,
+//                              its FileJob, Location: /v1/jobs/{id} (serving/file_jobs.h)
+//   GET  /v1/jobs/{id}         FileJob; DELETE cancels and forgets it -> FileJob as it ended
+//   GET  /v1/jobs/{id}/result  the translated file, as an attachment (409 before it is done)
 //   GET  /healthz              200 while the process runs
 //   GET  /readyz               200 while serving, 503 while models load and while draining
 //   GET  /openapi.json         the OpenAPI description of these routes
 //   (frontends/http/openapi.json) GET  /                     the translation page
-//   (frontends/http/web/) POST /translate, POST /detect, GET /languages, GET /frontend/settings
+//   (frontends/http/web/) POST /translate, POST /detect, GET /languages, GET /frontend/settings,
+//                              POST /translate_file, GET /download_file/{id}/{file}
 //                              LibreTranslate's API (libretranslate_api.h)
 //
 // The bytes move in the HTTP transport (http_server.h): the health paths, the files and every
 // refusal that needs no body are answered on its I/O threads; the API's routes run on its handler
-// threads, each blocking on its translation. A client that disconnects cancels its translation.
+// threads, each blocking on its translation. A client that disconnects cancels its translation;
+// a file job outlives the request that made it (its deadline is FileJobs'), but LibreTranslate's
+// /translate_file, which waits for its job, cancels it when its client leaves.
 #ifndef MTSERVE_FRONTENDS_HTTP_HTTP_FRONTEND_H_
 #define MTSERVE_FRONTENDS_HTTP_HTTP_FRONTEND_H_
 
 #include <memory>
 #include <optional>
 #include <set>
+#include <string>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
@@ -34,6 +42,7 @@
 #include "frontends/http/http_exchange.h"
 #include "frontends/http/http_server.h"
 #include "serving/drain_gate.h"
+#include "serving/file_jobs.h"
 #include "serving/translation_core.h"
 
 namespace mtserve {
@@ -42,11 +51,12 @@ class HttpFrontend : public HttpService {
  public:
   // Listens and serves at once (the core answers UNAVAILABLE until its models are loaded). Each
   // API request is counted in flight in `drain`; once `drain` drains, /readyz answers 503 and
-  // requests get 503 (UNAVAILABLE), while those in flight go on. `core` and `drain` outlive the
-  // front end.
+  // requests get 503 (UNAVAILABLE), while those in flight go on. Files are translated as jobs of
+  // `file_jobs`, whose max_file_bytes (plus kFileFormOverheadBytes) bounds the file routes'
+  // bodies. `core`, `drain` and `file_jobs` outlive the front end.
   static absl::StatusOr<std::unique_ptr<HttpFrontend>> Start(const HttpServer::Options& options,
                                                              TranslationCore* core,
-                                                             DrainGate* drain);
+                                                             DrainGate* drain, FileJobs* file_jobs);
   ~HttpFrontend() override;
 
   HttpFrontend(const HttpFrontend&) = delete;
@@ -63,6 +73,7 @@ class HttpFrontend : public HttpService {
   // HttpService.
   std::optional<HttpAnswer> Route(const HttpRequest& head) override;
   HttpAnswer Refuse(const HttpRequest& head, const absl::Status& status, int http_status) override;
+  bool TakesFileBody(const HttpRequest& head) override;
   void Handle(const HttpRequest& request, HttpReply& reply) override;
 
   // The API's routes, on a handler thread (the route table in http_frontend.cc names them).
@@ -76,9 +87,16 @@ class HttpFrontend : public HttpService {
   void LibreTranslate(const HttpRequest& request, HttpReply& reply);
   void LibreTranslateLanguages(const HttpRequest& request, HttpReply& reply);
   void LibreTranslateSettings(const HttpRequest& request, HttpReply& reply);
+  void TranslateFile(const HttpRequest& request, HttpReply& reply);
+  void GetJob(const HttpRequest& request, HttpReply& reply);
+  void DeleteJob(const HttpRequest& request, HttpReply& reply);
+  void GetJobResult(const HttpRequest& request, HttpReply& reply);
+  void LibreTranslateFile(const HttpRequest& request, HttpReply& reply);
+  void LibreTranslateDownload(const HttpRequest& request, HttpReply& reply);
 
  private:
-  HttpFrontend(TranslationCore* core, DrainGate* drain) : core_(core), drain_(drain) {}
+  HttpFrontend(TranslationCore* core, DrainGate* drain, FileJobs* file_jobs)
+      : core_(core), drain_(drain), file_jobs_(file_jobs) {}
 
   // A call that Stop cancels until it is released.
   void TrackCall(TranslationCore::Call* call);
@@ -86,14 +104,20 @@ class HttpFrontend : public HttpService {
   // Runs `request` in the core and waits for its reply; Stop and the client leaving cancel it.
   absl::StatusOr<TranslationCore::Reply> RunCall(TranslationCore::Request request,
                                                  HttpReply& reply);
+  // The answer of a done job's result: its bytes, type and name as an attachment.
+  HttpAnswer ResultAnswer(absl::string_view path, const JobRecord& record);
 
   TranslationCore* const core_;
   DrainGate* const drain_;
+  FileJobs* const file_jobs_;
+  bool https_ = false;  // LibreTranslate's file URLs are https: ones.
   std::unique_ptr<HttpServer> server_;
 
   absl::Mutex mutex_;
   bool stopping_ ABSL_GUARDED_BY(mutex_) = false;
   std::set<TranslationCore::Call*> calls_ ABSL_GUARDED_BY(mutex_);  // To cancel on Stop.
+  // The jobs LibreTranslate's /translate_file waits for: Stop cancels them.
+  std::set<std::string> waited_jobs_ ABSL_GUARDED_BY(mutex_);
 };
 
 }  // namespace mtserve

@@ -156,8 +156,10 @@ std::string LibreTranslateSettings(const TranslationCore& core) {
       {"apiKeys", core.requires_api_keys()},
       {"keyRequired", core.requires_api_keys()},
       {"suggestions", false},
-      {"filesTranslation", false},
-      {"supportedFilesFormat", Json::array()},
+      // POST /translate_file: the extensions of the formats the file API translates
+      // (text/file_format.h), as LibreTranslate lists its own.
+      {"filesTranslation", true},
+      {"supportedFilesFormat", {".txt", ".html", ".md", ".srt", ".vtt"}},
   };
   if (models != nullptr && !models->served.empty()) {
     const ModelConfig& c = models->slots[models->served.front()].config;

@@ -5,6 +5,10 @@
 //                            form (application/x-www-form-urlencoded) -> {translatedText, ...}
 //   GET  /languages          [{code, name, targets}], from the served models' languages
 //   GET  /frontend/settings  what LibreTranslate's web UI and some clients read first
+//   POST /translate_file     a file as multipart/form-data {file, source, target, api_key}
+//                            -> {translatedFileUrl}, once it is translated (the HTTP front end's
+//                            file job: frontends/http/file_upload.h, serving/file_jobs.h)
+//   GET  /download_file/{id}/{name}  the translated file
 //
 // This is only the mapping between LibreTranslate's shapes and the core's: the core checks every
 // limit and option, as it does for the native API. The HTTP front end reads the body, runs the
