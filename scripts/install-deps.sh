@@ -30,6 +30,8 @@ packages=(
   pandoc
   # The subtitle test's independent parsers of SubRip and WebVTT.
   python3-pysrt python3-webvtt
+  # The file API's tests: multipart/form-data bodies written by urllib3, not by hand.
+  python3-urllib3
   # The translation page's test: a real browser.
   chromium
   # Fuzzing the parsers (scripts/fuzz.sh): clang with libFuzzer and the sanitizers' runtimes,

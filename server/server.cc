@@ -44,6 +44,7 @@ absl::Status Server::Start(const ServerConfig& config) {
                                             config_.cache_bytes, metrics_.get(), &drain_);
   if (api_keys_ != nullptr) core_->RequireApiKeys(api_keys_.get());
   core_->UsePivotLanguage(config_.pivot_language);
+  if (absl::Status status = StartFileJobs(); !status.ok()) return status;
   if (absl::Status status = StartGrpc(); !status.ok()) return status;
   if (absl::Status status = StartHttp(); !status.ok()) return status;
   PrintListening();
@@ -67,6 +68,36 @@ absl::Status Server::StartReloadedFiles() {
     if (!started.ok()) return started.status();
     api_keys_ = *std::move(started);
   }
+  return absl::OkStatus();
+}
+
+absl::Status Server::StartFileJobs() {
+  const ServerConfig::Files& files = config_.files;
+  LocalJobStore::Options options;
+  options.retention = files.retention;
+  options.max_jobs = files.max_jobs;
+  options.max_result_bytes = files.results_bytes;
+  auto now = [] { return absl::Now(); };
+  if (files.job_dir.empty()) {
+    job_store_ = std::make_unique<LocalJobStore>(options, now);
+  } else {
+    absl::StatusOr<std::unique_ptr<LocalJobStore>> store =
+        LocalJobStore::InDirectory(files.job_dir, options, now);
+    if (!store.ok()) {
+      return absl::Status(store.status().code(), absl::StrCat("--job_dir=", files.job_dir, ": ",
+                                                              store.status().message()));
+    }
+    job_store_ = *std::move(store);
+  }
+  file_jobs_ = std::make_unique<FileJobs>(
+      core_.get(), job_store_.get(),
+      FileJobs::Options{files.max_file_bytes, files.job_timeout, metrics_.get()});
+  // Expired jobs' results are removed within a minute even when no call comes.
+  job_sweep_ = std::make_unique<JobSweep>(absl::Minutes(1), [this] {
+    job_store_->RemoveExpired();
+    const JobStore::Stats stats = job_store_->stats();
+    metrics_->SetFileJobsHeld(stats.jobs, stats.result_bytes);
+  });
   return absl::OkStatus();
 }
 
@@ -156,7 +187,7 @@ absl::Status Server::StartHttp() {
   options.tls = tls_.get();
   options.drain = &drain_;
   absl::StatusOr<std::unique_ptr<HttpFrontend>> started =
-      HttpFrontend::Start(options, core_.get(), &drain_);
+      HttpFrontend::Start(options, core_.get(), &drain_, file_jobs_.get());
   if (!started.ok()) return started.status();
   http_ = *std::move(started);
   return absl::OkStatus();
@@ -316,6 +347,10 @@ void Server::Drain(int signal_number) {
   if (!idle) std::fprintf(stderr, "mtserve: grace period over; cancelling what is left\n");
   grpc_server_->Shutdown(absl::ToChronoTime(absl::Now()));  // Cancels whatever is still running.
   if (http_ != nullptr) http_->Stop();  // Cancels its requests; before the scheduler stops.
+  // The file jobs still running are cancelled and waited for, their calls ending with the
+  // scheduler still running.
+  job_sweep_.reset();
+  file_jobs_.reset();
   rescan_->Stop();
   scheduler_->Stop();
   std::fprintf(stderr, "mtserve: stopped\n");

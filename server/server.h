@@ -17,13 +17,16 @@
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/server.h"
 #include "model/model.h"
+#include "server/job_sweep.h"
 #include "server/model_dir_rescan.h"
 #include "server/server_flags.h"
 #include "serving/auth/api_key_auth.h"
 #include "serving/batch_scheduler.h"
 #include "serving/drain_gate.h"
+#include "serving/file_jobs.h"
 #include "serving/metrics.h"
 #include "serving/repository/model_repository.h"
+#include "serving/state/local_job_store.h"
 #include "serving/translation_core.h"
 #include "text/language_detector.h"
 
@@ -57,9 +60,14 @@ class Server {
   // order.
   void Drain(int signal_number);
 
+  // The file API's jobs (serving/file_jobs.h), for the front ends' file calls: made by Start
+  // before the front ends, gone once Drain has cancelled those left.
+  FileJobs* file_jobs() const { return file_jobs_.get(); }
+
  private:
   // The parts of Start.
   absl::Status StartReloadedFiles();  // TLS and API keys.
+  absl::Status StartFileJobs();       // The job store (--job_dir), its sweep, the jobs.
   absl::Status StartGrpc();
   absl::Status StartMetrics();
   absl::Status StartHttp();
@@ -81,6 +89,10 @@ class Server {
   // Loaded with the models, used by the core: outlives it.
   std::unique_ptr<LanguageDetector> language_detector_;
   std::unique_ptr<TranslationCore> core_;
+  // The file jobs over the core, their store, and its sweep.
+  std::unique_ptr<LocalJobStore> job_store_;
+  std::unique_ptr<FileJobs> file_jobs_;
+  std::unique_ptr<JobSweep> job_sweep_;
   std::unique_ptr<TranslationService> service_;
   std::unique_ptr<grpc::Server> grpc_server_;
   int grpc_port_ = 0;

@@ -158,6 +158,24 @@ ABSL_FLAG(absl::Duration, model_dir_poll, absl::Seconds(30),
 ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(25),
           "On SIGTERM/SIGINT, how long requests in flight may take to finish before they are "
           "cancelled");
+ABSL_FLAG(mtserve::ByteSize, max_file_bytes, mtserve::ByteSize{10 << 20},
+          "Bytes of one file to translate at most (KiB, MiB; the file API: a file is a job, "
+          "checked against this rather than --max_text_bytes)");
+ABSL_FLAG(absl::Duration, file_job_timeout, absl::Minutes(10),
+          "How long a file job may take at most from its submission, queued and translating "
+          "(sooner if its caller's deadline is); then it fails DEADLINE_EXCEEDED");
+ABSL_FLAG(std::string, job_dir, "",
+          "Directory for translated files (made if missing; files of a previous run in it are "
+          "removed at start); empty: they are kept in memory. In Kubernetes an emptyDir");
+ABSL_FLAG(absl::Duration, job_retention, absl::Hours(1),
+          "How long a file job and its result are kept after it finished (an unfinished one: "
+          "after it was submitted); then its id is unknown");
+ABSL_FLAG(mtserve::ByteSize, job_results_bytes, mtserve::ByteSize{1LL << 30},
+          "Bytes of translated files kept at most (KiB, MiB, GiB): a result that would pass it "
+          "first forgets the done jobs that finished first");
+ABSL_FLAG(int, max_jobs, 10000,
+          "File jobs kept at most, unfinished and finished; more are refused RESOURCE_EXHAUSTED "
+          "until some expire (--job_retention) or are deleted");
 ABSL_FLAG(std::string, ready_file, "",
           "File written (atomically: a temporary file renamed) as JSON once the ports are open, "
           "{\"state\": \"loading\", \"grpc\": PORT, \"http\": PORT, \"metrics\": PORT} (null: "
@@ -219,6 +237,12 @@ ServerConfig ReadFlags() {
   config.ready_file = absl::GetFlag(FLAGS_ready_file);
   config.language_model = absl::GetFlag(FLAGS_language_model);
   config.pivot_language = absl::GetFlag(FLAGS_pivot_language);
+  config.files.max_file_bytes = absl::GetFlag(FLAGS_max_file_bytes).bytes;
+  config.files.job_timeout = absl::GetFlag(FLAGS_file_job_timeout);
+  config.files.job_dir = absl::GetFlag(FLAGS_job_dir);
+  config.files.retention = absl::GetFlag(FLAGS_job_retention);
+  config.files.results_bytes = absl::GetFlag(FLAGS_job_results_bytes).bytes;
+  config.files.max_jobs = absl::GetFlag(FLAGS_max_jobs);
   return config;
 }
 
@@ -265,6 +289,28 @@ absl::StatusOr<std::vector<ModelSpec>> ReadModels(int argc, char** argv) {
     }
   }
   return specs;
+}
+
+// The file API's limits.
+absl::Status CheckFileLimits(const ServerConfig::Files& files) {
+  if (files.max_file_bytes < 1) {
+    return absl::InvalidArgumentError("--max_file_bytes must be at least 1");
+  }
+  // A file at the limit must be able to be kept as a result.
+  if (files.results_bytes < files.max_file_bytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--job_results_bytes (", files.results_bytes, ") must be at least --max_file_bytes (",
+        files.max_file_bytes, "): a file that long could never be kept translated"));
+  }
+  for (auto [name, value] :
+       {std::pair{"file_job_timeout", files.job_timeout}, {"job_retention", files.retention}}) {
+    if (value <= absl::ZeroDuration() || value == absl::InfiniteDuration()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--", name, " must be positive and finite, not ", absl::FormatDuration(value)));
+    }
+  }
+  if (files.max_jobs < 1) return absl::InvalidArgumentError("--max_jobs must be at least 1");
+  return absl::OkStatus();
 }
 
 // The limits alone and together.
@@ -345,7 +391,7 @@ absl::Status CheckLimits(const ServerConfig& config) {
   if (config.reload_interval <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("--reload_interval must be positive");
   }
-  return absl::OkStatus();
+  return CheckFileLimits(config.files);
 }
 
 // Before the ports open: the file is written once they are, next to where it goes.

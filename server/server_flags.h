@@ -58,6 +58,15 @@ struct ServerConfig {
   std::string language_model;  // Empty: no language detection.
   // Of the shortest chains of models for a pair no model serves, those through it first.
   std::string pivot_language = "en";
+  // The file API (serving/file_jobs.h, serving/state/local_job_store.h).
+  struct Files {
+    int64_t max_file_bytes = 10 << 20;
+    absl::Duration job_timeout = absl::Minutes(10);
+    std::string job_dir;  // Empty: results in memory.
+    absl::Duration retention = absl::Hours(1);
+    int64_t results_bytes = int64_t{1} << 30;
+    int64_t max_jobs = 10000;
+  } files;
 };
 
 // Sets the usage message, reads the flags from the environment and then the command line (which

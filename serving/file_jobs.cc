@@ -85,6 +85,8 @@ FileJobs::~FileJobs() {
 
 absl::StatusOr<JobRecord> FileJobs::Submit(FileRequest request) {
   TranslationRequest& translation = request.translation;
+  // Who is asking comes first, as for a text: a caller without a key learns nothing else.
+  MT_ASSIGN_OR_RETURN(const std::string owner, core_->ApiKeyName(translation.api_key));
   // What the file is, before any work on it: its size, its format, its bytes.
   MT_RETURN_IF_ERROR(CheckTextBytes(request.content, request.file_field, options_.max_file_bytes,
                                     kMaxFileBytesFlag));
@@ -103,7 +105,6 @@ absl::StatusOr<JobRecord> FileJobs::Submit(FileRequest request) {
   }
   MT_ASSIGN_OR_RETURN(const DocumentFormat document_format, ParseDocumentFormat(*format));
   MT_RETURN_IF_ERROR(CheckUtf8(request.content, request.file_field));
-  MT_ASSIGN_OR_RETURN(const std::string owner, core_->ApiKeyName(translation.api_key));
 
   translation.texts.clear();
   translation.texts.push_back(std::move(request.content));

@@ -125,7 +125,10 @@ struct TranslationCore::Pending {
   const absl::Time start = absl::Now();
   std::string model_name;  // The metrics' label: the model that translates, once chosen.
   std::string api_key;     // The name of the key it presented, when keys are required.
-  bool accepted = false;   // Counted in flight (and its texts as tokenising).
+  // A marked-up request's key, charged the characters its texts translate once they are taken
+  // apart (Start).
+  std::optional<ApiKey> charge_characters;
+  bool accepted = false;  // Counted in flight (and its texts as tokenising).
   // What was served when it was accepted, and per text the model (slot) that translates it (-1:
   // none, for a text routed by language that no model reads: routed[i].status says why).
   std::shared_ptr<const Serving> serving;
@@ -405,14 +408,20 @@ void TranslationCore::Translate(Request request, std::shared_ptr<Call> call, Don
       return absl::OkStatus();
     };
     MT_RETURN_IF_ERROR(check_options(pending->named_model));
+    // A plain text is charged its characters; a marked-up one (HTML, Markdown, subtitles) those
+    // of the text it translates, without its markup, once it is taken apart (Start).
+    const bool marked_up = r.options.format != RequestedOptions::kPlainText;
     int64_t characters = 0;
     for (size_t i = 0; i < r.texts.size(); ++i) {
       if (pending->chains[i].empty()) continue;
       for (const int m : pending->chains[i]) MT_RETURN_IF_ERROR(check_options(m));
-      characters += CountCharacters(r.texts[i]);
+      if (!marked_up) characters += CountCharacters(r.texts[i]);
     }
     // Charged once the request is known to be valid, for the texts it translates.
-    if (key.has_value()) MT_RETURN_IF_ERROR(authenticator_->Charge(*key, 1, characters));
+    if (key.has_value()) {
+      MT_RETURN_IF_ERROR(authenticator_->Charge(*key, 1, characters));
+      if (marked_up) pending->charge_characters = key;
+    }
     absl::MutexLock lock(&mutex_);
     // Every model of its texts' chains is held while it runs (Acquire); one neither loaded nor
     // loading costs its caller a cold load.
@@ -572,6 +581,13 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
         }
         misses[model].push_back({i, j, std::move(key), options.return_alignment});
       }
+    }
+    if (pending->charge_characters.has_value()) {
+      int64_t characters = 0;
+      for (const std::unique_ptr<Document>& document : pending->documents) {
+        if (document != nullptr) characters += document->characters();
+      }
+      MT_RETURN_IF_ERROR(authenticator_->Charge(*pending->charge_characters, 0, characters));
     }
     return absl::OkStatus();
   }();

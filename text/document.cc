@@ -32,6 +32,15 @@ std::string Document::SentenceName(absl::string_view field, size_t j) const {
   return name;
 }
 
+void Document::CountCharacters(absl::string_view text, absl::Span<const SourceSentence> sentences) {
+  for (const SourceSentence& sentence : sentences) {
+    for (size_t i = sentence.range.begin; i < sentence.range.end; ++i) {
+      // Every byte of UTF-8 but continuation bytes starts a code point.
+      if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) ++characters_;
+    }
+  }
+}
+
 absl::StatusOr<std::unique_ptr<Document>> PrepareDocument(absl::string_view text,
                                                           DocumentFormat format,
                                                           const SentenceRules& rules,

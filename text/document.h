@@ -12,6 +12,7 @@
 #ifndef MTSERVE_TEXT_DOCUMENT_H_
 #define MTSERVE_TEXT_DOCUMENT_H_
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -19,6 +20,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "model/tokenizer.h"
 #include "model/translator.h"
 #include "text/sentence_splitter.h"
@@ -74,6 +76,11 @@ class Document {
   // text: " (bytes B-E)"; an HTML document's sentences are in its runs' text, not its bytes).
   std::string SentenceName(absl::string_view field, size_t j) const;
 
+  // The characters (code points) of the text its sentences translate: a format's markup, cue
+  // numbers and timings, and the whitespace between sentences not counted. What a caller of a
+  // marked-up text is charged for (API keys' characters_per_day).
+  int64_t characters() const { return characters_; }
+
   // Whether sentence `j` must be decoded with the decoder's alignment
   // (DecodingOptions::return_alignment) for Join: its format places inline markup by it (HTML),
   // or it holds a run of characters the model cannot spell (text/unknown_runs.h). A caller that did
@@ -92,7 +99,13 @@ class Document {
   // Whether the format places markup by the alignment (NeedsAlignment(DocumentFormat)).
   virtual bool aligns_markup() const = 0;
 
+  // Adds the characters of `sentences` (ranges of `text`) to characters().
+  void CountCharacters(absl::string_view text, absl::Span<const SourceSentence> sentences);
+
   std::vector<SourceSentence> sentences_;
+
+ private:
+  int64_t characters_ = 0;
 };
 
 // `text` (valid UTF-8: the caller checks it, naming its field) taken apart as a text of `format`

@@ -18,6 +18,7 @@ class PlainTextDocument : public Document {
       : text_(text) {
     sentences_ =
         SplitIntoSentences(text, rules.splitter, *rules.tokenizer, rules.max_tokens, stopped);
+    CountCharacters(text, sentences_);
   }
 
   TextTranslation Join(std::vector<TranslationResult> results, int num_hypotheses,

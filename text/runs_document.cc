@@ -46,6 +46,7 @@ void RunsDocument::Split(const SentenceRules& rules) {
          SplitIntoSentences(run(r).text, rules.splitter, *rules.tokenizer, rules.max_tokens)) {
       sentences_.push_back(std::move(s));
     }
+    CountCharacters(run(r).text, absl::MakeConstSpan(sentences_).subspan(first_.back()));
   }
   first_.push_back(sentences_.size());
 }

@@ -104,6 +104,7 @@ class SubtitleTextDocument : public Document {
   void Split(const SentenceRules& rules, const std::function<bool()>& stopped) {
     sentences_ = SplitIntoSentences(document_.stream(), rules.splitter, *rules.tokenizer,
                                     rules.max_tokens, stopped);
+    CountCharacters(document_.stream(), sentences_);
   }
 
   TextTranslation Join(std::vector<TranslationResult> results, int num_hypotheses,

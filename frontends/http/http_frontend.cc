@@ -819,7 +819,11 @@ void HttpFrontend::LibreTranslateDownload(const HttpRequest& request, HttpReply&
     MT_ASSIGN_OR_RETURN(const std::string id, JobId("/download_file/{id}/{file}", request.path()));
     return file_jobs_->Get(id);
   }();
-  if (!job.ok()) return reply.Send(ErrorAnswer(request.path(), job.status()));
+  // No such file is 404 here (LibreTranslate's 400 for NOT_FOUND is for unknown languages).
+  if (!job.ok()) {
+    return reply.Send(ErrorAnswer(request.path(), job.status(),
+                                  job.status().code() == absl::StatusCode::kNotFound ? 404 : 0));
+  }
   reply.Send(ResultAnswer(request.path(), *job));
 }
 

@@ -82,9 +82,11 @@ class HttpServer::Impl {
     context_.pool = &pool_;
     context_.limits = &limits_;
     context_.body_bytes = &body_bytes_;
+    // A file's body takes more of the bound than others, but one always fits.
     context_.max_body_bytes =
-        static_cast<int64_t>(options_.handler_threads + options_.max_queued_requests) *
-        std::max(options_.max_body_bytes, options_.max_file_body_bytes);
+        std::max(static_cast<int64_t>(options_.handler_threads + options_.max_queued_requests) *
+                     options_.max_body_bytes,
+                 options_.max_file_body_bytes);
     context_.on_closed = [this](const void* connection) {
       absl::MutexLock lock(&mutex_);
       connections_.erase(connection);

@@ -24,9 +24,9 @@
 // A client that disconnects while its request is handled is told to the handler
 // (HttpReply::OnClientGone), which cancels what it started. Requests the handlers' queue cannot
 // take get 503 at once, and so does a body that would take the bytes of all bodies held (arriving,
-// waiting or handled) past (handler_threads + max_queued_requests) x the larger of max_body_bytes
-// and max_file_body_bytes: what bodies take in memory is bounded, however many connections send
-// them. A body holds what has arrived
+// waiting or handled) past (handler_threads + max_queued_requests) x max_body_bytes (or
+// max_file_body_bytes, should one file's body be larger): what bodies take in memory is bounded,
+// however many connections send them. A body holds what has arrived
 // (growing_string_body.h), so slow bodies hold little.
 #ifndef MTSERVE_FRONTENDS_HTTP_HTTP_SERVER_H_
 #define MTSERVE_FRONTENDS_HTTP_HTTP_SERVER_H_

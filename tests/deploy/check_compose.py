@@ -25,7 +25,7 @@ IMAGE = "localhost/mtserve:latest"
 GRPC_PORT, HTTP_PORT, METRICS_PORT = 50051, 8080, 9464
 # Metrics without a model label (prefixes).
 PROCESS_WIDE = ("process_", "mtserve_cache_", "mtserve_model_memory_budget_bytes",
-                "mtserve_model_rescans_total")
+                "mtserve_model_rescans_total", "mtserve_file_job")
 # The model repository's metrics (serving/metrics.h), each shown in the dashboard's Models row.
 MODEL_METRICS = ("mtserve_model_loads_total", "mtserve_model_load_seconds",
                  "mtserve_model_unloads_total", "mtserve_model_resident_bytes",
@@ -279,7 +279,8 @@ def check_dashboard(checks, datasource_uid):
             refs, _ = promql_refs.parse(expr)
             for ref in refs:
                 # Process-wide metrics (the process's own, the cache shared by all models, the
-                # models' memory budget, the re-reads of --model_dir) have no model label.
+                # models' memory budget, the re-reads of --model_dir, the file jobs) have no model
+                # label.
                 want = {"job"} if ref.name == "up" else (
                     {"job", "instance"} if ref.name.startswith(PROCESS_WIDE)
                     else {"job", "instance", "model"})

@@ -6,7 +6,8 @@ version its kind has in current Kubernetes; kustomization.yaml lists exactly the
 selectors match the pod labels; Service, probe, annotation and ServiceMonitor ports exist on the
 container; the ConfigMap's values are strings and name mtserve flags, its listen ports are the
 container's; the memory limit holds MTSERVE_MODEL_MEMORY (set beside it) and the rest; the model
-repository volume is mounted read-only at /models; terminationGracePeriodSeconds exceeds the preStop sleep plus MTSERVE_SHUTDOWN_GRACE;
+repository volume is mounted read-only at /models; MTSERVE_JOB_DIR is a writable emptyDir whose
+sizeLimit holds the job results' bound; terminationGracePeriodSeconds exceeds the preStop sleep plus MTSERVE_SHUTDOWN_GRACE;
 CPU requests and limits equal MTSERVE_WORKERS x MTSERVE_THREADS_PER_WORKER; the HPA targets the
 Deployment and its Pods metric is the one the prometheus-adapter rule serves; the ServiceMonitor
 gives the job the alert rules select; prometheusrule.yaml holds exactly alerts.yml's groups.
@@ -30,8 +31,8 @@ import yaml
 sys.dont_write_bytecode = True  # No __pycache__ in the source tree.
 from deploy_lib import (DEPLOY, Checks, alerts_job, alerts_queue_bound, check_env_names,
                         check_compute_type, check_memory_limit, check_model_volume,
-                        load_yaml, repository_env, load_yaml_all, parse_cpu, parse_duration, parse_memory,
-                        run_mtserve)
+                        load_yaml, repository_env, load_yaml_all, parse_byte_size, parse_cpu,
+                        parse_duration, parse_memory, run_mtserve)
 
 K8S = os.path.join(DEPLOY, "k8s")
 API_VERSIONS = {
@@ -79,6 +80,29 @@ def one(objects, kind):
     if len(found) != 1:
         raise SystemExit(f"FAIL: want one {kind}, found {len(found)}")
     return found[0]
+
+
+def check_job_volume(checks, env, container, pod):
+    """MTSERVE_JOB_DIR is a writable emptyDir (the root filesystem is read-only) whose sizeLimit
+    holds MTSERVE_JOB_RESULTS_BYTES and one result being written (MTSERVE_MAX_FILE_BYTES)."""
+    job_dir = env.get("MTSERVE_JOB_DIR", "")
+    if not checks.expect(job_dir != "", "MTSERVE_JOB_DIR is set (results on a volume, not in "
+                         "memory)"):
+        return
+    mount = next((m for m in container.get("volumeMounts", []) if m["mountPath"] == job_dir), None)
+    if not checks.expect(mount is not None and mount.get("readOnly") is not True,
+                         f"MTSERVE_JOB_DIR={job_dir} is a writable volumeMount"):
+        return
+    volume = next((v for v in pod.get("volumes", []) if v["name"] == mount["name"]), {})
+    empty_dir = volume.get("emptyDir")
+    if not checks.expect(empty_dir is not None and "sizeLimit" in empty_dir,
+                         f"the {mount['name']} volume is an emptyDir with a sizeLimit"):
+        return
+    needed = (parse_byte_size(env.get("MTSERVE_JOB_RESULTS_BYTES", "1GiB"))
+              + parse_byte_size(env.get("MTSERVE_MAX_FILE_BYTES", "10MiB")))
+    checks.expect(parse_memory(empty_dir["sizeLimit"]) >= needed,
+                  f"the {mount['name']} volume's sizeLimit {empty_dir['sizeLimit']} holds "
+                  "MTSERVE_JOB_RESULTS_BYTES plus MTSERVE_MAX_FILE_BYTES")
 
 
 def check(checks, options):
@@ -188,6 +212,7 @@ def check(checks, options):
     checks.expect(set(mounts.values()) <= volumes, "every volumeMount has its volume")
     check_model_volume(checks, env, {m["mountPath"]: m.get("readOnly") is True
                                      for m in container.get("volumeMounts", [])}, "Deployment")
+    check_job_volume(checks, env, container, pod)
     security = pod.get("securityContext", {})
     checks.expect(security.get("runAsNonRoot") is True and security.get("runAsUser", 0) > 0,
                   "pod runs as a non-root user (numeric runAsUser)")

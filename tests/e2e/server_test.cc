@@ -1356,6 +1356,23 @@ TEST(LifecycleTest, RefusesATextLimitOverTheMessageLimitAtStartUp) {
       HasSubstr("--max_text_bytes (2097152) must not exceed --max_message_bytes (1048576)"));
 }
 
+// The file API's flags that could never work are refused at start-up, naming the flag.
+TEST(LifecycleTest, RefusesFileJobFlagsThatCannotWork) {
+  EXPECT_THAT(RefusedStartUp({"--max_file_bytes=0"}),
+              HasSubstr("--max_file_bytes must be at least 1"));
+  EXPECT_THAT(RefusedStartUp({"--max_file_bytes=2MiB", "--job_results_bytes=1MiB"}),
+              HasSubstr("--job_results_bytes (1048576) must be at least --max_file_bytes "
+                        "(2097152)"));
+  EXPECT_THAT(RefusedStartUp({"--file_job_timeout=0s"}),
+              HasSubstr("--file_job_timeout must be positive and finite, not 0"));
+  EXPECT_THAT(RefusedStartUp({"--job_retention=-1s"}),
+              HasSubstr("--job_retention must be positive and finite, not -1s"));
+  EXPECT_THAT(RefusedStartUp({"--max_jobs=0"}), HasSubstr("--max_jobs must be at least 1"));
+  // A directory that cannot be made.
+  EXPECT_THAT(RefusedStartUp({"--job_dir=/proc/mtserve-jobs"}),
+              HasSubstr("--job_dir=/proc/mtserve-jobs: "));
+}
+
 // --ready_file in a directory that does not exist stops start-up before the ports open, naming
 // the flag (not once the ports are open, or never: a harness would wait for the file).
 TEST(LifecycleTest, RefusesAReadyFileInAMissingDirectory) {

@@ -17,6 +17,7 @@
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "serving/auth/api_key_auth.h"
 #include "serving/batch_scheduler.h"
 #include "serving/drain_gate.h"
 #include "serving/metrics.h"
@@ -95,6 +96,7 @@ class Serving {
   }
 
   FileJobs& jobs() { return *jobs_; }
+  TranslationCore& core() { return core_; }
   LocalJobStore& store() { return store_; }
   Metrics& metrics() { return *metrics_; }
   void DestroyJobs() { jobs_.reset(); }
@@ -306,6 +308,39 @@ TEST_F(FileJobsTest, CancelStopsTheJob) {
   // The core's call ended cancelled, not translated.
   EXPECT_THAT(scrape, HasSubstr("mtserve_requests_total{code=\"CANCELLED\",frontend=\"grpc\","
                                 "method=\"TranslateFile\""));
+}
+
+// With API keys, the key is checked first; its job is its name's; a file is charged the
+// characters of its text, not its markup: of 20 a day, a SubRip file of 86 bytes whose cues say
+// "A dog runs." and "A café." (18 characters) passes once, and its second job fails.
+TEST_F(FileJobsTest, KeyOwnsTheJobAndIsChargedTheFilesText) {
+  const testing::TempDir dir;
+  // SHA-256 of "alice-key" (printf %s alice-key | sha256sum).
+  dir.Write("keys",
+            "alice sha256:72ee9d4355ccb9d3a4c9dbf37382e38e75c1b1a225b5bd1f729ee91bbda30c20 "
+            "characters_per_day=20\n");
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<ApiKeyAuthenticator> keys,
+                       ApiKeyAuthenticator::Start(dir.File("keys"), absl::Hours(1), nullptr));
+  FileJobs::Options options;
+  options.max_file_bytes = 100;
+  std::unique_ptr<Serving> serving = Serve(options);
+  serving->core().RequireApiKeys(keys.get());
+  // Over the size limit, but without a key: the key's error.
+  EXPECT_EQ(serving->jobs().Submit(File(std::string(101, 'a'), "a.txt")).status().code(),
+            absl::StatusCode::kUnauthenticated);
+  const std::string srt =
+      "1\n00:00:01,000 --> 00:00:02,000\nA dog runs.\n\n"
+      "2\n00:00:03,000 --> 00:00:04,000\nA café.\n";
+  ASSERT_EQ(srt.size(), 86u);
+  FileRequest request = File(srt, "a.srt");
+  request.translation.api_key = "alice-key";
+  ASSERT_OK_AND_ASSIGN(const JobRecord first, serving->jobs().Submit(request));
+  EXPECT_EQ(first.owner, "alice");
+  EXPECT_EQ(serving->Follow(first).back().state, JobState::kDone);
+  ASSERT_OK_AND_ASSIGN(const JobRecord second, serving->jobs().Submit(request));
+  const JobRecord ended = serving->Follow(second).back();
+  EXPECT_EQ(ended.state, JobState::kFailed);
+  EXPECT_EQ(ended.error.code(), absl::StatusCode::kResourceExhausted) << ended.error;
 }
 
 // A job whose deadline passes in the queue fails DEADLINE_EXCEEDED: the caller's deadline, or

@@ -414,6 +414,27 @@ TEST_F(CoreLimitsTest, ApiKeysAreRequiredAndCharged) {
   ExpectError(core->Translate(request), absl::StatusCode::kResourceExhausted);
 }
 
+// A marked-up text is charged the characters it translates, not its markup: of a key's 20
+// characters a day, an HTML text of 40 bytes whose text is "A dog runs." (11) takes 11, so the
+// next one is over the day's characters.
+TEST_F(CoreLimitsTest, MarkedUpTextIsChargedItsTextNotItsMarkup) {
+  const testing::TempDir dir;
+  // SHA-256 of "alice-key" (printf %s alice-key | sha256sum).
+  dir.Write("keys",
+            "alice sha256:72ee9d4355ccb9d3a4c9dbf37382e38e75c1b1a225b5bd1f729ee91bbda30c20 "
+            "characters_per_day=20\n");
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<ApiKeyAuthenticator> keys,
+                       ApiKeyAuthenticator::Start(dir.File("keys"), absl::Hours(1), nullptr));
+  std::unique_ptr<Core> core = Serve(LowLimits());
+  core->core().RequireApiKeys(keys.get());
+  RequestedOptions html;
+  html.format = RequestedOptions::kHtml;
+  TranslationRequest request = Request({"<p class=\"lead\"><b>A dog</b> runs.</p>"}, html);
+  request.api_key = "alice-key";
+  ASSERT_TRUE(core->Translate(request).ok());
+  ExpectError(core->Translate(request), absl::StatusCode::kResourceExhausted, {"characters"});
+}
+
 // Over the fake engine: the test chooses when decoding moves on.
 class CoreFakeEngineTest : public ::testing::Test {
  protected:

@@ -95,6 +95,22 @@ TEST(DocumentFormatTest, NamesAndAlignment) {
 
 // Plain text: the sentences text/sentences.h finds, joined in the text's layout, with where each
 // sentence lies in the text and in each hypothesis.
+// A document's characters are those of the text it translates: not its markup, cue numbers or
+// timings, nor the whitespace around and between sentences. Counted by hand: "A dog runs." is
+// 11, "A café." 7 (é one character of two bytes).
+TEST_F(DocumentTest, CharactersAreThoseOfTheTextTranslated) {
+  EXPECT_EQ(Prepare("  A dog runs.  A café.\n", DocumentFormat::kPlainText)->characters(), 18);
+  EXPECT_EQ(Prepare("<p class=\"x\"><b>A dog</b> runs.</p><p>A café.</p>", DocumentFormat::kHtml)
+                ->characters(),
+            18);
+  EXPECT_EQ(Prepare("# A dog runs.\n\n*A café.*\n", DocumentFormat::kMarkdown)->characters(), 18);
+  EXPECT_EQ(Prepare("1\n00:00:01,000 --> 00:00:02,000\nA dog runs.\n\n"
+                    "2\n00:00:03,000 --> 00:00:04,000\n<i>A café.</i>\n",
+                    DocumentFormat::kSrt)
+                ->characters(),
+            18);
+}
+
 TEST_F(DocumentTest, PlainTextIsItsSentencesJoinedInItsLayout) {
   const std::string text = "  A dog runs.  Two cats sleep!\n";
   const std::unique_ptr<Document> document = Prepare(text, DocumentFormat::kPlainText);

@@ -269,7 +269,9 @@ class OneModelTest(LibreTranslateTestCase):
         self.assertIs(settings.get("apiKeys"), False)
         self.assertIs(settings.get("keyRequired"), False)
         self.assertIs(settings.get("suggestions"), False)
-        self.assertEqual(settings.get("supportedFilesFormat"), [])
+        # Files are translated (file_api_test.py drives /translate_file).
+        self.assertIs(settings.get("filesTranslation"), True)
+        self.assertIn(".md", settings.get("supportedFilesFormat"))
         self.assertIsInstance(settings.get("frontendTimeout"), int)
         self.assertEqual(settings.get("language"), {"source": {"code": "en", "name": "English"},
                                                     "target": {"code": "de", "name": "German"}})

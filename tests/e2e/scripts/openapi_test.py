@@ -30,6 +30,9 @@ import json
 import os
 import re
 import sys
+import time
+
+from urllib3.filepost import encode_multipart_formdata
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../test_lib"))
@@ -146,10 +149,10 @@ class Api:
                 for method in item if method in self.METHODS}
 
     def template(self, path):
-        """The documented path `path` is an instance of (a {name} segment standing for any
-        segment), or `path` itself."""
+        """The documented path `path` is an instance of (a {name} or {id} segment standing for
+        any segment), or `path` itself."""
         for documented in self.doc["paths"]:
-            pattern = "^" + re.escape(documented).replace(r"\{name\}", "[^/]+") + "$"
+            pattern = "^" + re.sub(r"\\\{\w+\\\}", "[^/]+", re.escape(documented)) + "$"
             if re.match(pattern, path):
                 return documented
         return path
@@ -170,7 +173,11 @@ class Api:
         return self.deref(response)["content"][media_type]["schema"]
 
     def body_errors(self, media_type, schema, body):
-        """A body's errors against the schema of its media type (NDJSON: of each line)."""
+        """A body's errors against the schema of its media type (NDJSON: of each line; a file's
+        bytes, of another type: their schema is a binary string)."""
+        if media_type not in ("application/json", "application/x-ndjson"):
+            return [] if schema == {"type": "string", "format": "binary"} else [
+                f"{media_type} is not JSON, and its schema is not a binary string"]
         try:
             if media_type == "application/x-ndjson":
                 values = [json.loads(line) for line in body.splitlines() if line.strip()]
@@ -332,6 +339,10 @@ SCALARS = {"uint32": "integer", "int32": "integer", "uint64": "integer", "int64"
            "float": "number", "double": "number", "bool": "boolean", "string": "string",
            "bytes": "string"}
 ANSWER_SCALARS = {**SCALARS, "uint64": "string", "int64": "string"}
+# Messages HTTP carries no JSON of: ListModelsRequest is GET /v1/models's empty query; gRPC's
+# TranslateFile stream is HTTP's multipart form (POST /v1/translate_file) and download.
+NOT_OVER_HTTP = {"ListModelsRequest", "FileHeader", "TranslateFileRequest",
+                 "TranslateFileResponse"}
 
 
 def schema_kind(api, schema):
@@ -427,7 +438,7 @@ class ProtoTest(OpenApiTestCase):
         # The messages HTTP carries: ListModelsRequest is GET /v1/models's empty query.
         carried = self.in_answers | self.in_requests
         for name in self.messages:
-            if name == "ListModelsRequest":
+            if name in NOT_OVER_HTTP:
                 continue
             with self.subTest(name):
                 self.assertIn(name, schemas, "no schema")
@@ -443,7 +454,7 @@ class ProtoTest(OpenApiTestCase):
         schemas = self.api.doc["components"]["schemas"]
         for name, fields in self.messages.items():
             schema = schemas.get(name)
-            if schema is None or name == "ListModelsRequest":
+            if schema is None or name in NOT_OVER_HTTP:
                 continue  # A missing schema fails test_every_message_has_a_schema_used_by_a_route.
             properties = schema.get("properties", {})
             problems = []
@@ -497,6 +508,8 @@ class ServingTest(OpenApiTestCase):
             with self.subTest(f"{method} {path}"):
                 if (method, path) in AdminTest.SUCCESSES:
                     continue  # Operators' calls: on AdminTest's server, which has API keys.
+                if path.startswith(("/v1/translate_file", "/v1/jobs/")):
+                    continue  # A form and a job's id: test_file_routes_are_documented.
                 if (method, path) not in self.SUCCESSES:
                     self.fail(f"{method} {path} is documented, but SUCCESSES holds no request "
                               f"for it")
@@ -610,6 +623,35 @@ class ServingTest(OpenApiTestCase):
         self.exchange("healthz", self.port, "GET", "/healthz", status=200)
         self.exchange("readyz", self.port, "GET", "/readyz", status=200)
 
+    def test_file_routes_are_documented(self):
+        ex, port = self.exchange, self.port
+        body, content_type = encode_multipart_formdata(
+            {"file": ("dogs.md", b"# Dogs\n\nA dog runs on the beach.\n", "text/markdown"),
+             "format": "markdown", "options": '{"beam_size": 1}'})
+        form = {"Content-Type": content_type}
+        submitted = ex("submit", port, "POST", "/v1/translate_file", body, form, status=202)
+        job = json.loads(submitted[2])
+        self.assertEqual(submitted[1].get("Location"), f"/v1/jobs/{job['id']}")
+        # Polled until it ends (bounded, so that a broken server fails rather than hangs).
+        for _ in range(6000):
+            job = json.loads(ex("poll", port, "GET", f"/v1/jobs/{job['id']}", status=200)[2])
+            if job["state"] not in ("FILE_JOB_STATE_QUEUED", "FILE_JOB_STATE_RUNNING"):
+                break
+            time.sleep(0.05)
+        self.assertEqual(job["state"], "FILE_JOB_STATE_DONE", job)
+        ex("result", port, "GET", job["result_url"], status=200)
+        ex("delete", port, "DELETE", f"/v1/jobs/{job['id']}", status=200)
+        for method, path in [("GET", f"/v1/jobs/{job['id']}"), ("DELETE", f"/v1/jobs/{job['id']}"),
+                             ("GET", f"/v1/jobs/{job['id']}/result")]:
+            ex(f"{method} {path} deleted", port, method, path, status=404)
+        no_file, no_file_type = encode_multipart_formdata({"format": "markdown"})
+        ex("no file", port, "POST", "/v1/translate_file", no_file,
+           {"Content-Type": no_file_type}, status=400)
+        ex("not a form", port, "POST", "/v1/translate_file", {"file": "x"}, status=400)
+        big, big_type = encode_multipart_formdata({"file": ("big.txt", b"a" * (11 << 20))})
+        ex("past the body's limit", port, "POST", "/v1/translate_file", big,
+           {"Content-Type": big_type}, status=413)
+
     def test_detect_answers_are_documented(self):
         ex, port = self.exchange, self.port
         detected = json.loads(ex("detect", port, "POST", "/v1/detect",
@@ -645,9 +687,10 @@ class ServingTest(OpenApiTestCase):
     def test_a_wrong_method_gets_405_with_allow_listing_the_documented_methods(self):
         operations = self.api.operations()
         for method, path in sorted(operations):
-            wrong = "POST" if method == "GET" else "GET"
+            wrong = next(m for m in ("POST", "GET", "PUT") if (m, path) not in operations)
             with self.subTest(f"{wrong} {path}"):
-                refused = call(self.port, wrong, path.replace("{name}", "some-model"))
+                refused = call(self.port, wrong,
+                               path.replace("{name}", "some-model").replace("{id}", "some-job"))
                 self.assertDescribedError(refused, 405, "UNIMPLEMENTED")
                 allowed = {m.strip() for m in refused[1].get("Allow", "").split(",")}
                 documented = {m for m, p in operations if p == path}
