@@ -425,42 +425,37 @@ async function checkFile(page, name, type, format, content) {
          `${download.suggestedFilename()} job ${record.file_name}`);
 }
 
-// Cancel: the page's first read of the job is held until Cancel has been clicked, so that the
-// job is the page's current one whatever the translation's speed; the page then sends DELETE
-// /v1/jobs/{id}, and the server no longer knows the job.
+// Cancel: the answer to the page's upload is held (the server has made the job) until Cancel has
+// been clicked, so that the job is the page's current one whatever the translation's speed; once
+// the answer arrives the page sends DELETE /v1/jobs/{id}, and the server no longer knows the job.
 async function checkCancel(page, content) {
   let release;
   const held = new Promise((resolve) => { release = resolve; });
-  let polled = null;
-  let answered;
-  const fulfilled = new Promise((resolve) => { answered = resolve; });
-  const jobRoute = /\/v1\/jobs\/[^/]+$/;
-  await page.route(jobRoute, async (route) => {
-    if (route.request().method() !== 'GET' || polled !== null) return route.continue();
-    polled = route.request().url();
+  let made;
+  const submitted = new Promise((resolve) => { made = resolve; });
+  const upload = '**/v1/translate_file';
+  await page.route(upload, async (route) => {
+    const response = await route.fetch();
+    const body = await response.text();
+    made(JSON.parse(body));
     await held;
-    // The page has dropped the job: any answer is ignored (a 404 would be logged as an error).
-    await route.fulfill({ status: 200, contentType: 'application/json', body: '{}' });
-    answered();
+    await route.fulfill({ response, body });
   });
   await chooseOnPage(page, 'cancel.srt', 'application/x-subrip', content);
-  const read = page.waitForRequest((r) => r.method() === 'GET' && jobRoute.test(r.url()));
   await page.click('#translate-file');
-  await read.catch(async (e) => {
-    throw new Error(`the page did not read its job (error box: ` +
-                    `${JSON.stringify(await page.textContent('#error'))}): ${e.message}`);
-  });
-  const deleted = page.waitForRequest((r) => r.method() === 'DELETE' && jobRoute.test(r.url()));
+  const job = await submitted;
+  const deleted = page.waitForRequest((r) => r.method() === 'DELETE' &&
+                                          r.url().endsWith(`/v1/jobs/${job.id}`));
   await page.click('#cancel-file');
-  const answer = await (await deleted).response();
   release();
-  await fulfilled;
-  await page.unroute(jobRoute);
-  const after = await fetch(polled);
+  const answer = await (await deleted).response();
+  await page.unroute(upload);
+  const after = await fetch(`${config.url}/v1/jobs/${job.id}`);
   expect('Cancel sends DELETE for the job; the server answers 200 and then no longer knows it',
          answer.status() === 200 && after.status === 404 &&
              (await page.textContent('#file-status')) === 'Cancelled.' &&
              await page.isHidden('#download') && await page.isHidden('#cancel-file') &&
+             await page.isHidden('#file-progress') &&
              !(await page.$eval('#translate-file', (b) => b.disabled)),
          `DELETE ${answer.status()}, then GET ${after.status}, status ` +
              JSON.stringify(await page.textContent('#file-status')));
