@@ -379,11 +379,23 @@ async function chooseOnPage(page, name, type, content) {
   await page.setInputFiles('#file', { name, mimeType: type, buffer: Buffer.from(content, 'utf8') });
 }
 
+// The file dropped on the drop zone, as a drag from the desktop would (a drop event whose
+// DataTransfer holds it).
+async function dropOnPage(page, name, type, content) {
+  const dataTransfer = await page.evaluateHandle(([n, t, c]) => {
+    const transfer = new DataTransfer();
+    transfer.items.add(new File([c], n, { type: t }));
+    return transfer;
+  }, [name, type, content]);
+  await page.dispatchEvent('#drop-zone', 'dragover', { dataTransfer });
+  await page.dispatchEvent('#drop-zone', 'drop', { dataTransfer });
+}
+
 // The file tab: a file chosen with the file input is translated (English into German, the
 // page's languages), the progress bar ends at the job's sentences, and the file downloaded is
 // the API's translation of the same text with the file's format.
-async function checkFile(page, name, type, format, content) {
-  await chooseOnPage(page, name, type, content);
+async function checkFile(page, name, type, format, content, choose = chooseOnPage) {
+  await choose(page, name, type, content);
   expect(`${name}: chosen, with its name and size`,
          (await page.textContent('#file-chosen')).startsWith(`${name}: `) &&
              !(await page.$eval('#translate-file', (b) => b.disabled)),
@@ -494,6 +506,9 @@ async function checkFileTab(page, models) {
   const md = '# At the lake\n\nA little girl climbs into a wooden playhouse. A dog runs on the ' +
       '*beach*.\n\n1. A man rides a bike.\n2. Two children swim.\n';
   await checkFile(page, 'lake.md', 'text/markdown', 'TEXT_FORMAT_MARKDOWN', md);
+  const vtt = 'WEBVTT\n\n00:00.000 --> 00:02.000\nA boy jumps into the water.\n\n' +
+      '00:02.500 --> 00:04.000\nThree people sit on a bench.\n';
+  await checkFile(page, 'beach.vtt', 'text/vtt', 'TEXT_FORMAT_VTT', vtt, dropOnPage);
   await checkCancel(page, srt);
   const sent = uploads.length;
 
