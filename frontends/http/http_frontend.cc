@@ -332,7 +332,7 @@ void HttpFrontend::Handle(const HttpRequest& request, HttpReply& reply) {
 
 void HttpFrontend::ListModels(const HttpRequest& request, HttpReply& reply) {
   absl::StatusOr<v1::ListModelsResponse> models =
-      mtserve::ListModels(*core_, HeaderApiKey(request));
+      mtserve::ListModels(*core_, HeaderApiKey(request), file_jobs_->options().max_file_bytes);
   if (!models.ok()) return reply.Send(ErrorAnswer(request.path(), models.status()));
   reply.Send(MessageAnswer(request.path(), *models));
 }

@@ -150,7 +150,8 @@ void FillModelInfo(const ModelRepository& repository, const ModelRepository::Slo
 }  // namespace
 
 absl::StatusOr<v1::ListModelsResponse> ListModels(const TranslationCore& core,
-                                                  const std::optional<std::string>& api_key) {
+                                                  const std::optional<std::string>& api_key,
+                                                  int64_t max_file_bytes) {
   MT_RETURN_IF_ERROR(core.CheckApiKey(api_key, /*charge_request=*/true));
   const ModelRepository* repository = core.repository();
   const std::shared_ptr<const ModelRepository::Catalog> models = core.models();
@@ -169,6 +170,7 @@ absl::StatusOr<v1::ListModelsResponse> ListModels(const TranslationCore& core,
   served_limits->set_max_text_bytes(static_cast<uint32_t>(limits.max_text_bytes));
   served_limits->set_max_beam_size(limits.max_beam_size);
   served_limits->set_max_sampling_topk(limits.max_sampling_topk);
+  served_limits->set_max_file_bytes(static_cast<uint64_t>(max_file_bytes));
   return response;
 }
 

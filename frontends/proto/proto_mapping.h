@@ -4,6 +4,7 @@
 #ifndef MTSERVE_FRONTENDS_PROTO_PROTO_MAPPING_H_
 #define MTSERVE_FRONTENDS_PROTO_PROTO_MAPPING_H_
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -31,9 +32,11 @@ v1::TranslateStreamResponse ToStreamResponse(const TranslationCore& core, std::s
 
 // The served models for a call that presented `api_key`: the key's check and charge when keys
 // are required (TranslationCore::CheckApiKey), then UNAVAILABLE while they load (draining is the
-// front end's to say).
+// front end's to say). `max_file_bytes` is the front end's file limit (FileJobs::Options), 0 if
+// it translates no files.
 absl::StatusOr<v1::ListModelsResponse> ListModels(const TranslationCore& core,
-                                                  const std::optional<std::string>& api_key);
+                                                  const std::optional<std::string>& api_key,
+                                                  int64_t max_file_bytes = 0);
 
 // Served model `slot`'s ModelInfo, as ListModels gives it (the answer of LoadModel and
 // UnloadModel); the core is serving.

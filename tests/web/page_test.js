@@ -14,6 +14,7 @@
 //   pid         mtserve's process id: the last check sends it SIGTERM and it must be draining
 //   keys_url    another mtserve's address, one started with --api_keys_file
 //   key         the API key it accepts
+//   max_file_bytes  the server's --max_file_bytes (the page must read it from GET /v1/models)
 // NODE_PATH holds node_modules with playwright-core. Exit status 1 if a check fails.
 'use strict';
 
@@ -54,11 +55,11 @@ async function screenshot(page, name) {
 }
 
 // The page's request for `text` with these options, sent to the API directly.
-function request(model, text, beam, alternatives) {
+function request(model, text, beam, alternatives, format = 'TEXT_FORMAT_PLAIN') {
   return {
     model,
     texts: [text],
-    options: { beam_size: beam, num_hypotheses: alternatives + 1, format: 'TEXT_FORMAT_PLAIN' },
+    options: { beam_size: beam, num_hypotheses: alternatives + 1, format },
   };
 }
 
@@ -318,6 +319,232 @@ async function checkLimitError(page, models, model) {
   await screenshot(page, 'page-error.png');
 }
 
+// The format picker: its choices are the API's TextFormat values, each with a label; a Markdown
+// text comes back as POST /v1/translate's answer with that format, and an HTML text's translation
+// is shown as text (its tags visible), never rendered.
+async function checkFormats(page, model) {
+  await page.selectOption('#source-language', 'en');
+  await page.selectOption('#target-language', 'de');
+  await page.selectOption('#alternatives', '0');
+  const formats = await options(page, '#format');
+  expect('the format picker: plain text, HTML, Markdown, SubRip, WebVTT, as TextFormat values',
+         JSON.stringify(formats.map(([value]) => value)) === JSON.stringify([
+           'TEXT_FORMAT_PLAIN', 'TEXT_FORMAT_HTML', 'TEXT_FORMAT_MARKDOWN', 'TEXT_FORMAT_SRT',
+           'TEXT_FORMAT_VTT']) &&
+             await page.locator('label', { has: page.locator('#format') }).count() === 1 &&
+             (await page.getByLabel('Format').getAttribute('id')) === 'format',
+         JSON.stringify(formats));
+  const markdown = '# A day in the park\n\nA man in a **red** shirt is reading a newspaper. ' +
+      'Two dogs play in the [snow](https://example.com/snow).\n\n- A woman sings.\n- A child ' +
+      'runs.\n';
+  await page.selectOption('#format', 'TEXT_FORMAT_MARKDOWN');
+  await page.fill('#source', markdown);
+  await page.click('#translate');
+  await waitForAnswer(page);
+  const expected = await api('/v1/translate',
+                             request(model, markdown, 4, 0, 'TEXT_FORMAT_MARKDOWN'));
+  const text = expected.body.translations && expected.body.translations[0].hypotheses[0].text;
+  const shown = await page.textContent('#translation');
+  expect('Markdown: the translation shown is the API\'s with format markdown, syntax kept',
+         expected.status === 200 && shown === text && text.startsWith('# ') &&
+             text.includes('](https://example.com/snow)') && text.includes('\n- '),
+         `page ${JSON.stringify(shown)}, API ${expected.status} ${JSON.stringify(expected.body)}`);
+
+  const html = '<p>A man in a <b>red</b> shirt is reading a newspaper.</p>';
+  await page.selectOption('#format', 'TEXT_FORMAT_HTML');
+  await page.fill('#source', html);
+  await page.click('#translate');
+  await waitForAnswer(page);
+  const fromApi = await api('/v1/translate', request(model, html, 4, 0, 'TEXT_FORMAT_HTML'));
+  const htmlText = fromApi.body.translations[0].hypotheses[0].text;
+  const elements = await page.$$eval('#translation *:not(.sentence)', (e) => e.length);
+  expect('HTML: the translation is the API\'s, shown as text with its tags, not rendered',
+         await page.textContent('#translation') === htmlText && htmlText.includes('<b>') &&
+             elements === 0,
+         `page ${JSON.stringify(await page.textContent('#translation'))}, elements ${elements}, ` +
+             `API ${JSON.stringify(htmlText)}`);
+  await page.selectOption('#format', 'TEXT_FORMAT_PLAIN');
+}
+
+// A file's multipart upload to POST /v1/translate_file, as a client other than the page sends it.
+async function uploadFile(name, type, content, fields) {
+  const form = new FormData();
+  form.append('file', new Blob([content], { type }), name);
+  for (const [key, value] of Object.entries(fields)) form.append(key, value);
+  const response = await fetch(config.url + '/v1/translate_file', { method: 'POST', body: form });
+  return { status: response.status, body: await response.json() };
+}
+
+async function chooseOnPage(page, name, type, content) {
+  await page.setInputFiles('#file', { name, mimeType: type, buffer: Buffer.from(content, 'utf8') });
+}
+
+// The file dropped on the drop zone, as a drag from the desktop would (a drop event whose
+// DataTransfer holds it).
+async function dropOnPage(page, name, type, content) {
+  const dataTransfer = await page.evaluateHandle(([n, t, c]) => {
+    const transfer = new DataTransfer();
+    transfer.items.add(new File([c], n, { type: t }));
+    return transfer;
+  }, [name, type, content]);
+  await page.dispatchEvent('#drop-zone', 'dragover', { dataTransfer });
+  await page.dispatchEvent('#drop-zone', 'drop', { dataTransfer });
+}
+
+// The file tab: a file chosen with the file input is translated (English into German, the
+// page's languages), the progress bar ends at the job's sentences, and the file downloaded is
+// the API's translation of the same text with the file's format.
+async function checkFile(page, name, type, format, content, choose = chooseOnPage) {
+  await choose(page, name, type, content);
+  expect(`${name}: chosen, with its name and size`,
+         (await page.textContent('#file-chosen')).startsWith(`${name}: `) &&
+             !(await page.$eval('#translate-file', (b) => b.disabled)),
+         await page.textContent('#file-chosen'));
+  await page.click('#translate-file');
+  const bar = page.locator('#file-progress');
+  await page.waitForFunction(() => {
+    const error = document.getElementById('error');
+    return !document.getElementById('download').hidden || !error.hidden;
+  }, null, { timeout: 120000 });
+  const values = await bar.evaluate((b) => ({
+    now: b.getAttribute('aria-valuenow'), max: b.getAttribute('aria-valuemax'),
+    min: b.getAttribute('aria-valuemin'), text: b.getAttribute('aria-valuetext'),
+    role: b.getAttribute('role'), label: b.getAttribute('aria-label'),
+  }));
+  const href = await page.getAttribute('#download', 'href');
+  const id = href ? decodeURIComponent(href.split('/')[3]) : '';
+  const record = (await api(`/v1/jobs/${encodeURIComponent(id)}`)).body;
+  expect(`${name}: the progress bar is at its end, at the job's sentence count`,
+         await page.isHidden('#error') && values.role === 'progressbar' && values.label &&
+             values.min === '0' && values.max === String(record.sentences_total) &&
+             values.now === values.max && Number(values.max) >= 2 &&
+             record.state === 'FILE_JOB_STATE_DONE',
+         `${JSON.stringify(values)} job ${JSON.stringify(record)} error ` +
+             JSON.stringify(await page.textContent('#error')));
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('#download')]);
+  const bytes = fs.readFileSync(await download.path());
+  const expected = await api('/v1/translate', {
+    source_language: 'en', target_language: 'de', texts: [content],
+    options: { beam_size: 4, format } });
+  const text = expected.body.translations && expected.body.translations[0].hypotheses[0].text;
+  expect(`${name}: the downloaded file is the API's translation of its text as ${format}`,
+         expected.status === 200 && bytes.equals(Buffer.from(text, 'utf8')),
+         `downloaded ${JSON.stringify(bytes.toString('utf8'))}, API ${expected.status} ` +
+             JSON.stringify(expected.body));
+  expect(`${name}: downloaded under the job's file name`,
+         download.suggestedFilename() === record.file_name &&
+             path.extname(record.file_name) === path.extname(name),
+         `${download.suggestedFilename()} job ${record.file_name}`);
+}
+
+// Cancel: the answer to the page's upload is held (the server has made the job) until Cancel has
+// been clicked, so that the job is the page's current one whatever the translation's speed; once
+// the answer arrives the page sends DELETE /v1/jobs/{id}, and the server no longer knows the job.
+async function checkCancel(page, content) {
+  let release;
+  const held = new Promise((resolve) => { release = resolve; });
+  let made;
+  const submitted = new Promise((resolve) => { made = resolve; });
+  const upload = '**/v1/translate_file';
+  await page.route(upload, async (route) => {
+    const response = await route.fetch();
+    const body = await response.text();
+    made(JSON.parse(body));
+    await held;
+    await route.fulfill({ response, body });
+  });
+  await chooseOnPage(page, 'cancel.srt', 'application/x-subrip', content);
+  await page.click('#translate-file');
+  const job = await submitted;
+  const deleted = page.waitForRequest((r) => r.method() === 'DELETE' &&
+                                          r.url().endsWith(`/v1/jobs/${job.id}`));
+  await page.click('#cancel-file');
+  release();
+  const answer = await (await deleted).response();
+  await page.unroute(upload);
+  const after = await fetch(`${config.url}/v1/jobs/${job.id}`);
+  expect('Cancel sends DELETE for the job; the server answers 200 and then no longer knows it',
+         answer.status() === 200 && after.status === 404 &&
+             (await page.textContent('#file-status')) === 'Cancelled.' &&
+             await page.isHidden('#download') && await page.isHidden('#cancel-file') &&
+             await page.isHidden('#file-progress') &&
+             !(await page.$eval('#translate-file', (b) => b.disabled)),
+         `DELETE ${answer.status()}, then GET ${after.status}, status ` +
+             JSON.stringify(await page.textContent('#file-status')));
+}
+
+async function checkFileTab(page, models) {
+  await page.click('#file-tab');
+  expect('the File tab shows the drop zone and hides the text and the format picker',
+         await page.isVisible('#drop-zone') && await page.isHidden('#source') &&
+             await page.isHidden('#format') &&
+             await page.getAttribute('#file-tab', 'aria-selected') === 'true',
+         'not so');
+  const limit = Number(models.limits.max_file_bytes);
+  expect('GET /v1/models gives the server\'s file limit', limit === config.max_file_bytes,
+         JSON.stringify(models.limits));
+  const settings = (await api('/frontend/settings')).body;
+  await page.waitForFunction(() => document.getElementById('file-help').textContent
+      .includes('.srt'));
+  const help = await page.textContent('#file-help');
+  expect('the drop zone says the formats /frontend/settings lists and the limit',
+         settings.filesTranslation === true &&
+             settings.supportedFilesFormat.every((e) => help.includes(e)) &&
+             help.includes(`${limit.toLocaleString('en')} bytes`) &&
+             await page.getAttribute('#file', 'accept') === settings.supportedFilesFormat.join(','),
+         `${help} ${JSON.stringify(settings)}`);
+  await page.selectOption('#source-language', 'en');
+  await page.selectOption('#target-language', 'de');
+
+  const uploads = [];
+  page.on('request', (r) => { if (r.url().endsWith('/v1/translate_file')) uploads.push(r); });
+  const srt = `1\n00:00:01,000 --> 00:00:03,500\n${'A man in a café is reading a newspaper.'}\n\n` +
+      '2\n00:00:04,000 --> 00:00:06,000\nTwo dogs play in the snow.\n\n' +
+      '3\n00:00:06,500 --> 00:00:08,000\nA woman sings on a stage.\n';
+  await checkFile(page, 'street.srt', 'application/x-subrip', 'TEXT_FORMAT_SRT', srt);
+  await screenshot(page, 'page-file.png');
+  const md = '# At the lake\n\nA little girl climbs into a wooden playhouse. A dog runs on the ' +
+      '*beach*.\n\n1. A man rides a bike.\n2. Two children swim.\n';
+  await checkFile(page, 'lake.md', 'text/markdown', 'TEXT_FORMAT_MARKDOWN', md);
+  const vtt = 'WEBVTT\n\n00:00.000 --> 00:02.000\nA boy jumps into the water.\n\n' +
+      '00:02.500 --> 00:04.000\nThree people sit on a bench.\n';
+  await checkFile(page, 'beach.vtt', 'text/vtt', 'TEXT_FORMAT_VTT', vtt, dropOnPage);
+  await checkCancel(page, srt);
+  const sent = uploads.length;
+
+  // Over the limit: refused on the page, nothing sent.
+  await chooseOnPage(page, 'big.txt', 'text/plain', 'A dog runs. '.repeat(limit / 12 + 1));
+  const tooBig = await page.textContent('#error');
+  expect('a file over the limit is refused on the page, naming the limit, and not sent',
+         await page.isVisible('#error') && tooBig.includes('too large') &&
+             tooBig.includes(`${limit.toLocaleString('en')} bytes`) &&
+             await page.$eval('#translate-file', (b) => b.disabled) && uploads.length === sent,
+         `${JSON.stringify(tooBig)} uploads ${uploads.length - sent}`);
+  // A format the server does not take: refused on the page, naming those it takes.
+  await chooseOnPage(page, 'photo.png', 'image/png', 'not a picture');
+  const unsupported = await page.textContent('#error');
+  expect('a file of a format the server does not take is refused on the page, naming them',
+         await page.isVisible('#error') && unsupported.includes('photo.png') &&
+             unsupported.includes('.srt') && unsupported.includes('.md') &&
+             await page.$eval('#translate-file', (b) => b.disabled) && uploads.length === sent,
+         JSON.stringify(unsupported));
+
+  // A name that its content contradicts: the server's error, as the API gives it.
+  const notSubtitles = '# Notes\n\nA dog runs in the park.\n';
+  await chooseOnPage(page, 'notes.srt', 'application/x-subrip', notSubtitles);
+  await page.click('#translate-file');
+  await page.waitForFunction(() => !document.getElementById('error').hidden);
+  const refused = await uploadFile('notes.srt', 'application/x-subrip', notSubtitles,
+                                   { source_language: 'en', target_language: 'de' });
+  const error = await page.textContent('#error');
+  expect('a .srt file that holds no subtitles: the page shows the server\'s 400 and message',
+         refused.status === 400 && typeof refused.body.message === 'string' &&
+             refused.body.message.includes('notes.srt') && error.includes(refused.body.message) &&
+             await page.isHidden('#download'),
+         `page ${JSON.stringify(error)}, API ${refused.status} ${JSON.stringify(refused.body)}`);
+  await page.click('#text-tab');
+}
+
 async function checkPhone(browser, models) {
   const context = await browser.newContext({ viewport: { width: 390, height: 844 },
                                              isMobile: true, hasTouch: true });
@@ -450,6 +677,8 @@ async function main() {
     await checkExplicitSource(page);
     await checkNotServed(page);
     await screenshot(page, 'page-not-served.png');
+    await checkFormats(page, model);
+    await checkFileTab(page, models);
     await checkPhone(browser, models);
     await checkApiKey(browser);
     // Errors the page causes itself are expected console messages from here on: none before.

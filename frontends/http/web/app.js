@@ -1,5 +1,8 @@
 // mtserve's translation page: calls the server's JSON API (GET /v1/models, POST /v1/translate)
 // and shows the translation sentence by sentence, from the sentence ranges the server returns.
+// Its file tab sends a file to POST /v1/translate_file, follows the job (GET /v1/jobs/{id}) with
+// a progress bar and offers the translated file (GET /v1/jobs/{id}/result); the formats it takes
+// come from GET /frontend/settings, the size limit from GET /v1/models.
 // The user picks languages, not models: the server routes each text to the model that reads its
 // source language (given, or detected with "Detect language") into the target.
 // The server checks every limit; the page only counts against them as the user types.
@@ -16,7 +19,23 @@ const ui = {
   detected: $('detected'),
   beamSize: $('beam-size'),
   alternatives: $('alternatives'),
-  html: $('html'),
+  format: $('format'),
+  formatLabel: $('format-label'),
+  alternativesLabel: $('alternatives-label'),
+  textTab: $('text-tab'),
+  fileTab: $('file-tab'),
+  textPanel: $('text-panel'),
+  filePanel: $('file-panel'),
+  dropZone: $('drop-zone'),
+  file: $('file'),
+  fileHelp: $('file-help'),
+  fileChosen: $('file-chosen'),
+  translateFile: $('translate-file'),
+  cancelFile: $('cancel-file'),
+  progress: $('file-progress'),
+  progressBar: $('file-progress-bar'),
+  fileStatus: $('file-status'),
+  download: $('download'),
   sourceLabel: $('source-label'),
   source: $('source'),
   highlights: $('source-highlights'),
@@ -58,6 +77,16 @@ let pairs = [];     // [{source, target}] of the models that say their languages
 // of the translation (string index ranges, pairwise), or null.
 let shown = null;
 let busy = false;
+// The file tab: the extensions the server takes (".srt"), or null until known; the file chosen;
+// the job being followed ({id}, its id null while the file uploads), or null.
+let fileFormats = null;
+let chosenFile = null;
+let job = null;
+const POLL_MS = 250;  // How often a running job is read.
+const FORMAT_NAMES = {
+  '.txt': 'Plain text', '.html': 'HTML', '.htm': 'HTML', '.md': 'Markdown',
+  '.srt': 'SubRip', '.vtt': 'WebVTT',
+};
 
 function languageName(code) {
   if (!code) return '';
@@ -126,14 +155,15 @@ function clearError() {
 }
 
 // What an error answer of the API means to the user, with the server's own message.
-function describeError(status, body) {
+function describeError(status, body, what = 'text') {
   const message = body && typeof body.message === 'string' ? body.message : '';
   const lead = {
     400: 'The server cannot translate this',
     401: 'The server asks for a valid API key',
-    404: 'Not found',
+    404: what === 'file' ? 'The server no longer knows this file\'s job' : 'Not found',
     408: 'The request took too long to arrive',
-    413: 'The text is too large for one request',
+    409: 'The translated file is not ready',
+    413: `The ${what} is too large for one request`,
     429: 'The server is busy; try again in a moment',
     499: 'The translation was cancelled',
     503: 'The server is not serving right now (loading its models or shutting down)',
@@ -161,7 +191,7 @@ async function callApi(path, init = {}) {
   if (apiKey()) headers.Authorization = `Bearer ${apiKey()}`;
   let response;
   try {
-    response = await fetch(path, {...init, headers});
+    response = await fetch(path, {method: init.method, body: init.body, headers});
   } catch (e) {
     throw new Error(`Cannot reach the server: ${e.message}`);
   }
@@ -176,7 +206,7 @@ async function callApi(path, init = {}) {
                          'This server asks for an API key.');
   }
   if (!response.ok) {
-    const error = new Error(describeError(response.status, body));
+    const error = new Error(describeError(response.status, body, init.what));
     error.status = response.status;
     throw error;
   }
@@ -416,7 +446,7 @@ async function translate() {
     options: {
       beam_size: beam,
       num_hypotheses: alternatives + 1,
-      format: ui.html.checked ? 'TEXT_FORMAT_HTML' : 'TEXT_FORMAT_PLAIN',
+      format: ui.format.value,
     },
   };
   busy = true;
@@ -506,6 +536,221 @@ async function loadModels() {
       `Serving ${models.length} model${models.length === 1 ? '' : 's'}.`;
   updateCount();
   updateTranslateButton();
+  updateFileHelp();
+  updateFileButton();
+}
+
+// The tabs: Text (the text area) and File (a file to upload). The format picker and the
+// alternatives are the text's: a file's format is its own, and a file gets one translation.
+function showTab(tab) {
+  const file = tab === ui.fileTab;
+  for (const t of [ui.textTab, ui.fileTab]) {
+    t.setAttribute('aria-selected', String(t === tab));
+    t.tabIndex = t === tab ? 0 : -1;
+  }
+  ui.textPanel.hidden = file;
+  ui.filePanel.hidden = !file;
+  ui.formatLabel.hidden = file;
+  ui.alternativesLabel.hidden = file;
+  clearError();
+}
+
+function fileLimit() {
+  // uint64 fields are strings in the JSON mapping; absent (0) when the server names no limit.
+  return Number((limits && limits.max_file_bytes) || 0);
+}
+
+// "1.5 MB": a size for people, beside the exact bytes.
+function sizeText(bytes) {
+  if (bytes < 1024) return `${number(bytes)} bytes`;
+  const units = ['KiB', 'MiB', 'GiB'];
+  let size = bytes;
+  let unit = -1;
+  do {
+    size /= 1024;
+    unit++;
+  } while (size >= 1024 && unit < units.length - 1);
+  return `${size.toLocaleString('en', {maximumFractionDigits: 1})} ${units[unit]}`;
+}
+
+function formatList() {
+  return fileFormats.map((e) => (FORMAT_NAMES[e] ? `${FORMAT_NAMES[e]} (${e})` : e)).join(', ');
+}
+
+function updateFileHelp() {
+  if (fileFormats === null) return;
+  if (fileFormats.length === 0) {
+    ui.fileHelp.textContent = 'This server does not translate files.';
+    return;
+  }
+  const limit = fileLimit();
+  ui.fileHelp.textContent = `${formatList()}` +
+      (limit > 0 ? `; up to ${sizeText(limit)} (${number(limit)} bytes).` : '.');
+}
+
+function updateFileButton() {
+  ui.translateFile.disabled = chosenFile === null || job !== null || !limits;
+}
+
+// GET /frontend/settings (LibreTranslate's): whether the server translates files, and which.
+async function loadFileSettings() {
+  try {
+    const settings = await callApi('/frontend/settings');
+    fileFormats = settings.filesTranslation && Array.isArray(settings.supportedFilesFormat)
+      ? settings.supportedFilesFormat.map((e) => String(e).toLowerCase()) : [];
+  } catch (e) {
+    if (e.status === 401) return;  // Loaded again once a key is given.
+    setTimeout(loadFileSettings, 2000);
+    return;
+  }
+  ui.file.accept = fileFormats.join(',');
+  ui.dropZone.classList.toggle('off', fileFormats.length === 0);
+  ui.file.disabled = fileFormats.length === 0;
+  updateFileHelp();
+}
+
+function extensionOf(name) {
+  const dot = name.lastIndexOf('.');
+  return dot <= 0 ? '' : name.slice(dot).toLowerCase();
+}
+
+function resetFileResult() {
+  ui.progress.hidden = true;
+  ui.fileStatus.textContent = '';
+  ui.download.hidden = true;
+  ui.download.removeAttribute('href');
+}
+
+// A file chosen or dropped: refused here if the server would refuse its name or size, before
+// anything is sent.
+function chooseFile(file) {
+  clearError();
+  resetFileResult();
+  chosenFile = null;
+  ui.fileChosen.textContent = '';
+  if (file) {
+    const extension = extensionOf(file.name);
+    const limit = fileLimit();
+    if (fileFormats !== null && !fileFormats.includes(extension)) {
+      showError(`"${file.name}" cannot be translated here: this server translates ` +
+                (fileFormats.length ? `${formatList()} files.` : 'no files.'));
+    } else if (limit > 0 && file.size > limit) {
+      showError(`"${file.name}" is too large: ${sizeText(file.size)} (${number(file.size)} ` +
+                `bytes), over the server's limit of ${sizeText(limit)} (${number(limit)} bytes) ` +
+                'a file.');
+    } else {
+      chosenFile = file;
+      ui.fileChosen.textContent = `${file.name}: ${sizeText(file.size)}` +
+          (FORMAT_NAMES[extension] ? `, ${FORMAT_NAMES[extension]}` : '');
+    }
+  }
+  updateFileButton();
+}
+
+function sleep(ms) {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+// The job's progress on the bar: sentences translated of the total (0 of 0 until the server has
+// read the file).
+function showJob(record) {
+  const done = Number(record.sentences_done || 0);
+  const total = Number(record.sentences_total || 0);
+  const state = record.state || 'FILE_JOB_STATE_QUEUED';  // Zero is left out of the JSON.
+  ui.progress.hidden = false;
+  ui.progress.setAttribute('aria-valuemax', String(total));
+  ui.progress.setAttribute('aria-valuenow', String(Math.min(done, total)));
+  ui.progress.setAttribute('aria-valuetext', `${number(done)} of ${number(total)} sentences`);
+  const finished = state === 'FILE_JOB_STATE_DONE';
+  ui.progressBar.style.width = `${finished ? 100 : total > 0 ? (100 * done) / total : 0}%`;
+  ui.fileStatus.textContent = {
+    FILE_JOB_STATE_QUEUED: 'Waiting for the server…',
+    FILE_JOB_STATE_RUNNING: `Translating: ${number(done)} of ${number(total)} sentences`,
+    FILE_JOB_STATE_DONE: `Translated: ${number(total)} sentence${total === 1 ? '' : 's'}.`,
+    FILE_JOB_STATE_FAILED: 'Not translated.',
+    FILE_JOB_STATE_CANCELLED: 'Cancelled.',
+  }[state] || state;
+  if (finished) {
+    const name = record.file_name || 'translation';
+    ui.download.href = record.result_url || `/v1/jobs/${encodeURIComponent(record.id)}/result`;
+    ui.download.download = name;
+    ui.download.textContent = `Download ${name} (${sizeText(Number(record.result_bytes || 0))})`;
+    ui.download.hidden = false;
+  }
+  return state;
+}
+
+function endJob() {
+  job = null;
+  ui.cancelFile.hidden = true;
+  ui.translateFile.textContent = 'Translate file';
+  updateFileButton();
+}
+
+// POST /v1/translate_file with the chosen file and the page's languages and beam size, then the
+// job read every POLL_MS until it ends.
+async function translateChosenFile() {
+  if (chosenFile === null || job !== null) return;
+  clearError();
+  resetFileResult();
+  const form = new FormData();
+  form.append('file', chosenFile, chosenFile.name);
+  form.append('source_language', ui.sourceLanguage.value);
+  form.append('target_language', ui.targetLanguage.value);
+  form.append('options', JSON.stringify({beam_size: Number(ui.beamSize.value)}));
+  const current = {id: null};
+  job = current;
+  updateFileButton();
+  ui.translateFile.textContent = 'Uploading…';
+  ui.cancelFile.hidden = false;
+  try {
+    const submitted = await callApi('/v1/translate_file', {method: 'POST', body: form, what: 'file'});
+    current.id = submitted.id;
+    if (job !== current) {
+      // Cancelled while uploading: the job the server has made goes too.
+      callApi(`/v1/jobs/${encodeURIComponent(current.id)}`, {method: 'DELETE', what: 'file'})
+          .catch(() => {});
+      return;
+    }
+    ui.translateFile.textContent = 'Translating…';
+    let record = submitted;
+    for (;;) {
+      if (job !== current) return;  // Cancelled.
+      const state = showJob(record);
+      if (state === 'FILE_JOB_STATE_FAILED') {
+        const message = (record.error && record.error.message) || 'no reason given';
+        showError(`The file was not translated: ${message}`);
+      }
+      if (['FILE_JOB_STATE_DONE', 'FILE_JOB_STATE_FAILED',
+           'FILE_JOB_STATE_CANCELLED'].includes(state)) {
+        break;
+      }
+      await sleep(POLL_MS);
+      if (job !== current) return;
+      record = await callApi(`/v1/jobs/${encodeURIComponent(current.id)}`, {what: 'file'});
+    }
+  } catch (e) {
+    if (job !== current) return;
+    ui.progress.hidden = true;
+    ui.fileStatus.textContent = '';
+    showError(e.message);
+  }
+  if (job === current) endJob();
+}
+
+// DELETE /v1/jobs/{id}: the server stops the job and forgets it.
+async function cancelFile() {
+  const current = job;
+  if (current === null) return;
+  endJob();
+  ui.progress.hidden = true;
+  ui.fileStatus.textContent = 'Cancelled.';
+  if (current.id === null) return;  // Still uploading: deleted when the server answers.
+  try {
+    await callApi(`/v1/jobs/${encodeURIComponent(current.id)}`, {method: 'DELETE', what: 'file'});
+  } catch (e) {
+    showError(e.message);
+  }
 }
 
 ui.form.addEventListener('submit', (event) => {
@@ -557,7 +802,44 @@ ui.keyForm.addEventListener('submit', (event) => {
   }
   ui.status.textContent = 'Checking the key…';
   loadModels();
+  if (fileFormats === null) loadFileSettings();
 });
+
+for (const tab of [ui.textTab, ui.fileTab]) {
+  tab.addEventListener('click', () => showTab(tab));
+}
+// Arrow keys move between the tabs, as in a tab list.
+for (const [tab, other] of [[ui.textTab, ui.fileTab], [ui.fileTab, ui.textTab]]) {
+  tab.addEventListener('keydown', (event) => {
+    if (!['ArrowLeft', 'ArrowRight', 'Home', 'End'].includes(event.key)) return;
+    event.preventDefault();
+    const next = event.key === 'Home' ? ui.textTab : event.key === 'End' ? ui.fileTab : other;
+    showTab(next);
+    next.focus();
+  });
+}
+ui.file.addEventListener('change', () => chooseFile(ui.file.files[0] || null));
+for (const event of ['dragenter', 'dragover']) {
+  ui.dropZone.addEventListener(event, (e) => {
+    e.preventDefault();
+    if (!ui.file.disabled) ui.dropZone.classList.add('dragging');
+  });
+}
+ui.dropZone.addEventListener('dragleave', () => ui.dropZone.classList.remove('dragging'));
+ui.dropZone.addEventListener('drop', (event) => {
+  event.preventDefault();
+  ui.dropZone.classList.remove('dragging');
+  if (ui.file.disabled) return;
+  const files = event.dataTransfer ? event.dataTransfer.files : [];
+  if (files.length > 1) {
+    showError('Drop one file at a time.');
+    return;
+  }
+  chooseFile(files[0] || null);
+});
+ui.translateFile.addEventListener('click', translateChosenFile);
+ui.cancelFile.addEventListener('click', cancelFile);
 
 updateCount();
 loadModels();
+loadFileSettings();

@@ -173,7 +173,9 @@ class ApiTest(e2e_suite.MtserveTestCase):
         self.assertGreater(models[0].get("max_input_tokens", 0), 0, body[:400])
         self.assertEqual(answer.get("limits"),
                          {"max_texts_per_request": 8, "max_text_bytes": 4096, "max_beam_size": 16,
-                          "max_sampling_topk": 1000})
+                          "max_sampling_topk": 1000,
+                          # --max_file_bytes' default, 10 MiB (a 64-bit integer: a string).
+                          "max_file_bytes": str(10 << 20)})
 
     def test_stream_answers_a_line_per_text_and_an_error_line_for_a_failing_one(self):
         stream = "\n".join(

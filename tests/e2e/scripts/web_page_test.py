@@ -4,7 +4,7 @@ npm package playwright-core (tests/web, pinned by its package-lock.json; `npm ci
 NPM_DIR unless that version is there already). tests/web/page_test.js types, translates, reads the
 page and compares it with the JSON API's answers, triggers errors, and saves screenshots into
 SCREENSHOT_DIR (their paths are printed); it ends by sending mtserve SIGTERM, after which mtserve
-must drain and exit 0. The mtserve it drives serves the three trained models (en-de, the default,
+must drain and exit 0. Its File tab's checks upload files (--max_file_bytes=4096). The mtserve it drives serves the three trained models (en-de, the default,
 de-en and fr-en) with language detection (LANGID_MODEL), for the language pickers and "Detect
 language"; the sentences come from the Multi30k test sets in DATA_DIR. A second mtserve, started
 with --api_keys_file, checks that the page asks for a key and sends it.
@@ -26,6 +26,7 @@ from npm_packages import npm_ci  # noqa: E402  (scripts/lib, on the path through
 
 CHROMIUM = "/usr/bin/chromium"  # Debian's package `chromium` (scripts/install-deps.sh).
 KEY = "page-test-key-0123456789"
+MAX_FILE_BYTES = 4096  # A small file limit, for the file over the limit.
 
 
 class WebPageTest(e2e_suite.MtserveTestCase):
@@ -42,15 +43,17 @@ class WebPageTest(e2e_suite.MtserveTestCase):
         with open(keys_file, "w") as f:
             f.write(f"page sha256:{hashlib.sha256(KEY.encode()).hexdigest()}\n")
         keyed = self.start_mtserve("--workers=1", f"--api_keys_file={keys_file}")
-        # A small text limit, for the over-the-limit error; a long grace, for the draining check.
+        # Small text and file limits, for the over-the-limit errors; a long grace, for the
+        # draining check.
         models = args.models_dir
         server = self.start_mtserve(
-            "--workers=1", "--max_text_bytes=1000", "--http_timeout=60s", "--shutdown_grace=60s",
+            "--workers=1", "--max_text_bytes=1000", f"--max_file_bytes={MAX_FILE_BYTES}",
+            "--http_timeout=60s", "--shutdown_grace=60s",
             f"--model={models}/multi30k-en-de", f"--model={models}/multi30k-de-en",
             f"--model={models}/multi30k-fr-en", f"--language_model={args.langid_model}")
         config = {"url": f"http://127.0.0.1:{server.http_port}", "data": args.data_dir,
                   "chromium": CHROMIUM, "screenshots": args.screenshot_dir,
-                  "pid": server.process.pid,
+                  "pid": server.process.pid, "max_file_bytes": MAX_FILE_BYTES,
                   "keys_url": f"http://127.0.0.1:{keyed.http_port}", "key": KEY}
         node = subprocess.run(["node", os.path.join(args.web_test_dir, "page_test.js"),
                                json.dumps(config)],
