@@ -344,7 +344,8 @@ grpc::ServerUnaryReactor* TranslationService::ListModels(grpc::CallbackServerCon
     reactor->Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, "the server is shutting down"));
     return reactor;
   }
-  absl::StatusOr<v1::ListModelsResponse> models = mtserve::ListModels(*core_, ApiKeyOf(*context));
+  absl::StatusOr<v1::ListModelsResponse> models =
+      mtserve::ListModels(*core_, ApiKeyOf(*context), file_jobs_->options().max_file_bytes);
   if (!models.ok()) {
     FinishWith(context, reactor, models.status());
     return reactor;

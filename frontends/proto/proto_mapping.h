@@ -32,11 +32,10 @@ v1::TranslateStreamResponse ToStreamResponse(const TranslationCore& core, std::s
 
 // The served models for a call that presented `api_key`: the key's check and charge when keys
 // are required (TranslationCore::CheckApiKey), then UNAVAILABLE while they load (draining is the
-// front end's to say). `max_file_bytes` is the front end's file limit (FileJobs::Options), 0 if
-// it translates no files.
+// front end's to say), with `max_file_bytes`, the file API's limit (FileJobs::Options).
 absl::StatusOr<v1::ListModelsResponse> ListModels(const TranslationCore& core,
                                                   const std::optional<std::string>& api_key,
-                                                  int64_t max_file_bytes = 0);
+                                                  int64_t max_file_bytes);
 
 // Served model `slot`'s ModelInfo, as ListModels gives it (the answer of LoadModel and
 // UnloadModel); the core is serving.

@@ -1986,6 +1986,9 @@ TEST_F(ServerTest, ListModels) {
   EXPECT_EQ(m.max_input_tokens(), 512u);
   EXPECT_EQ(m.max_output_tokens(), 512u);
   EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(m.path()) / "config.json")) << m.path();
+  // The server's limits: the flags' documented defaults where the fixture sets none.
+  EXPECT_EQ(response.limits().max_beam_size(), 16u);
+  EXPECT_EQ(response.limits().max_file_bytes(), uint64_t{10} << 20);  // --max_file_bytes, 10 MiB.
   if (ServerBinary() == MTSERVE_BINARY) {  // This build's server: this checkout's model.
     EXPECT_EQ(std::filesystem::weakly_canonical(m.path()),
               std::filesystem::weakly_canonical(MTSERVE_DEFAULT_MODEL_DIR));
