@@ -1,6 +1,8 @@
 #include "text/markdown_document.h"
 
 #include <md4c.h>
+#include <unicode/uchar.h>
+#include <unicode/utf8.h>
 
 #include <algorithm>
 #include <optional>
@@ -120,8 +122,144 @@ void AppendEscaped(absl::string_view piece, absl::string_view rest, size_t run_b
   }
 }
 
+// The character of an emphasis or strikethrough span's delimiters ('*', '_', '~'), or 0.
+char DelimiterOf(const InlineSpan& span) {
+  if (span.fixed || span.open.empty()) return 0;
+  const char c = span.open[0];
+  if (c != '*' && c != '_' && c != '~') return 0;
+  for (const std::string* marker : {&span.open, &span.close}) {
+    if (marker->find_first_not_of(c) != std::string::npos) return 0;
+  }
+  return c;
+}
+
+// What a character beside a delimiter run is for CommonMark's flanking rules (the line's start
+// and end count as space).
+enum class Beside { kSpace, kPunctuation, kOther };
+
+Beside Classify(UChar32 c) {
+  if (c < 0) return Beside::kOther;
+  if (c < 0x80) {
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f') {
+      return Beside::kSpace;
+    }
+    return absl::ascii_ispunct(static_cast<unsigned char>(c)) ? Beside::kPunctuation
+                                                              : Beside::kOther;
+  }
+  const uint32_t mask = U_GET_GC_MASK(c);
+  if (mask & U_GC_ZS_MASK) return Beside::kSpace;
+  if (mask & U_GC_P_MASK) return Beside::kPunctuation;
+  return Beside::kOther;
+}
+
+// The character before `at` in `out`.
+Beside Before(const std::string& out, size_t at) {
+  if (at == 0) return Beside::kSpace;
+  int32_t i = static_cast<int32_t>(at);
+  UChar32 c;
+  U8_PREV(reinterpret_cast<const uint8_t*>(out.data()), 0, i, c);
+  return Classify(c);
+}
+
+// The character at `at` in `out`, or the first of `rest` (what follows in the document) past its
+// end.
+Beside After(const std::string& out, size_t at, absl::string_view rest) {
+  absl::string_view s = at < out.size() ? absl::string_view(out).substr(at) : rest;
+  if (s.empty()) return Beside::kSpace;
+  int32_t i = 0;
+  UChar32 c;
+  U8_NEXT(reinterpret_cast<const uint8_t*>(s.data()), i, static_cast<int32_t>(s.size()), c);
+  return Classify(c);
+}
+
+// Whether a run of delimiters with `before` and `after` beside it opens and cannot close
+// (left-flanking, not right-flanking: then '_' opens too, and CommonMark's rule of three, which
+// depends on the lengths of runs, never applies), or closes and cannot open.
+bool OnlyOpens(Beside before, Beside after) {
+  return after != Beside::kSpace &&
+         (before == Beside::kSpace || (before == Beside::kPunctuation && after == Beside::kOther));
+}
+bool OnlyCloses(Beside before, Beside after) {
+  return before != Beside::kSpace &&
+         (after == Beside::kSpace || (after == Beside::kPunctuation && before == Beside::kOther));
+}
+
+// A delimiter run written for a span: where in the output, its length, its character, whether it
+// opens.
+struct Delimiters {
+  size_t at = 0;
+  size_t size = 0;
+  char c = 0;
+  bool open = false;
+};
+
+// Makes every run of `marks` (the emphasis and strikethrough delimiters written for a translated
+// run from `run_begin` on, in order) open or close as in the source, whatever the translation's
+// characters beside it: whitespace inside the markers goes outside them (or, at the run's edges,
+// away), a closer directly followed by an opener of the same character gets a space between
+// them, and a run that would not only open (or only close) gets a space on its outer side. `rest`
+// is what follows the run in the document.
+void KeepFlanking(const std::vector<Delimiters>& marks, size_t run_begin, absl::string_view rest,
+                  std::string& out) {
+  auto is_space = [&](size_t i) { return out[i] == ' ' || out[i] == '\t'; };
+  ptrdiff_t shift = 0;  // Bytes inserted (or removed) before the marks not yet seen.
+  auto at = [&](size_t k) {
+    return static_cast<size_t>(static_cast<ptrdiff_t>(marks[k].at) + shift);
+  };
+  for (size_t i = 0; i < marks.size();) {
+    // [begin, end): a delimiter run, the adjacent marks of one character and one role.
+    size_t begin = at(i), end = begin + marks[i].size;
+    size_t j = i + 1;
+    while (j < marks.size() && at(j) == end && marks[j].c == marks[i].c &&
+           marks[j].open == marks[i].open) {
+      end += marks[j].size;
+      ++j;
+    }
+    if (!marks[i].open && j < marks.size() && at(j) == end && marks[j].c == marks[i].c) {
+      out.insert(end, 1, ' ');  // A closer, then an opener: two runs.
+      ++shift;
+    }
+    if (marks[i].open) {
+      size_t space = end;
+      while (space < out.size() && is_space(space)) ++space;
+      if (space > end && begin == run_begin) {
+        out.erase(end, space - end);  // Spaces starting the line.
+        shift -= static_cast<ptrdiff_t>(space - end);
+      } else if (space > end) {
+        std::rotate(out.begin() + begin, out.begin() + end, out.begin() + space);
+        begin += space - end;
+        end = space;
+      }
+      if (!OnlyOpens(Before(out, begin), After(out, end, rest))) {
+        out.insert(begin, 1, ' ');
+        ++shift;
+      }
+    } else {
+      size_t space = begin;
+      while (space > run_begin && is_space(space - 1)) --space;
+      if (space < begin && end == out.size()) {
+        out.erase(space, begin - space);  // Spaces ending the line: a hard break.
+        shift -= static_cast<ptrdiff_t>(begin - space);
+        end -= begin - space;
+        begin = space;
+      } else if (space < begin) {
+        std::rotate(out.begin() + space, out.begin() + begin, out.begin() + end);
+        end -= begin - space;
+        begin = space;
+      }
+      if (!OnlyCloses(Before(out, begin), After(out, end, rest))) {
+        out.insert(end, 1, ' ');
+        ++shift;
+      }
+    }
+    i = j;
+  }
+}
+
 // Appends `run`'s translation `t` with its spans (text/inline_spans.h): its line breaks as written
-// if its text is unchanged, else escaped (AppendEscaped).
+// if its text is unchanged, else escaped (AppendEscaped), its emphasis and strikethrough around
+// words with no whitespace or ASCII punctuation at their edges, and their delimiters made to open
+// and close as in the source (KeepFlanking).
 void RenderRun(const std::string& md, const MarkdownDocument::Run& run, const TranslatedRun& t,
                std::string& out) {
   using Break = MarkdownDocument::Break;
@@ -129,9 +267,32 @@ void RenderRun(const std::string& md, const MarkdownDocument::Run& run, const Tr
   const size_t run_begin = out.size();
   // A translation's trailing spaces would be a hard break before the line break that follows.
   const size_t kept = unchanged ? t.text.size() : t.text.find_last_not_of(" \t\r\n") + 1;
-  const TranslatedRun trimmed =
-      kept == t.text.size() ? TranslatedRun{} : TranslatedRun{t.text.substr(0, kept), t.inlines};
-  const TranslatedRun& written = kept == t.text.size() ? t : trimmed;
+  TranslatedRun written =
+      kept == t.text.size() ? t : TranslatedRun{t.text.substr(0, kept), t.inlines};
+  std::vector<Delimiters> marks;
+  if (!unchanged) {
+    // Emphasis around the words, not the spaces or quotes beside them (nor past the spans inside
+    // it, which keep their words).
+    const size_t n = std::min(run.inlines.size(), written.inlines.size());
+    for (size_t i = 0; i < n; ++i) {
+      if (DelimiterOf(run.inlines[i]) == 0) continue;
+      Segment& range = written.inlines[i];
+      size_t b = range.begin, e = std::min(range.end, written.text.size());
+      size_t lowest = e, highest = b;  // Of the ranges of the spans inside it.
+      for (size_t c = i + 1; c < n; ++c) {
+        if (run.inlines[c].parent != static_cast<int>(i)) continue;
+        lowest = std::min(lowest, written.inlines[c].begin);
+        highest = std::max(highest, written.inlines[c].end);
+      }
+      auto edge = [&](size_t k) {
+        const unsigned char c = written.text[k];
+        return absl::ascii_isspace(c) || absl::ascii_ispunct(c);
+      };
+      while (b < e && b < lowest && edge(b)) ++b;
+      while (e > b && e > highest && edge(e - 1)) --e;
+      if (b < e) range = {b, e};
+    }
+  }
   auto write_text = [&](absl::string_view piece, std::string& out) {
     if (unchanged) {
       // Its line breaks as written.
@@ -150,7 +311,17 @@ void RenderRun(const std::string& md, const MarkdownDocument::Run& run, const Tr
     const size_t end = piece.data() + piece.size() - written.text.data();
     AppendEscaped(piece, absl::string_view(written.text).substr(end), run_begin, out);
   };
-  WriteSpans(run.inlines, written, write_text, out);
+  const MarkupWritten delimiters = [&](size_t span, bool open, size_t at) {
+    const InlineSpan& in = run.inlines[span];
+    if (const char c = DelimiterOf(in); c != 0) {
+      marks.push_back({at, (open ? in.open : in.close).size(), c, open});
+    }
+  };
+  WriteSpans(run.inlines, unchanged ? t : written, write_text, out,
+             unchanged ? MarkupWritten() : delimiters);
+  if (!unchanged) {
+    KeepFlanking(marks, run_begin, absl::string_view(md).substr(run.source.end), out);
+  }
 }
 
 }  // namespace

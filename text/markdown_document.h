@@ -27,6 +27,9 @@
 // a line; a heading's closing '#'s), on one line, without trailing spaces (a hard break), so that
 // it makes no markup the source did not have; escapes it kept from the source and the spans kept
 // whole (code spans, autolinks, inline HTML, the source's own markers) are written as they are.
+// Emphasis and strikethrough go around the words of their range (spaces and ASCII punctuation at
+// its edges left outside), and their delimiters get a space on their outer side where the
+// characters beside them would not make them only open (or only close) as in the source.
 //
 // What does not round-trip through a translation (it does through an unchanged one, byte for
 // byte): a run's soft line breaks (its translation is written on one line, which renders the

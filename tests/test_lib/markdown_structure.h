@@ -8,6 +8,8 @@
 #include <md4c.h>
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
@@ -23,8 +25,8 @@ struct MarkdownStructure {
   std::string text;
 };
 
-// `markdown` parsed with md4c as text/markdown_document.cc parses it (GitHub's dialect).
-inline MarkdownStructure ParseMarkdownStructure(absl::string_view markdown) {
+// `markdown` parsed with md4c, once, as text/markdown_document.cc parses it (GitHub's dialect).
+inline MarkdownStructure ParseMarkdownStructureOnce(absl::string_view markdown) {
   MarkdownStructure out;
   MD_PARSER parser = {};
   parser.flags = MD_DIALECT_GITHUB;
@@ -59,6 +61,28 @@ inline MarkdownStructure ParseMarkdownStructure(absl::string_view markdown) {
   };
   md_parse(markdown.data(), static_cast<MD_SIZE>(markdown.size()), &parser, &out);
   return out;
+}
+
+// `markdown` parsed with md4c as text/markdown_document.cc parses it, without md4c 0.4.8's
+// dependence on byte offsets: its check that a list item began with two blank lines reads the
+// last line of the block before them as if it were a block header, so that a list item's
+// paragraph whose last line starts at an offset of 4 modulo 256, followed by two blank lines,
+// ends the list where CommonMark (and md4c at any other offset) continues the item
+// ("> - a\n>\n>\n>   b" ends it, "x\n> - a\n>\n>\n>   b" does not). A translation moves
+// every line, so the document is read after 0, 1, 2... leading blank lines (which CommonMark
+// ignores) until two readings agree: a line misleads md4c at one of 256 offsets, and lines that
+// mislead it change different lists, so two readings that agree are the document's.
+inline MarkdownStructure ParseMarkdownStructure(absl::string_view markdown) {
+  std::vector<MarkdownStructure> readings;
+  for (size_t blank_lines = 0;; ++blank_lines) {
+    MarkdownStructure reading =
+        ParseMarkdownStructureOnce(absl::StrCat(std::string(blank_lines, '\n'), markdown));
+    for (const MarkdownStructure& earlier : readings) {
+      if (earlier.events == reading.events && earlier.text == reading.text) return reading;
+    }
+    if (readings.size() == 8) return readings.front();
+    readings.push_back(std::move(reading));
+  }
 }
 
 }  // namespace mtserve

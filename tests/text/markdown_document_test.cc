@@ -5,7 +5,10 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -284,6 +287,98 @@ TEST(MarkdownDocumentTest, ATranslationMakesNoMarkupTheSourceDidNotHave) {
       }
     }
   }
+}
+
+// The source's emphasis delimiters open and close where they did whatever characters the
+// translation puts beside them (CommonMark's flanking rules: a '*' after a letter and before a
+// quote does not open, a '_' between letters neither opens nor closes, a '*' that could both
+// open and close pairs by the rule of three). The expected outputs are written from those rules;
+// md4c reads each as the source's blocks and spans.
+TEST(MarkdownDocumentTest, EmphasisKeepsOpeningAndClosingBesideTheTranslationsCharacters) {
+  struct Case {
+    std::string markdown;
+    TranslatedRun translation;
+    std::string rendered;
+  };
+  const std::vector<Case> cases = {
+      // Quotes inside the emphasis, letters outside (a language without spaces): the quotes go
+      // outside the markers.
+      {"Press *\"OK\"* now.\n", {"今すぐ\"OK\"を押す", {{9, 13}}}, "今すぐ\"*OK*\"を押す\n"},
+      // Punctuation that is not ASCII stays inside: a space on the outer side of each marker.
+      {"Press *\"OK\"* now.\n", {"今すぐ「OK」を押す", {{9, 17}}}, "今すぐ *「OK」* を押す\n"},
+      // The fuzz regression escaped_words_beside_emphasis.md, shortened: "***" was one run of
+      // three (a literal '*' and two openers), so the closer between "x" and "y", which could
+      // also open, paired by the rule of three (3 + 1); the literal one escaped leaves a run of
+      // two (2 + 1 is a multiple of three): a space after the closer makes it only close (and
+      // the '+' goes outside the outer one).
+      {"***x*y+*\n", {"*XY+", {{1, 4}, {1, 2}}}, "\\***X* Y*+\n"},
+      // '_' inside a word neither opens nor closes.
+      {"a _b_ c\n", {"ab c", {{1, 2}}}, "a _b_ c\n"},
+      // A closer and the next opener side by side would be one run of two.
+      {"*a* *b*\n", {"AB", {{0, 1}, {1, 2}}}, "*A* *B*\n"},
+      // Spaces inside the markers go outside them.
+      {"x *y* z\n", {"X  Y  Z", {{1, 5}}}, "X  *Y*  Z\n"},
+      // Strikethrough: a '~~' after a letter and before a space would not open.
+      {"a ~~b~~ c\n", {"A B C", {{1, 3}}}, "A ~~B~~ C\n"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.markdown);
+    const absl::StatusOr<MarkdownDocument> parsed = MarkdownDocument::Parse(c.markdown);
+    ASSERT_TRUE(parsed.ok()) << parsed.status();
+    const std::string rendered = parsed->Render({c.translation});
+    EXPECT_EQ(rendered, c.rendered);
+    EXPECT_EQ(ParseMarkdownStructure(rendered).events, ParseMarkdownStructure(c.markdown).events);
+  }
+}
+
+// The HTML element tags pandoc (a CommonMark reader nobody here wrote) makes of `markdown`, in
+// order: its blocks and spans without their text; empty if pandoc is not installed.
+std::string PandocTags(const std::string& markdown) {
+  char path[] = "/tmp/markdown_document_test_XXXXXX";
+  const int fd = mkstemp(path);
+  if (fd < 0) return "";
+  const bool written =
+      write(fd, markdown.data(), markdown.size()) == static_cast<ssize_t>(markdown.size());
+  close(fd);
+  std::string html;
+  if (written) {
+    FILE* pipe =
+        popen(absl::StrCat("pandoc -f commonmark_x -t html ", path, " 2>/dev/null").c_str(), "r");
+    if (pipe != nullptr) {
+      char buffer[4096];
+      for (size_t n; (n = fread(buffer, 1, sizeof(buffer), pipe)) > 0;) html.append(buffer, n);
+      if (pclose(pipe) != 0) html.clear();
+    }
+  }
+  unlink(path);
+  std::string tags;
+  for (size_t open = html.find('<'); open != std::string::npos; open = html.find('<', open + 1)) {
+    tags += html.substr(open, html.find('>', open) + 1 - open);
+  }
+  return tags;
+}
+
+// The fuzz regression lazy_quote_list.md: a list item's paragraph in a block quote, over lines
+// quoted and lazy, then two blank lines and more of the item. Its translation is written on one
+// line, and CommonMark reads the output as the source: the item holds both paragraphs (pandoc
+// says so). md4c 0.4.8 does only at most offsets: its check that an item began with two blank
+// lines reads the paragraph's last line as a block header, and the one line now starts at
+// offset 4, where that header says "list item" and the list ends (ParseMarkdownStructure reads
+// around it).
+TEST(MarkdownDocumentTest, AQuotedListItemKeepsItsParagraphsAfterItsLinesAreJoined) {
+  const std::string markdown = "> - a\n>   b\n:\n> c\n>\n>\n>   d\n";
+  const absl::StatusOr<MarkdownDocument> parsed = MarkdownDocument::Parse(markdown);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  ASSERT_THAT(RunTexts(*parsed), ElementsAre("a b : c", "d"));
+  const std::string rendered = parsed->Render(Upper(*parsed));
+  EXPECT_EQ(rendered, "> - A B : C\n>\n>\n>   D\n");
+  EXPECT_EQ(ParseMarkdownStructure(rendered).events, ParseMarkdownStructure(markdown).events);
+  EXPECT_EQ(ParseMarkdownStructure(markdown).events, "B0(B1(B2(B4(B9()B9()))))");
+  EXPECT_NE(ParseMarkdownStructureOnce(rendered).events, ParseMarkdownStructure(rendered).events);
+  const std::string tags = PandocTags(markdown);
+  if (tags.empty()) GTEST_SKIP() << "pandoc is not installed";
+  EXPECT_EQ(tags, "<blockquote><ul><li><p></p><p></p></li></ul></blockquote>");
+  EXPECT_EQ(PandocTags(rendered), tags);
 }
 
 // A paragraph md4c reports in events that do not say what its bytes are (raw inline HTML over a
