@@ -46,9 +46,11 @@ bool AtLineStart(const std::string& out, size_t run_begin) {
 // Appends `piece` of a translation (the rest of the translation after it is `rest`) escaped so
 // that the model's words make no Markdown syntax where they stand (CommonMark's backslash escape
 // of ASCII punctuation renders the character itself, so escaping more than needed is safe):
-// - anywhere: the characters that open or close inline syntax ('*', '_', '`', '[', ']', '<', '~',
-//   '|', a lone '\'); a backslash before ASCII punctuation is an escape the model kept from the
-//   source, written as it is; a line break is written as a space (a translated run is one line);
+// - anywhere: the characters that open or close inline syntax ('*', '_', '[', ']', '<', '~', '|',
+//   a lone '\'; a '`', escaped or not, as "&#96;", since a backslash does not stop a backtick
+//   from closing a code span that a backtick the source left unmatched opened); a backslash
+//   before other ASCII punctuation is an escape the model kept from the source, written as it
+//   is; a line break is written as a space (a translated run is one line);
 // - at the start of a line: its leading spaces and tabs are dropped (four would be code) and a
 //   block marker escaped ('#', '>', '-', '+', '=', the '.' or ')' after digits);
 // - a '#' followed by nothing but '#'s and spaces to the translation's end (a heading's closing
@@ -89,7 +91,11 @@ void AppendEscaped(absl::string_view piece, absl::string_view rest, size_t run_b
         out += ' ';
         break;
       case '\\':
-        if (k + 1 < piece.size() && absl::ascii_ispunct(static_cast<unsigned char>(piece[k + 1]))) {
+        if (k + 1 < piece.size() && piece[k + 1] == '`') {
+          out += "&#96;";  // See above.
+          ++k;
+        } else if (k + 1 < piece.size() &&
+                   absl::ascii_ispunct(static_cast<unsigned char>(piece[k + 1]))) {
           out.append(piece.data() + k, 2);  // An escape as the source wrote it.
           ++k;
         } else {
@@ -105,9 +111,11 @@ void AppendEscaped(absl::string_view piece, absl::string_view rest, size_t run_b
         out += c;
         break;
       }
+      case '`':
+        out += "&#96;";
+        break;
       case '*':
       case '_':
-      case '`':
       case '[':
       case ']':
       case '<':

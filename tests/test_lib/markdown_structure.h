@@ -7,6 +7,7 @@
 
 #include <md4c.h>
 
+#include <cstdlib>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,7 +22,8 @@ struct MarkdownStructure {
   // per hard break (md4c's MD_BLOCKTYPE and MD_SPANTYPE numbers). Soft breaks are left out: a
   // translated paragraph is one line.
   std::string events;
-  // The text of every text event (escapes resolved, entities as written), soft breaks as spaces.
+  // The text of every text event (escapes resolved, ASCII numeric character references as their
+  // characters, other entities as written), soft breaks as spaces.
   std::string text;
 };
 
@@ -54,6 +56,16 @@ inline MarkdownStructure ParseMarkdownStructureOnce(absl::string_view markdown) 
       s.events += "br";
     } else if (type == MD_TEXT_SOFTBR) {
       s.text += ' ';
+    } else if (type == MD_TEXT_ENTITY && size > 3 && text[1] == '#') {
+      // A numeric character reference: the character it shows (an ASCII one, as escaping writes).
+      const bool hex = text[2] == 'x' || text[2] == 'X';
+      const long code = std::strtol(std::string(text + (hex ? 3 : 2), size - (hex ? 4 : 3)).c_str(),
+                                    nullptr, hex ? 16 : 10);
+      if (code > 0 && code < 0x80) {
+        s.text += static_cast<char>(code);
+      } else {
+        s.text.append(text, size);
+      }
     } else {
       s.text.append(text, size);
     }
