@@ -264,6 +264,43 @@ void KeepFlanking(const std::vector<Delimiters>& marks, size_t run_begin, absl::
   }
 }
 
+// A hard line break placed in a translation: its bytes are written at `at`, in place of the
+// space there if `on_space`.
+struct PlacedBreak {
+  size_t at = 0;
+  bool on_space = false;
+  Segment source;
+};
+
+// Where `run`'s hard breaks go in its translation `text`: each at the space nearest its relative
+// position, else (a translation without spaces there) between the characters there; never at
+// the translation's start or end (a hard break ends no paragraph), in order.
+std::vector<PlacedBreak> PlaceHardBreaks(const MarkdownDocument::Run& run, absl::string_view text) {
+  std::vector<PlacedBreak> placed;
+  const size_t source = run.text.size(), target = text.size();
+  size_t lowest = 1;
+  for (const MarkdownDocument::Break& b : run.breaks) {
+    if (!b.hard || source == 0 || target < 2 || lowest > target - 1) continue;
+    const size_t p = std::clamp(b.text * target / source, lowest, target - 1);
+    std::optional<size_t> space;
+    for (size_t d = 0; !space.has_value() && (p >= lowest + d || p + d < target); ++d) {
+      if (p + d < target && text[p + d] == ' ') {
+        space = p + d;
+      } else if (p >= lowest + d && text[p - d] == ' ') {
+        space = p - d;
+      }
+    }
+    size_t at = space.value_or(p);
+    if (!space.has_value()) {
+      while (at > lowest && (static_cast<unsigned char>(text[at]) & 0xC0) == 0x80) --at;
+      if ((static_cast<unsigned char>(text[at]) & 0xC0) == 0x80) continue;
+    }
+    placed.push_back({at, space.has_value(), b.source});
+    lowest = at + 1;
+  }
+  return placed;
+}
+
 // Appends `run`'s translation `t` with its spans (text/inline_spans.h): its line breaks as written
 // if its text is unchanged, else escaped (AppendEscaped), its emphasis and strikethrough around
 // words with no whitespace or ASCII punctuation at their edges, and their delimiters made to open
@@ -301,6 +338,8 @@ void RenderRun(const std::string& md, const MarkdownDocument::Run& run, const Tr
       if (b < e) range = {b, e};
     }
   }
+  const std::vector<PlacedBreak> hard_breaks =
+      unchanged ? std::vector<PlacedBreak>() : PlaceHardBreaks(run, written.text);
   auto write_text = [&](absl::string_view piece, std::string& out) {
     if (unchanged) {
       // Its line breaks as written.
@@ -316,8 +355,17 @@ void RenderRun(const std::string& md, const MarkdownDocument::Run& run, const Tr
       if (position < end) out.append(t.text, position, end - position);
       return;
     }
-    const size_t end = piece.data() + piece.size() - written.text.data();
-    AppendEscaped(piece, absl::string_view(written.text).substr(end), run_begin, out);
+    // Its hard breaks where they were placed.
+    const absl::string_view text = written.text;
+    size_t position = piece.data() - text.data();
+    const size_t end = position + piece.size();
+    for (const PlacedBreak& b : hard_breaks) {
+      if (b.at < position || b.at >= end) continue;
+      AppendEscaped(text.substr(position, b.at - position), text.substr(b.at), run_begin, out);
+      out.append(md, b.source.begin, b.source.end - b.source.begin);
+      position = b.at + (b.on_space ? 1 : 0);
+    }
+    AppendEscaped(text.substr(position, end - position), text.substr(end), run_begin, out);
   };
   const MarkupWritten delimiters = [&](size_t span, bool open, size_t at) {
     const InlineSpan& in = run.inlines[span];
@@ -407,7 +455,7 @@ class MarkdownCollector {
         EndRun();
         return 0;
       }
-      pending_.push_back({Event::kBreak, -1});
+      pending_.push_back({Event::kBreak, -1, type == MD_TEXT_BR});
       return 0;
     }
     NewRun();
@@ -503,6 +551,7 @@ class MarkdownCollector {
   struct Event {
     enum Kind { kEnter, kLeave, kBreak } kind;
     int span;
+    bool hard = false;  // A break: a hard one.
   };
   // What the markers of an inline span turned out to be.
   struct SpanInfo {
@@ -779,9 +828,10 @@ class MarkdownCollector {
       right -= *width;
       opened = e;
     }
-    bool has_break = false, other = false;
+    bool has_break = false, hard = false, other = false;
     for (size_t e = stopped; e < opened; ++e) {
       (pending_[e].kind == Event::kBreak ? has_break : other) = true;
+      hard = hard || (pending_[e].kind == Event::kBreak && pending_[e].hard);
     }
     if (left == right) return;
     // Bytes md4c left out of its texts are text only if they are escapes' backslashes (or NULs):
@@ -804,7 +854,7 @@ class MarkdownCollector {
       run.text_sources.push_back({run.text.size(), {left, right}});
       run.text.append(md_, left, right - left);
     } else if (!other) {
-      run.breaks.push_back({run.text.size(), {left, right}});
+      run.breaks.push_back({run.text.size(), {left, right}, hard});
       run.text += ' ';
     } else if (has_break) {
       run.breaks.push_back({run.text.size(), {left, left}});

@@ -57,10 +57,12 @@ class MarkdownDocument {
   };
   // A line break in a run: the space at `text` in its text stands for `source` in the document
   // (the break and the next line's container markers; empty where the break is inside fixed
-  // markup beside it).
+  // markup beside it). A hard one (inside a span: outside any, a hard break ends the run) is
+  // written in a translation too, at a space where its relative position falls.
   struct Break {
     size_t text = 0;
     Segment source;
+    bool hard = false;
   };
   // Text to translate.
   struct Run {

@@ -349,6 +349,32 @@ TEST(MarkdownDocumentTest, ATranslationsBacktickClosesNoCodeSpanTheSourceLeftOpe
   }
 }
 
+// A hard line break inside a span is a space in the run's text (outside any, it ends the run):
+// its bytes, with the next line's container markers, are written in the translation too, at
+// the space nearest its relative position, or between the characters there (a fuzz regression,
+// hard_break_inside_emphasis.md).
+TEST(MarkdownDocumentTest, AHardBreakInsideASpanIsWrittenInItsTranslation) {
+  struct Case {
+    std::string markdown;
+    TranslatedRun translation;
+    std::string rendered;
+  };
+  const std::vector<Case> cases = {
+      {"*a\\\nb*\n", {"X Y", {{0, 3}}}, "*X\\\nY*\n"},
+      {"> *a  \n> b*\n", {"X Y Z", {{0, 5}}}, "> *X  \n> Y Z*\n"},
+      {"*a\\\nb*\n", {"XY", {{0, 2}}}, "*X\\\nY*\n"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.markdown);
+    const absl::StatusOr<MarkdownDocument> parsed = MarkdownDocument::Parse(c.markdown);
+    ASSERT_TRUE(parsed.ok()) << parsed.status();
+    ASSERT_THAT(RunTexts(*parsed), ElementsAre("a b"));
+    const std::string rendered = parsed->Render({c.translation});
+    EXPECT_EQ(rendered, c.rendered);
+    EXPECT_EQ(ParseMarkdownStructure(rendered).events, ParseMarkdownStructure(c.markdown).events);
+  }
+}
+
 // The HTML element tags pandoc (a CommonMark reader nobody here wrote) makes of `markdown`, in
 // order: its blocks and spans without their text; empty if pandoc is not installed.
 std::string PandocTags(const std::string& markdown) {
