@@ -199,7 +199,39 @@ struct Delimiters {
   size_t size = 0;
   char c = 0;
   bool open = false;
+  int span = -1;
 };
+
+// A span inside another with the same delimiter character and their markers side by side at
+// both ends reads as other markup ("**x**" is strong, not emphasis twice; "***x***" is
+// emphasis around strong, not strong around emphasis): the inner one's '*'s become '_'s (or
+// '_'s '*'s) in `out`, and in `marks`.
+void SwitchInnerDelimiters(absl::Span<const InlineSpan> spans, std::vector<Delimiters>& marks,
+                           std::string& out) {
+  auto adjacent = [&](size_t a, size_t b) {
+    return marks[a].at + marks[a].size == marks[b].at && marks[a].c == marks[b].c;
+  };
+  for (size_t i = 0; i + 1 < marks.size(); ++i) {
+    const Delimiters& outer = marks[i];
+    const Delimiters& inner = marks[i + 1];
+    if (!outer.open || !inner.open || !adjacent(i, i + 1) ||
+        spans[inner.span].parent != outer.span) {
+      continue;
+    }
+    size_t close = i + 2;
+    while (close < marks.size() && (marks[close].span != inner.span || marks[close].open)) ++close;
+    if (close + 1 >= marks.size() || marks[close + 1].span != outer.span || marks[close + 1].open ||
+        !adjacent(close, close + 1)) {
+      continue;
+    }
+    const char other = inner.c == '*' ? '_' : inner.c == '_' ? '*' : 0;
+    if (other == 0) continue;
+    for (const size_t m : {i + 1, close}) {
+      std::fill_n(out.begin() + marks[m].at, marks[m].size, other);
+      marks[m].c = other;
+    }
+  }
+}
 
 // Makes every run of `marks` (the emphasis and strikethrough delimiters written for a translated
 // run from `run_begin` on, in order) open or close as in the source, whatever the translation's
@@ -370,12 +402,13 @@ void RenderRun(const std::string& md, const MarkdownDocument::Run& run, const Tr
   const MarkupWritten delimiters = [&](size_t span, bool open, size_t at) {
     const InlineSpan& in = run.inlines[span];
     if (const char c = DelimiterOf(in); c != 0) {
-      marks.push_back({at, (open ? in.open : in.close).size(), c, open});
+      marks.push_back({at, (open ? in.open : in.close).size(), c, open, static_cast<int>(span)});
     }
   };
   WriteSpans(run.inlines, unchanged ? t : written, write_text, out,
              unchanged ? MarkupWritten() : delimiters);
   if (!unchanged) {
+    SwitchInnerDelimiters(run.inlines, marks, out);
     KeepFlanking(marks, run_begin, absl::string_view(md).substr(run.source.end), out);
   }
 }

@@ -29,7 +29,9 @@
 // whole (code spans, autolinks, inline HTML, the source's own markers) are written as they are.
 // Emphasis and strikethrough go around the words of their range (spaces and ASCII punctuation at
 // its edges left outside), and their delimiters get a space on their outer side where the
-// characters beside them would not make them only open (or only close) as in the source.
+// characters beside them would not make them only open (or only close) as in the source; one
+// inside another with the same delimiters and around the same words takes the other ('_' for
+// '*', '*' for '_').
 //
 // What does not round-trip through a translation (it does through an unchanged one, byte for
 // byte): a run's soft line breaks (its translation is written on one line, which renders the

@@ -318,6 +318,10 @@ TEST(MarkdownDocumentTest, EmphasisKeepsOpeningAndClosingBesideTheTranslationsCh
       {"*a* *b*\n", {"AB", {{0, 1}, {1, 2}}}, "*A* *B*\n"},
       // Spaces inside the markers go outside them.
       {"x *y* z\n", {"X  Y  Z", {{1, 5}}}, "X  *Y*  Z\n"},
+      // Strong around emphasis, both around the same word: "***X***" would be emphasis around
+      // strong, and "**X**" for emphasis twice strong; the inner one's markers become '_'s.
+      {"**a *b* c**\n", {"X", {{0, 1}, {0, 1}}}, "**_X_**\n"},
+      {"*a *b* c*\n", {"X", {{0, 1}, {0, 1}}}, "*_X_*\n"},
       // Strikethrough: a '~~' after a letter and before a space would not open.
       {"a ~~b~~ c\n", {"A B C", {{1, 3}}}, "A ~~B~~ C\n"},
   };
