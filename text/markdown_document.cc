@@ -202,10 +202,10 @@ struct Delimiters {
   int span = -1;
 };
 
-// A span inside another with the same delimiter character and their markers side by side at
-// both ends reads as other markup ("**x**" is strong, not emphasis twice; "***x***" is
-// emphasis around strong, not strong around emphasis): the inner one's '*'s become '_'s (or
-// '_'s '*'s) in `out`, and in `marks`.
+// Emphasis inside a span with the same delimiter character, their markers side by side at both
+// ends, reads as other markup ("**x**" is strong, not emphasis twice; "***x***" is emphasis
+// around strong, not strong around emphasis): the inner one's '*'s become '_'s (or '_'s '*'s)
+// in `out`, and in `marks`.
 void SwitchInnerDelimiters(absl::Span<const InlineSpan> spans, std::vector<Delimiters>& marks,
                            std::string& out) {
   auto adjacent = [&](size_t a, size_t b) {
@@ -224,8 +224,9 @@ void SwitchInnerDelimiters(absl::Span<const InlineSpan> spans, std::vector<Delim
         !adjacent(close, close + 1)) {
       continue;
     }
+    // Strong inside the same reads as written ("****x****"), and so does strong inside emphasis.
     const char other = inner.c == '*' ? '_' : inner.c == '_' ? '*' : 0;
-    if (other == 0) continue;
+    if (other == 0 || inner.size != 1) continue;
     for (const size_t m : {i + 1, close}) {
       std::fill_n(out.begin() + marks[m].at, marks[m].size, other);
       marks[m].c = other;
@@ -242,6 +243,14 @@ void SwitchInnerDelimiters(absl::Span<const InlineSpan> spans, std::vector<Delim
 void KeepFlanking(const std::vector<Delimiters>& marks, size_t run_begin, absl::string_view rest,
                   std::string& out) {
   auto is_space = [&](size_t i) { return out[i] == ' ' || out[i] == '\t'; };
+  // A space at `at` after nothing but markers on its line ("*" then " _x_*") would make them a
+  // block marker (a list item's, a thematic break's...): not written there.
+  auto may_space = [&](size_t at) {
+    const size_t line = out.rfind('\n', at == 0 ? 0 : at - 1);
+    size_t from = line == std::string::npos || line < run_begin ? run_begin : line + 1;
+    while (from < at && (out[from] == ' ' || out[from] == '\t' || out[from] == '>')) ++from;
+    return from == at || out.find_first_not_of("*_~-+#=", from) < at;
+  };
   ptrdiff_t shift = 0;  // Bytes inserted (or removed) before the marks not yet seen.
   auto at = [&](size_t k) {
     return static_cast<size_t>(static_cast<ptrdiff_t>(marks[k].at) + shift);
@@ -270,7 +279,7 @@ void KeepFlanking(const std::vector<Delimiters>& marks, size_t run_begin, absl::
         begin += space - end;
         end = space;
       }
-      if (!OnlyOpens(Before(out, begin), After(out, end, rest))) {
+      if (!OnlyOpens(Before(out, begin), After(out, end, rest)) && may_space(begin)) {
         out.insert(begin, 1, ' ');
         ++shift;
       }
@@ -287,7 +296,7 @@ void KeepFlanking(const std::vector<Delimiters>& marks, size_t run_begin, absl::
         end -= begin - space;
         begin = space;
       }
-      if (!OnlyCloses(Before(out, begin), After(out, end, rest))) {
+      if (!OnlyCloses(Before(out, begin), After(out, end, rest)) && may_space(end)) {
         out.insert(end, 1, ' ');
         ++shift;
       }
