@@ -251,7 +251,9 @@ void KeepFlanking(const std::vector<Delimiters>& marks, size_t run_begin, absl::
     while (from < at && (out[from] == ' ' || out[from] == '\t' || out[from] == '>')) ++from;
     return from == at || out.find_first_not_of("*_~-+#=", from) < at;
   };
-  ptrdiff_t shift = 0;  // Bytes inserted (or removed) before the marks not yet seen.
+  ptrdiff_t shift = 0;     // Bytes inserted (or removed) before the marks not yet seen.
+  bool last_open = false;  // The run before: whether it opens, and where it ends.
+  size_t last_end = std::string::npos;
   auto at = [&](size_t k) {
     return static_cast<size_t>(static_cast<ptrdiff_t>(marks[k].at) + shift);
   };
@@ -279,7 +281,10 @@ void KeepFlanking(const std::vector<Delimiters>& marks, size_t run_begin, absl::
         begin += space - end;
         end = space;
       }
-      if (!OnlyOpens(Before(out, begin), After(out, end, rest)) && may_space(begin)) {
+      // A space between two openers would keep the outer one from opening.
+      const bool after_opener = last_open && last_end == begin;
+      if (!OnlyOpens(Before(out, begin), After(out, end, rest)) && may_space(begin) &&
+          !after_opener) {
         out.insert(begin, 1, ' ');
         ++shift;
       }
@@ -296,11 +301,16 @@ void KeepFlanking(const std::vector<Delimiters>& marks, size_t run_begin, absl::
         end -= begin - space;
         begin = space;
       }
-      if (!OnlyCloses(Before(out, begin), After(out, end, rest)) && may_space(end)) {
+      // A space between two closers would keep the outer one from closing.
+      const bool before_closer = j < marks.size() && !marks[j].open && at(j) == end;
+      if (!OnlyCloses(Before(out, begin), After(out, end, rest)) && may_space(end) &&
+          !before_closer) {
         out.insert(end, 1, ' ');
         ++shift;
       }
     }
+    last_open = marks[i].open;
+    last_end = end;
     i = j;
   }
 }
