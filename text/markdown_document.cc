@@ -323,27 +323,44 @@ struct PlacedBreak {
   Segment source;
 };
 
-// Where `run`'s hard breaks go in its translation `text`: each at the space nearest its relative
-// position, else (a translation without spaces there) between the characters there; never at
-// the translation's start or end (a hard break ends no paragraph), in order.
-std::vector<PlacedBreak> PlaceHardBreaks(const MarkdownDocument::Run& run, absl::string_view text) {
+// Where `run`'s hard breaks go in its translation `t`: each between the markup of the spans
+// before it and after it in the source, inside those around it, at the space there nearest its
+// relative position (else between the characters there), in order; never at the translation's
+// start or end (a hard break ends no paragraph). One with no room there is left out.
+std::vector<PlacedBreak> PlaceHardBreaks(const MarkdownDocument::Run& run, const TranslatedRun& t) {
   std::vector<PlacedBreak> placed;
+  const absl::string_view text = t.text;
   const size_t source = run.text.size(), target = text.size();
   size_t lowest = 1;
   for (const MarkdownDocument::Break& b : run.breaks) {
-    if (!b.hard || source == 0 || target < 2 || lowest > target - 1) continue;
-    const size_t p = std::clamp(b.text * target / source, lowest, target - 1);
+    if (!b.hard || source == 0 || target < 2) continue;
+    size_t lo = lowest, hi = target - 1;
+    for (size_t k = 0; k < run.inlines.size() && k < t.inlines.size(); ++k) {
+      const Segment s = run.inlines[k].range;
+      const size_t begin = std::min(t.inlines[k].begin, target);
+      const size_t end = std::clamp(t.inlines[k].end, begin, target);
+      if (s.end <= b.text) {
+        lo = std::max(lo, end);
+      } else if (s.begin > b.text) {
+        hi = std::min(hi, begin == 0 ? 0 : begin - 1);
+      } else {
+        lo = std::max(lo, begin);
+        hi = std::min(hi, end == 0 ? 0 : end - 1);
+      }
+    }
+    if (lo > hi) continue;
+    const size_t p = std::clamp(b.text * target / source, lo, hi);
     std::optional<size_t> space;
-    for (size_t d = 0; !space.has_value() && (p >= lowest + d || p + d < target); ++d) {
-      if (p + d < target && text[p + d] == ' ') {
+    for (size_t d = 0; !space.has_value() && (p >= lo + d || p + d <= hi); ++d) {
+      if (p + d <= hi && text[p + d] == ' ') {
         space = p + d;
-      } else if (p >= lowest + d && text[p - d] == ' ') {
+      } else if (p >= lo + d && text[p - d] == ' ') {
         space = p - d;
       }
     }
     size_t at = space.value_or(p);
     if (!space.has_value()) {
-      while (at > lowest && (static_cast<unsigned char>(text[at]) & 0xC0) == 0x80) --at;
+      while (at > lo && (static_cast<unsigned char>(text[at]) & 0xC0) == 0x80) --at;
       if ((static_cast<unsigned char>(text[at]) & 0xC0) == 0x80) continue;
     }
     placed.push_back({at, space.has_value(), b.source});
@@ -390,7 +407,7 @@ void RenderRun(const std::string& md, const MarkdownDocument::Run& run, const Tr
     }
   }
   const std::vector<PlacedBreak> hard_breaks =
-      unchanged ? std::vector<PlacedBreak>() : PlaceHardBreaks(run, written.text);
+      unchanged ? std::vector<PlacedBreak>() : PlaceHardBreaks(run, written);
   auto write_text = [&](absl::string_view piece, std::string& out) {
     if (unchanged) {
       // Its line breaks as written.

@@ -367,12 +367,17 @@ TEST(MarkdownDocumentTest, AHardBreakInsideASpanIsWrittenInItsTranslation) {
       {"*a\\\nb*\n", {"X Y", {{0, 3}}}, "*X\\\nY*\n"},
       {"> *a  \n> b*\n", {"X Y Z", {{0, 5}}}, "> *X  \n> Y Z*\n"},
       {"*a\\\nb*\n", {"XY", {{0, 2}}}, "*X\\\nY*\n"},
+      // Before the inline HTML that followed it, although its relative position (3 of 19) is
+      // nearer the space after it (a fuzz regression, hard_break_before_inline_html.md).
+      {"*a\\\n<b>c</b> d*\n",
+       {"X YYY ZZZZZZZZZZZZZ", {{0, 19}, {2, 2}, {5, 5}}},
+       "*X\\\n<b>YYY</b> ZZZZZZZZZZZZZ*\n"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.markdown);
     const absl::StatusOr<MarkdownDocument> parsed = MarkdownDocument::Parse(c.markdown);
     ASSERT_TRUE(parsed.ok()) << parsed.status();
-    ASSERT_THAT(RunTexts(*parsed), ElementsAre("a b"));
+    ASSERT_EQ(parsed->runs().size(), 1u);
     const std::string rendered = parsed->Render({c.translation});
     EXPECT_EQ(rendered, c.rendered);
     EXPECT_EQ(ParseMarkdownStructure(rendered).events, ParseMarkdownStructure(c.markdown).events);
