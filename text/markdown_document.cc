@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <tuple>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -331,25 +332,35 @@ std::vector<PlacedBreak> PlaceHardBreaks(const MarkdownDocument::Run& run, const
   std::vector<PlacedBreak> placed;
   const absl::string_view text = t.text;
   const size_t source = run.text.size(), target = text.size();
-  size_t lowest = 1;
+  // The bounds of each break in the translation, and the source positions that correspond.
+  size_t lowest = 1, source_lowest = 1;
   for (const MarkdownDocument::Break& b : run.breaks) {
     if (!b.hard || source == 0 || target < 2) continue;
-    size_t lo = lowest, hi = target - 1;
+    size_t lo = lowest, hi = target - 1, source_lo = source_lowest, source_hi = source - 1;
     for (size_t k = 0; k < run.inlines.size() && k < t.inlines.size(); ++k) {
       const Segment s = run.inlines[k].range;
       const size_t begin = std::min(t.inlines[k].begin, target);
       const size_t end = std::clamp(t.inlines[k].end, begin, target);
+      auto at_least = [&](size_t bound, size_t source_bound) {
+        if (bound >= lo) std::tie(lo, source_lo) = std::pair(bound, source_bound);
+      };
+      auto at_most = [&](size_t bound, size_t source_bound) {
+        if (bound <= hi) std::tie(hi, source_hi) = std::pair(bound, source_bound);
+      };
       if (s.end <= b.text) {
-        lo = std::max(lo, end);
+        at_least(end, s.end);
       } else if (s.begin > b.text) {
-        hi = std::min(hi, begin == 0 ? 0 : begin - 1);
+        at_most(begin == 0 ? 0 : begin - 1, s.begin - 1);
       } else {
-        lo = std::max(lo, begin);
-        hi = std::min(hi, end == 0 ? 0 : end - 1);
+        at_least(begin, s.begin);
+        at_most(end == 0 ? 0 : end - 1, s.end - 1);
       }
     }
     if (lo > hi) continue;
-    const size_t p = std::clamp(b.text * target / source, lo, hi);
+    // Where its place between those bounds in the source falls between them in the translation.
+    const size_t offset = b.text > source_lo ? b.text - source_lo : 0;
+    const size_t p = std::clamp(
+        lo + (source_hi > source_lo ? offset * (hi - lo) / (source_hi - source_lo) : 0), lo, hi);
     std::optional<size_t> space;
     for (size_t d = 0; !space.has_value() && (p >= lo + d || p + d <= hi); ++d) {
       if (p + d <= hi && text[p + d] == ' ') {
@@ -365,6 +376,7 @@ std::vector<PlacedBreak> PlaceHardBreaks(const MarkdownDocument::Run& run, const
     }
     placed.push_back({at, space.has_value(), b.source});
     lowest = at + 1;
+    source_lowest = b.text + 1;
   }
   return placed;
 }

@@ -367,6 +367,9 @@ TEST(MarkdownDocumentTest, AHardBreakInsideASpanIsWrittenInItsTranslation) {
       {"*a\\\nb*\n", {"X Y", {{0, 3}}}, "*X\\\nY*\n"},
       {"> *a  \n> b*\n", {"X Y Z", {{0, 5}}}, "> *X  \n> Y Z*\n"},
       {"*a\\\nb*\n", {"XY", {{0, 2}}}, "*X\\\nY*\n"},
+      // Two, each where it was between the words (a fuzz regression,
+      // two_hard_breaks_in_emphasis.md).
+      {"*a\\\nb\\\nc*\n", {"X Y Z", {{0, 5}}}, "*X\\\nY\\\nZ*\n"},
       // Before the inline HTML that followed it, although its relative position (3 of 19) is
       // nearer the space after it (a fuzz regression, hard_break_before_inline_html.md).
       {"*a\\\n<b>c</b> d*\n",
