@@ -288,6 +288,7 @@ void KeepFlanking(const std::vector<Delimiters>& marks, size_t run_begin, absl::
           !after_opener) {
         out.insert(begin, 1, ' ');
         ++shift;
+        ++end;
       }
     } else {
       size_t space = begin;

@@ -322,6 +322,10 @@ TEST(MarkdownDocumentTest, EmphasisKeepsOpeningAndClosingBesideTheTranslationsCh
       // strong, and "**X**" for emphasis twice strong; the inner one's markers become '_'s.
       {"**a *b* c**\n", {"X", {{0, 1}, {0, 1}}}, "**_X_**\n"},
       {"*a *b* c*\n", {"X", {{0, 1}, {0, 1}}}, "*_X_*\n"},
+      // A space before a chain of openers (and after a chain of closers), not inside it, where
+      // it would keep the outer one from opening (a fuzz regression,
+      // space_before_a_chain_of_openers.md).
+      {"a *__b__* c\n", {"A「B」C", {{1, 8}, {1, 8}}}, "A *__「B」__* C\n"},
       // Strikethrough: a '~~' after a letter and before a space would not open.
       {"a ~~b~~ c\n", {"A B C", {{1, 3}}}, "A ~~B~~ C\n"},
   };
