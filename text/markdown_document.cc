@@ -51,7 +51,7 @@ bool AtLineStart(const std::string& out, size_t run_begin) {
 //   a lone '\'; a '`', escaped or not, as "&#96;", since a backslash does not stop a backtick
 //   from closing a code span that a backtick the source left unmatched opened); a backslash
 //   before other ASCII punctuation is an escape the model kept from the source, written as it
-//   is; a line break is written as a space (a translated run is one line);
+//   is; the model's line break is written as a space (the run's own are placed apart);
 // - at the start of a line: its leading spaces and tabs are dropped (four would be code) and a
 //   block marker escaped ('#', '>', '-', '+', '=', the '.' or ')' after digits);
 // - a '#' followed by nothing but '#'s and spaces to the translation's end (a heading's closing
@@ -317,26 +317,28 @@ void KeepFlanking(const std::vector<Delimiters>& marks, size_t run_begin, absl::
   }
 }
 
-// A hard line break placed in a translation: its bytes are written at `at`, in place of the
-// space there if `on_space`.
+// A line break placed in a translation: its bytes (with the next line's container markers) are
+// written at `at`, in place of the space there if `on_space`.
 struct PlacedBreak {
   size_t at = 0;
   bool on_space = false;
   Segment source;
 };
 
-// Where `run`'s hard breaks go in its translation `t`: each between the markup of the spans
-// before it and after it in the source, inside those around it, at the space there nearest its
-// relative position (else between the characters there), in order; never at the translation's
-// start or end (a hard break ends no paragraph). One with no room there is left out.
-std::vector<PlacedBreak> PlaceHardBreaks(const MarkdownDocument::Run& run, const TranslatedRun& t) {
+// Where `run`'s line breaks go in its translation `t`, so that it keeps the source's lines (a
+// paragraph's lines decide some of what it is: one line, then a delimiter row, is a table's
+// header): each between the markup of the spans before it and after it in the source, inside
+// those around it, at the first of the spaces there nearest its relative position (a hard break
+// with no space there between the characters there; a soft one is left out), in order; never at
+// the translation's start or end (a hard break ends no paragraph).
+std::vector<PlacedBreak> PlaceBreaks(const MarkdownDocument::Run& run, const TranslatedRun& t) {
   std::vector<PlacedBreak> placed;
   const absl::string_view text = t.text;
   const size_t source = run.text.size(), target = text.size();
   // The bounds of each break in the translation, and the source positions that correspond.
   size_t lowest = 1, source_lowest = 1;
   for (const MarkdownDocument::Break& b : run.breaks) {
-    if (!b.hard || source == 0 || target < 2) continue;
+    if (b.source.begin == b.source.end || source == 0 || target < 2) continue;
     size_t lo = lowest, hi = target - 1, source_lo = source_lowest, source_hi = source - 1;
     for (size_t k = 0; k < run.inlines.size() && k < t.inlines.size(); ++k) {
       const Segment s = run.inlines[k].range;
@@ -371,7 +373,12 @@ std::vector<PlacedBreak> PlaceHardBreaks(const MarkdownDocument::Run& run, const
       }
     }
     size_t at = space.value_or(p);
-    if (!space.has_value()) {
+    if (space.has_value()) {
+      // The first of several spaces: those before a line break would be a hard break.
+      while (at > lo && text[at - 1] == ' ') --at;
+    } else {
+      // A soft break between characters would show as a space.
+      if (!b.hard) continue;
       while (at > lo && (static_cast<unsigned char>(text[at]) & 0xC0) == 0x80) --at;
       if ((static_cast<unsigned char>(text[at]) & 0xC0) == 0x80) continue;
     }
@@ -419,8 +426,8 @@ void RenderRun(const std::string& md, const MarkdownDocument::Run& run, const Tr
       if (b < e) range = {b, e};
     }
   }
-  const std::vector<PlacedBreak> hard_breaks =
-      unchanged ? std::vector<PlacedBreak>() : PlaceHardBreaks(run, written);
+  const std::vector<PlacedBreak> breaks_placed =
+      unchanged ? std::vector<PlacedBreak>() : PlaceBreaks(run, written);
   auto write_text = [&](absl::string_view piece, std::string& out) {
     if (unchanged) {
       // Its line breaks as written.
@@ -436,11 +443,11 @@ void RenderRun(const std::string& md, const MarkdownDocument::Run& run, const Tr
       if (position < end) out.append(t.text, position, end - position);
       return;
     }
-    // Its hard breaks where they were placed.
+    // Its line breaks where they were placed.
     const absl::string_view text = written.text;
     size_t position = piece.data() - text.data();
     const size_t end = position + piece.size();
-    for (const PlacedBreak& b : hard_breaks) {
+    for (const PlacedBreak& b : breaks_placed) {
       if (b.at < position || b.at >= end) continue;
       AppendEscaped(text.substr(position, b.at - position), text.substr(b.at), run_begin, out);
       out.append(md, b.source.begin, b.source.end - b.source.begin);

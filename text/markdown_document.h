@@ -24,8 +24,8 @@
 //
 // A translation is written escaped where its words would be Markdown syntax (a '*', '_', '`',
 // '[', ']', '<', '~', '|' or lone '\' anywhere; a '#', '>', '-', '+', '=' or "1." / "1)" starting
-// a line; a heading's closing '#'s), on one line, without trailing spaces (a hard break), so that
-// it makes no markup the source did not have; escapes it kept from the source and the spans kept
+// a line; a heading's closing '#'s), without trailing spaces (a hard break), so that it makes no
+// markup the source did not have; escapes it kept from the source and the spans kept
 // whole (code spans, autolinks, inline HTML, the source's own markers) are written as they are.
 // Emphasis and strikethrough go around the words of their range (spaces and ASCII punctuation at
 // its edges left outside), and their delimiters get a space on their outer side where the
@@ -33,9 +33,13 @@
 // inside another with the same delimiters and around the same words takes the other ('_' for
 // '*', '*' for '_').
 //
+// A translation keeps its run's lines: each line break (with the next line's container markers
+// as written) goes at the space nearest its relative position between the markup around it in
+// the source (a hard one with no space there between the characters there, a soft one left out).
+//
 // What does not round-trip through a translation (it does through an unchanged one, byte for
-// byte): a run's soft line breaks (its translation is written on one line, which renders the
-// same), and link titles inside a run (kept, not translated).
+// byte): a soft line break where the translation has no space, and link titles inside a run
+// (kept, not translated).
 #ifndef MTSERVE_TEXT_MARKDOWN_DOCUMENT_H_
 #define MTSERVE_TEXT_MARKDOWN_DOCUMENT_H_
 
