@@ -39,7 +39,7 @@ size_t FrontMatterEnd(absl::string_view s) {
 // markup it keeps).
 bool AtLineStart(const std::string& out, size_t run_begin) {
   if (out.size() == run_begin) return true;
-  const size_t line = out.rfind('\n');
+  const size_t line = out.find_last_of("\r\n");  // A CR alone ends a line too.
   if (line == std::string::npos || line < run_begin) return false;
   return out.find_first_not_of(" \t>", line + 1) == std::string::npos;
 }
@@ -247,7 +247,7 @@ void KeepFlanking(const std::vector<Delimiters>& marks, size_t run_begin, absl::
   // A space at `at` after nothing but markers on its line ("*" then " _x_*") would make them a
   // block marker (a list item's, a thematic break's...): not written there.
   auto may_space = [&](size_t at) {
-    const size_t line = out.rfind('\n', at == 0 ? 0 : at - 1);
+    const size_t line = out.find_last_of("\r\n", at == 0 ? 0 : at - 1);
     size_t from = line == std::string::npos || line < run_begin ? run_begin : line + 1;
     while (from < at && (out[from] == ' ' || out[from] == '\t' || out[from] == '>')) ++from;
     return from == at || out.find_first_not_of("*_~-+#=", from) < at;

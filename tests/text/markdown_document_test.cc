@@ -391,6 +391,19 @@ TEST(MarkdownDocumentTest, AHardBreakInsideASpanIsWrittenInItsTranslation) {
   }
 }
 
+// A paragraph's lines kept in its translation, ended by a CR alone as in the source: a
+// block marker starting the next one is escaped there too ("=" would make the line before a
+// heading; a fuzz regression, line_after_a_carriage_return.md).
+TEST(MarkdownDocumentTest, ATranslationKeepsItsLinesEndedAsInTheSource) {
+  const std::string markdown = "a\rb\r";
+  const absl::StatusOr<MarkdownDocument> parsed = MarkdownDocument::Parse(markdown);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  ASSERT_THAT(RunTexts(*parsed), ElementsAre("a b"));
+  const std::string rendered = parsed->Render({{"X = Y", {}}});
+  EXPECT_EQ(rendered, "X\r\\= Y\r");
+  EXPECT_EQ(ParseMarkdownStructure(rendered).events, ParseMarkdownStructure(markdown).events);
+}
+
 // The HTML element tags pandoc (a CommonMark reader nobody here wrote) makes of `markdown`, in
 // order: its blocks and spans without their text; empty if pandoc is not installed.
 std::string PandocTags(const std::string& markdown) {
