@@ -383,7 +383,10 @@ std::vector<PlacedBreak> PlaceBreaks(const MarkdownDocument::Run& run, const Tra
       if ((static_cast<unsigned char>(text[at]) & 0xC0) == 0x80) continue;
     }
     placed.push_back({at, space.has_value(), b.source});
-    lowest = at + 1;
+    // The next one after a character that is not a space (a line of spaces is a blank line).
+    lowest = at + (space.has_value() ? 1 : 0);
+    while (lowest < target && text[lowest] == ' ') ++lowest;
+    ++lowest;
     source_lowest = b.text + 1;
   }
   return placed;

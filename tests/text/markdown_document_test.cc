@@ -374,6 +374,9 @@ TEST(MarkdownDocumentTest, AHardBreakInsideASpanIsWrittenInItsTranslation) {
       // Two, each where it was between the words (a fuzz regression,
       // two_hard_breaks_in_emphasis.md).
       {"*a\\\nb\\\nc*\n", {"X Y Z", {{0, 5}}}, "*X\\\nY\\\nZ*\n"},
+      // A soft break after it finds no word of its own: it is left out rather than written
+      // after the hard one (a blank line; a fuzz regression, breaks_around_spaces.md).
+      {"*a\\\nb\nc*\n", {"X  Y", {{0, 4}}}, "*X\\\nY*\n"},
       // Before the inline HTML that followed it, although its relative position (3 of 19) is
       // nearer the space after it (a fuzz regression, hard_break_before_inline_html.md).
       {"*a\\\n<b>c</b> d*\n",
