@@ -331,7 +331,8 @@ struct PlacedBreak {
 // those around it, at the first of the spaces there nearest its relative position (a hard break
 // with no space there between the characters there; a soft one is left out), in order; never at
 // the translation's start or end (a hard break ends no paragraph).
-std::vector<PlacedBreak> PlaceBreaks(const MarkdownDocument::Run& run, const TranslatedRun& t) {
+std::vector<PlacedBreak> PlaceBreaks(absl::string_view md, const MarkdownDocument::Run& run,
+                                     const TranslatedRun& t) {
   std::vector<PlacedBreak> placed;
   const absl::string_view text = t.text;
   const size_t source = run.text.size(), target = text.size();
@@ -383,10 +384,16 @@ std::vector<PlacedBreak> PlaceBreaks(const MarkdownDocument::Run& run, const Tra
       if ((static_cast<unsigned char>(text[at]) & 0xC0) == 0x80) continue;
     }
     placed.push_back({at, space.has_value(), b.source});
-    // The next one after a character that is not a space (a line of spaces is a blank line).
+    // The next one after a character that is not a space (a line of spaces is a blank line),
+    // unless the line this one starts holds more than container markers (NULs).
+    const absl::string_view bytes = md.substr(b.source.begin, b.source.end - b.source.begin);
+    const size_t line = bytes.find_last_of("\r\n");
     lowest = at + (space.has_value() ? 1 : 0);
-    while (lowest < target && text[lowest] == ' ') ++lowest;
-    ++lowest;
+    if (line == absl::string_view::npos ||
+        bytes.find_first_not_of(" \t>", line + 1) == absl::string_view::npos) {
+      while (lowest < target && text[lowest] == ' ') ++lowest;
+      ++lowest;
+    }
     source_lowest = b.text + 1;
   }
   return placed;
@@ -430,7 +437,7 @@ void RenderRun(const std::string& md, const MarkdownDocument::Run& run, const Tr
     }
   }
   const std::vector<PlacedBreak> breaks_placed =
-      unchanged ? std::vector<PlacedBreak>() : PlaceBreaks(run, written);
+      unchanged ? std::vector<PlacedBreak>() : PlaceBreaks(md, run, written);
   auto write_text = [&](absl::string_view piece, std::string& out) {
     if (unchanged) {
       // Its line breaks as written.
