@@ -323,6 +323,7 @@ struct PlacedBreak {
   size_t at = 0;
   bool on_space = false;
   Segment source;
+  bool hard = false;
 };
 
 // Where `run`'s line breaks go in its translation `t`, so that it keeps the source's lines (a
@@ -383,7 +384,7 @@ std::vector<PlacedBreak> PlaceBreaks(absl::string_view md, const MarkdownDocumen
       while (at > lo && (static_cast<unsigned char>(text[at]) & 0xC0) == 0x80) --at;
       if ((static_cast<unsigned char>(text[at]) & 0xC0) == 0x80) continue;
     }
-    placed.push_back({at, space.has_value(), b.source});
+    placed.push_back({at, space.has_value(), b.source, b.hard});
     // The next one after a character that is not a space (a line of spaces is a blank line),
     // unless the line this one starts holds more than container markers (NULs).
     const absl::string_view bytes = md.substr(b.source.begin, b.source.end - b.source.begin);
@@ -413,9 +414,12 @@ void RenderRun(const std::string& md, const MarkdownDocument::Run& run, const Tr
   TranslatedRun written =
       kept == t.text.size() ? t : TranslatedRun{t.text.substr(0, kept), t.inlines};
   std::vector<Delimiters> marks;
+  // Its line breaks, placed among its spans as the translation has them.
+  const std::vector<PlacedBreak> breaks_placed =
+      unchanged ? std::vector<PlacedBreak>() : PlaceBreaks(md, run, written);
   if (!unchanged) {
     // Emphasis around the words, not the spaces or quotes beside them (nor past the spans inside
-    // it, which keep their words).
+    // it, which keep their words, or its hard line breaks, which stay inside).
     const size_t n = std::min(run.inlines.size(), written.inlines.size());
     for (size_t i = 0; i < n; ++i) {
       if (DelimiterOf(run.inlines[i]) == 0) continue;
@@ -427,6 +431,11 @@ void RenderRun(const std::string& md, const MarkdownDocument::Run& run, const Tr
         lowest = std::min(lowest, written.inlines[c].begin);
         highest = std::max(highest, written.inlines[c].end);
       }
+      for (const PlacedBreak& placed : breaks_placed) {
+        if (!placed.hard || placed.at < b || placed.at >= e) continue;
+        lowest = std::min(lowest, placed.at);
+        highest = std::max(highest, placed.at + 1);
+      }
       auto edge = [&](size_t k) {
         const unsigned char c = written.text[k];
         return absl::ascii_isspace(c) || absl::ascii_ispunct(c);
@@ -436,8 +445,6 @@ void RenderRun(const std::string& md, const MarkdownDocument::Run& run, const Tr
       if (b < e) range = {b, e};
     }
   }
-  const std::vector<PlacedBreak> breaks_placed =
-      unchanged ? std::vector<PlacedBreak>() : PlaceBreaks(md, run, written);
   auto write_text = [&](absl::string_view piece, std::string& out) {
     if (unchanged) {
       // Its line breaks as written.
