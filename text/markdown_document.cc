@@ -433,8 +433,10 @@ void RenderRun(const std::string& md, const MarkdownDocument::Run& run, const Tr
       }
       for (const PlacedBreak& placed : breaks_placed) {
         if (!placed.hard || placed.at < b || placed.at >= e) continue;
-        lowest = std::min(lowest, placed.at);
-        highest = std::max(highest, placed.at + 1);
+        // With a character of the range on each side: a marker beside the break would have a
+        // line's end (a space) beside it.
+        lowest = std::min(lowest, placed.at == 0 ? 0 : placed.at - 1);
+        highest = std::max(highest, placed.at + 2);
       }
       auto edge = [&](size_t k) {
         const unsigned char c = written.text[k];
