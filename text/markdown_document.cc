@@ -246,10 +246,13 @@ void RenderRun(const std::string& md, const MarkdownDocument::Run& run, const Tr
       }
       for (const PlacedBreak& placed : breaks_placed) {
         if (!placed.hard || placed.at < b || placed.at >= e) continue;
-        // With a character of the range on each side: a marker beside the break would have a
-        // line's end (a space) beside it.
-        lowest = std::min(lowest, placed.at == 0 ? 0 : placed.at - 1);
-        highest = std::max(highest, placed.at + 2);
+        // With a character of the range that is not a space on each side: a marker beside the
+        // break would have a line's end (a space) beside it.
+        size_t before = placed.at, after = placed.at + 1;
+        while (before > b && written.text[before - 1] == ' ') --before;
+        while (after < e && written.text[after] == ' ') ++after;
+        lowest = std::min(lowest, before == 0 ? 0 : before - 1);
+        highest = std::max(highest, std::min(after + 1, e));
       }
       auto edge = [&](size_t k) {
         const unsigned char c = written.text[k];

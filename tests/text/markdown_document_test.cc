@@ -377,6 +377,9 @@ TEST(MarkdownDocumentTest, AHardBreakInsideASpanIsWrittenInItsTranslation) {
       // A soft break after it finds no word of its own: it is left out rather than written
       // after the hard one (a blank line; a fuzz regression, breaks_around_spaces.md).
       {"*a\\\nb\nc*\n", {"X  Y", {{0, 4}}}, "*X\\\nY*\n"},
+      // The emphasis keeps what is not a space on each side of it, so that no marker starts or
+      // ends a line (a fuzz regression, hard_break_at_the_end_of_emphasis.md).
+      {"*a\\\nb*\n", {"X  .", {{0, 4}}}, "*X\\\n.*\n"},
       // Before the inline HTML that followed it, although its relative position (3 of 19) is
       // nearer the space after it (a fuzz regression, hard_break_before_inline_html.md).
       {"*a\\\n<b>c</b> d*\n",
