@@ -75,7 +75,7 @@ std::vector<Segment> PlaceSpansByPosition(absl::string_view source_text,
 
 void WriteSpans(absl::Span<const InlineSpan> spans, const TranslatedRun& t,
                 const std::function<void(absl::string_view, std::string&)>& write_text,
-                std::string& out) {
+                std::string& out, const MarkupWritten& markup_written) {
   const std::vector<Segment> ranges = Clamped(spans, t);
   const size_t n = spans.size();
   std::vector<size_t> order(n);
@@ -83,6 +83,11 @@ void WriteSpans(absl::Span<const InlineSpan> spans, const TranslatedRun& t,
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return ranges[a].begin < ranges[b].begin; });
   const absl::string_view text = t.text;
+  auto markup = [&](size_t span, bool open) {
+    const size_t at = out.size();
+    out += open ? spans[span].open : spans[span].close;
+    if (markup_written) markup_written(span, open, at);
+  };
   size_t written = 0;
   std::vector<size_t> open;  // Open spans, outermost first.
   auto text_to = [&](size_t position) {
@@ -125,17 +130,17 @@ void WriteSpans(absl::Span<const InlineSpan> spans, const TranslatedRun& t,
       for (size_t d = open.size(); d-- > lowest;) {
         const InlineSpan& in = spans[open[d]];
         if (must_close(open[d]) && ranges[open[d]].end == at) {
-          out += in.close;
+          markup(open[d], false);
         } else {
           // A span with no start tag to write (one the parser makes again), or a fixed one, is
           // not split.
-          if (!in.open.empty() && !in.fixed) out += in.close;
+          if (!in.open.empty() && !in.fixed) markup(open[d], false);
           reopen.push_back(open[d]);
         }
       }
       open.resize(lowest);
       for (size_t k = reopen.size(); k-- > 0;) {
-        if (!spans[reopen[k]].fixed) out += spans[reopen[k]].open;
+        if (!spans[reopen[k]].fixed) markup(reopen[k], true);
         open.push_back(reopen[k]);
       }
     }
@@ -145,9 +150,9 @@ void WriteSpans(absl::Span<const InlineSpan> spans, const TranslatedRun& t,
     close_to(ranges[i].begin);
     for (int a = spans[i].parent; a >= 0; a = spans[a].parent) ancestor[a] = 0;
     text_to(ranges[i].begin);
-    out += spans[i].open;
+    markup(i, true);
     if (ranges[i].begin == ranges[i].end && !has_child[i]) {
-      out += spans[i].close;
+      markup(i, false);
     } else {
       open.push_back(i);  // An empty one with spans inside stays open while they are written.
     }

@@ -52,9 +52,13 @@ std::vector<Segment> PlaceSpansByPosition(absl::string_view source,
 // opened inside it is still open closes that one first and opens it again after, so crossing
 // spans come out nested. A span with an empty `open` (an HTML element the parser makes again) is
 // not split; a fixed one is written once and the text in its range is not written.
+// `markup_written`, if given, is called after each `open` or `close` is appended: the span's
+// index, whether it was its `open`, and where in `out` it begins (a format whose markers depend
+// on the characters beside them checks them there).
+using MarkupWritten = std::function<void(size_t span, bool open, size_t at)>;
 void WriteSpans(absl::Span<const InlineSpan> spans, const TranslatedRun& t,
                 const std::function<void(absl::string_view, std::string&)>& write_text,
-                std::string& out);
+                std::string& out, const MarkupWritten& markup_written = nullptr);
 
 }  // namespace mtserve
 

@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <optional>
+#include <tuple>
 #include <utility>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "text/markdown_delimiters.h"
 
 namespace mtserve {
 namespace {
@@ -36,7 +38,7 @@ size_t FrontMatterEnd(absl::string_view s) {
 // markup it keeps).
 bool AtLineStart(const std::string& out, size_t run_begin) {
   if (out.size() == run_begin) return true;
-  const size_t line = out.rfind('\n');
+  const size_t line = out.find_last_of("\r\n");  // A CR alone ends a line too.
   if (line == std::string::npos || line < run_begin) return false;
   return out.find_first_not_of(" \t>", line + 1) == std::string::npos;
 }
@@ -44,9 +46,11 @@ bool AtLineStart(const std::string& out, size_t run_begin) {
 // Appends `piece` of a translation (the rest of the translation after it is `rest`) escaped so
 // that the model's words make no Markdown syntax where they stand (CommonMark's backslash escape
 // of ASCII punctuation renders the character itself, so escaping more than needed is safe):
-// - anywhere: the characters that open or close inline syntax ('*', '_', '`', '[', ']', '<', '~',
-//   '|', a lone '\'); a backslash before ASCII punctuation is an escape the model kept from the
-//   source, written as it is; a line break is written as a space (a translated run is one line);
+// - anywhere: the characters that open or close inline syntax ('*', '_', '[', ']', '<', '~', '|',
+//   a lone '\'; a '`', escaped or not, as "&#96;", since a backslash does not stop a backtick
+//   from closing a code span that a backtick the source left unmatched opened); a backslash
+//   before other ASCII punctuation is an escape the model kept from the source, written as it
+//   is; the model's line break is written as a space (the run's own are placed apart);
 // - at the start of a line: its leading spaces and tabs are dropped (four would be code) and a
 //   block marker escaped ('#', '>', '-', '+', '=', the '.' or ')' after digits);
 // - a '#' followed by nothing but '#'s and spaces to the translation's end (a heading's closing
@@ -87,7 +91,11 @@ void AppendEscaped(absl::string_view piece, absl::string_view rest, size_t run_b
         out += ' ';
         break;
       case '\\':
-        if (k + 1 < piece.size() && absl::ascii_ispunct(static_cast<unsigned char>(piece[k + 1]))) {
+        if (k + 1 < piece.size() && piece[k + 1] == '`') {
+          out += "&#96;";  // See above.
+          ++k;
+        } else if (k + 1 < piece.size() &&
+                   absl::ascii_ispunct(static_cast<unsigned char>(piece[k + 1]))) {
           out.append(piece.data() + k, 2);  // An escape as the source wrote it.
           ++k;
         } else {
@@ -103,9 +111,11 @@ void AppendEscaped(absl::string_view piece, absl::string_view rest, size_t run_b
         out += c;
         break;
       }
+      case '`':
+        out += "&#96;";
+        break;
       case '*':
       case '_':
-      case '`':
       case '[':
       case ']':
       case '<':
@@ -120,8 +130,93 @@ void AppendEscaped(absl::string_view piece, absl::string_view rest, size_t run_b
   }
 }
 
+// A line break placed in a translation: its bytes (with the next line's container markers) are
+// written at `at`, in place of the space there if `on_space`.
+struct PlacedBreak {
+  size_t at = 0;
+  bool on_space = false;
+  Segment source;
+  bool hard = false;
+};
+
+// Where `run`'s line breaks go in its translation `t`, so that it keeps the source's lines (a
+// paragraph's lines decide some of what it is: one line, then a delimiter row, is a table's
+// header): each between the markup of the spans before it and after it in the source, inside
+// those around it, at the first of the spaces there nearest its relative position (a hard break
+// with no space there between the characters there; a soft one is left out), in order; never at
+// the translation's start or end (a hard break ends no paragraph).
+std::vector<PlacedBreak> PlaceBreaks(absl::string_view md, const MarkdownDocument::Run& run,
+                                     const TranslatedRun& t) {
+  std::vector<PlacedBreak> placed;
+  const absl::string_view text = t.text;
+  const size_t source = run.text.size(), target = text.size();
+  // The bounds of each break in the translation, and the source positions that correspond.
+  size_t lowest = 1, source_lowest = 1;
+  for (const MarkdownDocument::Break& b : run.breaks) {
+    if (b.source.begin == b.source.end || source == 0 || target < 2) continue;
+    size_t lo = lowest, hi = target - 1, source_lo = source_lowest, source_hi = source - 1;
+    for (size_t k = 0; k < run.inlines.size() && k < t.inlines.size(); ++k) {
+      const Segment s = run.inlines[k].range;
+      const size_t begin = std::min(t.inlines[k].begin, target);
+      const size_t end = std::clamp(t.inlines[k].end, begin, target);
+      auto at_least = [&](size_t bound, size_t source_bound) {
+        if (bound >= lo) std::tie(lo, source_lo) = std::pair(bound, source_bound);
+      };
+      auto at_most = [&](size_t bound, size_t source_bound) {
+        if (bound <= hi) std::tie(hi, source_hi) = std::pair(bound, source_bound);
+      };
+      if (s.end <= b.text) {
+        at_least(end, s.end);
+      } else if (s.begin > b.text) {
+        at_most(begin == 0 ? 0 : begin - 1, s.begin - 1);
+      } else {
+        at_least(begin, s.begin);
+        at_most(end == 0 ? 0 : end - 1, s.end - 1);
+      }
+    }
+    if (lo > hi) continue;
+    // Where its place between those bounds in the source falls between them in the translation.
+    const size_t offset = b.text > source_lo ? b.text - source_lo : 0;
+    const size_t p = std::clamp(
+        lo + (source_hi > source_lo ? offset * (hi - lo) / (source_hi - source_lo) : 0), lo, hi);
+    std::optional<size_t> space;
+    for (size_t d = 0; !space.has_value() && (p >= lo + d || p + d <= hi); ++d) {
+      if (p + d <= hi && text[p + d] == ' ') {
+        space = p + d;
+      } else if (p >= lo + d && text[p - d] == ' ') {
+        space = p - d;
+      }
+    }
+    size_t at = space.value_or(p);
+    if (space.has_value()) {
+      // The first of several spaces: those before a line break would be a hard break.
+      while (at > lo && text[at - 1] == ' ') --at;
+    } else {
+      // A soft break between characters would show as a space.
+      if (!b.hard) continue;
+      while (at > lo && (static_cast<unsigned char>(text[at]) & 0xC0) == 0x80) --at;
+      if ((static_cast<unsigned char>(text[at]) & 0xC0) == 0x80) continue;
+    }
+    placed.push_back({at, space.has_value(), b.source, b.hard});
+    // The next one after a character that is not a space (a line of spaces is a blank line),
+    // unless the line this one starts holds more than container markers (NULs).
+    const absl::string_view bytes = md.substr(b.source.begin, b.source.end - b.source.begin);
+    const size_t line = bytes.find_last_of("\r\n");
+    lowest = at + (space.has_value() ? 1 : 0);
+    if (line == absl::string_view::npos ||
+        bytes.find_first_not_of(" \t>", line + 1) == absl::string_view::npos) {
+      while (lowest < target && text[lowest] == ' ') ++lowest;
+      ++lowest;
+    }
+    source_lowest = b.text + 1;
+  }
+  return placed;
+}
+
 // Appends `run`'s translation `t` with its spans (text/inline_spans.h): its line breaks as written
-// if its text is unchanged, else escaped (AppendEscaped).
+// if its text is unchanged, else escaped (AppendEscaped), its emphasis and strikethrough around
+// words with no whitespace or ASCII punctuation at their edges, and their delimiters made to open
+// and close as in the source (KeepFlanking).
 void RenderRun(const std::string& md, const MarkdownDocument::Run& run, const TranslatedRun& t,
                std::string& out) {
   using Break = MarkdownDocument::Break;
@@ -129,9 +224,45 @@ void RenderRun(const std::string& md, const MarkdownDocument::Run& run, const Tr
   const size_t run_begin = out.size();
   // A translation's trailing spaces would be a hard break before the line break that follows.
   const size_t kept = unchanged ? t.text.size() : t.text.find_last_not_of(" \t\r\n") + 1;
-  const TranslatedRun trimmed =
-      kept == t.text.size() ? TranslatedRun{} : TranslatedRun{t.text.substr(0, kept), t.inlines};
-  const TranslatedRun& written = kept == t.text.size() ? t : trimmed;
+  TranslatedRun written =
+      kept == t.text.size() ? t : TranslatedRun{t.text.substr(0, kept), t.inlines};
+  std::vector<Delimiters> marks;
+  // Its line breaks, placed among its spans as the translation has them.
+  const std::vector<PlacedBreak> breaks_placed =
+      unchanged ? std::vector<PlacedBreak>() : PlaceBreaks(md, run, written);
+  if (!unchanged) {
+    // Emphasis around the words, not the spaces or quotes beside them (nor past the spans inside
+    // it, which keep their words, or its hard line breaks, which stay inside).
+    const size_t n = std::min(run.inlines.size(), written.inlines.size());
+    for (size_t i = 0; i < n; ++i) {
+      if (DelimiterOf(run.inlines[i]) == 0) continue;
+      Segment& range = written.inlines[i];
+      size_t b = range.begin, e = std::min(range.end, written.text.size());
+      size_t lowest = e, highest = b;  // Of the ranges of the spans inside it.
+      for (size_t c = i + 1; c < n; ++c) {
+        if (run.inlines[c].parent != static_cast<int>(i)) continue;
+        lowest = std::min(lowest, written.inlines[c].begin);
+        highest = std::max(highest, written.inlines[c].end);
+      }
+      for (const PlacedBreak& placed : breaks_placed) {
+        if (!placed.hard || placed.at < b || placed.at >= e) continue;
+        // With a character of the range that is not a space on each side: a marker beside the
+        // break would have a line's end (a space) beside it.
+        size_t before = placed.at, after = placed.at + 1;
+        while (before > b && written.text[before - 1] == ' ') --before;
+        while (after < e && written.text[after] == ' ') ++after;
+        lowest = std::min(lowest, before == 0 ? 0 : before - 1);
+        highest = std::max(highest, std::min(after + 1, e));
+      }
+      auto edge = [&](size_t k) {
+        const unsigned char c = written.text[k];
+        return absl::ascii_isspace(c) || absl::ascii_ispunct(c);
+      };
+      while (b < e && b < lowest && edge(b)) ++b;
+      while (e > b && e > highest && edge(e - 1)) --e;
+      if (b < e) range = {b, e};
+    }
+  }
   auto write_text = [&](absl::string_view piece, std::string& out) {
     if (unchanged) {
       // Its line breaks as written.
@@ -147,10 +278,30 @@ void RenderRun(const std::string& md, const MarkdownDocument::Run& run, const Tr
       if (position < end) out.append(t.text, position, end - position);
       return;
     }
-    const size_t end = piece.data() + piece.size() - written.text.data();
-    AppendEscaped(piece, absl::string_view(written.text).substr(end), run_begin, out);
+    // Its line breaks where they were placed.
+    const absl::string_view text = written.text;
+    size_t position = piece.data() - text.data();
+    const size_t end = position + piece.size();
+    for (const PlacedBreak& b : breaks_placed) {
+      if (b.at < position || b.at >= end) continue;
+      AppendEscaped(text.substr(position, b.at - position), text.substr(b.at), run_begin, out);
+      out.append(md, b.source.begin, b.source.end - b.source.begin);
+      position = b.at + (b.on_space ? 1 : 0);
+    }
+    AppendEscaped(text.substr(position, end - position), text.substr(end), run_begin, out);
   };
-  WriteSpans(run.inlines, written, write_text, out);
+  const MarkupWritten delimiters = [&](size_t span, bool open, size_t at) {
+    const InlineSpan& in = run.inlines[span];
+    if (const char c = DelimiterOf(in); c != 0) {
+      marks.push_back({at, (open ? in.open : in.close).size(), c, open, static_cast<int>(span)});
+    }
+  };
+  WriteSpans(run.inlines, unchanged ? t : written, write_text, out,
+             unchanged ? MarkupWritten() : delimiters);
+  if (!unchanged) {
+    SwitchInnerDelimiters(run.inlines, marks, out);
+    KeepFlanking(marks, run_begin, absl::string_view(md).substr(run.source.end), out);
+  }
 }
 
 }  // namespace
@@ -228,7 +379,7 @@ class MarkdownCollector {
         EndRun();
         return 0;
       }
-      pending_.push_back({Event::kBreak, -1});
+      pending_.push_back({Event::kBreak, -1, type == MD_TEXT_BR});
       return 0;
     }
     NewRun();
@@ -324,6 +475,7 @@ class MarkdownCollector {
   struct Event {
     enum Kind { kEnter, kLeave, kBreak } kind;
     int span;
+    bool hard = false;  // A break: a hard one.
   };
   // What the markers of an inline span turned out to be.
   struct SpanInfo {
@@ -600,9 +752,10 @@ class MarkdownCollector {
       right -= *width;
       opened = e;
     }
-    bool has_break = false, other = false;
+    bool has_break = false, hard = false, other = false;
     for (size_t e = stopped; e < opened; ++e) {
       (pending_[e].kind == Event::kBreak ? has_break : other) = true;
+      hard = hard || (pending_[e].kind == Event::kBreak && pending_[e].hard);
     }
     if (left == right) return;
     // Bytes md4c left out of its texts are text only if they are escapes' backslashes (or NULs):
@@ -625,7 +778,7 @@ class MarkdownCollector {
       run.text_sources.push_back({run.text.size(), {left, right}});
       run.text.append(md_, left, right - left);
     } else if (!other) {
-      run.breaks.push_back({run.text.size(), {left, right}});
+      run.breaks.push_back({run.text.size(), {left, right}, hard});
       run.text += ' ';
     } else if (has_break) {
       run.breaks.push_back({run.text.size(), {left, left}});

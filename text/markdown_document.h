@@ -24,13 +24,22 @@
 //
 // A translation is written escaped where its words would be Markdown syntax (a '*', '_', '`',
 // '[', ']', '<', '~', '|' or lone '\' anywhere; a '#', '>', '-', '+', '=' or "1." / "1)" starting
-// a line; a heading's closing '#'s), on one line, without trailing spaces (a hard break), so that
-// it makes no markup the source did not have; escapes it kept from the source and the spans kept
+// a line; a heading's closing '#'s), without trailing spaces (a hard break), so that it makes no
+// markup the source did not have; escapes it kept from the source and the spans kept
 // whole (code spans, autolinks, inline HTML, the source's own markers) are written as they are.
+// Emphasis and strikethrough go around the words of their range (spaces and ASCII punctuation at
+// its edges left outside), and their delimiters get a space on their outer side where the
+// characters beside them would not make them only open (or only close) as in the source; one
+// inside another with the same delimiters and around the same words takes the other ('_' for
+// '*', '*' for '_').
+//
+// A translation keeps its run's lines: each line break (with the next line's container markers
+// as written) goes at the space nearest its relative position between the markup around it in
+// the source (a hard one with no space there between the characters there, a soft one left out).
 //
 // What does not round-trip through a translation (it does through an unchanged one, byte for
-// byte): a run's soft line breaks (its translation is written on one line, which renders the
-// same), and link titles inside a run (kept, not translated).
+// byte): a soft line break where the translation has no space, and link titles inside a run
+// (kept, not translated).
 #ifndef MTSERVE_TEXT_MARKDOWN_DOCUMENT_H_
 #define MTSERVE_TEXT_MARKDOWN_DOCUMENT_H_
 
@@ -54,10 +63,12 @@ class MarkdownDocument {
   };
   // A line break in a run: the space at `text` in its text stands for `source` in the document
   // (the break and the next line's container markers; empty where the break is inside fixed
-  // markup beside it).
+  // markup beside it). A hard one (inside a span: outside any, a hard break ends the run) is
+  // written in a translation too, at a space where its relative position falls.
   struct Break {
     size_t text = 0;
     Segment source;
+    bool hard = false;
   };
   // Text to translate.
   struct Run {

@@ -7,7 +7,10 @@
 
 #include <md4c.h>
 
+#include <cstdlib>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
@@ -19,12 +22,13 @@ struct MarkdownStructure {
   // per hard break (md4c's MD_BLOCKTYPE and MD_SPANTYPE numbers). Soft breaks are left out: a
   // translated paragraph is one line.
   std::string events;
-  // The text of every text event (escapes resolved, entities as written), soft breaks as spaces.
+  // The text of every text event (escapes resolved, ASCII numeric character references as their
+  // characters, other entities as written), soft breaks as spaces.
   std::string text;
 };
 
-// `markdown` parsed with md4c as text/markdown_document.cc parses it (GitHub's dialect).
-inline MarkdownStructure ParseMarkdownStructure(absl::string_view markdown) {
+// `markdown` parsed with md4c, once, as text/markdown_document.cc parses it (GitHub's dialect).
+inline MarkdownStructure ParseMarkdownStructureOnce(absl::string_view markdown) {
   MarkdownStructure out;
   MD_PARSER parser = {};
   parser.flags = MD_DIALECT_GITHUB;
@@ -52,6 +56,16 @@ inline MarkdownStructure ParseMarkdownStructure(absl::string_view markdown) {
       s.events += "br";
     } else if (type == MD_TEXT_SOFTBR) {
       s.text += ' ';
+    } else if (type == MD_TEXT_ENTITY && size > 3 && text[1] == '#') {
+      // A numeric character reference: the character it shows (an ASCII one, as escaping writes).
+      const bool hex = text[2] == 'x' || text[2] == 'X';
+      const long code = std::strtol(std::string(text + (hex ? 3 : 2), size - (hex ? 4 : 3)).c_str(),
+                                    nullptr, hex ? 16 : 10);
+      if (code > 0 && code < 0x80) {
+        s.text += static_cast<char>(code);
+      } else {
+        s.text.append(text, size);
+      }
     } else {
       s.text.append(text, size);
     }
@@ -59,6 +73,28 @@ inline MarkdownStructure ParseMarkdownStructure(absl::string_view markdown) {
   };
   md_parse(markdown.data(), static_cast<MD_SIZE>(markdown.size()), &parser, &out);
   return out;
+}
+
+// `markdown` parsed with md4c as text/markdown_document.cc parses it, without md4c 0.4.8's
+// dependence on byte offsets: its check that a list item began with two blank lines reads the
+// last line of the block before them as if it were a block header, so that a list item's
+// paragraph whose last line starts at an offset of 4 modulo 256, followed by two blank lines,
+// ends the list where CommonMark (and md4c at any other offset) continues the item
+// ("> - a\n>\n>\n>   b" ends it, "x\n> - a\n>\n>\n>   b" does not). A translation moves
+// every line, so the document is read after 0, 1, 2... leading blank lines (which CommonMark
+// ignores) until two readings agree: a line misleads md4c at one of 256 offsets, and lines that
+// mislead it change different lists, so two readings that agree are the document's.
+inline MarkdownStructure ParseMarkdownStructure(absl::string_view markdown) {
+  std::vector<MarkdownStructure> readings;
+  for (size_t blank_lines = 0;; ++blank_lines) {
+    MarkdownStructure reading =
+        ParseMarkdownStructureOnce(absl::StrCat(std::string(blank_lines, '\n'), markdown));
+    for (const MarkdownStructure& earlier : readings) {
+      if (earlier.events == reading.events && earlier.text == reading.text) return reading;
+    }
+    if (readings.size() == 8) return readings.front();
+    readings.push_back(std::move(reading));
+  }
 }
 
 }  // namespace mtserve
