@@ -5,7 +5,7 @@
 // spans where they were (an identity translation) is the input byte for byte (if UTF-8); it
 // renders around translations of another length, the output parsing again; and a translation
 // ending in every character that can be Markdown syntax makes no markup the source did not have
-// (md4c reads the output as the same blocks and spans).
+// (md4c reads the output as the same blocks and spans), but for the case docs/api.md states.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -61,7 +61,9 @@ void Check(const std::string& markdown) {
   // boundaries): other bytes must parse, not round-trip.
   const bool utf8 = mtserve::IsValidUtf8(markdown);
   FUZZ_CHECK(document->Render(identity) == markdown || !utf8);
-  if (utf8) {
+  // Except where docs/api.md says a translation may still change the structure: a run of five or
+  // more `*` of which md4c leaves some unmatched.
+  if (utf8 && markdown.find("*****") == std::string::npos) {
     FUZZ_CHECK(mtserve::ParseMarkdownStructure(document->Render(marked)).events ==
                mtserve::ParseMarkdownStructure(markdown).events);
   }
