@@ -174,8 +174,16 @@ void FileJobs::End(const std::string& id, const std::string& format, const std::
     status = absl::InternalError("the translation of the file came back without a text");
   }
   if (status.ok()) {
-    status = store_->PutResult(id, std::move(reply->translations[0].hypotheses[0].text),
-                               MediaTypeOfFormat(format), file_name);
+    // What the file's translation keeps of it untranslated is said, never silently lost.
+    TextTranslation& translation = reply->translations[0];
+    std::vector<ByteRange> dropped;
+    if (!translation.dropped.empty()) {
+      for (const Segment& s : translation.dropped[0]) {
+        dropped.push_back({static_cast<int64_t>(s.begin), static_cast<int64_t>(s.end)});
+      }
+    }
+    status = store_->PutResult(id, std::move(translation.hypotheses[0].text),
+                               MediaTypeOfFormat(format), file_name, std::move(dropped));
   }
   // A job cancelled meanwhile is already final (CANCELLED or FAILED_PRECONDITION); a deleted
   // one is gone (NOT_FOUND). Otherwise the error ends it.

@@ -208,6 +208,11 @@ v1::FileJob ToFileJobProto(const JobRecord& record, bool with_result_url) {
     job.set_media_type(record.result_media_type);
     job.set_result_bytes(static_cast<uint64_t>(record.result_bytes));
     if (with_result_url) job.set_result_url(absl::StrCat("/v1/jobs/", record.id, "/result"));
+    for (const ByteRange& range : record.dropped) {
+      v1::TextRange* out = job.add_dropped();
+      out->set_begin(static_cast<uint32_t>(range.begin));
+      out->set_end(static_cast<uint32_t>(range.end));
+    }
   }
   auto rfc3339 = [](absl::Time time) {
     return absl::FormatTime(absl::RFC3339_full, time, absl::UTCTimeZone());

@@ -38,6 +38,13 @@ enum class JobState {
 absl::string_view JobStateName(JobState state);
 bool IsFinal(JobState state);
 
+// Bytes [begin, end) of a job's file.
+struct ByteRange {
+  int64_t begin = 0;
+  int64_t end = 0;
+  bool operator==(const ByteRange& other) const { return begin == other.begin && end == other.end; }
+};
+
 // What a store knows of a job, without its result's bytes.
 struct JobRecord {
   std::string id;     // The capability (job_id.h); URL-safe.
@@ -50,6 +57,9 @@ struct JobRecord {
   int64_t result_bytes = 0;
   std::string result_media_type;
   std::string result_file_name;
+  // The file's bytes the result holds as they were, untranslated (a Markdown block whose markup
+  // could not be mapped back, characters the model cannot spell: TextTranslation::dropped).
+  std::vector<ByteRange> dropped;
   absl::Time created;
   // When the store forgets the job and its result (see LocalJobStore::Options::retention).
   absl::Time expires;
@@ -68,11 +78,13 @@ class JobStore {
   // FAILED_PRECONDITION if it finished otherwise.
   virtual absl::Status SetProgress(absl::string_view id, int64_t done, int64_t total) = 0;
 
-  // The job is done, with `result` (a file named `file_name` of `media_type`). CANCELLED if it
+  // The job is done, with `result` (a file named `file_name` of `media_type`, holding the file's
+  // `dropped` bytes untranslated). CANCELLED if it
   // was cancelled (the result is dropped), FAILED_PRECONDITION if it finished otherwise, and
   // RESOURCE_EXHAUSTED if the store cannot hold the result (the message names the limit).
   virtual absl::Status PutResult(absl::string_view id, std::string result,
-                                 absl::string_view media_type, absl::string_view file_name) = 0;
+                                 absl::string_view media_type, absl::string_view file_name,
+                                 std::vector<ByteRange> dropped) = 0;
 
   // The job failed with `error` (not OK), or was cancelled if `error` is CANCELLED. A job
   // already finished keeps its state: FAILED_PRECONDITION (cancelling a done job changes

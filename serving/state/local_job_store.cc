@@ -234,7 +234,8 @@ absl::Status LocalJobStore::SetProgress(absl::string_view id, int64_t done, int6
 }
 
 absl::Status LocalJobStore::PutResult(absl::string_view id, std::string result,
-                                      absl::string_view media_type, absl::string_view file_name) {
+                                      absl::string_view media_type, absl::string_view file_name,
+                                      std::vector<ByteRange> dropped) {
   const int64_t bytes = static_cast<int64_t>(result.size());
   if (bytes > options_.max_result_bytes) {
     return absl::ResourceExhaustedError(
@@ -295,6 +296,7 @@ absl::Status LocalJobStore::PutResult(absl::string_view id, std::string result,
   job->record.result_bytes = bytes;
   job->record.result_media_type = std::string(media_type);
   job->record.result_file_name = std::string(file_name);
+  job->record.dropped = std::move(dropped);
   job->record.sentences_done = job->record.sentences_total;
   stats_.result_bytes += bytes;
   FinalizeLocked(selector, *job, JobState::kDone);

@@ -59,7 +59,7 @@ class LocalJobStore : public JobStore {
   absl::StatusOr<JobRecord> Create(absl::string_view owner) override;
   absl::Status SetProgress(absl::string_view id, int64_t done, int64_t total) override;
   absl::Status PutResult(absl::string_view id, std::string result, absl::string_view media_type,
-                         absl::string_view file_name) override;
+                         absl::string_view file_name, std::vector<ByteRange> dropped) override;
   absl::Status Finish(absl::string_view id, absl::Status error) override;
   absl::StatusOr<JobRecord> Get(absl::string_view id) override;
   absl::StatusOr<std::string> ReadResult(absl::string_view id, int64_t offset,

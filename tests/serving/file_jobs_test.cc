@@ -24,6 +24,7 @@
 #include "serving/request_limits.h"
 #include "serving/state/local_job_store.h"
 #include "serving/translation_core.h"
+#include "tests/test_lib/api_key_files.h"
 #include "tests/test_lib/fake_engine.h"
 #include "tests/test_lib/test_util.h"
 #include "text/text_translation.h"
@@ -32,6 +33,7 @@ namespace mtserve {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 constexpr char kModel[] = "multi30k-en-de";
 
@@ -193,9 +195,33 @@ TEST_F(FileJobsTest, FileTranslatesAsItsTextInItsFormat) {
     const std::string expected = reply.translations.at(0).hypotheses.at(0).text;
     EXPECT_EQ(ReadAll(serving->jobs(), submitted.id), expected);
     EXPECT_EQ(done.result_bytes, static_cast<int64_t>(expected.size()));
+    EXPECT_TRUE(done.dropped.empty());
   }
   EXPECT_THAT(serving->metrics().Scrape(),
               HasSubstr("mtserve_file_jobs_total{format=\"markdown\",result=\"done\"} 1"));
+}
+
+// Bytes a file's translation keeps untranslated are in its job's record, never silently kept: a
+// Markdown block whose raw inline HTML runs over a quote's lines (docs/api.md) is kept as written.
+TEST_F(FileJobsTest, UntranslatedBytesAreInTheRecord) {
+  std::unique_ptr<Serving> serving = Serve();
+  const std::string kept = "> a dog <b\n> runs>\n";
+  const std::string content = "A man sleeps.\n\n" + kept;
+  ASSERT_OK_AND_ASSIGN(const JobRecord submitted,
+                       serving->jobs().Submit(File(content, "quote.md")));
+  const JobRecord done = serving->Follow(submitted).back();
+  ASSERT_EQ(done.state, JobState::kDone) << done.error;
+  ASSERT_FALSE(done.dropped.empty());
+  const int64_t block = static_cast<int64_t>(content.find(kept));
+  for (const ByteRange& range : done.dropped) {
+    EXPECT_GE(range.begin, block);
+    EXPECT_LE(range.end, static_cast<int64_t>(content.size()));
+    EXPECT_LT(range.begin, range.end);
+  }
+  // The block is in the result as written; the paragraph before it is translated.
+  const std::string result = ReadAll(serving->jobs(), submitted.id);
+  EXPECT_THAT(result, HasSubstr(kept));
+  EXPECT_THAT(result, Not(HasSubstr("A man sleeps.")));
 }
 
 TEST_F(FileJobsTest, FileOverTheLimitNamesTheFlagAndTheLimit) {
@@ -315,10 +341,7 @@ TEST_F(FileJobsTest, CancelStopsTheJob) {
 // "A dog runs." and "A café." (18 characters) passes once, and its second job fails.
 TEST_F(FileJobsTest, KeyOwnsTheJobAndIsChargedTheFilesText) {
   const testing::TempDir dir;
-  // SHA-256 of "alice-key" (printf %s alice-key | sha256sum).
-  dir.Write("keys",
-            "alice sha256:72ee9d4355ccb9d3a4c9dbf37382e38e75c1b1a225b5bd1f729ee91bbda30c20 "
-            "characters_per_day=20\n");
+  dir.Write("keys", testing::AliceKeysFile("characters_per_day=20"));
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<ApiKeyAuthenticator> keys,
                        ApiKeyAuthenticator::Start(dir.File("keys"), absl::Hours(1), nullptr));
   FileJobs::Options options;

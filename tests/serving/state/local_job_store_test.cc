@@ -86,13 +86,15 @@ TEST_P(LocalJobStoreTest, AJobGoesFromQueuedThroughProgressToItsResult) {
   // Binary-safe: NUL bytes and a CR LF pair come back as they went in.
   const std::string result("Hallo\0Welt\r\n", 12);
   clock_.Advance(absl::Seconds(5));
-  ASSERT_TRUE(store->PutResult(made.id, result, "text/plain", "hello.de.txt").ok());
+  ASSERT_TRUE(
+      store->PutResult(made.id, result, "text/plain", "hello.de.txt", {{0, 2}, {6, 9}}).ok());
   ASSERT_OK_AND_ASSIGN(JobRecord done, store->Get(made.id));
   EXPECT_EQ(done.state, JobState::kDone);
   EXPECT_EQ(done.sentences_done, 7);
   EXPECT_EQ(done.result_bytes, 12);
   EXPECT_EQ(done.result_media_type, "text/plain");
   EXPECT_EQ(done.result_file_name, "hello.de.txt");
+  EXPECT_EQ(done.dropped, (std::vector<ByteRange>{{0, 2}, {6, 9}}));
   // Kept for the retention from when it finished.
   EXPECT_EQ(done.expires, FakeClock::Start() + absl::Seconds(10) + absl::Minutes(10));
 
@@ -110,7 +112,7 @@ TEST_P(LocalJobStoreTest, AJobGoesFromQueuedThroughProgressToItsResult) {
   EXPECT_EQ(store->SetProgress(made.id, 1, 7).code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(store->Finish(made.id, absl::CancelledError("by its caller")).code(),
             absl::StatusCode::kFailedPrecondition);
-  EXPECT_EQ(store->PutResult(made.id, "again", "text/plain", "x").code(),
+  EXPECT_EQ(store->PutResult(made.id, "again", "text/plain", "x", {}).code(),
             absl::StatusCode::kFailedPrecondition);
   ASSERT_OK_AND_ASSIGN(const JobRecord still, store->Get(made.id));
   EXPECT_EQ(still.state, JobState::kDone);
@@ -135,7 +137,7 @@ TEST_P(LocalJobStoreTest, FailedAndCancelledJobsKeepWhy) {
   const absl::Status progress = store->SetProgress(cancelling.id, 2, 4);
   EXPECT_EQ(progress.code(), absl::StatusCode::kCancelled);
   EXPECT_THAT(progress.message(), HasSubstr("cancelled by its caller"));
-  EXPECT_EQ(store->PutResult(cancelling.id, "text", "text/plain", "a.txt").code(),
+  EXPECT_EQ(store->PutResult(cancelling.id, "text", "text/plain", "a.txt", {}).code(),
             absl::StatusCode::kCancelled);
   EXPECT_EQ(store->stats().result_bytes, 0);
 
@@ -157,7 +159,7 @@ TEST_P(LocalJobStoreTest, OnlyTheExactIdNamesAJob) {
     EXPECT_EQ(store->Get(id).status().code(), absl::StatusCode::kNotFound) << id;
     EXPECT_EQ(store->SetProgress(id, 0, 1).code(), absl::StatusCode::kNotFound) << id;
     EXPECT_EQ(store->Delete(id).code(), absl::StatusCode::kNotFound) << id;
-    EXPECT_EQ(store->PutResult(id, "x", "text/plain", "x").code(), absl::StatusCode::kNotFound);
+    EXPECT_EQ(store->PutResult(id, "x", "text/plain", "x", {}).code(), absl::StatusCode::kNotFound);
   }
   EXPECT_TRUE(store->Get(made.id).ok());
 }
@@ -169,7 +171,7 @@ TEST_P(LocalJobStoreTest, JobsExpireByTheClock) {
   ASSERT_OK_AND_ASSIGN(const JobRecord unfinished, store->Create("a"));
   clock_.Advance(absl::Minutes(5));
   ASSERT_OK_AND_ASSIGN(const JobRecord finishing, store->Create("a"));
-  ASSERT_TRUE(store->PutResult(finishing.id, "result", "text/plain", "a.txt").ok());
+  ASSERT_TRUE(store->PutResult(finishing.id, "result", "text/plain", "a.txt", {}).ok());
 
   clock_.Advance(absl::Minutes(5) - absl::Seconds(1));
   EXPECT_TRUE(store->Get(unfinished.id).ok());
@@ -218,13 +220,13 @@ TEST_P(LocalJobStoreTest, ResultsPastTheTotalEvictTheOldestDoneJobs) {
   ASSERT_TRUE(store->SetProgress(running.id, 0, 3).ok());
   ASSERT_TRUE(store->Finish(failed.id, absl::InternalError("x")).ok());
   // Finished in the order second, first: second is the oldest result.
-  ASSERT_TRUE(store->PutResult(second.id, std::string(40, 's'), "text/plain", "s").ok());
+  ASSERT_TRUE(store->PutResult(second.id, std::string(40, 's'), "text/plain", "s", {}).ok());
   clock_.Advance(absl::Seconds(1));
-  ASSERT_TRUE(store->PutResult(first.id, std::string(40, 'f'), "text/plain", "f").ok());
+  ASSERT_TRUE(store->PutResult(first.id, std::string(40, 'f'), "text/plain", "f", {}).ok());
   EXPECT_EQ(store->stats().result_bytes, 80);
 
   clock_.Advance(absl::Seconds(1));
-  ASSERT_TRUE(store->PutResult(third.id, std::string(40, 't'), "text/plain", "t").ok());
+  ASSERT_TRUE(store->PutResult(third.id, std::string(40, 't'), "text/plain", "t", {}).ok());
   EXPECT_EQ(store->Get(second.id).status().code(), absl::StatusCode::kNotFound);
   ASSERT_OK_AND_ASSIGN(const std::string kept, store->ReadResult(first.id, 0, 100));
   EXPECT_EQ(kept, std::string(40, 'f'));
@@ -236,7 +238,7 @@ TEST_P(LocalJobStoreTest, ResultsPastTheTotalEvictTheOldestDoneJobs) {
   EXPECT_EQ(stats.evicted, 1);
 
   // A result larger than the whole total is refused, and the job stays as it was.
-  const absl::Status refused = store->PutResult(running.id, std::string(101, 'r'), "t", "r");
+  const absl::Status refused = store->PutResult(running.id, std::string(101, 'r'), "t", "r", {});
   EXPECT_EQ(refused.code(), absl::StatusCode::kResourceExhausted);
   EXPECT_THAT(refused.message(), HasSubstr("limit of 100 bytes"));
   ASSERT_OK_AND_ASSIGN(const JobRecord after, store->Get(running.id));
@@ -245,7 +247,7 @@ TEST_P(LocalJobStoreTest, ResultsPastTheTotalEvictTheOldestDoneJobs) {
   EXPECT_EQ(stats.result_bytes, 80);
   EXPECT_EQ(stats.evicted, 1);
   // One that fits exactly evicts every other result.
-  ASSERT_TRUE(store->PutResult(running.id, std::string(100, 'r'), "t", "r").ok());
+  ASSERT_TRUE(store->PutResult(running.id, std::string(100, 'r'), "t", "r", {}).ok());
   EXPECT_EQ(store->Get(first.id).status().code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(store->Get(third.id).status().code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(store->stats().result_bytes, 100);
@@ -259,7 +261,7 @@ TEST_P(LocalJobStoreTest, DeleteAndListByOwner) {
   ASSERT_OK_AND_ASSIGN(const JobRecord a1, store->Create("alice"));
   ASSERT_OK_AND_ASSIGN(const JobRecord b1, store->Create("bob"));
   ASSERT_OK_AND_ASSIGN(const JobRecord a2, store->Create("alice"));
-  ASSERT_TRUE(store->PutResult(a2.id, "done", "text/plain", "a.txt").ok());
+  ASSERT_TRUE(store->PutResult(a2.id, "done", "text/plain", "a.txt", {}).ok());
   std::vector<JobRecord> alice = store->ListByOwner("alice");
   ASSERT_EQ(alice.size(), 2u);
   EXPECT_EQ(alice[0].id, a1.id);
@@ -296,7 +298,7 @@ TEST_P(LocalJobStoreTest, ConcurrentRunnersAndReadersSeeWholeResults) {
   for (int i = 0; i < kJobs; ++i) {
     threads.emplace_back([&, i] {
       for (int done = 0; done <= 10; ++done) EXPECT_TRUE(store->SetProgress(ids[i], done, 10).ok());
-      EXPECT_TRUE(store->PutResult(ids[i], std::string(1000, 'a' + i), "text/plain", "r").ok());
+      EXPECT_TRUE(store->PutResult(ids[i], std::string(1000, 'a' + i), "text/plain", "r", {}).ok());
     });
     threads.emplace_back([&, i] {
       // Whatever it reads is a whole state: a result, when there is one, is all there.
@@ -324,7 +326,7 @@ TEST(LocalJobStoreDirectoryTest, ResultsAreFilesRemovedWithTheStore) {
   ASSERT_OK_AND_ASSIGN(auto store,
                        LocalJobStore::InDirectory(jobs, {}, [&] { return clock.Now(); }));
   ASSERT_OK_AND_ASSIGN(const JobRecord made, store->Create("a"));
-  ASSERT_TRUE(store->PutResult(made.id, "Hallo", "text/plain", "a.txt").ok());
+  ASSERT_TRUE(store->PutResult(made.id, "Hallo", "text/plain", "a.txt", {}).ok());
   // One result file, named by the selector, not the secret; no temporary file left.
   const std::vector<std::string> files = FilesIn(jobs);
   ASSERT_EQ(files.size(), 1u);
