@@ -102,7 +102,8 @@ absl::Status Server::StartFileJobs() {
 }
 
 absl::Status Server::StartGrpc() {
-  service_ = std::make_unique<TranslationService>(core_.get(), &drain_, file_jobs_.get());
+  service_ = std::make_unique<TranslationService>(core_.get(), &drain_, file_jobs_.get(),
+                                                  config_.grpc.max_file_calls);
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;

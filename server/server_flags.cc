@@ -133,6 +133,10 @@ ABSL_FLAG(std::string, pivot_language, "en",
 ABSL_FLAG(int, grpc_max_streams_per_connection, 100,
           "Calls a gRPC connection may have open at once (HTTP/2 concurrent streams); a client "
           "queues the others until one ends");
+ABSL_FLAG(int, grpc_max_file_calls, 16,
+          "TranslateFile calls the server takes at once (each holds up to --max_file_bytes while "
+          "its file arrives, and a thread while it follows its job); one more gets "
+          "RESOURCE_EXHAUSTED");
 ABSL_FLAG(absl::Duration, grpc_idle_timeout, absl::Minutes(5),
           "Close a gRPC connection (gracefully) after this long without a call; 0: never");
 ABSL_FLAG(absl::Duration, grpc_keepalive_time, absl::Minutes(1),
@@ -229,6 +233,7 @@ ServerConfig ReadFlags() {
   config.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes).bytes;
   config.max_connection_age = absl::GetFlag(FLAGS_max_connection_age);
   config.grpc.max_streams_per_connection = absl::GetFlag(FLAGS_grpc_max_streams_per_connection);
+  config.grpc.max_file_calls = absl::GetFlag(FLAGS_grpc_max_file_calls);
   config.grpc.idle_timeout = absl::GetFlag(FLAGS_grpc_idle_timeout);
   config.grpc.keepalive_time = absl::GetFlag(FLAGS_grpc_keepalive_time);
   config.grpc.min_ping_interval = absl::GetFlag(FLAGS_grpc_min_ping_interval);
@@ -335,7 +340,8 @@ absl::Status CheckLimits(const ServerConfig& config) {
         {"max_sampling_topk", limits.max_sampling_topk},
         {"http_threads", config.http_threads},
         {"http_max_queued", config.http_max_queued},
-        {"grpc_max_streams_per_connection", config.grpc.max_streams_per_connection}}) {
+        {"grpc_max_streams_per_connection", config.grpc.max_streams_per_connection},
+        {"grpc_max_file_calls", config.grpc.max_file_calls}}) {
     if (value < 1) {
       return absl::InvalidArgumentError(absl::StrCat("--", name, " must be at least 1"));
     }

@@ -42,6 +42,7 @@ struct ServerConfig {
   absl::Duration max_connection_age;  // Zero: never.
   struct Grpc {
     int max_streams_per_connection = 0;
+    int max_file_calls = 0;       // TranslateFile calls at once.
     absl::Duration idle_timeout;  // Zero: never.
     absl::Duration keepalive_time;
     absl::Duration min_ping_interval;

@@ -36,6 +36,13 @@ class TranslateFileReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
       Finish(ToGrpcStatus(absl::UnavailableError("the server is shutting down")));
       return;
     }
+    counted_ = parts_.threads->BeginCall();
+    if (!counted_) {
+      Refuse(absl::ResourceExhaustedError(
+          absl::StrCat("the server is taking ", parts_.threads->max_calls(),
+                       " files over gRPC already (--grpc_max_file_calls); retry later")));
+      return;
+    }
     // Before the file is read: a caller without a good key sends no megabytes. Submit charges
     // the key.
     if (absl::Status status = parts_.core->CheckApiKey(api_key_, /*charge_request=*/false);
@@ -138,6 +145,7 @@ class TranslateFileReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
   }
 
   void OnDone() override {
+    if (counted_) parts_.threads->EndCall();
     parts_.drain->Leave();
     // The thread that wrote last may still be leaving mutex_.
     { absl::MutexLock lock(&mutex_); }
@@ -265,6 +273,7 @@ class TranslateFileReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
   // Read on gRPC's threads, one read at a time, then handed to the call's thread.
   grpc::ByteBuffer read_;
   int messages_ = 0;
+  bool counted_ = false;  // Among the calls FileCallThreads bounds (EndCall in OnDone).
   std::optional<v1::FileHeader> header_;
   std::string content_;
 
@@ -278,6 +287,18 @@ class TranslateFileReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, gr
 };
 
 }  // namespace
+
+bool FileCallThreads::BeginCall() {
+  absl::MutexLock lock(&mutex_);
+  if (calls_ >= max_calls_) return false;
+  ++calls_;
+  return true;
+}
+
+void FileCallThreads::EndCall() {
+  absl::MutexLock lock(&mutex_);
+  --calls_;
+}
 
 void FileCallThreads::Add() {
   absl::MutexLock lock(&mutex_);

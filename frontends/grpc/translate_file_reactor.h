@@ -19,16 +19,26 @@
 
 namespace mtserve {
 
-// Counts the threads of the calls that follow their jobs, so that their owner can wait for them
-// to end before what they use goes.
+// Counts the calls, to bound them (each holds up to --max_file_bytes while its file arrives), and
+// the threads of those that follow their jobs, so that their owner can wait for them to end
+// before what they use goes.
 class FileCallThreads {
  public:
+  explicit FileCallThreads(int max_calls) : max_calls_(max_calls) {}
+
+  // A call begins, unless `max_calls` are under way (then false); EndCall when it is done.
+  bool BeginCall();
+  void EndCall();
+  int max_calls() const { return max_calls_; }
+
   void Add();
   void Done();
   void WaitUntilNone();
 
  private:
   absl::Mutex mutex_;
+  const int max_calls_;
+  int calls_ ABSL_GUARDED_BY(mutex_) = 0;
   int running_ ABSL_GUARDED_BY(mutex_) = 0;
 };
 

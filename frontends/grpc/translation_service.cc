@@ -27,8 +27,9 @@ void FinishWith(grpc::CallbackServerContext* context, grpc::ServerUnaryReactor* 
 
 }  // namespace
 
-TranslationService::TranslationService(TranslationCore* core, DrainGate* drain, FileJobs* file_jobs)
-    : core_(core), drain_(drain), file_jobs_(file_jobs) {}
+TranslationService::TranslationService(TranslationCore* core, DrainGate* drain, FileJobs* file_jobs,
+                                       int max_file_calls)
+    : core_(core), drain_(drain), file_jobs_(file_jobs), file_call_threads_(max_file_calls) {}
 
 TranslationService::~TranslationService() { file_call_threads_.WaitUntilNone(); }
 

@@ -38,7 +38,9 @@ class TranslationService final : public TranslatorService {
   // and ListModels get UNAVAILABLE (and Translate, from the core, which drains with the same
   // gate). TranslateFile makes its jobs in `file_jobs`. `core`, `drain` and `file_jobs` outlive
   // the service.
-  TranslationService(TranslationCore* core, DrainGate* drain, FileJobs* file_jobs);
+  // At most `max_file_calls` TranslateFile calls at once (--grpc_max_file_calls).
+  TranslationService(TranslationCore* core, DrainGate* drain, FileJobs* file_jobs,
+                     int max_file_calls);
   // Waits for the TranslateFile calls' threads to end (their calls are done: gRPC's server is
   // gone).
   ~TranslationService() override;

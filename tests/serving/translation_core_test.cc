@@ -28,6 +28,7 @@
 #include "serving/drain_gate.h"
 #include "serving/request_limits.h"
 #include "serving/translation_request.h"
+#include "tests/test_lib/api_key_files.h"
 #include "tests/test_lib/fake_engine.h"
 #include "tests/test_lib/test_util.h"
 #include "text/text_translation.h"
@@ -395,10 +396,7 @@ TEST_F(CoreLimitsTest, MoreSentencesThanTheQueueHoldsAreTranslated) {
 // request over the key's limit is RESOURCE_EXHAUSTED.
 TEST_F(CoreLimitsTest, ApiKeysAreRequiredAndCharged) {
   const testing::TempDir dir;
-  // SHA-256 of "alice-key" (printf %s alice-key | sha256sum).
-  dir.Write("keys",
-            "alice sha256:72ee9d4355ccb9d3a4c9dbf37382e38e75c1b1a225b5bd1f729ee91bbda30c20 "
-            "requests_per_minute=1\n");
+  dir.Write("keys", testing::AliceKeysFile("requests_per_minute=1"));
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<ApiKeyAuthenticator> keys,
                        ApiKeyAuthenticator::Start(dir.File("keys"), absl::Hours(1), nullptr));
   std::unique_ptr<Core> core = Serve(LowLimits());
@@ -419,10 +417,7 @@ TEST_F(CoreLimitsTest, ApiKeysAreRequiredAndCharged) {
 // next one is over the day's characters.
 TEST_F(CoreLimitsTest, MarkedUpTextIsChargedItsTextNotItsMarkup) {
   const testing::TempDir dir;
-  // SHA-256 of "alice-key" (printf %s alice-key | sha256sum).
-  dir.Write("keys",
-            "alice sha256:72ee9d4355ccb9d3a4c9dbf37382e38e75c1b1a225b5bd1f729ee91bbda30c20 "
-            "characters_per_day=20\n");
+  dir.Write("keys", testing::AliceKeysFile("characters_per_day=20"));
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<ApiKeyAuthenticator> keys,
                        ApiKeyAuthenticator::Start(dir.File("keys"), absl::Hours(1), nullptr));
   std::unique_ptr<Core> core = Serve(LowLimits());

@@ -216,6 +216,56 @@ class TranslateFileTest(e2e_suite.MtserveTestCase):
                                            MARKDOWN.encode())
         self.assertProgress(jobs, result, "after.md")
 
+    def test_calls_over_grpc_max_file_calls_are_refused(self):
+        server = self.start_mtserve("--workers=1", "--grpc_max_file_calls=1")
+        stub = self.connect(server)
+        small = (pb.FileHeader(file_name="cat.txt"), b"A cat sleeps.")
+
+        def attempt():
+            """A call held open after its header while a second is made: (the second's error or
+            None, the first's messages or error). Which call the server takes first is its
+            own affair: the second may come first, and then the first is the one refused."""
+            release = threading.Event()
+
+            def held_open():
+                yield pb.TranslateFileRequest(header=pb.FileHeader(file_name="held.txt"))
+                release.wait()
+                yield pb.TranslateFileRequest(chunk=b"A dog runs.")
+
+            held = stub.TranslateFile(held_open(), timeout=300)
+            first = {}
+
+            def follow():
+                try:
+                    first["messages"] = list(held)
+                except grpc.RpcError as error:
+                    first["error"] = error
+
+            thread = threading.Thread(target=follow)
+            thread.start()
+            try:
+                self.translate_file(stub, *small)
+                second = None
+            except grpc.RpcError as error:
+                second = error
+            finally:
+                release.set()
+                thread.join()
+            return second, first
+
+        outcomes = []
+        self.assertTrue(wait_until(lambda: outcomes.append(attempt()) or outcomes[-1][0]),
+                        "a second call was never refused")
+        refusal, first = outcomes[-1]
+        self.assertEqual(refusal.code(), grpc.StatusCode.RESOURCE_EXHAUSTED, refusal.details())
+        self.assertIn("--grpc_max_file_calls", refusal.details())
+        self.assertNotIn("error", first)
+        states = [m.job.state for m in first["messages"] if m.HasField("job")]
+        self.assertEqual(states[-1], pb.FILE_JOB_STATE_DONE)
+        # Once it has ended, the next call is taken.
+        self.assertTrue(wait_until(lambda: self.translate_file(stub, *small)[0][-1].state
+                                   == pb.FILE_JOB_STATE_DONE))
+
     def test_deadline_ends_the_job(self):
         with open(e2e_suite.ARGS.test_set, "rb") as f:
             content = f.read()  # A thousand sentences: far more than a second's work in beams.
