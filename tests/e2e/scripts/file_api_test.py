@@ -309,6 +309,24 @@ class LibreTranslateFileTest(FileApiTestCase):
         self.assertEqual(result[0], 404)
         self.assertEqual(set(json_body(result)), {"error"})
 
+    def test_a_file_its_format_refuses_fails_its_job_naming_the_file_and_the_cue(self):
+        # Cue 2 starts before cue 1: the file passes the checks made at submission (its name,
+        # its first cue) and is refused once taken apart.
+        disordered = ("1\n00:00:05,000 --> 00:00:06,000\nA dog runs.\n\n"
+                      "2\n00:00:01,000 --> 00:00:02,000\nA cat sleeps.\n")
+        port = self.server.http_port
+        job = self.wait_done(port, self.submit(port, "film.srt", disordered)["id"])
+        self.assertEqual(job["state"], "FILE_JOB_STATE_FAILED", job)
+        self.assertEqual(job["error"]["code"], 3, job)  # INVALID_ARGUMENT.
+        self.assertTrue(job["error"]["message"].startswith("file: cue 2 (line 6)"), job)
+        self.assertIn("out of order", job["error"]["message"])
+        self.assertEqual(call(port, "GET", f"/v1/jobs/{job['id']}/result")[0], 409)
+        # LibreTranslate's call waits for the job: a 400 with the same words.
+        result = upload(port, {"file": ("film.srt", disordered.encode(), "application/x-subrip"),
+                               "source": "en", "target": "de"}, "/translate_file")
+        self.assertEqual(result[0], 400, result[2][:300])
+        self.assertIn("cue 2 (line 6)", json_body(result)["error"])
+
     def test_frontend_settings_say_files_are_translated(self):
         status, _, body = call(self.server.http_port, "GET", "/frontend/settings")
         self.assertEqual(status, 200)
