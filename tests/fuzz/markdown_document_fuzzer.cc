@@ -62,8 +62,12 @@ void Check(const std::string& markdown) {
   const bool utf8 = mtserve::IsValidUtf8(markdown);
   FUZZ_CHECK(document->Render(identity) == markdown || !utf8);
   // Except where docs/api.md says a translation may still change the structure: a run of five or
-  // more `*` of which md4c leaves some unmatched.
-  if (utf8 && markdown.find("*****") == std::string::npos) {
+  // more `*` of which md4c leaves some unmatched, and lines ended by a CR alone.
+  bool lone_cr = false;
+  for (size_t i = markdown.find('\r'); i != std::string::npos; i = markdown.find('\r', i + 1)) {
+    lone_cr = lone_cr || i + 1 == markdown.size() || markdown[i + 1] != '\n';
+  }
+  if (utf8 && markdown.find("*****") == std::string::npos && !lone_cr) {
     FUZZ_CHECK(mtserve::ParseMarkdownStructure(document->Render(marked)).events ==
                mtserve::ParseMarkdownStructure(markdown).events);
   }
