@@ -54,13 +54,7 @@ class Serving {
       : metrics_(Metrics::Create()),
         core_(limits, batching.max_queued_texts, /*cache_bytes=*/0, metrics_.get(), &drain_),
         store_(store_options, [] { return absl::Now(); }) {
-    if (engines == nullptr) {
-      scheduler_ = std::make_unique<BatchScheduler>(
-          std::vector<std::shared_ptr<const Model>>{model}, batching, nullptr);
-    } else {
-      scheduler_ = std::make_unique<BatchScheduler>(std::vector<ModelConfig>{model->config()},
-                                                    batching, nullptr, std::move(engines));
-    }
+    scheduler_ = testing::SchedulerOf(model, batching, std::move(engines));
     core_.StartServing({{kModel, std::move(model), nullptr}}, scheduler_.get());
     options.metrics = metrics_.get();
     jobs_ = std::make_unique<FileJobs>(&core_, &store_, options);

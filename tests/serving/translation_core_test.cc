@@ -95,13 +95,7 @@ class Core {
   Core(std::shared_ptr<const Model> model, const RequestLimits& limits,
        const BatchingOptions& batching, DecodeEngineFactory engines = nullptr)
       : core_(limits, batching.max_queued_texts, /*cache_bytes=*/0, /*metrics=*/nullptr, &drain_) {
-    if (engines == nullptr) {
-      scheduler_ = std::make_unique<BatchScheduler>(
-          std::vector<std::shared_ptr<const Model>>{model}, batching, nullptr);
-    } else {
-      scheduler_ = std::make_unique<BatchScheduler>(std::vector<ModelConfig>{model->config()},
-                                                    batching, nullptr, std::move(engines));
-    }
+    scheduler_ = testing::SchedulerOf(model, batching, std::move(engines));
     models_.push_back({kModel, std::move(model), nullptr});
   }
   // Answers what is still queued or decoding before the core goes.

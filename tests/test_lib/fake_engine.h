@@ -19,6 +19,8 @@
 #include "absl/synchronization/mutex.h"
 #include "model/decoding/decoding_options.h"
 #include "model/decoding/hypothesis.h"
+#include "model/model.h"
+#include "serving/batch_scheduler.h"
 #include "serving/decode_engine.h"
 
 namespace mtserve::testing {
@@ -150,6 +152,18 @@ class FakeEngine : public DecodeEngine {
  private:
   EngineLog& log_;
 };
+
+// A scheduler of `model` alone: over the real engine, or over `engines` (fake ones) when given.
+inline std::unique_ptr<BatchScheduler> SchedulerOf(std::shared_ptr<const Model> model,
+                                                   const BatchingOptions& batching,
+                                                   DecodeEngineFactory engines) {
+  if (engines == nullptr) {
+    return std::make_unique<BatchScheduler>(std::vector<std::shared_ptr<const Model>>{model},
+                                            batching, nullptr);
+  }
+  return std::make_unique<BatchScheduler>(std::vector<ModelConfig>{model->config()}, batching,
+                                          nullptr, std::move(engines));
+}
 
 }  // namespace mtserve::testing
 
