@@ -23,20 +23,11 @@ namespace {
 
 constexpr char kMaxFileBytesFlag[] = "--max_file_bytes";
 
-// The extension of a translated file of `format` (a name DetectFileFormat returns).
-absl::string_view ExtensionOf(absl::string_view format) {
-  if (format == "html") return "html";
-  if (format == "markdown") return "md";
-  if (format == "srt") return "srt";
-  if (format == "vtt") return "vtt";
-  return "txt";
-}
-
 // The translated file's name: the file's own, without directories, or "translation.EXT".
 std::string ResultFileName(absl::string_view file_name, absl::string_view format) {
   const size_t slash = file_name.find_last_of("/\\");
   if (slash != absl::string_view::npos) file_name.remove_prefix(slash + 1);
-  if (file_name.empty()) return absl::StrCat("translation.", ExtensionOf(format));
+  if (file_name.empty()) return absl::StrCat("translation.", ExtensionOfFormat(format));
   return std::string(file_name);
 }
 

@@ -29,7 +29,7 @@ struct Known {
   absl::string_view format;
 };
 
-// Extensions (lowercase, without the dot) and the formats they claim.
+// Extensions (lowercase, without the dot) and the formats they claim; a format's usual one first.
 constexpr Known kExtensions[] = {
     {"txt", kText},    {"text", kText},         {"html", kHtml}, {"htm", kHtml}, {"xhtml", kHtml},
     {"md", kMarkdown}, {"markdown", kMarkdown}, {"srt", kSrt},   {"vtt", kVtt},
@@ -290,6 +290,22 @@ absl::StatusOr<std::string> DetectFileFormat(const FileClaims& claims, absl::str
   }
   if (specific != nullptr) return std::string(specific->format);  // HTML or Markdown.
   return std::string(sniffed == Sniffed::kHtml ? kHtml : kText);
+}
+
+absl::string_view ExtensionOfFormat(absl::string_view format) {
+  // The first of a format's extensions in kExtensions is its usual one.
+  for (const Known& known : kExtensions) {
+    if (known.format == format) return known.key;
+  }
+  return "txt";
+}
+
+std::vector<std::string> TranslatedFileExtensions() {
+  std::vector<std::string> extensions;
+  for (const absl::string_view format : {kText, kHtml, kMarkdown, kSrt, kVtt}) {
+    extensions.push_back(absl::StrCat(".", ExtensionOfFormat(format)));
+  }
+  return extensions;
 }
 
 std::string MediaTypeOfFormat(absl::string_view format) {

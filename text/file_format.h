@@ -28,6 +28,7 @@
 #define MTSERVE_TEXT_FILE_FORMAT_H_
 
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -45,6 +46,14 @@ struct FileClaims {
 // "srt" or "vtt"), by the rules above. INVALID_ARGUMENT naming the file (its name, or "the file")
 // and what was claimed and found otherwise.
 absl::StatusOr<std::string> DetectFileFormat(const FileClaims& claims, absl::string_view content);
+
+// The usual extension of a file of format `format` (a name DetectFileFormat returns), without
+// its dot: "txt", "html", "md", "srt", "vtt".
+absl::string_view ExtensionOfFormat(absl::string_view format);
+
+// The usual extensions of the formats translated here, one per format, each with its dot (as
+// LibreTranslate lists the files it takes).
+std::vector<std::string> TranslatedFileExtensions();
 
 // The media type of a translated file of format `format` (a name DetectFileFormat returns), with
 // its charset: "text/plain; charset=utf-8", "application/x-subrip; charset=utf-8", ...

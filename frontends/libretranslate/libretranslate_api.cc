@@ -12,6 +12,7 @@
 #include "base/excerpt.h"
 #include "frontends/http/http_status.h"
 #include "nlohmann/json.hpp"
+#include "text/file_format.h"
 
 namespace mtserve {
 namespace {
@@ -159,7 +160,7 @@ std::string LibreTranslateSettings(const TranslationCore& core) {
       // POST /translate_file: the extensions of the formats the file API translates
       // (text/file_format.h), as LibreTranslate lists its own.
       {"filesTranslation", true},
-      {"supportedFilesFormat", {".txt", ".html", ".md", ".srt", ".vtt"}},
+      {"supportedFilesFormat", TranslatedFileExtensions()},
   };
   if (models != nullptr && !models->served.empty()) {
     const ModelConfig& c = models->slots[models->served.front()].config;
