@@ -28,7 +28,7 @@ RUN set -eux; \
       cmake g++ make pkg-config \
       libdnnl-dev libsentencepiece-dev libabsl-dev nlohmann-json3-dev \
       libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler \
-      prometheus-cpp-dev libboost1.81-dev libicu-dev libgumbo-dev libmd4c-dev libssl-dev \
+      prometheus-cpp-dev libboost1.81-dev libicu-dev libgumbo-dev libmd4c-dev libzip-dev libpugixml-dev libssl-dev \
       libfasttext-dev libxxhash-dev nodejs npm; \
     if [ "$RUN_TESTS" = 1 ]; then /tmp/install-deps.sh; fi; \
     rm -rf /var/lib/apt/lists/* /tmp/install-deps.sh
@@ -81,7 +81,7 @@ RUN set -eux; \
     apt-get install -y --no-install-recommends \
       libdnnl2 libgomp1 libabsl20220623 \
       libgrpc++1.51 libgrpc29 libprotobuf32 \
-      libprometheus-cpp-core1.0 libicu72 libgumbo1 libmd4c0 \
+      libprometheus-cpp-core1.0 libicu72 libgumbo1 libmd4c0 libzip4 libpugixml1v5 \
       libfasttext0 libxxhash0 \
       libssl3; \
     rm -rf /var/lib/apt/lists/*; \

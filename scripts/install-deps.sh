@@ -13,6 +13,8 @@ packages=(
   libgumbo-dev
   # Markdown (text/markdown_document.h).
   libmd4c-dev
+  # Office documents: their zip packages and XML parts (text/office/).
+  libzip-dev libpugixml-dev
   libabsl-dev
   nlohmann-json3-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler

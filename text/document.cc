@@ -13,13 +13,24 @@ absl::StatusOr<DocumentFormat> ParseDocumentFormat(absl::string_view name) {
   if (name == "markdown") return DocumentFormat::kMarkdown;
   if (name == "srt") return DocumentFormat::kSrt;
   if (name == "vtt") return DocumentFormat::kVtt;
-  return absl::InvalidArgumentError(absl::StrCat(
-      "unknown format \"", name, "\"; the formats are text, html, markdown, srt, vtt"));
+  if (name == "docx") return DocumentFormat::kDocx;
+  if (name == "pptx") return DocumentFormat::kPptx;
+  if (name == "odt") return DocumentFormat::kOdt;
+  if (name == "odp") return DocumentFormat::kOdp;
+  if (name == "epub") return DocumentFormat::kEpub;
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown format \"", name,
+                   "\"; the formats are text, html, markdown, srt, vtt, docx, pptx, odt, odp, epub"));
 }
 
 bool NeedsAlignment(DocumentFormat format) {
-  return format == DocumentFormat::kHtml || format == DocumentFormat::kMarkdown ||
-         format == DocumentFormat::kSrt || format == DocumentFormat::kVtt;
+  return format != DocumentFormat::kPlainText;
+}
+
+bool IsBinaryFormat(DocumentFormat format) {
+  return format == DocumentFormat::kDocx || format == DocumentFormat::kPptx ||
+         format == DocumentFormat::kOdt || format == DocumentFormat::kOdp ||
+         format == DocumentFormat::kEpub;
 }
 
 std::string Document::SentenceName(absl::string_view field, size_t j) const {
@@ -65,6 +76,19 @@ absl::StatusOr<std::unique_ptr<Document>> PrepareDocument(absl::string_view text
       break;
     case DocumentFormat::kVtt:
       document = PrepareSubtitles(text, SubtitleDocument::Kind::kVtt, rules, stopped);
+      break;
+    case DocumentFormat::kDocx:
+      document = PrepareDocx(text, rules);
+      break;
+    case DocumentFormat::kPptx:
+      document = PreparePptx(text, rules);
+      break;
+    case DocumentFormat::kOdt:
+    case DocumentFormat::kOdp:
+      document = PrepareOdf(text, rules);
+      break;
+    case DocumentFormat::kEpub:
+      document = PrepareEpub(text, rules);
       break;
     default:
       return absl::InvalidArgumentError(absl::StrCat("unknown format ", static_cast<int>(format)));

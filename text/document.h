@@ -7,8 +7,8 @@
 // (text/document_formats.h): plain text (plain_text_format.cc, over text/sentences.h), HTML
 // (html_format.cc, over text/html_document.h), Markdown (markdown_format.cc, over
 // text/markdown_document.h), both through text/runs_document.h, and subtitles
-// (subtitle_format.cc, over text/subtitle_document.h). A format added later (office files) is a
-// new file of the same kind and one more enum value.
+// (subtitle_format.cc, over text/subtitle_document.h), and office documents (text/office/: DOCX,
+// PPTX, ODT, ODP, EPUB, each over text/office/office_document.h).
 #ifndef MTSERVE_TEXT_DOCUMENT_H_
 #define MTSERVE_TEXT_DOCUMENT_H_
 
@@ -37,10 +37,17 @@ enum class DocumentFormat {
   kMarkdown = 2,
   kSrt = 3,  // SubRip subtitles (text/subtitle_document.h).
   kVtt = 4,  // WebVTT subtitles.
+  // Office documents (text/office/): zip packages of XML, files only (not a JSON string's text).
+  kDocx = 5,  // Word (Office Open XML).
+  kPptx = 6,  // PowerPoint (Office Open XML).
+  kOdt = 7,   // OpenDocument text.
+  kOdp = 8,   // OpenDocument presentation.
+  kEpub = 9,  // EPUB 2 or 3.
 };
 
 // The format named `name` as mttranslate's --format takes it ("text", "html", "markdown", "srt",
-// "vtt"); an InvalidArgument naming the accepted names otherwise.
+// "vtt", "docx", "pptx", "odt", "odp", "epub"); an InvalidArgument naming the accepted names
+// otherwise.
 absl::StatusOr<DocumentFormat> ParseDocumentFormat(absl::string_view name);
 
 // Whether a text of `format` needs all its sentences decoded with the decoder's alignment
@@ -48,6 +55,10 @@ absl::StatusOr<DocumentFormat> ParseDocumentFormat(absl::string_view name);
 // subtitles their tags and the division of a sentence over cues. (Any format's sentences with
 // unknown characters need it too: Document::NeedsAlignment.)
 bool NeedsAlignment(DocumentFormat format);
+
+// Whether `format`'s texts are binary files (the office documents), not UTF-8 text: the file API
+// takes them; a JSON or protobuf string field does not.
+bool IsBinaryFormat(DocumentFormat format);
 
 // How a text's sentences are found: `splitter`'s sentence rules (null: each text, or each run of an
 // HTML document, is one sentence), each cut to `max_tokens` (>= 2) tokens of `tokenizer`.
@@ -57,6 +68,9 @@ struct SentenceRules {
   int max_tokens = 0;
   // How subtitles' cue text is wrapped (the subtitle formats only).
   SubtitleLayout subtitle_layout;
+  // The translation's language (a BCP 47 tag, "" if unknown), written into the language tags of
+  // formats that carry them (office documents: text/office/office_document.h).
+  std::string target_language;
 };
 
 // A text taken apart by PrepareDocument: its sentences to translate, and what its format needs to

@@ -38,6 +38,20 @@ absl::StatusOr<std::unique_ptr<Document>> PrepareSubtitles(
     absl::string_view text, SubtitleDocument::Kind kind, const SentenceRules& rules,
     const std::function<bool()>& stopped = nullptr);
 
+// Office documents (text/office/, each over text/office/office_document.h): the package's parts
+// that hold text, their paragraphs translated as HTML's runs are, formatting carried as spans,
+// language tags set to rules.target_language, every other entry written back byte for byte.
+// Word (docx_format.cc), PowerPoint (pptx_format.cc), OpenDocument text and presentations
+// (odf_format.cc: the package's mimetype says which), EPUB (epub_format.cc).
+absl::StatusOr<std::unique_ptr<Document>> PrepareDocx(absl::string_view bytes,
+                                                      const SentenceRules& rules);
+absl::StatusOr<std::unique_ptr<Document>> PreparePptx(absl::string_view bytes,
+                                                      const SentenceRules& rules);
+absl::StatusOr<std::unique_ptr<Document>> PrepareOdf(absl::string_view bytes,
+                                                     const SentenceRules& rules);
+absl::StatusOr<std::unique_ptr<Document>> PrepareEpub(absl::string_view bytes,
+                                                      const SentenceRules& rules);
+
 }  // namespace mtserve
 
 #endif  // MTSERVE_TEXT_DOCUMENT_FORMATS_H_

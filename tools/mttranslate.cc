@@ -337,7 +337,7 @@ int Run(int argc, char** argv) {
     if (m < 0) continue;
     LoadedModel& model = models[m];
     const SentenceRules rules{model.splitter.get(), &model.model->tokenizer(), model.max_tokens,
-                              subtitle_layout};
+                              subtitle_layout, ""};
     absl::StatusOr<std::unique_ptr<Document>> document = PrepareDocument(lines[i], *format, rules);
     if (!document.ok()) {
       std::cerr << "mttranslate: " << (whole_input ? "stdin" : absl::StrCat("line ", i + 1)) << ": "

@@ -31,7 +31,7 @@ class DocumentTest : public ::testing::Test {
   }
   const Tokenizer& tokenizer() const { return model_->tokenizer(); }
   SentenceRules Rules(int max_tokens = 512) const {
-    return {splitter_.get(), &tokenizer(), max_tokens, {}};
+    return {splitter_.get(), &tokenizer(), max_tokens, {}, ""};
   }
 
   std::unique_ptr<Document> Prepare(absl::string_view text, DocumentFormat format) const {
@@ -310,7 +310,7 @@ TEST_F(DocumentTest, RulesDecideTheSentences) {
   const std::string text = "A dog runs. A cat sleeps.";
   absl::StatusOr<std::unique_ptr<Document>> whole =
       PrepareDocument(absl::StrCat("<p>", text, "</p><p>Hi.</p>"), DocumentFormat::kHtml,
-                      {nullptr, &tokenizer(), 512, {}});
+                      {nullptr, &tokenizer(), 512, {}, ""});
   ASSERT_TRUE(whole.ok()) << whole.status();
   ASSERT_EQ((*whole)->sentences().size(), 2u);
   EXPECT_EQ((*whole)->sentences()[0].ids, tokenizer().EncodeSource(text));

@@ -31,7 +31,7 @@ class SubtitleFormatTest : public ::testing::Test {
 
   std::unique_ptr<Document> Prepare(absl::string_view text, DocumentFormat format,
                                     SubtitleLayout layout = {}) const {
-    SentenceRules rules{splitter_.get(), &tokenizer(), 512, {}};
+    SentenceRules rules{splitter_.get(), &tokenizer(), 512, {}, ""};
     rules.subtitle_layout = layout;
     absl::StatusOr<std::unique_ptr<Document>> document = PrepareDocument(text, format, rules);
     EXPECT_TRUE(document.ok()) << document.status();
@@ -259,7 +259,7 @@ TEST_F(SubtitleFormatTest, SentencesStopAtSentencePunctuationAndLongGaps) {
 }
 
 TEST_F(SubtitleFormatTest, ARefusedFileIsAnError) {
-  SentenceRules rules{splitter_.get(), &tokenizer(), 512, {}};
+  SentenceRules rules{splitter_.get(), &tokenizer(), 512, {}, ""};
   const absl::Status status =
       PrepareDocument("1\n00:00:01,000 --> 00:00:0x,000\nHi.\n", DocumentFormat::kSrt, rules)
           .status();

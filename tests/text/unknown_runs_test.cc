@@ -61,7 +61,7 @@ class UnknownRunsTest : public ::testing::Test {
   // the alignment decoded with it).
   TextTranslation Translate(const std::string& text, DocumentFormat format) const {
     absl::StatusOr<std::unique_ptr<Document>> document =
-        PrepareDocument(text, format, {splitter_.get(), &tokenizer(), 256, {}});
+        PrepareDocument(text, format, {splitter_.get(), &tokenizer(), 256, {}, ""});
     EXPECT_TRUE(document.ok()) << document.status();
     if (!document.ok()) return {};
     Translator translator(model_, 1);
@@ -137,7 +137,7 @@ TEST_F(UnknownRunsTest, DocumentsPutRunsBackAndListTheDroppedOnes) {
   const std::string first = "A man 你好世界 is riding a bike.";
   const std::string text = absl::StrCat(first, " The dog 😀 runs.");
   absl::StatusOr<std::unique_ptr<Document>> document =
-      PrepareDocument(text, DocumentFormat::kPlainText, {splitter_.get(), &tokenizer(), 256, {}});
+      PrepareDocument(text, DocumentFormat::kPlainText, {splitter_.get(), &tokenizer(), 256, {}, ""});
   ASSERT_TRUE(document.ok());
   ASSERT_EQ((*document)->sentences().size(), 2u);
   EXPECT_TRUE((*document)->NeedsAlignment(0));
@@ -158,7 +158,7 @@ TEST_F(UnknownRunsTest, DocumentsPutRunsBackAndListTheDroppedOnes) {
 
   const std::string html = "<p>A man <b>你好世界</b> is riding a bike.</p>";
   absl::StatusOr<std::unique_ptr<Document>> page =
-      PrepareDocument(html, DocumentFormat::kHtml, {splitter_.get(), &tokenizer(), 256, {}});
+      PrepareDocument(html, DocumentFormat::kHtml, {splitter_.get(), &tokenizer(), 256, {}, ""});
   ASSERT_TRUE(page.ok());
   std::vector<TranslationResult> page_results(1);
   page_results[0].hypotheses = {WithUnknown("Ein Mann", "fährt Fahrrad.", UnknownPosition(first))};

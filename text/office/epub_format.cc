@@ -1,0 +1,11 @@
+// EPUB files as a Document (text/office/office_document.h). Not translated yet.
+#include "absl/status/status.h"
+#include "text/document_formats.h"
+
+namespace mtserve {
+
+absl::StatusOr<std::unique_ptr<Document>> PrepareEpub(absl::string_view, const SentenceRules&) {
+  return absl::UnimplementedError("EPUB files are not translated yet");
+}
+
+}  // namespace mtserve

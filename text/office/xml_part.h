@@ -1,0 +1,35 @@
+// One XML part of an office package read safely (pugixml) and written back. The one place a
+// part's untrusted XML is checked: DOCTYPEs are refused outright, so no entity is ever defined,
+// expanded (billion laughs) or fetched (external entities); nesting is bounded before parsing.
+#ifndef MTSERVE_TEXT_OFFICE_XML_PART_H_
+#define MTSERVE_TEXT_OFFICE_XML_PART_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "pugixml.hpp"
+
+namespace mtserve {
+
+struct XmlLimits {
+  // Elements nested at most (real documents nest a few dozen deep; the parser, the formats'
+  // walks and pugixml's destructor are then bounded on a server thread's stack).
+  int max_depth = 256;
+};
+
+// Part `name`'s `bytes` parsed, its XML declaration kept (WriteXmlPart writes it back).
+// INVALID_ARGUMENT naming the part for: a DOCTYPE ("a DOCTYPE is not accepted: entities are never
+// expanded"), an encoding other than UTF-8 declared or a UTF-16 byte order mark, nesting deeper
+// than limits.max_depth (naming it), malformed XML (with the byte offset pugixml gives).
+absl::StatusOr<std::unique_ptr<pugi::xml_document>> ParseXmlPart(absl::string_view name,
+                                                                 absl::string_view bytes,
+                                                                 const XmlLimits& limits = {});
+
+// `document` as bytes: its declaration as it was, no indentation added, UTF-8.
+std::string WriteXmlPart(const pugi::xml_document& document);
+
+}  // namespace mtserve
+
+#endif  // MTSERVE_TEXT_OFFICE_XML_PART_H_
