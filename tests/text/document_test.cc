@@ -79,9 +79,15 @@ TEST(DocumentFormatTest, NamesAndAlignment) {
   EXPECT_EQ(*ParseDocumentFormat("markdown"), DocumentFormat::kMarkdown);
   EXPECT_EQ(*ParseDocumentFormat("srt"), DocumentFormat::kSrt);
   EXPECT_EQ(*ParseDocumentFormat("vtt"), DocumentFormat::kVtt);
-  const absl::StatusOr<DocumentFormat> docx = ParseDocumentFormat("docx");
-  EXPECT_EQ(docx.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(docx.status().message(), HasSubstr("text, html, markdown, srt, vtt"));
+  EXPECT_EQ(*ParseDocumentFormat("docx"), DocumentFormat::kDocx);
+  EXPECT_EQ(*ParseDocumentFormat("pptx"), DocumentFormat::kPptx);
+  EXPECT_EQ(*ParseDocumentFormat("odt"), DocumentFormat::kOdt);
+  EXPECT_EQ(*ParseDocumentFormat("odp"), DocumentFormat::kOdp);
+  EXPECT_EQ(*ParseDocumentFormat("epub"), DocumentFormat::kEpub);
+  const absl::StatusOr<DocumentFormat> pdf = ParseDocumentFormat("pdf");
+  EXPECT_EQ(pdf.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(pdf.status().message(),
+              HasSubstr("text, html, markdown, srt, vtt, docx, pptx, odt, odp, epub"));
   // The values are the API's TextFormat's.
   EXPECT_EQ(static_cast<int>(DocumentFormat::kPlainText), 0);
   EXPECT_EQ(static_cast<int>(DocumentFormat::kHtml), 1);

@@ -195,9 +195,9 @@ class HtmlFormatTest(e2e_suite.MtserveTestCase):
         self.assertIn("--format=text", aligned.stderr)
 
     def test_an_unknown_format_is_refused_naming_the_formats(self):
-        unknown = run("A dog.\n", "--format=docx")
+        unknown = run("A dog.\n", "--format=pdf")
         self.assertEqual(unknown.returncode, 2, unknown.stderr)
-        self.assertIn("text, html, markdown, srt, vtt", unknown.stderr)
+        self.assertIn("text, html, markdown, srt, vtt, docx", unknown.stderr)
 
 
 if __name__ == "__main__":
