@@ -11,15 +11,25 @@ Multi30k test sentences, the same every run (a fixed seed):
               lines ("- ... / - ..."), some <i>; lines wrapped at 42 characters; reading-speed
               durations and gaps between sentences of 0.3 to 4 s (some of 6 to 20 s: scene changes)
   plain.txt   the same sentences, one a line, as plain text
+  book.epub   book.md made an EPUB 3 by pandoc (its navigation lists the chapters and sections
+              again)
+  report.docx a Word report of the sentences three times over, made by python-docx: about a
+              hundred pages of 3,000 paragraphs, a heading every 40 paragraphs, bold, italic and
+              linked words, a table of 3 x 4 sentences every 100 paragraphs, an image every 150
+  report.txt  the sentences of report.docx in its order (cells row by row), one a line
 
 Each sentence is a test line, with a full stop added where it ends without one (so that every
 format has the same sentences). Prints the counts.
 
 Usage: tools/make_format_inputs.py OUT_DIR [SENTENCES_FILE]
 """
+import io
 import os
 import random
+import struct
+import subprocess
 import sys
+import zlib
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_SENTENCES = os.path.join(ROOT, "tests", "data", "multi30k", "test_2016_flickr.en")
@@ -159,6 +169,92 @@ def film(sentences, rng):
     return text, len(cues), spanning, cues[-1][1]
 
 
+def png(width=96, height=64):
+    """A small RGB PNG (a gradient), made without an image library."""
+    rows = b"".join(b"\0" + b"".join(bytes((x * 255 // width, y * 255 // height, 128))
+                                      for x in range(width)) for y in range(height))
+
+    def chunk(kind, data):
+        return (struct.pack(">I", len(data)) + kind + data +
+                struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) +
+            chunk(b"IEND", b""))
+
+
+def add_link(paragraph, text, url):
+    """A hyperlink run (python-docx has no call for one): the relationship and w:hyperlink."""
+    from docx.opc.constants import RELATIONSHIP_TYPE
+    from docx.oxml import OxmlElement
+    from docx.oxml.ns import qn
+    rel = paragraph.part.relate_to(url, RELATIONSHIP_TYPE.HYPERLINK, is_external=True)
+    link = OxmlElement("w:hyperlink")
+    link.set(qn("r:id"), rel)
+    run = OxmlElement("w:r")
+    props = OxmlElement("w:rPr")
+    style = OxmlElement("w:rStyle")
+    style.set(qn("w:val"), "Hyperlink")
+    props.append(style)
+    run.append(props)
+    t = OxmlElement("w:t")
+    t.text = text
+    t.set(qn("xml:space"), "preserve")
+    run.append(t)
+    link.append(run)
+    paragraph._p.append(link)
+
+
+def add_sentence(paragraph, sentence, rng):
+    """The sentence as runs: plain, with one inner word bold, italic or linked now and then."""
+    words = sentence.split(" ")
+    roll = rng.random()
+    if len(words) < 5 or roll >= 0.35:
+        paragraph.add_run(sentence)
+        return
+    i = rng.randrange(1, len(words) - 2)
+    paragraph.add_run(" ".join(words[:i]) + " ")
+    if roll < 0.15:
+        paragraph.add_run(words[i]).bold = True
+    elif roll < 0.25:
+        paragraph.add_run(words[i]).italic = True
+    else:
+        add_link(paragraph, words[i], f"https://example.org/{rng.randrange(1000)}")
+    paragraph.add_run(" " + " ".join(words[i + 1:]))
+
+
+def report(sentences, rng):
+    """report.docx's bytes and its sentences in order."""
+    import docx
+    from docx.shared import Inches
+    document = docx.Document()
+    image = png()
+    order, paragraphs = [], 0
+    pool = sentences * 3
+    i = 0
+    while i < len(pool):
+        if paragraphs % 40 == 0:
+            document.add_heading(pool[i], level=1)
+            order.append(pool[i])
+            i += 1
+        elif paragraphs % 100 == 50 and i + 12 <= len(pool):
+            table = document.add_table(rows=3, cols=4)
+            for cell, sentence in zip((c for row in table.rows for c in row.cells), pool[i:i + 12]):
+                cell.text = sentence
+            order.extend(pool[i:i + 12])
+            i += 12
+        elif paragraphs % 150 == 75:
+            document.add_picture(io.BytesIO(image), width=Inches(1.5))
+        else:
+            add_sentence(document.add_paragraph(), pool[i], rng)
+            order.append(pool[i])
+            i += 1
+        paragraphs += 1
+    out = io.BytesIO()
+    document.save(out)
+    return out.getvalue(), order, paragraphs
+
+
 def main():
     if len(sys.argv) not in (2, 3):
         sys.exit(__doc__)
@@ -173,8 +269,17 @@ def main():
     subtitles, cues, spanning, end = film(sentences, random.Random(2))
     with open(os.path.join(out_dir, "film.srt"), "w", encoding="utf-8") as f:
         f.write(subtitles)
+    subprocess.run(["pandoc", "--metadata", f"title={sentences[0]}", "-o",
+                    os.path.join(out_dir, "book.epub"), os.path.join(out_dir, "book.md")],
+                   check=True)
+    docx_bytes, order, paragraphs = report(sentences, random.Random(3))
+    with open(os.path.join(out_dir, "report.docx"), "wb") as f:
+        f.write(docx_bytes)
+    with open(os.path.join(out_dir, "report.txt"), "w", encoding="utf-8") as f:
+        f.write("\n".join(order) + "\n")
     print(f"{len(sentences)} sentences; book.md: {chapters} chapters, {len(markdown)} bytes; "
-          f"film.srt: {cues} cues, {spanning} sentences over two or more, ending at {srt_time(end)}")
+          f"film.srt: {cues} cues, {spanning} sentences over two or more, ending at {srt_time(end)}; "
+          f"report.docx: {paragraphs} paragraphs, {len(order)} sentences, {len(docx_bytes)} bytes")
 
 
 if __name__ == "__main__":
