@@ -247,7 +247,7 @@ TEST_F(FileJobsTest, FormatMismatchNamesTheFile) {
   ASSERT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument) << refused.status();
   EXPECT_THAT(refused.status().message(), HasSubstr("talk.srt"));
 
-  request.format = "docx";
+  request.format = "pdf";
   refused = serving->jobs().Submit(request);
   ASSERT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument) << refused.status();
   EXPECT_THAT(refused.status().message(), HasSubstr("format: "));
