@@ -7,8 +7,10 @@ where the python3-docx and python3-odf packages are)
 
 One maker per file, listed in MAKERS: add a document by adding a function and a line there.
 """
+import io
 import os
 import sys
+import zipfile
 
 import docx
 from docx.shared import Pt
@@ -65,9 +67,64 @@ def make_simple_odt(path):
     document.save(path)
 
 
+def make_small_docx(path):
+    """make_simple_docx's document without its template's large parts (styles, theme, numbering,
+    thumbnail, custom XML) and the references to them: a real DOCX small enough to seed fuzzing."""
+    buffer = io.BytesIO()
+    make_simple_docx(buffer)
+    dropped = ("word/styles", "word/stylesWithEffects", "word/theme/", "word/numbering",
+               "docProps/thumbnail", "customXml/", "word/fontTable", "word/webSettings")
+    references = ("styles.xml", "stylesWithEffects.xml", "theme/", "numbering.xml", "thumbnail",
+                  "customXml", "fontTable.xml", "webSettings.xml")
+    with zipfile.ZipFile(buffer) as source, zipfile.ZipFile(path, "w") as target:
+        for info in source.infolist():
+            if info.filename.startswith(dropped):
+                continue
+            data = source.read(info.filename).decode("utf-8")
+            if info.filename.endswith(".rels") or info.filename == "[Content_Types].xml":
+                # Drop each <Relationship .../> or <Override .../> naming a dropped part.
+                kept = []
+                for piece in data.split("<"):
+                    if any(key in piece for key in references) and (
+                            piece.startswith("Relationship ") or piece.startswith("Override ")):
+                        continue
+                    kept.append(piece)
+                data = "<".join(kept)
+            target.writestr(info, data.encode("utf-8"))
+
+
+def make_streamed_zip(path):
+    """A package written to a stream that cannot seek: sizes and CRCs in data descriptors after
+    each entry's data, one entry stored and one deflated (what streaming writers make)."""
+
+    class Unseekable(io.RawIOBase):
+        def __init__(self):
+            self.data = bytearray()
+
+        def writable(self):
+            return True
+
+        def write(self, b):
+            self.data += b
+            return len(b)
+
+    stream = Unseekable()
+    with zipfile.ZipFile(stream, "w") as archive:
+        with archive.open(zipfile.ZipInfo("mimetype"), "w") as entry:
+            entry.write(b"application/epub+zip")
+        info = zipfile.ZipInfo("content.xml")
+        info.compress_type = zipfile.ZIP_DEFLATED
+        with archive.open(info, "w") as entry:
+            entry.write(b"<?xml version=\"1.0\"?><a><b>text</b> <b>more text</b></a>")
+    with open(path, "wb") as out:
+        out.write(stream.data)
+
+
 MAKERS = [
     ("simple.docx", make_simple_docx),
     ("simple.odt", make_simple_odt),
+    ("small.docx", make_small_docx),
+    ("streamed.zip", make_streamed_zip),
 ]
 
 

@@ -258,6 +258,25 @@ TEST(OfficePackageTest, WriteKeepsUntouchedEntriesExtraFields) {
   EXPECT_EQ(*OfficePackage::Open(written)->Read("content.xml"), "<new/>");
 }
 
+TEST(OfficePackageTest, ReadsAndWritesEntriesWithDataDescriptors) {
+  // Python's zipfile writing to a stream that cannot seek: sizes after each entry's data.
+  const std::string bytes = Fixture("streamed.zip");
+  absl::StatusOr<OfficePackage> package = OfficePackage::Open(bytes);
+  ASSERT_TRUE(package.ok()) << package.status();
+  EXPECT_THAT(package->names(), ElementsAre("mimetype", "content.xml"));
+  EXPECT_EQ(*package->Read("mimetype"), "application/epub+zip");
+  EXPECT_EQ(*package->Read("content.xml"),
+            "<?xml version=\"1.0\"?><a><b>text</b> <b>more text</b></a>");
+  const std::string written = package->Write({{"content.xml", "<a>new</a>"}});
+  const std::vector<RawView> before = LibzipView(bytes), after = LibzipView(written);
+  ASSERT_EQ(after.size(), 2u);
+  EXPECT_EQ(after[0], before[0]);
+  absl::StatusOr<OfficePackage> reopened = OfficePackage::Open(written);
+  ASSERT_TRUE(reopened.ok()) << reopened.status();
+  EXPECT_EQ(*reopened->Read("mimetype"), "application/epub+zip");
+  EXPECT_EQ(*reopened->Read("content.xml"), "<a>new</a>");
+}
+
 // --- Hostile archives ---
 
 TEST(OfficePackageTest, RefusesAZipBombFromItsDeclaredSize) {
