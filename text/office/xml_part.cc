@@ -59,7 +59,9 @@ absl::StatusOr<std::unique_ptr<pugi::xml_document>> ParseXmlPart(absl::string_vi
   // Everything kept (declaration, processing instructions, comments, whitespace-only text: the
   // space between two spans is a word boundary); the DOCTYPE parsed only to be refused. pugixml
   // never expands an entity it was not built with (only XML's five and character references).
-  constexpr unsigned kOptions = pugi::parse_full | pugi::parse_ws_pcdata;
+  // Line ends are kept as they are (no parse_eol): pugixml writes a CR in text as itself, so a
+  // CR read from "&#13;" and then turned into a line feed would not come back as it was read.
+  constexpr unsigned kOptions = (pugi::parse_full | pugi::parse_ws_pcdata) & ~pugi::parse_eol;
   const pugi::xml_parse_result result =
       document->load_buffer(bytes.data(), bytes.size(), kOptions, pugi::encoding_utf8);
   if (!result) {

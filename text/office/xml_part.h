@@ -1,6 +1,7 @@
 // One XML part of an office package read safely (pugixml) and written back. The one place a
 // part's untrusted XML is checked: DOCTYPEs are refused outright, so no entity is ever defined,
-// expanded (billion laughs) or fetched (external entities); nesting is bounded before parsing.
+// expanded (billion laughs) or fetched (external entities); nesting is bounded (pugixml's parser is
+// not recursive; the depth is measured before anything walks the tree).
 #ifndef MTSERVE_TEXT_OFFICE_XML_PART_H_
 #define MTSERVE_TEXT_OFFICE_XML_PART_H_
 

@@ -151,6 +151,21 @@ TEST(XmlPartTest, KeepsWhitespaceDeclarationAndProcessingInstructions) {
   EXPECT_EQ(RoundTrip(xml), xml);
 }
 
+TEST(XmlPartTest, KeepsCarriageReturns) {
+  // A CR from a character reference reads back as a CR, and literal CR LF line ends are kept.
+  absl::StatusOr<std::unique_ptr<pugi::xml_document>> document =
+      ParseXmlPart("content.xml", "<a b=\"x&#13;y\">t&#13;u</a>");
+  ASSERT_TRUE(document.ok()) << document.status();
+  EXPECT_STREQ((*document)->child("a").text().get(), "t\ru");
+  const std::string written = WriteXmlPart(**document);
+  absl::StatusOr<std::unique_ptr<pugi::xml_document>> again = ParseXmlPart("content.xml", written);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_STREQ((*again)->child("a").text().get(), "t\ru");
+  EXPECT_STREQ((*again)->child("a").attribute("b").value(), "x\ry");
+  const std::string crlf = "<a>\r\n  <b>line one\r\nline two</b>\r\n</a>";
+  EXPECT_EQ(RoundTrip(crlf), crlf);
+}
+
 TEST(XmlPartTest, EscapesWhatItWrites) {
   absl::StatusOr<std::unique_ptr<pugi::xml_document>> document =
       ParseXmlPart("content.xml", "<a b=\"1 &amp; &quot;2&quot;\">x &lt; y &amp; z</a>");
