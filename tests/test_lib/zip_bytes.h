@@ -1,8 +1,9 @@
-// Zip archives written byte by byte for tests of what reads them: local headers, the central
-// directory and its end record laid out as the zip format (APPNOTE 4.3) says, with every field
-// the test's to choose, so that hostile archives (sizes that lie, names that escape, flags set by
-// hand) can be made that no zip library would write. Also raw deflate (zlib) of a string or of a
-// long run of zeros streamed without holding it.
+// Zip archives written and read byte by byte for tests of what reads and writes them: local
+// headers, the central directory and its end record laid out as the zip format (APPNOTE 4.3)
+// says, with every field the test's to choose, so that hostile archives (sizes that lie, names
+// that escape, flags set by hand) can be made that no zip library would write, and an archive's
+// entries seen as its bytes hold them, without a zip library. Also raw deflate (zlib) of a string
+// or of a long run of zeros streamed without holding it.
 #ifndef MTSERVE_TESTS_TEST_LIB_ZIP_BYTES_H_
 #define MTSERVE_TESTS_TEST_LIB_ZIP_BYTES_H_
 
@@ -10,6 +11,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -156,6 +158,56 @@ inline std::string RawZip(const std::vector<RawZipEntry>& entries, const std::st
   PutLe(out, central_offset, 4);
   PutLe(out, 0, 2);  // Comment length.
   return out;
+}
+
+// One entry as an archive's bytes hold it: its central directory record's fields, and its local
+// header's extra field and data (the bytes after the local header, compressed size long).
+struct ZipRecord {
+  std::string name;
+  uint16_t flags, method, time, date;
+  uint32_t crc;
+  uint64_t comp_size, size;
+  std::string central_extra, local_extra, data;
+  bool operator==(const ZipRecord&) const = default;
+};
+
+inline uint64_t GetLe(const std::string& bytes, size_t at, int n) {
+  uint64_t value = 0;
+  for (int i = n - 1; i >= 0; --i) value = (value << 8) | static_cast<uint8_t>(bytes.at(at + i));
+  return value;
+}
+
+// The entries of `bytes` (no zip64, no comment after the end record), in central directory
+// order; throws std::out_of_range on bytes that are not laid out so.
+inline std::vector<ZipRecord> ReadZipRecords(const std::string& bytes) {
+  const size_t end = bytes.size() - 22;
+  if (GetLe(bytes, end, 4) != 0x06054b50) throw std::out_of_range("no end record");
+  const uint64_t count = GetLe(bytes, end + 10, 2);
+  size_t at = GetLe(bytes, end + 16, 4);
+  std::vector<ZipRecord> records;
+  for (uint64_t i = 0; i < count; ++i) {
+    if (GetLe(bytes, at, 4) != 0x02014b50) throw std::out_of_range("no central record");
+    ZipRecord record;
+    record.flags = GetLe(bytes, at + 8, 2);
+    record.method = GetLe(bytes, at + 10, 2);
+    record.time = GetLe(bytes, at + 12, 2);
+    record.date = GetLe(bytes, at + 14, 2);
+    record.crc = GetLe(bytes, at + 16, 4);
+    record.comp_size = GetLe(bytes, at + 20, 4);
+    record.size = GetLe(bytes, at + 24, 4);
+    const size_t name_length = GetLe(bytes, at + 28, 2), extra_length = GetLe(bytes, at + 30, 2);
+    const size_t comment_length = GetLe(bytes, at + 32, 2), local = GetLe(bytes, at + 42, 4);
+    record.name = bytes.substr(at + 46, name_length);
+    record.central_extra = bytes.substr(at + 46 + name_length, extra_length);
+    if (GetLe(bytes, local, 4) != 0x04034b50) throw std::out_of_range("no local header");
+    const size_t local_name = GetLe(bytes, local + 26, 2),
+                 local_extra = GetLe(bytes, local + 28, 2);
+    record.local_extra = bytes.substr(local + 30 + local_name, local_extra);
+    record.data = bytes.substr(local + 30 + local_name + local_extra, record.comp_size);
+    records.push_back(std::move(record));
+    at += 46 + name_length + extra_length + comment_length;
+  }
+  return records;
 }
 
 }  // namespace mtserve::testing

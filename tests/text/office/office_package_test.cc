@@ -207,6 +207,21 @@ TEST(OfficePackageTest, WriteReplacesEntriesAndCopiesTheOthers) {
   EXPECT_EQ(*reopened->Read("word/document.xml"), document);
   EXPECT_EQ(*reopened->Read("word/header1.xml"), header);
 
+  // As the bytes hold them (no zip library): every untouched entry's record, times, extra
+  // fields and compressed data unchanged, in the same order.
+  const std::vector<testing::ZipRecord> records = testing::ReadZipRecords(bytes),
+                                        written_records = testing::ReadZipRecords(written);
+  ASSERT_EQ(records.size(), written_records.size());
+  for (size_t i = 0; i < records.size(); ++i) {
+    SCOPED_TRACE(records[i].name);
+    EXPECT_EQ(written_records[i].name, records[i].name);
+    EXPECT_EQ(written_records[i].time, records[i].time);
+    EXPECT_EQ(written_records[i].date, records[i].date);
+    if (records[i].name != "word/document.xml" && records[i].name != "word/header1.xml") {
+      EXPECT_EQ(written_records[i], records[i]);
+    }
+  }
+
   const std::vector<RawView> before = LibzipView(bytes), after = LibzipView(written);
   ASSERT_EQ(before.size(), after.size());
   for (size_t i = 0; i < before.size(); ++i) {
@@ -235,6 +250,13 @@ TEST(OfficePackageTest, WriteKeepsAStoredEntryStoredAndFirst) {
   EXPECT_EQ(after[0].method, ZIP_CM_STORE);
   EXPECT_EQ(after[0].raw, "application/vnd.oasis.opendocument.presentation");
   EXPECT_EQ(after[0].extra_local, "");  // ODF: no extra field before the mimetype's bytes.
+  // As the bytes hold it: stored, no data descriptor, its text right after its local header.
+  const testing::ZipRecord mimetype = testing::ReadZipRecords(written)[0];
+  EXPECT_EQ(mimetype.method, 0);
+  EXPECT_EQ(mimetype.flags & 8, 0);
+  EXPECT_EQ(mimetype.local_extra, "");
+  EXPECT_EQ(mimetype.data, "application/vnd.oasis.opendocument.presentation");
+  EXPECT_EQ(written.substr(30, 8), "mimetype");
   EXPECT_EQ(after[1], before[1]);
   EXPECT_EQ(after[2].name, "content.xml");
   EXPECT_EQ(after[3], before[3]);
@@ -256,6 +278,13 @@ TEST(OfficePackageTest, WriteKeepsUntouchedEntriesExtraFields) {
   EXPECT_EQ(after[1], before[1]);
   EXPECT_EQ(after[0], before[0]);
   EXPECT_EQ(*OfficePackage::Open(written)->Read("content.xml"), "<new/>");
+  const std::vector<testing::ZipRecord> records = testing::ReadZipRecords(bytes),
+                                        written_records = testing::ReadZipRecords(written);
+  ASSERT_EQ(written_records.size(), 3u);
+  EXPECT_EQ(written_records[0], records[0]);
+  EXPECT_EQ(written_records[1], records[1]);
+  EXPECT_EQ(written_records[1].local_extra, kept.extra);
+  EXPECT_EQ(written_records[1].central_extra, kept.extra);
 }
 
 TEST(OfficePackageTest, ReadsAndWritesEntriesWithDataDescriptors) {
