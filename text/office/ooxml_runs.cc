@@ -141,13 +141,22 @@ bool IsBlank(absl::string_view text) {
                      [](char c) { return absl::ascii_isspace(static_cast<unsigned char>(c)); });
 }
 
+std::string OuterXml(const pugi::xml_node& node) {
+  std::ostringstream out;
+  node.print(out, "", pugi::format_raw);
+  return out.str();
+}
+
 // Run properties as a key equal for equal formatting: attributes and children sorted, what is
-// not formatting (language and proofing state) left out.
-std::string Canonical(const pugi::xml_node& node, const Names& names) {
+// not formatting (language and proofing state) left out; empty properties (`top`) as none. Below
+// `depth` levels (real properties nest three or four) a node is its XML as written, so that the
+// recursion stays shallow.
+std::string Canonical(const pugi::xml_node& node, const Names& names, int depth, bool top = false) {
   if (node.type() == pugi::node_pcdata || node.type() == pugi::node_cdata) {
     return absl::StrCat("\"", node.value(), "\"");
   }
   if (node.type() != pugi::node_element) return "";
+  if (depth <= 0) return OuterXml(node);
   std::vector<std::string> attributes;
   for (const pugi::xml_attribute& a : node.attributes()) {
     const absl::string_view name = a.name();
@@ -162,17 +171,12 @@ std::string Canonical(const pugi::xml_node& node, const Names& names) {
   for (const pugi::xml_node& child : node.children()) {
     if (Is(child, names.lang)) continue;
     if (child.type() == pugi::node_pcdata && IsBlank(child.value())) continue;
-    children.push_back(Canonical(child, names));
+    children.push_back(Canonical(child, names, depth - 1));
   }
+  if (top && attributes.empty() && children.empty()) return "";  // As no properties at all.
   std::sort(children.begin(), children.end());
   return absl::StrCat("<", node.name(), " ", absl::StrJoin(attributes, " "), ">",
                       absl::StrJoin(children, ""), "</>");
-}
-
-std::string OuterXml(const pugi::xml_node& node) {
-  std::ostringstream out;
-  node.print(out, "", pugi::format_raw);
-  return out.str();
 }
 
 // A paragraph's content in order, before it is made into spans.
@@ -274,7 +278,8 @@ class Extractor {
       group = Item::Of(Item::kFixed);
     };
     for (const pugi::xml_node& child : container.children()) {
-      if (top && (Is(child, names_.ppr) || Is(child, names_.end_para_rpr))) continue;
+      if (top && Is(child, names_.ppr)) continue;
+      if (top && Is(child, names_.end_para_rpr)) break;  // What follows it stays after it.
       const auto [begins, ends] = FieldMarks(child, names_);
       if (field_depth_ > 0 || begins > 0) {
         // A complex field's runs, its instructions and its result, kept as they are.
@@ -293,11 +298,13 @@ class Extractor {
       if (Is(child, names_.proof_err)) continue;
       if (Is(child, names_.r)) {
         Run(child, items);
-      } else if (Is(child, names_.hyperlink)) {
+      } else if (Is(child, names_.hyperlink) && depth_ < kMaxWrappers) {
+        ++depth_;
         items.push_back(Item::Of(Item::kOpen, child));
         Walk(child, /*top=*/false, items);
         flush();
         items.push_back(Item::Of(Item::kClose));
+        --depth_;
       } else if (Is(child, names_.br)) {  // DrawingML's line break, between runs.
         Item item = Item::Of(Item::kObject, child);
         item.separator = true;
@@ -316,7 +323,7 @@ class Extractor {
 
   void Run(const pugi::xml_node& r, std::vector<Item>& items) {
     const pugi::xml_node rpr = r.child(names_.rpr.c_str());
-    const std::string key = rpr ? Canonical(rpr, names_) : "";
+    const std::string key = rpr ? Canonical(rpr, names_, /*depth=*/16, /*top=*/true) : "";
     for (const pugi::xml_node& c : r.children()) {
       if (c.type() != pugi::node_element) {
         if (c.type() == pugi::node_pcdata && IsBlank(c.value())) continue;
@@ -436,8 +443,13 @@ class Extractor {
     out.translate = translatable;
   }
 
+  // Hyperlinks nested deeper than this (never in a real document) are kept as written: the walk
+  // recurses into them, on a request thread's stack.
+  static constexpr int kMaxWrappers = 8;
+
   const Names& names_;
   int field_depth_ = 0;  // Complex fields open (they may go on over paragraphs).
+  int depth_ = 0;        // Hyperlinks the walk is in.
 };
 
 // Every paragraph of `document` in document order (a text box's after the one holding it).
@@ -491,10 +503,6 @@ class ParagraphWriter {
   }
 
   void Text(absl::string_view text) {
-    if (skip_space_ && !text.empty() && absl::ascii_isspace(static_cast<unsigned char>(text[0]))) {
-      text.remove_prefix(1);
-    }
-    skip_space_ = false;
     const std::string clean = XmlCharacters(text);
     if (clean.empty()) return;
     const pugi::xml_node rpr = formats_.empty() ? paragraph_.base_rpr : formats_.back();
@@ -541,7 +549,6 @@ class ParagraphWriter {
             last_t_.text().set(before.c_str());
           }
         }
-        skip_space_ = data.strip_space;
         if (data.run) {
           pugi::xml_node r = Append(data.run.name());
           for (const pugi::xml_attribute& a : data.run.attributes()) {
@@ -563,7 +570,6 @@ class ParagraphWriter {
   std::vector<pugi::xml_node> formats_;     // Format spans open: their properties.
   pugi::xml_node last_t_;                   // The text element last written, while text may
   pugi::xml_node last_rpr_;                 // go on in it, and its run's properties.
-  bool skip_space_ = false;
 };
 
 // Sets every language tag of `document` to `language`: true if it has any.

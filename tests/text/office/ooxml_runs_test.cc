@@ -116,6 +116,31 @@ TEST(OoxmlRunsTest, RunsSplitForRevisionsAndProofingAreOne) {
   EXPECT_TRUE(out.select_node("//w:body/w:sectPr"));
 }
 
+TEST(OoxmlRunsTest, EmptyPropertiesAreNoneAndDistinctPropertiesAreNot) {
+  // LibreOffice writes an empty w:rPr on some runs and none on others: the same formatting.
+  // <w:b/> and <w:i/> are not.
+  const std::string xml = Word(
+      "<w:p><w:r><w:rPr></w:rPr><w:t xml:space=\"preserve\">One </w:t></w:r>"
+      "<w:r><w:t xml:space=\"preserve\">two </w:t></w:r>"
+      "<w:r><w:rPr><w:b/></w:rPr><w:t>three</w:t></w:r>"
+      "<w:r><w:rPr><w:i/></w:rPr><w:t>four</w:t></w:r></w:p>");
+  std::unique_ptr<PartRuns> runs = TakeApart(xml);
+  ASSERT_NE(runs, nullptr);
+  ASSERT_EQ(runs->runs().size(), 1u);
+  EXPECT_THAT(Ranges(runs->runs()[0]), ElementsAre(Segment{8, 13}, Segment{13, 17}));
+}
+
+TEST(OoxmlRunsTest, SpaceAfterABreakIsKept) {
+  const std::string xml =
+      Word("<w:p><w:r><w:t>a</w:t><w:tab/><w:t xml:space=\"preserve\"> b</w:t></w:r></w:p>");
+  std::unique_ptr<PartRuns> runs = TakeApart(xml);
+  ASSERT_NE(runs, nullptr);
+  ASSERT_EQ(runs->runs().size(), 1u);
+  EXPECT_EQ(runs->runs()[0].text, "a  b");
+  const pugi::xml_document out = Parse(runs->Render(Identity(*runs)));
+  EXPECT_THAT(Texts(out, "//w:r/w:t"), ElementsAre("a", " b"));
+}
+
 TEST(OoxmlRunsTest, BoldWordIsASpanCarriedToItsTranslation) {
   const std::string xml = Word(
       "<w:p><w:r><w:t xml:space=\"preserve\">The </w:t></w:r>"
