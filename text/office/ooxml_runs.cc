@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <optional>
 #include <sstream>
 #include <utility>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "text/inline_spans.h"
 #include "text/office/xml_part.h"
+#include "text/utf8.h"
 
 namespace mtserve {
 namespace {
@@ -102,6 +104,29 @@ void ForEachDescendant(const pugi::xml_node& root,
   }
 }
 
+// Characters XML 1.0 cannot hold (C0 controls but tab, line feed and carriage return) left out.
+std::string XmlCharacters(absl::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    const unsigned char u = static_cast<unsigned char>(c);
+    if (u >= 0x20 || c == '\t' || c == '\n' || c == '\r') out += c;
+  }
+  return out;
+}
+
+// The text of a text element (w:t, a:t): its character data, all of it, less what XML cannot
+// hold (a lenient parse lets C0 controls through; they could not be written back); nullopt if it
+// holds an element (which no writer puts there: it is then kept as written).
+std::optional<std::string> TextOf(const pugi::xml_node& t) {
+  std::string text;
+  for (const pugi::xml_node& c : t.children()) {
+    if (c.type() == pugi::node_element) return std::nullopt;
+    if (c.type() == pugi::node_pcdata || c.type() == pugi::node_cdata) text += c.value();
+  }
+  return XmlCharacters(text);
+}
+
 // The text a reader sees in `node` (the character data of its elements named t in any namespace:
 // w:t, a:t, m:t), not counting paragraphs nested inside (a text box's, translated on their own).
 std::string VisibleText(const pugi::xml_node& node, const Names& names) {
@@ -109,7 +134,7 @@ std::string VisibleText(const pugi::xml_node& node, const Names& names) {
   auto add = [&](const pugi::xml_node& n) {
     if (Is(n, names.p)) return false;
     if (n.type() == pugi::node_element && LocalName(n.name()) == "t") {
-      text += n.child_value();
+      text += TextOf(n).value_or("");
       return false;
     }
     return true;
@@ -329,8 +354,8 @@ class Extractor {
         if (c.type() == pugi::node_pcdata && IsBlank(c.value())) continue;
       } else if (Is(c, names_.rpr) || Is(c, names_.last_page_break)) {
         continue;
-      } else if (Is(c, names_.t)) {
-        std::string text = c.child_value();
+      } else if (Is(c, names_.t) && TextOf(c).has_value()) {
+        std::string text = *TextOf(c);
         if (text.empty()) continue;
         Item item = Item::Of(Item::kText, {}, std::move(text));
         item.key = key;
@@ -464,17 +489,6 @@ std::vector<Paragraph> Paragraphs(const pugi::xml_document& document, const Name
   return paragraphs;
 }
 
-// Characters XML 1.0 cannot hold (C0 controls but tab, line feed and carriage return) left out.
-std::string XmlCharacters(absl::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    const unsigned char u = static_cast<unsigned char>(c);
-    if (u >= 0x20 || c == '\t' || c == '\n' || c == '\r') out += c;
-  }
-  return out;
-}
-
 // Writes a paragraph's new run content around its translation.
 class ParagraphWriter {
  public:
@@ -604,6 +618,11 @@ class OoxmlPartRuns : public PartRuns {
         target_language_(std::move(target_language)) {}
 
   absl::Status Init() {
+    // Every later step (splitting, tokenising, placing spans on character boundaries) takes the
+    // text to be UTF-8, as XML must be.
+    if (absl::Status utf8 = CheckUtf8(bytes_, absl::StrCat("part ", name_)); !utf8.ok()) {
+      return utf8;
+    }
     absl::StatusOr<std::unique_ptr<pugi::xml_document>> document = ParseXmlPart(name_, bytes_);
     if (!document.ok()) return document.status();
     const Names names(**document, dialect_);

@@ -358,7 +358,8 @@ TEST(OoxmlRunsTest, StylesPartHasNoRunsAndGetsItsLanguage) {
 
 TEST(OoxmlRunsTest, MalformedOrHostileXmlIsRefusedNamingThePart) {
   for (const std::string& xml :
-       {std::string("<w:document"), std::string("<!DOCTYPE x [<!ENTITY a \"b\">]><x>&a;</x>")}) {
+       {std::string("<w:document"), std::string("<!DOCTYPE x [<!ENTITY a \"b\">]><x>&a;</x>"),
+        Word("<w:p><w:r><w:t>caf\xE9</w:t></w:r></w:p>")}) {
     absl::StatusOr<std::unique_ptr<PartRuns>> runs =
         TakeApartOoxmlPart("word/document.xml", xml, OoxmlDialect::kWordprocessing, "de");
     ASSERT_FALSE(runs.ok());
