@@ -33,7 +33,9 @@ struct Names {
   bool found = false;
   std::string p, r, rpr, t, ppr, end_para_rpr, hyperlink, tab, br, cr, fld_char, fld_char_type,
       proof_err, last_page_break, lang, val, def_rpr;
-  std::vector<std::string> tracked;  // Tracked changes' elements.
+  // Tracked changes: what an insertion or a move's destination holds is text as accepted; a
+  // deletion, a move's source and the moves' range marks are not.
+  std::vector<std::string> inserted, deleted;
 
   Names(const pugi::xml_document& document, OoxmlDialect d) : dialect(d) {
     const pugi::xml_node root = document.document_element();
@@ -70,7 +72,13 @@ struct Names {
       last_page_break = q("lastRenderedPageBreak");
       lang = q("lang");
       val = q("val");
-      tracked = {q("ins"), q("del"), q("moveFrom"), q("moveTo")};
+      inserted = {q("ins"), q("moveTo")};
+      deleted = {q("del"),
+                 q("moveFrom"),
+                 q("moveFromRangeStart"),
+                 q("moveFromRangeEnd"),
+                 q("moveToRangeStart"),
+                 q("moveToRangeEnd")};
     } else {
       end_para_rpr = q("endParaRPr");
       def_rpr = q("defRPr");
@@ -81,6 +89,11 @@ struct Names {
 
 bool Is(const pugi::xml_node& node, const std::string& name) {
   return !name.empty() && node.type() == pugi::node_element && name == node.name();
+}
+
+bool IsAny(const pugi::xml_node& node, const std::vector<std::string>& names) {
+  return std::any_of(names.begin(), names.end(),
+                     [&](const std::string& name) { return Is(node, name); });
 }
 
 absl::string_view LocalName(absl::string_view name) {
@@ -249,7 +262,6 @@ struct SpanData {
 struct Paragraph {
   pugi::xml_node node;
   bool translate = false;
-  bool kept = false;
   PartRuns::Run run;
   std::vector<SpanData> data;  // One per span of run.inlines.
   pugi::xml_node base_rpr;
@@ -272,11 +284,6 @@ class Extractor {
       }
       out.content.push_back(child);
     }
-    if (HasTrackedChanges(p)) {
-      for (const pugi::xml_node& child : p.children()) out.run.text += VisibleText(child, names_);
-      out.kept = !IsBlank(out.run.text);
-      return out;
-    }
     std::vector<Item> items;
     Walk(p, /*top=*/true, items);
     Build(items, out);
@@ -284,17 +291,6 @@ class Extractor {
   }
 
  private:
-  bool HasTrackedChanges(const pugi::xml_node& p) const {
-    if (names_.tracked.empty()) return false;
-    bool found = false;
-    ForEachDescendant(p, [&](const pugi::xml_node& n) {
-      if (found || Is(n, names_.p) || Is(n, names_.ppr) || Is(n, names_.rpr)) return false;
-      for (const std::string& name : names_.tracked) found = found || Is(n, name);
-      return !found;
-    });
-    return found;
-  }
-
   // The content of `container` (the paragraph or a hyperlink) as items.
   void Walk(const pugi::xml_node& container, bool top, std::vector<Item>& items) {
     Item group = Item::Of(Item::kFixed);
@@ -305,6 +301,15 @@ class Extractor {
     for (const pugi::xml_node& child : container.children()) {
       if (top && Is(child, names_.ppr)) continue;
       if (top && Is(child, names_.end_para_rpr)) break;  // What follows it stays after it.
+      // Tracked changes as accepted (inside a field's result they stay as they are, with it).
+      if (field_depth_ == 0 && IsAny(child, names_.deleted)) continue;
+      if (IsAny(child, names_.inserted) && depth_ < kMaxWrappers) {
+        flush();
+        ++depth_;
+        Walk(child, /*top=*/false, items);  // Its content as if it had always been there.
+        --depth_;
+        continue;
+      }
       const auto [begins, ends] = FieldMarks(child, names_);
       if (field_depth_ > 0 || begins > 0) {
         // A complex field's runs, its instructions and its result, kept as they are.
@@ -468,13 +473,13 @@ class Extractor {
     out.translate = translatable;
   }
 
-  // Hyperlinks nested deeper than this (never in a real document) are kept as written: the walk
-  // recurses into them, on a request thread's stack.
+  // Hyperlinks and insertions nested deeper than this (never in a real document) are kept as
+  // written: the walk recurses into them, on a request thread's stack.
   static constexpr int kMaxWrappers = 8;
 
   const Names& names_;
   int field_depth_ = 0;  // Complex fields open (they may go on over paragraphs).
-  int depth_ = 0;        // Hyperlinks the walk is in.
+  int depth_ = 0;        // Hyperlinks and insertions the walk is in.
 };
 
 // Every paragraph of `document` in document order (a text box's after the one holding it).
@@ -627,7 +632,6 @@ class OoxmlPartRuns : public PartRuns {
     if (!document.ok()) return document.status();
     const Names names(**document, dialect_);
     for (Paragraph& p : Paragraphs(**document, names)) {
-      if (p.kept) kept_.push_back(std::move(p.run.text));
       if (p.translate) runs_.push_back(std::move(p.run));
     }
     return absl::OkStatus();

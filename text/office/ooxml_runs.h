@@ -16,9 +16,14 @@
 // drawings and images (a text box inside is translated as paragraphs of its own) are empty
 // spans; fields (w:fldSimple, a complex field's runs from its begin to its end, a:fld), content
 // controls (w:sdt), math and any other element holding text are fixed spans (their text is read
-// with the sentence and written back as it was). A paragraph holding tracked changes (w:ins,
-// w:del, w:moveFrom, w:moveTo) is kept untranslated and its text listed in PartRuns::kept.
-// A paragraph with no text outside fixed spans is left as it was.
+// with the sentence and written back as it was). Tracked changes are taken as accepted: the text
+// of insertions and moves' destinations (w:ins, w:moveTo) is translated with the paragraph and
+// written back with no revision mark, deletions and moves' sources (w:del, w:moveFrom) and the
+// moves' range marks are left out (a tracked change of formatting, w:rPrChange, stays in its
+// run's properties; one of a paragraph's mark, in w:pPr, stays). A paragraph with no text outside
+// fixed spans is left as it was. Comments' ranges and references stay where they stand; the
+// comments themselves are another part. PartRuns::kept is empty: nothing is kept untranslated
+// but what the spans above keep.
 //
 // The part is rendered by parsing it again and walking the same paragraphs: each translated
 // paragraph's run content is replaced by runs written around the translation (text outside

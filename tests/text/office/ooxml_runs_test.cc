@@ -266,21 +266,29 @@ TEST(OoxmlRunsTest, ParagraphOfAFieldAloneIsLeftAsItWas) {
   EXPECT_EQ(runs->Render({}), xml);
 }
 
-TEST(OoxmlRunsTest, ParagraphWithTrackedChangesIsKeptAndSaidSo) {
+TEST(OoxmlRunsTest, TrackedChangesAreTranslatedAsAccepted) {
   const std::string xml = Word(
       "<w:p><w:r><w:t xml:space=\"preserve\">The </w:t></w:r>"
       "<w:del w:id=\"1\" w:author=\"A\"><w:r><w:delText>old </w:delText></w:r></w:del>"
-      "<w:ins w:id=\"2\" w:author=\"A\"><w:r><w:t xml:space=\"preserve\">new </w:t></w:r></w:ins>"
-      "<w:r><w:t>text.</w:t></w:r></w:p>"
-      "<w:p><w:r><w:t>Translated.</w:t></w:r></w:p>");
+      "<w:ins w:id=\"2\" w:author=\"A\"><w:r><w:rPr><w:b/></w:rPr>"
+      "<w:t xml:space=\"preserve\">new </w:t></w:r></w:ins>"
+      "<w:moveFromRangeStart w:id=\"3\" w:name=\"m\"/><w:moveFrom w:id=\"4\"><w:r>"
+      "<w:t>moved</w:t></w:r></w:moveFrom><w:moveFromRangeEnd w:id=\"3\"/>"
+      "<w:r><w:t>text</w:t></w:r><w:moveTo w:id=\"5\"><w:r><w:t xml:space=\"preserve\"> here"
+      "</w:t></w:r></w:moveTo><w:r><w:t>.</w:t></w:r></w:p>");
   std::unique_ptr<PartRuns> runs = TakeApart(xml);
   ASSERT_NE(runs, nullptr);
   ASSERT_EQ(runs->runs().size(), 1u);
-  EXPECT_EQ(runs->runs()[0].text, "Translated.");
-  EXPECT_THAT(runs->kept(), ElementsAre("The new text."));
-  const pugi::xml_document out = Parse(runs->Render({{"Übersetzt.", {}}}));
-  EXPECT_THAT(ParagraphTexts(out), ElementsAre("The new text.", "Übersetzt."));
-  EXPECT_THAT(Texts(out, "//w:del//w:delText"), ElementsAre("old "));
+  EXPECT_EQ(runs->runs()[0].text, "The new text here.");
+  EXPECT_THAT(Ranges(runs->runs()[0]), ElementsAre(Segment{4, 8}));
+  EXPECT_THAT(runs->kept(), IsEmpty());
+  const pugi::xml_document out = Parse(runs->Render({{"Der neue Text hier.", {Segment{4, 8}}}}));
+  EXPECT_THAT(ParagraphTexts(out), ElementsAre("Der neue Text hier."));
+  EXPECT_THAT(Texts(out, "//w:r[w:rPr/w:b]/w:t"), ElementsAre("neue"));
+  for (const char* mark : {"//w:ins", "//w:del", "//w:delText", "//w:moveFrom", "//w:moveTo",
+                           "//w:moveFromRangeStart", "//w:moveFromRangeEnd"}) {
+    EXPECT_FALSE(out.select_node(mark)) << mark;
+  }
 }
 
 TEST(OoxmlRunsTest, TextBoxParagraphsAreRunsOfTheirOwn) {
