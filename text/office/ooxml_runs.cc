@@ -489,6 +489,13 @@ std::vector<Paragraph> Paragraphs(const pugi::xml_document& document, const Name
   Extractor extractor(names);
   ForEachDescendant(document, [&](const pugi::xml_node& n) {
     if (Is(n, names.p)) paragraphs.push_back(extractor.Extract(n));
+    // What the rendering of a paragraph leaves out (a deletion, a proofing mark) is not looked
+    // into: a paragraph inside (a deleted text box's) is not translated for nothing.
+    if (IsAny(n, names.deleted) || Is(n, names.proof_err) || Is(n, names.last_page_break)) {
+      for (pugi::xml_node a = n.parent(); a; a = a.parent()) {
+        if (Is(a, names.p)) return false;
+      }
+    }
     return true;
   });
   return paragraphs;

@@ -275,7 +275,10 @@ TEST(OoxmlRunsTest, TrackedChangesAreTranslatedAsAccepted) {
       "<w:moveFromRangeStart w:id=\"3\" w:name=\"m\"/><w:moveFrom w:id=\"4\"><w:r>"
       "<w:t>moved</w:t></w:r></w:moveFrom><w:moveFromRangeEnd w:id=\"3\"/>"
       "<w:r><w:t>text</w:t></w:r><w:moveTo w:id=\"5\"><w:r><w:t xml:space=\"preserve\"> here"
-      "</w:t></w:r></w:moveTo><w:r><w:t>.</w:t></w:r></w:p>");
+      "</w:t></w:r></w:moveTo><w:r><w:t>.</w:t></w:r>"
+      // A deleted text box: not a paragraph to translate.
+      "<w:del w:id=\"6\"><w:r><w:drawing><w:txbxContent><w:p><w:r><w:t>Gone.</w:t></w:r></w:p>"
+      "</w:txbxContent></w:drawing></w:r></w:del></w:p>");
   std::unique_ptr<PartRuns> runs = TakeApart(xml);
   ASSERT_NE(runs, nullptr);
   ASSERT_EQ(runs->runs().size(), 1u);
