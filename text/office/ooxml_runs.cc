@@ -513,6 +513,7 @@ class ParagraphWriter {
         paragraph_.run.inlines, translation,
         [&](absl::string_view text, std::string&) { Text(text); }, ignored,
         [&](size_t span, bool open, size_t) { Markup(span, open); });
+    Flush();
     for (const pugi::xml_node& n : paragraph_.content) paragraph_.node.remove_child(n);
   }
 
@@ -528,23 +529,29 @@ class ParagraphWriter {
     return paragraph_.node.append_copy(node);
   }
 
+  // Text is gathered while its properties stay the same and written as one run at the next
+  // markup (or the end): each character copied once.
   void Text(absl::string_view text) {
     const std::string clean = XmlCharacters(text);
     if (clean.empty()) return;
     const pugi::xml_node rpr = formats_.empty() ? paragraph_.base_rpr : formats_.back();
-    if (last_t_ && last_rpr_ == rpr) {
-      last_t_.text().set(absl::StrCat(last_t_.child_value(), clean).c_str());
-      return;
-    }
+    if (!pending_.empty() && pending_rpr_ != rpr) Flush();
+    pending_ += clean;
+    pending_rpr_ = rpr;
+  }
+
+  void Flush() {
+    if (pending_.empty()) return;
     pugi::xml_node r = Append(names_.r.c_str());
-    if (rpr) r.append_copy(rpr);
+    if (pending_rpr_) r.append_copy(pending_rpr_);
     last_t_ = r.append_child(names_.t.c_str());
     if (names_.word()) last_t_.append_attribute("xml:space") = "preserve";
-    last_t_.text().set(clean.c_str());
-    last_rpr_ = rpr;
+    last_t_.text().set(pending_.c_str());
+    pending_.clear();
   }
 
   void Markup(size_t span, bool open) {
+    Flush();
     const SpanData& data = paragraph_.data[span];
     switch (data.kind) {
       case SpanKind::kContainer:
@@ -569,12 +576,19 @@ class ParagraphWriter {
       case SpanKind::kFixed:
         if (!open) return;
         if (data.strip_space && last_t_) {
+          // The space the source's text gained for this tab or break, where the translation has
+          // it: just before.
           std::string before = last_t_.child_value();
           if (!before.empty() && absl::ascii_isspace(static_cast<unsigned char>(before.back()))) {
             before.pop_back();
-            last_t_.text().set(before.c_str());
+            if (before.empty()) {
+              last_t_.parent().parent().remove_child(last_t_.parent());
+            } else {
+              last_t_.text().set(before.c_str());
+            }
           }
         }
+        last_t_ = pugi::xml_node();
         if (data.run) {
           pugi::xml_node r = Append(data.run.name());
           for (const pugi::xml_attribute& a : data.run.attributes()) {
@@ -587,15 +601,15 @@ class ParagraphWriter {
         }
         break;
     }
-    last_t_ = pugi::xml_node();
   }
 
   const Names& names_;
   Paragraph& paragraph_;
   std::vector<pugi::xml_node> containers_;  // Output wrappers open, innermost last.
   std::vector<pugi::xml_node> formats_;     // Format spans open: their properties.
-  pugi::xml_node last_t_;                   // The text element last written, while text may
-  pugi::xml_node last_rpr_;                 // go on in it, and its run's properties.
+  std::string pending_;                     // Text not written yet,
+  pugi::xml_node pending_rpr_;              // and its properties.
+  pugi::xml_node last_t_;                   // The text element written last, if nothing since.
 };
 
 // Sets every language tag of `document` to `language`: true if it has any.

@@ -219,6 +219,22 @@ TEST(OoxmlRunsTest, TabsAndBreaksAreSpacesInTheTextAndObjectsInTheRendering) {
   EXPECT_THAT(sequence, ElementsAre("w:t:Name:", "w:tab:", "w:t:Wert", "w:br:", "w:t:Neue Zeile"));
 }
 
+TEST(OoxmlRunsTest, TheSpaceBeforeABreakIsTakenOutAfterAFormattedWord) {
+  const std::string xml = Word(
+      "<w:p><w:r><w:t xml:space=\"preserve\">It </w:t></w:r><w:r><w:rPr><w:b/></w:rPr>"
+      "<w:t>runs</w:t><w:br/></w:r><w:r><w:t>far.</w:t></w:r></w:p>");
+  std::unique_ptr<PartRuns> runs = TakeApart(xml);
+  ASSERT_NE(runs, nullptr);
+  ASSERT_EQ(runs->runs().size(), 1u);
+  EXPECT_EQ(runs->runs()[0].text, "It runs far.");
+  const pugi::xml_document out = Parse(runs->Render(Identity(*runs)));
+  std::vector<std::string> sequence;
+  for (const pugi::xpath_node& n : out.select_nodes("//w:r/*[not(self::w:rPr)]")) {
+    sequence.push_back(absl::StrCat(n.node().name(), ":", n.node().child_value()));
+  }
+  EXPECT_THAT(sequence, ElementsAre("w:t:It ", "w:t:runs", "w:br:", "w:t:far."));
+}
+
 TEST(OoxmlRunsTest, FieldsBookmarksAndFootnoteReferencesAreKeptAsWritten) {
   const std::string xml = Word(
       "<w:p><w:bookmarkStart w:id=\"0\" w:name=\"here\"/>"
