@@ -31,11 +31,12 @@ constexpr absl::string_view kDrawingNamespaces[] = {
 struct Names {
   OoxmlDialect dialect;
   bool found = false;
-  std::string p, r, rpr, t, ppr, end_para_rpr, hyperlink, tab, br, cr, fld_char, fld_char_type,
-      proof_err, last_page_break, lang, val, def_rpr;
+  std::string p, r, rpr, t, ppr, end_para_rpr, tab, br, cr, fld_char, fld_char_type, proof_err,
+      last_page_break, lang, val, def_rpr;
   // Tracked changes: what an insertion or a move's destination holds is text as accepted; a
   // deletion, a move's source and the moves' range marks are not.
   std::vector<std::string> inserted, deleted;
+  std::vector<std::string> wrappers, wrapper_properties;
 
   Names(const pugi::xml_document& document, OoxmlDialect d) : dialect(d) {
     const pugi::xml_node root = document.document_element();
@@ -63,7 +64,11 @@ struct Names {
     ppr = q("pPr");
     br = q("br");
     if (word) {
-      hyperlink = q("hyperlink");
+      // Elements around runs that are not formatting: a link, a bidirectional embedding or
+      // override, a smart tag, custom XML; their properties (w:smartTagPr, w:customXmlPr) are
+      // their first child.
+      wrappers = {q("hyperlink"), q("dir"), q("bdo"), q("smartTag"), q("customXml")};
+      wrapper_properties = {q("smartTagPr"), q("customXmlPr")};
       tab = q("tab");
       cr = q("cr");
       fld_char = q("fldChar");
@@ -291,8 +296,9 @@ class Extractor {
   }
 
  private:
-  // The content of `container` (the paragraph or a hyperlink) as items.
+  // The content of `container` (the paragraph or a wrapper: a hyperlink...) as items.
   void Walk(const pugi::xml_node& container, bool top, std::vector<Item>& items) {
+    const bool wrapper = IsAny(container, names_.wrappers);
     Item group = Item::Of(Item::kFixed);
     auto flush = [&] {
       if (!group.nodes.empty()) items.push_back(std::move(group));
@@ -300,6 +306,7 @@ class Extractor {
     };
     for (const pugi::xml_node& child : container.children()) {
       if (top && Is(child, names_.ppr)) continue;
+      if (wrapper && IsAny(child, names_.wrapper_properties)) continue;  // Copied with it.
       if (top && Is(child, names_.end_para_rpr)) break;  // What follows it stays after it.
       // Tracked changes as accepted (inside a field's result they stay as they are, with it).
       if (field_depth_ == 0 && IsAny(child, names_.deleted)) continue;
@@ -328,7 +335,7 @@ class Extractor {
       if (Is(child, names_.proof_err)) continue;
       if (Is(child, names_.r)) {
         Run(child, items);
-      } else if (Is(child, names_.hyperlink) && depth_ < kMaxWrappers) {
+      } else if (IsAny(child, names_.wrappers) && depth_ < kMaxWrappers) {
         ++depth_;
         items.push_back(Item::Of(Item::kOpen, child));
         Walk(child, /*top=*/false, items);
@@ -473,13 +480,13 @@ class Extractor {
     out.translate = translatable;
   }
 
-  // Hyperlinks and insertions nested deeper than this (never in a real document) are kept as
+  // Wrappers and insertions nested deeper than this (never in a real document) are kept as
   // written: the walk recurses into them, on a request thread's stack.
   static constexpr int kMaxWrappers = 8;
 
   const Names& names_;
   int field_depth_ = 0;  // Complex fields open (they may go on over paragraphs).
-  int depth_ = 0;        // Hyperlinks and insertions the walk is in.
+  int depth_ = 0;        // Wrappers and insertions the walk is in.
 };
 
 // Every paragraph of `document` in document order (a text box's after the one holding it).
@@ -559,6 +566,9 @@ class ParagraphWriter {
           pugi::xml_node copy = Append(data.nodes[0].name());
           for (const pugi::xml_attribute& a : data.nodes[0].attributes()) {
             copy.append_attribute(a.name()) = a.value();
+          }
+          for (const pugi::xml_node& c : data.nodes[0].children()) {
+            if (IsAny(c, names_.wrapper_properties)) copy.append_copy(c);
           }
           containers_.push_back(copy);
         } else if (!containers_.empty()) {

@@ -8,8 +8,10 @@
 // err, smtClean, smtId and bmk left out as not formatting; Word's revision ids are on w:r, not in
 // its properties, and its proofing marks w:proofErr and its w:lastRenderedPageBreak are dropped).
 // The properties covering most of the paragraph's characters are its base; text of other
-// properties is an InlineSpan over it; a w:hyperlink is a span around the spans of its runs
-// (DrawingML's a:hlinkClick is in a:rPr, so a link is formatting there). Tabs and line breaks
+// properties is an InlineSpan over it; a w:hyperlink is a span around the spans of its runs, and
+// so are Word's other elements around runs (w:dir, w:bdo, w:smartTag, w:customXml), each written
+// again around its runs' translation, with its properties (DrawingML's a:hlinkClick is in a:rPr,
+// so a link is formatting there). Tabs and line breaks
 // (w:tab, w:br, w:cr; a:br) are spaces in the text and objects placed between the translation's
 // words (the space is taken out again beside them). Everything else in a paragraph is kept as
 // written and placed by the alignment: bookmarks, comment marks, footnote references, symbols,

@@ -200,6 +200,27 @@ TEST(OoxmlRunsTest, HyperlinkIsASpanAroundItsRunsFormatting) {
   EXPECT_THAT(ParagraphTexts(out), ElementsAre("Besuchen Sie heute unsere Seite."));
 }
 
+TEST(OoxmlRunsTest, SmartTagsAndBidiEmbeddingsAreWrappersLikeLinks) {
+  const std::string xml = Word(
+      "<w:p><w:r><w:t xml:space=\"preserve\">Meet </w:t></w:r>"
+      "<w:smartTag w:uri=\"urn:x\" w:element=\"place\"><w:smartTagPr><w:attr w:name=\"a\" "
+      "w:val=\"b\"/></w:smartTagPr><w:r><w:t>Paris</w:t></w:r></w:smartTag>"
+      "<w:dir w:val=\"rtl\"><w:r><w:t xml:space=\"preserve\"> now</w:t></w:r></w:dir>"
+      "<w:r><w:t>.</w:t></w:r></w:p>");
+  std::unique_ptr<PartRuns> runs = TakeApart(xml);
+  ASSERT_NE(runs, nullptr);
+  ASSERT_EQ(runs->runs().size(), 1u);
+  EXPECT_EQ(runs->runs()[0].text, "Meet Paris now.");
+  EXPECT_THAT(Ranges(runs->runs()[0]), ElementsAre(Segment{5, 10}, Segment{10, 14}));
+  EXPECT_FALSE(runs->runs()[0].inlines[0].fixed);
+  const pugi::xml_document out =
+      Parse(runs->Render({{"Treffen Paris jetzt.", {Segment{8, 13}, Segment{13, 19}}}}));
+  EXPECT_THAT(Texts(out, "//w:smartTag[@w:element='place']/w:r/w:t"), ElementsAre("Paris"));
+  EXPECT_TRUE(out.select_node("//w:smartTag/*[1][self::w:smartTagPr]/w:attr[@w:name='a']"));
+  EXPECT_THAT(Texts(out, "//w:dir[@w:val='rtl']/w:r/w:t"), ElementsAre(" jetzt"));
+  EXPECT_THAT(ParagraphTexts(out), ElementsAre("Treffen Paris jetzt."));
+}
+
 TEST(OoxmlRunsTest, TabsAndBreaksAreSpacesInTheTextAndObjectsInTheRendering) {
   const std::string xml = Word(
       "<w:p><w:r><w:t>Name:</w:t><w:tab/><w:t>value</w:t><w:br/><w:t>Next line</w:t></w:r></w:p>");
