@@ -622,18 +622,37 @@ class ParagraphWriter {
   pugi::xml_node last_t_;                   // The text element written last, if nothing since.
 };
 
+// Which of w:lang's attributes holds a language's tag: Word keeps one for text in Latin and other
+// simple scripts (w:val), one for East Asian text (w:eastAsia) and one for complex scripts
+// written right to left (w:bidi), and applies each to the characters of its scripts.
+std::string WordLanguageAttribute(absl::string_view language, const Names& names) {
+  const absl::string_view primary = language.substr(0, language.find_first_of("-_"));
+  static constexpr absl::string_view kEastAsian[] = {"zh", "ja", "ko"};
+  static constexpr absl::string_view kRightToLeft[] = {"ar", "he", "fa", "ur", "yi", "ps"};
+  const std::string prefix = names.val.substr(0, names.val.size() - 3);  // "w:".
+  for (absl::string_view l : kEastAsian) {
+    if (absl::EqualsIgnoreCase(primary, l)) return prefix + "eastAsia";
+  }
+  for (absl::string_view l : kRightToLeft) {
+    if (absl::EqualsIgnoreCase(primary, l)) return prefix + "bidi";
+  }
+  return names.val;
+}
+
 // Sets every language tag of `document` to `language`: true if it has any.
 bool SetLanguage(pugi::xml_document& document, const Names& names, absl::string_view language) {
   if (language.empty() || !names.found) return false;
   const std::string value(language);
+  const std::string word_attribute = names.word() ? WordLanguageAttribute(language, names) : "";
   bool any = false;
   ForEachDescendant(document, [&](const pugi::xml_node& n) {
     if (n.type() != pugi::node_element) return false;
     pugi::xml_node node = n;
     if (names.word()) {
       if (Is(n, names.lang)) {
-        pugi::xml_attribute val = node.attribute(names.val.c_str());
-        if (val) any = val.set_value(value.c_str());
+        pugi::xml_attribute tag = node.attribute(word_attribute.c_str());
+        if (!tag) tag = node.append_attribute(word_attribute.c_str());
+        any = tag.set_value(value.c_str());
       }
     } else if (Is(n, names.rpr) || Is(n, names.end_para_rpr) || Is(n, names.def_rpr)) {
       pugi::xml_attribute lang = node.attribute("lang");

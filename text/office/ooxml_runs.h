@@ -30,7 +30,9 @@
 // The part is rendered by parsing it again and walking the same paragraphs: each translated
 // paragraph's run content is replaced by runs written around the translation (text outside
 // every formatting span with the base properties), its paragraph properties (w:pPr, a:pPr,
-// a:endParaRPr) left in place. Every language tag of the part (w:lang's w:val; lang on a:rPr,
+// a:endParaRPr) left in place. Every language tag of the part (w:lang's w:val, or
+// w:eastAsia for Chinese, Japanese and Korean, or w:bidi for Arabic, Hebrew, Persian, Urdu,
+// Yiddish and Pashto, which Word applies to those scripts' characters; lang on a:rPr,
 // a:endParaRPr and a:defRPr) is set to the target language, if one is given.
 //
 // Elements are matched by the prefix the part's root element binds to the namespace (Word's and

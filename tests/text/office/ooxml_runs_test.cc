@@ -386,6 +386,18 @@ TEST(OoxmlRunsTest, NoTargetLanguageLeavesLanguageTags) {
   const pugi::xml_document out = Parse(set->Render({{"Hallo.", {}}}));
   EXPECT_STREQ(out.select_node("//w:lang").node().attribute("w:val").value(), "de");
   EXPECT_STREQ(out.select_node("//w:lang").node().attribute("w:eastAsia").value(), "ja-JP");
+  // Japanese is Word's East Asian language: w:eastAsia, the others left; Arabic its right to left
+  // one: w:bidi, added where it was missing.
+  std::unique_ptr<PartRuns> japanese = TakeApart(xml, OoxmlDialect::kWordprocessing, "ja");
+  ASSERT_NE(japanese, nullptr);
+  const pugi::xml_document ja = Parse(japanese->Render({{"こんにちは。", {}}}));
+  EXPECT_STREQ(ja.select_node("//w:lang").node().attribute("w:eastAsia").value(), "ja");
+  EXPECT_STREQ(ja.select_node("//w:lang").node().attribute("w:val").value(), "en-US");
+  std::unique_ptr<PartRuns> arabic = TakeApart(xml, OoxmlDialect::kWordprocessing, "ar-EG");
+  ASSERT_NE(arabic, nullptr);
+  const pugi::xml_document ar = Parse(arabic->Render({{"مرحبا.", {}}}));
+  EXPECT_STREQ(ar.select_node("//w:lang").node().attribute("w:bidi").value(), "ar-EG");
+  EXPECT_STREQ(ar.select_node("//w:lang").node().attribute("w:val").value(), "en-US");
 }
 
 TEST(OoxmlRunsTest, StylesPartHasNoRunsAndGetsItsLanguage) {
