@@ -496,6 +496,9 @@ std::vector<Paragraph> Paragraphs(const pugi::xml_document& document, const Name
   Extractor extractor(names);
   ForEachDescendant(document, [&](const pugi::xml_node& n) {
     if (Is(n, names.p)) paragraphs.push_back(extractor.Extract(n));
+    // Properties, which the rendering copies onto each run or wrapper it writes, are not looked
+    // into (a paragraph there, which no writer puts, stays as written in each copy).
+    if (Is(n, names.rpr) || IsAny(n, names.wrapper_properties)) return false;
     // What the rendering of a paragraph leaves out (a deletion, a proofing mark) is not looked
     // into: a paragraph inside (a deleted text box's) is not translated for nothing.
     if (IsAny(n, names.deleted) || Is(n, names.proof_err) || Is(n, names.last_page_break)) {
