@@ -11,21 +11,21 @@
 // properties is an InlineSpan over it; a w:hyperlink is a span around the spans of its runs, and
 // so are Word's other elements around runs (w:dir, w:bdo, w:smartTag, w:customXml), each written
 // again around its runs' translation, with its properties (DrawingML's a:hlinkClick is in a:rPr,
-// so a link is formatting there). Tabs and line breaks
-// (w:tab, w:br, w:cr; a:br) are spaces in the text and objects placed between the translation's
-// words (the space is taken out again beside them). Everything else in a paragraph is kept as
-// written and placed by the alignment: bookmarks, comment marks, footnote references, symbols,
-// drawings and images (a text box inside is translated as paragraphs of its own) are empty
-// spans; fields (w:fldSimple, a complex field's runs from its begin to its end, a:fld), content
-// controls (w:sdt), math and any other element holding text are fixed spans (their text is read
-// with the sentence and written back as it was). Tracked changes are taken as accepted: the text
-// of insertions and moves' destinations (w:ins, w:moveTo) is translated with the paragraph and
-// written back with no revision mark, deletions and moves' sources (w:del, w:moveFrom) and the
-// moves' range marks are left out (a tracked change of formatting, w:rPrChange, stays in its
-// run's properties; one of a paragraph's mark, in w:pPr, stays). A paragraph with no text outside
-// fixed spans is left as it was. Comments' ranges and references stay where they stand; the
-// comments themselves are another part. PartRuns::kept is empty: nothing is kept untranslated
-// but what the spans above keep.
+// so a link is formatting there). Tabs and line breaks (w:tab, w:br, w:cr; a:br) are spaces in
+// the text and objects placed between the translation's words (the space is taken out again
+// beside them). C0 control characters, which XML cannot hold, are left out of the text. Everything
+// else in a paragraph is kept as written and placed by the alignment: bookmarks, comment marks,
+// footnote references, symbols, drawings and images (a text box inside is translated as paragraphs
+// of its own) are empty spans; fields (w:fldSimple, a complex field's runs from its begin to its
+// end, a:fld), content controls (w:sdt), math and any other element holding text are fixed spans
+// (their text is read with the sentence and written back as it was). Tracked changes are taken as
+// accepted: the text of insertions and moves' destinations (w:ins, w:moveTo) is translated with the
+// paragraph and written back with no revision mark, deletions and moves' sources (w:del,
+// w:moveFrom) and the moves' range marks are left out (a tracked change of formatting, w:rPrChange,
+// stays in its run's properties; one of a paragraph's mark, in w:pPr, stays). A paragraph with no
+// text outside fixed spans is left as it was. Comments' ranges and references stay where they
+// stand; the comments themselves are another part. PartRuns::kept is empty: nothing is kept
+// untranslated but what the spans above keep.
 //
 // The part is rendered by parsing it again and walking the same paragraphs: each translated
 // paragraph's run content is replaced by runs written around the translation (text outside
@@ -56,7 +56,7 @@ enum class OoxmlDialect {
 
 // Part `name`'s `bytes` taken apart into its paragraphs of `dialect`, to be rendered with its
 // language tags set to `target_language` ("" to leave them). INVALID_ARGUMENT naming the part for
-// XML ParseXmlPart refuses (text/office/xml_part.h).
+// bytes that are not UTF-8 and for XML ParseXmlPart refuses (text/office/xml_part.h).
 absl::StatusOr<std::unique_ptr<PartRuns>> TakeApartOoxmlPart(absl::string_view name,
                                                              std::string bytes,
                                                              OoxmlDialect dialect,
