@@ -1,16 +1,23 @@
 #!/usr/bin/python3
 """Makes the small office documents under tests/data/office/ that the C++ tests and the fuzz
-targets' seed corpora read, with libraries nobody here wrote (python3-docx, python3-odf).
+targets' seed corpora read, with libraries and programs nobody here wrote (python3-docx,
+python3-odf; LibreOffice, soffice --headless --convert-to, for what they cannot write: a DOCX
+footnote, a presentation: no PPTX writer is packaged for Python in Debian 12).
 
-Usage: tools/make_office_fixtures.py [OUT_DIR]   (default: tests/data/office; Debian's python3,
-where the python3-docx and python3-odf packages are)
+Usage: tools/make_office_fixtures.py [OUT_DIR [FILE...]]   (default: tests/data/office, every
+file; Debian's python3, where the python3-docx and python3-odf packages are)
 
 One maker per file, listed in MAKERS: add a document by adding a function and a line there.
 """
 import io
 import os
+import shutil
+import struct
+import subprocess
 import sys
+import tempfile
 import zipfile
+import zlib
 
 import docx
 from docx.shared import Pt
@@ -120,19 +127,208 @@ def make_streamed_zip(path):
         out.write(stream.data)
 
 
+# --- The DOCX and PPTX formats' documents (python3-docx, LibreOffice) ----------------------
+
+def _png(width, height, rgb):
+    """A PNG of one colour, written by hand (no imaging library needed)."""
+    def chunk(kind, data):
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+    row = b"\x00" + bytes(rgb) * width
+    return (b"\x89PNG\r\n\x1a\n" +
+            chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)) +
+            chunk(b"IDAT", zlib.compress(row * height)) + chunk(b"IEND", b""))
+
+
+def _hyperlink(paragraph, url, text):
+    """A w:hyperlink to `url` around a run of `text` styled as a link (python-docx has no call
+    for it: built from its OXML helpers)."""
+    from docx.opc.constants import RELATIONSHIP_TYPE
+    from docx.oxml.shared import OxmlElement, qn
+    r_id = paragraph.part.relate_to(url, RELATIONSHIP_TYPE.HYPERLINK, is_external=True)
+    link = OxmlElement("w:hyperlink")
+    link.set(qn("r:id"), r_id)
+    run = OxmlElement("w:r")
+    properties = OxmlElement("w:rPr")
+    colour = OxmlElement("w:color")
+    colour.set(qn("w:val"), "0563C1")
+    underline = OxmlElement("w:u")
+    underline.set(qn("w:val"), "single")
+    properties.append(colour)
+    properties.append(underline)
+    run.append(properties)
+    t = OxmlElement("w:t")
+    t.text = text
+    run.append(t)
+    link.append(run)
+    paragraph._p.append(link)
+
+
+def _split_like_word(paragraph, pieces):
+    """Runs of the same formatting split as Word splits them: each with its revision id, a
+    proofing mark between two of them."""
+    from docx.oxml.shared import OxmlElement, qn
+    for i, piece in enumerate(pieces):
+        run = paragraph.add_run(piece)
+        run._r.set(qn("w:rsidR"), "00A%d1B2C" % i)
+        run._r.set(qn("w:rsidRPr"), "00F%d3D4E" % i)
+        if i == 1:
+            mark = OxmlElement("w:proofErr")
+            mark.set(qn("w:type"), "spellStart")
+            run._r.addprevious(mark)
+        if i == 2:
+            mark = OxmlElement("w:proofErr")
+            mark.set(qn("w:type"), "spellEnd")
+            run._r.addprevious(mark)
+
+
+def make_formatted_docx(path):
+    """formatted.docx: plain paragraphs, bold, italic, underlined and coloured words, a
+    hyperlink, a paragraph split into many runs of one formatting, a table, an image, a header
+    and a footer."""
+    import docx
+    from docx.shared import Pt, RGBColor
+    document = docx.Document()
+    document.sections[0].header.paragraphs[0].text = "The annual report of the club."
+    document.sections[0].footer.paragraphs[0].text = "A footer under every page."
+    document.add_heading("A day in the park", level=1)
+    document.add_paragraph("A man is riding a bike.")
+    p = document.add_paragraph("The ")
+    p.add_run("dog").bold = True
+    p.add_run(" runs in the park.")
+    p = document.add_paragraph("A ")
+    p.add_run("small").italic = True
+    p.add_run(" cat sleeps on the ")
+    p.add_run("red").underline = True
+    p.add_run(" sofa.")
+    p = document.add_paragraph("Two children play with a ")
+    ball = p.add_run("ball")
+    ball.font.color.rgb = RGBColor(0xC0, 0x00, 0x00)
+    ball.font.size = Pt(14)
+    p.add_run(".")
+    p = document.add_paragraph("A boy is playing near the ")
+    _hyperlink(p, "https://example.com/", "big house")
+    p.add_run(".")
+    _split_like_word(document.add_paragraph(),
+                     ["Two dogs ", "are play", "ing in ", "the snow", "."])
+    table = document.add_table(rows=2, cols=2)
+    for row, texts in zip(table.rows, [["A woman is reading.", "A boy is swimming."],
+                                       ["The sun is shining.", "A bird sings."]]):
+        for cell, text in zip(row.cells, texts):
+            cell.text = text
+    image = os.path.join(tempfile.mkdtemp(), "square.png")
+    with open(image, "wb") as f:
+        f.write(_png(8, 8, (30, 120, 200)))
+    document.add_picture(image)
+    shutil.rmtree(os.path.dirname(image))
+    document.add_paragraph("A woman is walking on the beach.")
+    document.save(path)
+
+
+_FOOTNOTE_FODT = """<?xml version="1.0" encoding="UTF-8"?>
+<office:document xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0"
+ xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" office:version="1.2"
+ office:mimetype="application/vnd.oasis.opendocument.text">
+ <office:body><office:text>
+  <text:p>A man is riding a bike<text:note text:id="n1" text:note-class="footnote">
+   <text:note-citation>1</text:note-citation>
+   <text:note-body><text:p>The bike is red.</text:p></text:note-body></text:note>.</text:p>
+  <text:p>Two dogs are playing in the snow.</text:p>
+ </office:text></office:body>
+</office:document>
+"""
+
+
+def make_footnote_docx(path):
+    """footnote.docx: a paragraph with a footnote (python-docx cannot write one: a flat ODT
+    converted by LibreOffice)."""
+    _convert("footnote.fodt", _FOOTNOTE_FODT, "docx", path)
+
+
+# --- PPTX (LibreOffice Impress: no PPTX writer is packaged for Python in Debian 12) -----------
+
+_SLIDES_FODP = """<?xml version="1.0" encoding="UTF-8"?>
+<office:document xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0"
+ xmlns:style="urn:oasis:names:tc:opendocument:xmlns:style:1.0"
+ xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0"
+ xmlns:draw="urn:oasis:names:tc:opendocument:xmlns:drawing:1.0"
+ xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0"
+ xmlns:presentation="urn:oasis:names:tc:opendocument:xmlns:presentation:1.0"
+ xmlns:fo="urn:oasis:names:tc:opendocument:xmlns:xsl-fo-compatible:1.0"
+ xmlns:svg="urn:oasis:names:tc:opendocument:xmlns:svg-compatible:1.0"
+ xmlns:xlink="http://www.w3.org/1999/xlink" office:version="1.2"
+ office:mimetype="application/vnd.oasis.opendocument.presentation">
+ <office:automatic-styles>
+  <style:style style:name="B" style:family="text"><style:text-properties fo:font-weight="bold"/></style:style>
+ </office:automatic-styles>
+ <office:body><office:presentation>
+  <draw:page draw:name="one">
+   <draw:frame svg:x="2cm" svg:y="2cm" svg:width="20cm" svg:height="3cm">
+    <draw:text-box><text:p>A day in the park</text:p></draw:text-box></draw:frame>
+   <draw:frame svg:x="2cm" svg:y="6cm" svg:width="20cm" svg:height="8cm">
+    <draw:text-box>
+     <text:p>A man is riding a bike.</text:p>
+     <text:p>The <text:span text:style-name="B">dog</text:span> runs in the park.</text:p>
+     <text:p>Please visit <text:a xlink:href="https://example.com/">our website</text:a> today.</text:p>
+    </draw:text-box></draw:frame>
+   <presentation:notes><draw:frame presentation:class="notes" svg:x="2cm" svg:y="14cm"
+     svg:width="17cm" svg:height="10cm"><draw:text-box>
+     <text:p>Two dogs are playing in the snow.</text:p></draw:text-box></draw:frame>
+   </presentation:notes>
+  </draw:page>
+  <draw:page draw:name="two">
+   <draw:frame svg:x="2cm" svg:y="2cm" svg:width="20cm" svg:height="6cm"><table:table>
+    <table:table-column/><table:table-column/>
+    <table:table-row><table:table-cell><text:p>A woman is reading.</text:p></table:table-cell>
+     <table:table-cell><text:p>A boy is swimming.</text:p></table:table-cell></table:table-row>
+   </table:table></draw:frame>
+  </draw:page>
+ </office:presentation></office:body>
+</office:document>
+"""
+
+
+def _convert(source_name, source_text, target, path):
+    """`source_text` saved as `source_name`, converted to `target` by LibreOffice into `path`."""
+    work = tempfile.mkdtemp()
+    try:
+        source = os.path.join(work, source_name)
+        with open(source, "w", encoding="utf-8") as f:
+            f.write(source_text)
+        subprocess.run(["soffice", "--headless", "-env:UserInstallation=file://" + work + "/profile",
+                        "--convert-to", target, "--outdir", work, source],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        made = os.path.splitext(source_name)[0] + "." + target
+        shutil.copy(os.path.join(work, made), path)
+    finally:
+        shutil.rmtree(work)
+
+
+def make_slides_pptx(path):
+    """slides.pptx: a title, plain, bold and linked words, notes, and a table on a second slide
+    (a flat ODP converted by LibreOffice)."""
+    _convert("slides.fodp", _SLIDES_FODP, "pptx", path)
+
+
 MAKERS = [
     ("simple.docx", make_simple_docx),
     ("simple.odt", make_simple_odt),
     ("small.docx", make_small_docx),
     ("streamed.zip", make_streamed_zip),
+    ("formatted.docx", make_formatted_docx),
+    ("footnote.docx", make_footnote_docx),
+    ("slides.pptx", make_slides_pptx),
 ]
 
 
 def main():
     out_dir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "office")
+    names = sys.argv[2:]
     os.makedirs(out_dir, exist_ok=True)
     for name, maker in MAKERS:
+        if names and name not in names:
+            continue
         maker(os.path.join(out_dir, name))
         print(os.path.join(out_dir, name))
 
