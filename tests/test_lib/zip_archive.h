@@ -1,6 +1,6 @@
 // Zip archives made in a test (libzip, in memory), as office programs write their packages: for
 // tests of what reads office documents (text/file_format.h's detection, the file jobs). A test
-// that includes this links libzip (PkgConfig::TEST_LIBZIP in tests/CMakeLists.txt).
+// that includes this links libzip (PkgConfig::LIBZIP, text/CMakeLists.txt).
 #ifndef MTSERVE_TESTS_TEST_LIB_ZIP_ARCHIVE_H_
 #define MTSERVE_TESTS_TEST_LIB_ZIP_ARCHIVE_H_
 
