@@ -74,8 +74,8 @@ ABSL_FLAG(std::string, source, "",
 ABSL_FLAG(std::string, output, "",
           "[translate-file] Write the translated file here; empty: to stdout.");
 ABSL_FLAG(std::string, format, "",
-          "[translate-file] The file's format: text, html, markdown, srt or vtt; empty: the "
-          "server tells it from the file's name and content.");
+          "[translate-file] The file's format: text, html, markdown, srt, vtt, docx, pptx, odt, "
+          "odp or epub; empty: the server tells it from the file's name and content.");
 ABSL_FLAG(bool, all_languages, false,
           "[detect] Rank every language the server's detector knows, not only the served ones.");
 ABSL_FLAG(int, max_results, 1, "[detect] Languages per line at most, best first.");
@@ -280,11 +280,11 @@ int Translate(const TranslationClient& client, absl::Duration timeout) {
 // The TextFormat named as --format names it (mttranslate's names).
 std::optional<v1::TextFormat> TextFormatNamed(absl::string_view name) {
   static constexpr std::pair<absl::string_view, v1::TextFormat> kFormats[] = {
-      {"text", v1::TEXT_FORMAT_PLAIN},
-      {"html", v1::TEXT_FORMAT_HTML},
-      {"markdown", v1::TEXT_FORMAT_MARKDOWN},
-      {"srt", v1::TEXT_FORMAT_SRT},
-      {"vtt", v1::TEXT_FORMAT_VTT}};
+      {"text", v1::TEXT_FORMAT_PLAIN},        {"html", v1::TEXT_FORMAT_HTML},
+      {"markdown", v1::TEXT_FORMAT_MARKDOWN}, {"srt", v1::TEXT_FORMAT_SRT},
+      {"vtt", v1::TEXT_FORMAT_VTT},           {"docx", v1::TEXT_FORMAT_DOCX},
+      {"pptx", v1::TEXT_FORMAT_PPTX},         {"odt", v1::TEXT_FORMAT_ODT},
+      {"odp", v1::TEXT_FORMAT_ODP},           {"epub", v1::TEXT_FORMAT_EPUB}};
   for (const auto& [format_name, format] : kFormats) {
     if (name == format_name) return format;
   }
@@ -311,8 +311,9 @@ int TranslateFile(const TranslationClient& client, const std::string& path,
   if (const std::string format = absl::GetFlag(FLAGS_format); !format.empty()) {
     const std::optional<v1::TextFormat> claimed = TextFormatNamed(format);
     if (!claimed.has_value()) {
-      return UsageError(
-          absl::StrCat("--format=", format, " is not one of text, html, markdown, srt, vtt"));
+      return UsageError(absl::StrCat(
+          "--format=", format,
+          " is not one of text, html, markdown, srt, vtt, docx, pptx, odt, odp, epub"));
     }
     header.set_format(*claimed);
   }

@@ -34,6 +34,9 @@ packages=(
   python3-pysrt python3-webvtt
   # The file API's tests: multipart/form-data bodies written by urllib3, not by hand.
   python3-urllib3
+  # The office documents' tests: documents built and read back by tools nobody here wrote
+  # (python-docx, odfpy, LibreOffice's writer and impress headless, and epubcheck for EPUB).
+  python3-docx python3-odf libreoffice-writer-nogui libreoffice-impress-nogui epubcheck
   # The translation page's test: a real browser.
   chromium
   # Fuzzing the parsers (scripts/fuzz.sh): clang with libFuzzer and the sanitizers' runtimes,

@@ -91,11 +91,15 @@ absl::StatusOr<JobRecord> FileJobs::Submit(FileRequest request) {
   const FileClaims claims{request.file_name, request.media_type, request.format};
   absl::StatusOr<std::string> format = DetectFileFormat(claims, request.content);
   if (!format.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(request.file_field, ": ", format.status().message()));
+    // INVALID_ARGUMENT (UNIMPLEMENTED where this build cannot open an office package yet).
+    return absl::Status(format.status().code(),
+                        absl::StrCat(request.file_field, ": ", format.status().message()));
   }
   MT_ASSIGN_OR_RETURN(const DocumentFormat document_format, ParseDocumentFormat(*format));
-  MT_RETURN_IF_ERROR(CheckUtf8(request.content, request.file_field));
+  // Text formats are UTF-8; an office document's bytes are a zip archive, read as they are.
+  if (!IsBinaryFormat(document_format)) {
+    MT_RETURN_IF_ERROR(CheckUtf8(request.content, request.file_field));
+  }
 
   translation.texts.clear();
   translation.texts.push_back(std::move(request.content));
@@ -104,6 +108,7 @@ absl::StatusOr<JobRecord> FileJobs::Submit(FileRequest request) {
   translation.max_text_bytes = options_.max_file_bytes;
   translation.max_text_bytes_flag = kMaxFileBytesFlag;
   translation.options.format = static_cast<int>(document_format);
+  translation.file = true;
   translation.deadline = std::min(translation.deadline, absl::Now() + options_.max_job_duration);
 
   MT_ASSIGN_OR_RETURN(const JobRecord created, store_->Create(owner));

@@ -66,11 +66,15 @@ class FileJobs {
   FileJobs(const FileJobs&) = delete;
   FileJobs& operator=(const FileJobs&) = delete;
 
-  // Checks `request` (the file's size against max_file_bytes, its format, UTF-8, the key, the
-  // model or languages and options as a text's), makes its job (owned by the key's name) and
+  // Checks `request` (the file's size against max_file_bytes, its format, UTF-8 for a text format
+  // (an office document's bytes are taken as they are), the key, the model or languages and
+  // options as a text's), makes its job (owned by the key's name) and
   // starts it: the job's record. INVALID_ARGUMENT naming the file field, the limit or what was
   // claimed and found; the key's errors; the store's RESOURCE_EXHAUSTED. The key is charged as
-  // for a text of the file's translatable characters.
+  // for a text of the file's translatable characters. The result is named as the file was (or
+  // "translation.EXT"), with its format's media type (text/file_format.h MediaTypeOfFormat); its
+  // dropped ranges are the document's (an office document's index its extracted text:
+  // text/office/office_document.h).
   absl::StatusOr<JobRecord> Submit(FileRequest request);
 
   // The job's record (the store's Get).

@@ -158,4 +158,10 @@ std::string LanguageRoutes::Describe() const {
   return described.empty() ? "none" : absl::StrJoin(described, ", ");
 }
 
+std::string LanguageTag(absl::string_view language) {
+  std::string tag(language);
+  std::replace(tag.begin(), tag.end(), '_', '-');
+  return tag;
+}
+
 }  // namespace mtserve

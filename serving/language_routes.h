@@ -86,6 +86,11 @@ class LanguageRoutes {
   std::string pivot_;
 };
 
+// A model's language as its checkpoint gives it (Pair's source or target: "de", "pt_BR") as a
+// BCP 47 tag ("de", "pt-BR"): what documents' language tags say of a translation
+// (SentenceRules::target_language), served and offline. Empty for an empty language.
+std::string LanguageTag(absl::string_view language);
+
 }  // namespace mtserve
 
 #endif  // MTSERVE_SERVING_LANGUAGE_ROUTES_H_

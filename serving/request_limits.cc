@@ -54,14 +54,6 @@ absl::StatusOr<DecodingOptions> ToDecodingOptions(const RequestedOptions& proto,
     return OverLimit("options.max_length", proto.max_length, max_output,
                      "the server's --max_output_tokens and the model's positions");
   }
-  if (proto.format != RequestedOptions::kPlainText && proto.format != RequestedOptions::kHtml &&
-      proto.format != RequestedOptions::kMarkdown && proto.format != RequestedOptions::kSrt &&
-      proto.format != RequestedOptions::kVtt) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "options.format is ", proto.format,
-        "; it must be TEXT_FORMAT_PLAIN (0), TEXT_FORMAT_HTML (1), TEXT_FORMAT_MARKDOWN (2), "
-        "TEXT_FORMAT_SRT (3) or TEXT_FORMAT_VTT (4)"));
-  }
   // Counts beyond int's range are as invalid as INT_MAX: saturate rather than wrap.
   auto count = [](uint32_t value, int unset) {
     return value == 0 ? unset : static_cast<int>(std::min<uint32_t>(value, INT32_MAX));

@@ -46,20 +46,30 @@ absl::Status Within(absl::string_view where, const absl::Status& status) {
   return absl::Status(status.code(), absl::StrCat(where, ": ", status.message()));
 }
 
-// The format of a request's texts (a value ToDecodingOptions let through).
-DocumentFormat ToDocumentFormat(int format) {
-  switch (format) {
-    case RequestedOptions::kHtml:
-      return DocumentFormat::kHtml;
-    case RequestedOptions::kMarkdown:
-      return DocumentFormat::kMarkdown;
-    case RequestedOptions::kSrt:
-      return DocumentFormat::kSrt;
-    case RequestedOptions::kVtt:
-      return DocumentFormat::kVtt;
-    default:
-      return DocumentFormat::kPlainText;
+// The format of a request's texts (a value CheckFormat let through: the API's TextFormat values
+// are DocumentFormat's).
+DocumentFormat ToDocumentFormat(int format) { return static_cast<DocumentFormat>(format); }
+
+// The one check of a request's format: a TextFormat value, and a binary one (an office document)
+// only for a file's bytes; a text API's caller is told to use the file API.
+absl::Status CheckFormat(const TranslationRequest& r) {
+  const int format = r.options.format;
+  if (format < RequestedOptions::kPlainText || format > RequestedOptions::kEpub) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        r.format_field, " is ", format,
+        "; it must be TEXT_FORMAT_PLAIN (0), TEXT_FORMAT_HTML (1), TEXT_FORMAT_MARKDOWN (2), "
+        "TEXT_FORMAT_SRT (3) or TEXT_FORMAT_VTT (4) (the office documents' formats, 5 to 9, are "
+        "a file's)"));
   }
+  if (IsBinaryFormat(ToDocumentFormat(format)) && !r.file) {
+    static constexpr absl::string_view kNames[] = {"DOCX", "PPTX", "ODT", "ODP", "EPUB"};
+    return absl::InvalidArgumentError(absl::StrCat(
+        r.format_field, " is ", kNames[format - RequestedOptions::kDocx],
+        ", an office document's format: a binary file, translated as a file only; send the file to "
+        "the file API (HTTP POST /v1/translate_file, gRPC TranslateFile, LibreTranslate's "
+        "/translate_file)"));
+  }
+  return absl::OkStatus();
 }
 
 // How a chain of models is named where one model's name would be: "fr-en+en-de".
@@ -343,7 +353,18 @@ absl::Status TranslationCore::ChooseModels(Pending& pending) const {
     pending.model_name = routed.model;
     return absl::OkStatus();
   }
-  const LanguageDetector* const detector = detector_.load();
+  // An office document's bytes are a zip archive: its language is not detected from them. It goes
+  // to the only language read into the target, as without a detector, or the caller names it.
+  const bool binary = IsBinaryFormat(ToDocumentFormat(r.options.format));
+  if (binary && sources.size() > 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(r.source_field,
+                     " \"auto\": an office document's language is not detected (its text is "
+                     "inside a zip archive) and several languages are served into ",
+                     Excerpt(r.target_language), " (", absl::StrJoin(sources, ", "),
+                     "); give the source language"));
+  }
+  const LanguageDetector* const detector = binary ? nullptr : detector_.load();
   if (detector == nullptr && sources.size() > 1) {
     return absl::FailedPreconditionError(
         absl::StrCat(r.source_field,
@@ -391,11 +412,14 @@ void TranslationCore::Translate(Request request, std::shared_ptr<Call> call, Don
     }
     const int texts = static_cast<int>(r.texts.size());
     MT_RETURN_IF_ERROR(CheckTextCount(r.texts.size(), r.texts_field, limits_));
+    MT_RETURN_IF_ERROR(CheckFormat(r));
+    // A binary file's bytes (an office document: a zip archive) are not text.
+    const bool binary = IsBinaryFormat(ToDocumentFormat(r.options.format));
     for (size_t i = 0; i < r.texts.size(); ++i) {
       MT_RETURN_IF_ERROR(CheckTextBytes(
           r.texts[i], FieldName(r, i),
           r.max_text_bytes > 0 ? r.max_text_bytes : limits_.max_text_bytes, r.max_text_bytes_flag));
-      MT_RETURN_IF_ERROR(CheckUtf8(r.texts[i], FieldName(r, i)));
+      if (!binary) MT_RETURN_IF_ERROR(CheckUtf8(r.texts[i], FieldName(r, i)));
     }
     MT_RETURN_IF_ERROR(ChooseModels(*pending));
     const std::vector<ModelRepository::Slot>& slots = pending->serving->slots();
@@ -408,8 +432,9 @@ void TranslationCore::Translate(Request request, std::shared_ptr<Call> call, Don
       return absl::OkStatus();
     };
     MT_RETURN_IF_ERROR(check_options(pending->named_model));
-    // A plain text is charged its characters; a marked-up one (HTML, Markdown, subtitles) those
-    // of the text it translates, without its markup, once it is taken apart (Start).
+    // A plain text is charged its characters; a marked-up one (HTML, Markdown, subtitles, office
+    // documents) those of the text it translates, without its markup, once it is taken apart
+    // (Start).
     const bool marked_up = r.options.format != RequestedOptions::kPlainText;
     int64_t characters = 0;
     for (size_t i = 0; i < r.texts.size(); ++i) {
@@ -509,12 +534,16 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
   // What the sentence cache knows each model by: its content, not its slot or name.
   std::map<int, std::string> cache_identities;
   for (const auto& [slot, model] : loaded) cache_identities[slot] = ModelCacheIdentity(*model);
-  auto rules = [&](int model) {
+  // A text's rules: its first model's, with the language its last model writes (for the language
+  // tags of office documents).
+  auto rules = [&](const std::vector<int>& chain) {
+    const int model = chain.front();
     SentenceRules rules;
     rules.splitter = r.options.split_sentences ? pending->serving->splitters[model].get() : nullptr;
     rules.tokenizer = &loaded.at(model)->tokenizer();
     rules.max_tokens = MaxInputTokens(slots[model].config, limits_);
     rules.subtitle_layout = limits_.subtitle_layout;
+    rules.target_language = LanguageTag(slots[chain.back()].config.target_lang);
     return rules;
   };
   // Polled between sentences and pieces: a long text stops costing soon after its caller goes.
@@ -550,12 +579,15 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
       const int model = pending->chains[i].front();
       const std::string field = FieldName(r, i);
       absl::StatusOr<std::unique_ptr<Document>> document =
-          PrepareDocument(r.texts[i], format, rules(model), stopped);
+          PrepareDocument(r.texts[i], format, rules(pending->chains[i]), stopped);
       // Taking a long text apart takes time: the caller may have gone meanwhile (then the
       // document stopped part way, and is not used).
       MT_RETURN_IF_ERROR(stop_reason("before translation started"));
       if (!document.ok()) {
-        return absl::InvalidArgumentError(absl::StrCat(field, ": ", document.status().message()));
+        // INVALID_ARGUMENT for a text its format refuses (UNIMPLEMENTED for a format this build
+        // does not translate yet), said of the text.
+        return absl::Status(document.status().code(),
+                            absl::StrCat(field, ": ", document.status().message()));
       }
       pending->documents[i] = *std::move(document);
       Document& text = *pending->documents[i];

@@ -122,7 +122,10 @@ class TranslationCore {
   // core), `scheduler` made with the same models in the same order.
   void StartServing(std::vector<ServedModel> models, BatchScheduler* scheduler);
 
-  // Translates `request`; `call` cancels it.
+  // Translates `request`; `call` cancels it. Its format must be a TextFormat value, and an office
+  // document's (a binary file) only for a file (Request::file), which is not held to UTF-8 and
+  // whose language "auto" does not detect; each text's document gets the language its chain's
+  // last model writes (SentenceRules::target_language).
   void Translate(Request request, std::shared_ptr<Call> call, Done done);
 
   // An operator's call on one model (LoadModel, UnloadModel).

@@ -31,14 +31,21 @@ enum class Frontend { kGrpc, kHttp };
 // documented default. Here rather than in request_limits.h because parsers fill it; their bounds
 // (request_limits.h's ToDecodingOptions) need the model's config.
 struct RequestedOptions {
-  // What the texts are (the API's TextFormat). `format` holds the caller's value as sent, so
-  // that ToDecodingOptions can refuse a value that is none of these, naming it.
+  // What the texts are (the API's TextFormat, text/document.h's DocumentFormat). `format` holds
+  // the caller's value as sent, so that the core can refuse a value that is none of these, or a
+  // binary format for a text that is not a file (TranslationRequest::file), naming it.
   enum Format : int {
     kPlainText = 0,
     kHtml = 1,      // HTML documents (text/html_document.h).
     kMarkdown = 2,  // Markdown documents (text/markdown_document.h).
     kSrt = 3,       // Subtitle files (text/subtitle_document.h): SubRip,
     kVtt = 4,       // and WebVTT.
+    // Office documents (text/office/): files only.
+    kDocx = 5,
+    kPptx = 6,
+    kOdt = 7,
+    kOdp = 8,
+    kEpub = 9,
   };
 
   uint32_t beam_size = 0;
@@ -71,9 +78,10 @@ struct TranslationRequest {
   // a front end's single-text field (a stream message's `text`).
   std::string texts_field = "texts";
   bool texts_repeated = true;
-  // How errors name the languages' fields.
+  // How errors name the languages' fields, and the format's.
   std::string source_field = "source_language";
   std::string target_field = "target_language";
+  std::string format_field = "options.format";
   // The front end's name for the call, for the metrics' method label.
   std::string method;
   Frontend frontend = Frontend::kGrpc;  // The metrics' frontend label.
@@ -83,6 +91,9 @@ struct TranslationRequest {
   // --max_text_bytes; a file's (serving/file_jobs.h) is --max_file_bytes.
   int64_t max_text_bytes = 0;
   std::string max_text_bytes_flag = "--max_text_bytes";
+  // Whether the text is a file's bytes (serving/file_jobs.h, its one text): only a file may be of
+  // a binary format (an office document), and such a file is not held to UTF-8.
+  bool file = false;
 };
 
 // A detect call: which language each text is in (text/language_detector.h).

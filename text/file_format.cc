@@ -8,9 +8,11 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "absl/types/span.h"
 #include "base/excerpt.h"
+#include "text/office/office_package.h"
 
 namespace mtserve {
 namespace {
@@ -20,9 +22,46 @@ constexpr absl::string_view kHtml = "html";
 constexpr absl::string_view kMarkdown = "markdown";
 constexpr absl::string_view kSrt = "srt";
 constexpr absl::string_view kVtt = "vtt";
+constexpr absl::string_view kDocx = "docx";
+constexpr absl::string_view kPptx = "pptx";
+constexpr absl::string_view kOdt = "odt";
+constexpr absl::string_view kOdp = "odp";
+constexpr absl::string_view kEpub = "epub";
 
 // Only the start of a file is sniffed: the signatures are at its start, after blank lines.
 constexpr size_t kSniffBytes = 4096;
+
+// The formats translated here, in the order they are listed: the one table of their names, how
+// errors describe them, their translations' media types and whether they are zip packages
+// (binary: no charset, and told apart by their entries).
+struct FormatInfo {
+  absl::string_view name;
+  absl::string_view description;
+  absl::string_view media_type;
+  bool package = false;
+};
+constexpr FormatInfo kFormats[] = {
+    {kText, "plain text", "text/plain"},
+    {kHtml, "HTML", "text/html"},
+    {kMarkdown, "Markdown", "text/markdown"},
+    {kSrt, "SubRip", "application/x-subrip"},
+    {kVtt, "WebVTT", "text/vtt"},
+    {kDocx, "a Word document (DOCX)",
+     "application/vnd.openxmlformats-officedocument.wordprocessingml.document", true},
+    {kPptx, "a PowerPoint presentation (PPTX)",
+     "application/vnd.openxmlformats-officedocument.presentationml.presentation", true},
+    {kOdt, "an OpenDocument text (ODT)", "application/vnd.oasis.opendocument.text", true},
+    {kOdp, "an OpenDocument presentation (ODP)", "application/vnd.oasis.opendocument.presentation",
+     true},
+    {kEpub, "an EPUB book", "application/epub+zip", true},
+};
+
+const FormatInfo* Info(absl::string_view format) {
+  for (const FormatInfo& info : kFormats) {
+    if (info.name == format) return &info;
+  }
+  return nullptr;
+}
 
 struct Known {
   absl::string_view key;
@@ -31,26 +70,30 @@ struct Known {
 
 // Extensions (lowercase, without the dot) and the formats they claim; a format's usual one first.
 constexpr Known kExtensions[] = {
-    {"txt", kText},    {"text", kText},         {"html", kHtml}, {"htm", kHtml}, {"xhtml", kHtml},
-    {"md", kMarkdown}, {"markdown", kMarkdown}, {"srt", kSrt},   {"vtt", kVtt},
+    {"txt", kText},    {"text", kText},         {"html", kHtml}, {"htm", kHtml},  {"xhtml", kHtml},
+    {"md", kMarkdown}, {"markdown", kMarkdown}, {"srt", kSrt},   {"vtt", kVtt},   {"docx", kDocx},
+    {"pptx", kPptx},   {"odt", kOdt},           {"odp", kOdp},   {"epub", kEpub},
 };
-// Extensions of formats this server does not translate yet, said so rather than "unknown".
-constexpr absl::string_view kNotYet[] = {"docx", "odt", "pptx", "odp",
-                                         "xlsx", "ods", "epub", "pdf"};
+// Extensions of formats this server does not translate, said so rather than "unknown".
+constexpr absl::string_view kNotTranslated[] = {"xlsx", "ods", "pdf", "doc", "ppt", "xls"};
 
 // Media types (lowercase, without parameters) and the formats they claim; others claim nothing.
+// Each format's own (kFormats) claims it too.
 constexpr Known kMediaTypes[] = {
-    {"text/plain", kText},
-    {"text/html", kHtml},
     {"application/xhtml+xml", kHtml},
-    {"text/markdown", kMarkdown},
     {"text/x-markdown", kMarkdown},
-    {"application/x-subrip", kSrt},
     {"text/x-subrip", kSrt},
     {"application/srt", kSrt},
     {"text/srt", kSrt},
     {"text/x-srt", kSrt},
-    {"text/vtt", kVtt},
+};
+
+// What a package's entries say it is (OfficePackage: ODF and EPUB by their "mimetype" entry,
+// Office Open XML by [Content_Types].xml and its main part).
+constexpr Known kPackageMimetypes[] = {
+    {"application/vnd.oasis.opendocument.text", kOdt},
+    {"application/vnd.oasis.opendocument.presentation", kOdp},
+    {"application/epub+zip", kEpub},
 };
 
 std::optional<absl::string_view> Lookup(absl::Span<const Known> table, absl::string_view key) {
@@ -61,11 +104,24 @@ std::optional<absl::string_view> Lookup(absl::Span<const Known> table, absl::str
 }
 
 absl::string_view Describe(absl::string_view format) {
-  if (format == kHtml) return "HTML";
-  if (format == kMarkdown) return "Markdown";
-  if (format == kSrt) return "SubRip";
-  if (format == kVtt) return "WebVTT";
-  return "plain text";
+  const FormatInfo* info = Info(format);
+  return info != nullptr ? info->description : "plain text";
+}
+
+bool IsPackage(absl::string_view format) {
+  const FormatInfo* info = Info(format);
+  return info != nullptr && info->package;
+}
+
+// ".txt, .html, .md, ..." (with `all`, every extension of kExtensions, else each format's usual).
+std::string ExtensionList(bool all) {
+  std::vector<std::string> extensions;
+  if (all) {
+    for (const Known& known : kExtensions) extensions.push_back(absl::StrCat(".", known.key));
+  } else {
+    extensions = TranslatedFileExtensions();
+  }
+  return absl::StrJoin(extensions, ", ");
 }
 
 // What the content shows.
@@ -183,6 +239,47 @@ struct Claim {
   absl::string_view format;
 };
 
+// The format of a zip archive's content (`file` names it in errors): an office document by its
+// package's entries, or an error saying what the archive is. Opening reads the central directory;
+// only the small "mimetype" entry is inflated.
+absl::StatusOr<absl::string_view> PackageFormat(const std::string& file,
+                                                absl::string_view content) {
+  auto within = [&](const absl::Status& status) {
+    return absl::Status(status.code(), absl::StrCat(file, ": ", status.message()));
+  };
+  absl::StatusOr<OfficePackage> package = OfficePackage::Open(std::string(content));
+  if (!package.ok()) return within(package.status());
+  if (package->Has("mimetype")) {
+    absl::StatusOr<std::string> mimetype = package->Read("mimetype");
+    if (!mimetype.ok()) return within(mimetype.status());
+    const absl::string_view type = absl::StripAsciiWhitespace(*mimetype);
+    if (const auto format = Lookup(kPackageMimetypes, type); format.has_value()) return *format;
+    return absl::InvalidArgumentError(absl::StrCat(
+        file, " is a zip archive whose \"mimetype\" entry says ", Excerpt(type, 80),
+        absl::StartsWith(type, "application/vnd.oasis.opendocument.")
+            ? "; of OpenDocument files only texts (.odt) and presentations (.odp) are translated"
+            : "; the archives translated are .docx, .pptx, .odt, .odp and .epub files"));
+  }
+  if (package->Has("[Content_Types].xml")) {
+    if (package->Has("word/document.xml")) return kDocx;
+    if (package->Has("ppt/presentation.xml")) return kPptx;
+    if (package->Has("xl/workbook.xml")) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(file, " is an Excel workbook (XLSX); spreadsheets are not translated"));
+    }
+    return absl::InvalidArgumentError(absl::StrCat(
+        file,
+        " is an Office Open XML package with neither word/document.xml nor ppt/presentation.xml; "
+        "of those only Word documents (.docx) and PowerPoint presentations (.pptx) are "
+        "translated"));
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      file,
+      " is a zip archive but not an office document (no \"mimetype\" entry, no "
+      "[Content_Types].xml); the archives translated are .docx, .pptx, .odt, .odp and .epub "
+      "files"));
+}
+
 }  // namespace
 
 absl::StatusOr<std::string> DetectFileFormat(const FileClaims& claims, absl::string_view content) {
@@ -191,19 +288,15 @@ absl::StatusOr<std::string> DetectFileFormat(const FileClaims& claims, absl::str
                                : absl::StrCat("the file \"", Excerpt(claims.file_name), "\"");
   std::vector<Claim> said;
   if (!claims.format.empty()) {
-    const std::string format = absl::AsciiStrToLower(claims.format);
-    bool known = false;
-    for (const absl::string_view name : {kText, kHtml, kMarkdown, kSrt, kVtt}) {
-      if (format == name) {
-        said.push_back({absl::StrCat("the format given (", name, ")"), name});
-        known = true;
-      }
-    }
-    if (!known) {
+    const FormatInfo* info = Info(absl::AsciiStrToLower(claims.format));
+    if (info == nullptr) {
+      std::vector<absl::string_view> names;
+      for (const FormatInfo& known : kFormats) names.push_back(known.name);
       return absl::InvalidArgumentError(absl::StrCat("the format \"", Excerpt(claims.format),
-                                                     "\" given for ", file,
-                                                     " is not text, html, markdown, srt or vtt"));
+                                                     "\" given for ", file, " is not one of ",
+                                                     absl::StrJoin(names, ", ")));
     }
+    said.push_back({absl::StrCat("the format given (", info->name, ")"), info->name});
   }
   if (!claims.file_name.empty()) {
     absl::string_view base = claims.file_name;
@@ -214,25 +307,25 @@ absl::StatusOr<std::string> DetectFileFormat(const FileClaims& claims, absl::str
       const std::string extension = absl::AsciiStrToLower(base.substr(dot + 1));
       if (const auto format = Lookup(kExtensions, extension); format.has_value()) {
         said.push_back({absl::StrCat("its name's extension .", extension), *format});
-      } else if (std::find(std::begin(kNotYet), std::end(kNotYet), extension) !=
-                 std::end(kNotYet)) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(file, ": .", extension,
-                         " files are not translated yet (only .txt, .html, .md, .srt, .vtt)"));
-      } else {
+      } else if (std::find(std::begin(kNotTranslated), std::end(kNotTranslated), extension) !=
+                 std::end(kNotTranslated)) {
         return absl::InvalidArgumentError(absl::StrCat(
-            file, ": the extension .", Excerpt(extension, 16),
-            " is not of a format translated here (.txt, .html, .htm, .xhtml, .md, .markdown, .srt, "
-            ".vtt)"));
+            file, ": .", extension, " files are not translated (only ", ExtensionList(false), ")"));
+      } else {
+        return absl::InvalidArgumentError(
+            absl::StrCat(file, ": the extension .", Excerpt(extension, 16),
+                         " is not of a format translated here (", ExtensionList(true), ")"));
       }
     }
   }
   if (!claims.media_type.empty()) {
     const std::string type = absl::AsciiStrToLower(
         absl::StripAsciiWhitespace(claims.media_type.substr(0, claims.media_type.find(';'))));
-    if (const auto format = Lookup(kMediaTypes, type); format.has_value()) {
-      said.push_back({absl::StrCat("its media type ", type), *format});
+    std::optional<absl::string_view> format = Lookup(kMediaTypes, type);
+    for (const FormatInfo& info : kFormats) {
+      if (info.media_type == type) format = info.name;
     }
+    if (format.has_value()) said.push_back({absl::StrCat("its media type ", type), *format});
   }
 
   const Sniffed sniffed = Sniff(content);
@@ -243,13 +336,30 @@ absl::StatusOr<std::string> DetectFileFormat(const FileClaims& claims, absl::str
     case Sniffed::kPdf:
       return absl::InvalidArgumentError(
           absl::StrCat(file, " is a PDF document; PDF is not translated"));
-    case Sniffed::kZip:
-      // Office documents (.docx, .odt, .pptx, .odp) and EPUB are zip archives: when they are
-      // translated, their format is told here from the archive's entries and the claims.
-      return absl::InvalidArgumentError(absl::StrCat(
-          file, " is a zip archive (an office document?); those are not translated yet"));
+    case Sniffed::kZip: {
+      // An office document: its package's entries decide, and every claim but "text" must agree.
+      absl::StatusOr<absl::string_view> found = PackageFormat(file, content);
+      if (!found.ok()) return found.status();
+      for (const Claim& claim : said) {
+        if (claim.format != kText && claim.format != *found) {
+          return absl::InvalidArgumentError(absl::StrCat(file, ": ", claim.source, " says ",
+                                                         Describe(claim.format),
+                                                         " but its content is ", Describe(*found)));
+        }
+      }
+      return std::string(*found);
+    }
     default:
       break;
+  }
+  // Not a zip archive: a claim of an office document is contradicted.
+  for (const Claim& claim : said) {
+    if (IsPackage(claim.format)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          file, ": ", claim.source, " says ", Describe(claim.format),
+          " but its content is not a zip archive (as office documents are); it starts with ",
+          FirstLine(content)));
+    }
   }
 
   // The one specific claim ("text" claims nothing specific), if they agree.
@@ -302,19 +412,18 @@ absl::string_view ExtensionOfFormat(absl::string_view format) {
 
 std::vector<std::string> TranslatedFileExtensions() {
   std::vector<std::string> extensions;
-  for (const absl::string_view format : {kText, kHtml, kMarkdown, kSrt, kVtt}) {
-    extensions.push_back(absl::StrCat(".", ExtensionOfFormat(format)));
+  for (const FormatInfo& info : kFormats) {
+    extensions.push_back(absl::StrCat(".", ExtensionOfFormat(info.name)));
   }
   return extensions;
 }
 
 std::string MediaTypeOfFormat(absl::string_view format) {
-  absl::string_view type = "text/plain";
-  if (format == kHtml) type = "text/html";
-  if (format == kMarkdown) type = "text/markdown";
-  if (format == kSrt) type = "application/x-subrip";
-  if (format == kVtt) type = "text/vtt";
-  return absl::StrCat(type, "; charset=utf-8");
+  const FormatInfo* info = Info(format);
+  if (info == nullptr) info = Info(kText);
+  // Text formats are UTF-8; office documents are zip packages, with no charset.
+  return info->package ? std::string(info->media_type)
+                       : absl::StrCat(info->media_type, "; charset=utf-8");
 }
 
 }  // namespace mtserve

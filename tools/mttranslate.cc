@@ -1,7 +1,7 @@
 // mttranslate: translates stdin to stdout offline, a text a line, with any MarianMT model.
 //
 //   mttranslate [--model=DIR[,DIR...]] [--source=LANG|auto --target=LANG]
-//               [--format=text|html|markdown|srt|vtt]
+//               [--format=text|html|markdown|srt|vtt|docx|pptx|odt|odp|epub]
 //               [--beam_size=1] [--batch_size=32] [--threads=2] < in.txt > out.txt
 //
 // Each line is a text of --format, taken apart into sentences and put back together by
@@ -9,14 +9,17 @@
 // (an HTML line as the API's format HTML translates it). With --format=markdown, srt or vtt the
 // whole input is one document (a Markdown document, a SubRip or WebVTT file), written to stdout
 // translated as the server translates it (--subtitle_max_line_chars and --subtitle_max_lines as
-// the server's). With several models, --target (and --source, or "auto" to detect each line's
-// language) sends each line to the model that reads its language into the target, by the
-// server's own routing (serving/language_routes.h), or through the shortest chain of them when
-// none does (fr->en->de with fr-en then en-de: each sentence's translation by one model is the
-// next one's input, as the server pivots, serving/pivot.h); a line no chain reads into the target
-// is reported on stderr with its number and gives empty output. The sentences of each model's
-// lines are sorted by length and cut into batches (less padding), translated by --workers worker
-// threads that share one copy of each model, and joined back into their lines in input order.
+// the server's); with docx, pptx, odt, odp or epub the whole input is an office document's bytes,
+// and the translated document's bytes are written to stdout as the file API's result is (its
+// language tags set to the language the model writes). With several models, --target (and --source,
+// or "auto" to detect each line's language) sends each line to the model that reads its language
+// into the target, by the server's own routing (serving/language_routes.h), or through the shortest
+// chain of them when none does (fr->en->de with fr-en then en-de: each sentence's translation by
+// one model is the next one's input, as the server pivots, serving/pivot.h); a line no chain reads
+// into the target is reported on stderr with its number and gives empty output. The sentences of
+// each model's lines are sorted by length and cut into batches (less padding), translated by
+// --workers worker threads that share one copy of each model, and joined back into their lines in
+// input order.
 // --benchmark adds throughput, wall time and peak memory on stderr.
 #include <malloc.h>
 #include <sys/resource.h>
@@ -79,7 +82,9 @@ ABSL_FLAG(std::string, format, "text",
           "What each line is: text (plain text) or html (an HTML document or fragment: its text "
           "translated, its markup kept, inline markup placed as the server places it); or, for "
           "markdown, srt (SubRip) and vtt (WebVTT), what the whole of stdin is: one document, "
-          "written back translated with its markup, timings and tags kept.");
+          "written back translated with its markup, timings and tags kept; for docx, pptx, odt, "
+          "odp and epub, stdin is an office document's bytes, and stdout the translated "
+          "document's.");
 ABSL_FLAG(int, subtitle_max_line_chars, 42,
           "Characters per line of a translated subtitle cue (as the server's flag)");
 ABSL_FLAG(int, subtitle_max_lines, 2,
@@ -143,10 +148,11 @@ struct Routing {
 
 // Each line's model: the only one without --target; by --source and --target otherwise, as
 // TranslationCore routes a request's texts (LanguageRoutes: Route for a given source,
-// RouteDetected per line for auto). InvalidArgument for flags that route nothing; a line that
-// "auto" cannot send anywhere is an error of its own, not the run's.
+// RouteDetected per line for auto; an office document (`binary`) is not detected). InvalidArgument
+// for flags that route nothing; a line that "auto" cannot send anywhere is an error of its own,
+// not the run's.
 absl::StatusOr<Routing> RouteLines(const std::vector<LoadedModel>& models,
-                                   const std::vector<std::string>& lines) {
+                                   const std::vector<std::string>& lines, bool binary) {
   const std::string source = absl::GetFlag(FLAGS_source);
   const std::string target = absl::GetFlag(FLAGS_target);
   Routing routing;
@@ -183,7 +189,16 @@ absl::StatusOr<Routing> RouteLines(const std::vector<LoadedModel>& models,
     return routing;
   }
   std::unique_ptr<LanguageDetector> detector;
-  if (const std::string path = absl::GetFlag(FLAGS_language_model); !path.empty()) {
+  if (binary) {
+    // An office document's bytes are a zip archive: its language is not detected from them (as
+    // the server does not).
+    if (sources.size() > 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--source=auto: an office document's language is not detected (its text is inside a "
+          "zip archive) and several languages are read into ",
+          target, " (", absl::StrJoin(sources, ", "), "); give --source"));
+    }
+  } else if (const std::string path = absl::GetFlag(FLAGS_language_model); !path.empty()) {
     absl::StatusOr<std::unique_ptr<LanguageDetector>> loaded = LanguageDetector::Load(path);
     if (!loaded.ok()) {
       return absl::InvalidArgumentError(
@@ -240,10 +255,12 @@ int Run(int argc, char** argv) {
     std::cerr << "mttranslate: --with_alignment needs --format=text\n";
     return 2;
   }
-  // A Markdown document or a subtitle file is all of the input, not a line: written back once,
-  // with no line added.
+  // A Markdown document, a subtitle file or an office document (bytes, not text) is all of the
+  // input, not a line: written back once, with no line added.
+  const bool binary = IsBinaryFormat(*format);
   const bool whole_input = *format == DocumentFormat::kMarkdown ||
-                           *format == DocumentFormat::kSrt || *format == DocumentFormat::kVtt;
+                           *format == DocumentFormat::kSrt || *format == DocumentFormat::kVtt ||
+                           binary;
   if (whole_input && (options.num_hypotheses > 1 || absl::GetFlag(FLAGS_with_scores))) {
     std::cerr << "mttranslate: --format=" << absl::GetFlag(FLAGS_format)
               << " translates the whole input as one document: it takes neither "
@@ -317,7 +334,7 @@ int Run(int argc, char** argv) {
   }
 
   const auto start = std::chrono::steady_clock::now();
-  absl::StatusOr<Routing> routing = RouteLines(models, lines);
+  absl::StatusOr<Routing> routing = RouteLines(models, lines, binary);
   if (!routing.ok()) {
     std::cerr << "mttranslate: " << routing.status().message() << "\n";
     return 2;
@@ -336,8 +353,10 @@ int Run(int argc, char** argv) {
     const int m = line_model[i];
     if (m < 0) continue;
     LoadedModel& model = models[m];
-    const SentenceRules rules{model.splitter.get(), &model.model->tokenizer(), model.max_tokens,
-                              subtitle_layout, ""};
+    // Office documents' language tags say the language the line's last model writes.
+    const SentenceRules rules{
+        model.splitter.get(), &model.model->tokenizer(), model.max_tokens, subtitle_layout,
+        LanguageTag(models[line_chain[i].back()].model->config().target_lang)};
     absl::StatusOr<std::unique_ptr<Document>> document = PrepareDocument(lines[i], *format, rules);
     if (!document.ok()) {
       std::cerr << "mttranslate: " << (whole_input ? "stdin" : absl::StrCat("line ", i + 1)) << ": "
@@ -531,10 +550,13 @@ int Run(int argc, char** argv) {
       // What the answer's Hypothesis.dropped lists, said where it does not change the output.
       for (const Segment& run :
            k < line.dropped.size() ? line.dropped[k] : std::vector<Segment>()) {
+        // An office document's ranges index its extracted text (text/office/office_document.h).
         std::cerr << absl::StrFormat(
-            "mttranslate: line %zu: bytes %zu-%zu are not translated in translation %zu "
-            "(characters the model cannot spell, or Markdown whose markup could not be mapped)\n",
-            i + 1, run.begin, run.end, k + 1);
+            "mttranslate: line %zu: bytes %zu-%zu%s are not translated in translation %zu (%s)\n",
+            i + 1, run.begin, run.end, binary ? " of the document's extracted text" : "", k + 1,
+            binary ? "text the format keeps as written, or characters the model cannot spell"
+                   : "characters the model cannot spell, or Markdown whose markup could not be "
+                     "mapped");
       }
       if (absl::GetFlag(FLAGS_with_scores)) absl::StrAppendFormat(&out, "%.6f\t", h.score);
       out += h.text;
@@ -580,7 +602,8 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "Translates stdin to stdout, one text a line.\n"
       "  mttranslate [--model=DIR[,DIR...]] [--source=LANG|auto --target=LANG] "
-      "[--format=text|html|markdown] [--beam_size=N] [--batch_size=N] [--threads=N] < in > out");
+      "[--format=text|html|markdown|srt|vtt|docx|pptx|odt|odp|epub] [--beam_size=N] "
+      "[--batch_size=N] [--threads=N] < in > out");
   absl::ParseCommandLine(argc, argv);
   return mtserve::Run(argc, argv);
 }

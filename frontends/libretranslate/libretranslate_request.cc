@@ -129,6 +129,7 @@ absl::StatusOr<LibreTranslateRequest> ParseLibreTranslateFields(
   // Errors name the texts as the request does. (Assigning the literal itself trips GCC 12's
   // false -Wrestrict warning, bug 105329.)
   core_request.texts_field = std::string("q");
+  core_request.format_field = std::string("format");
 
   auto q = fields->find("q");
   if (q == fields->end() || q->is_null()) {
@@ -158,15 +159,23 @@ absl::StatusOr<LibreTranslateRequest> ParseLibreTranslateFields(
 
   if (auto format = fields->find("format"); format != fields->end() && !format->is_null()) {
     const std::string value = format->is_string() ? format->get<std::string>() : "";
-    if (value == "html") {
-      core_request.options.format = RequestedOptions::kHtml;
-    } else if (value == "markdown") {
-      core_request.options.format = RequestedOptions::kMarkdown;
-    } else if (value == "srt") {
-      core_request.options.format = RequestedOptions::kSrt;
-    } else if (value == "vtt") {
-      core_request.options.format = RequestedOptions::kVtt;
-    } else if (value != "text" && !(format->is_string() && value.empty())) {
+    // The office documents' formats are named too, so that the core refuses them as a text's
+    // format, pointing to /translate_file (it names the field as this API does).
+    static constexpr std::pair<absl::string_view, int> kFormats[] = {
+        {"html", RequestedOptions::kHtml}, {"markdown", RequestedOptions::kMarkdown},
+        {"srt", RequestedOptions::kSrt},   {"vtt", RequestedOptions::kVtt},
+        {"docx", RequestedOptions::kDocx}, {"pptx", RequestedOptions::kPptx},
+        {"odt", RequestedOptions::kOdt},   {"odp", RequestedOptions::kOdp},
+        {"epub", RequestedOptions::kEpub},
+    };
+    bool known = value == "text" || (format->is_string() && value.empty());
+    for (const auto& [name, value_of] : kFormats) {
+      if (value == name) {
+        core_request.options.format = value_of;
+        known = true;
+      }
+    }
+    if (!known) {
       return absl::InvalidArgumentError(absl::StrCat("Invalid request: format is ",
                                                      DescribeJson(*format),
                                                      "; it is text, html, markdown, srt or vtt"));

@@ -82,12 +82,23 @@ absl::StatusOr<std::string> ClaimedFormatName(const v1::FileHeader& header,
       return "srt";
     case v1::TEXT_FORMAT_VTT:
       return "vtt";
+    case v1::TEXT_FORMAT_DOCX:
+      return "docx";
+    case v1::TEXT_FORMAT_PPTX:
+      return "pptx";
+    case v1::TEXT_FORMAT_ODT:
+      return "odt";
+    case v1::TEXT_FORMAT_ODP:
+      return "odp";
+    case v1::TEXT_FORMAT_EPUB:
+      return "epub";
     default:
       break;
   }
   return absl::InvalidArgumentError(absl::StrCat(
       field, ": ", static_cast<int>(header.format()),
-      " is not a TextFormat (TEXT_FORMAT_PLAIN, _HTML, _MARKDOWN, _SRT or _VTT: 0 to 4)"));
+      " is not a TextFormat (TEXT_FORMAT_PLAIN, _HTML, _MARKDOWN, _SRT, _VTT, _DOCX, _PPTX, _ODT, "
+      "_ODP or _EPUB: 0 to 9)"));
 }
 
 DetectionRequest ToCoreRequest(v1::DetectRequest& message, std::string method, Frontend frontend) {

@@ -1,5 +1,6 @@
 // A file's format as the file API will tell it (text/file_format.h): the input's first line is
-// the file's name, its second the media type, the rest its content. Any bytes give a format name
+// the file's name, its second the media type, the rest its content (a zip archive's opened as an
+// office package). Any bytes give a format name
 // or an INVALID_ARGUMENT, never a crash; and the content decides: the format found with the
 // claims is the one the content alone gives, or the one claimed where the content shows nothing
 // more specific, and claiming the format found always agrees.
@@ -15,7 +16,11 @@
 namespace {
 
 bool IsFormatName(absl::string_view name) {
-  return name == "text" || name == "html" || name == "markdown" || name == "srt" || name == "vtt";
+  for (const absl::string_view known :
+       {"text", "html", "markdown", "srt", "vtt", "docx", "pptx", "odt", "odp", "epub"}) {
+    if (name == known) return true;
+  }
+  return false;
 }
 
 absl::string_view TakeLine(absl::string_view& input) {
@@ -51,8 +56,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   FUZZ_CHECK(IsFormatName(*format));
   FUZZ_CHECK(alone.ok());  // Content refused alone is refused whatever is claimed.
-  // Subtitles are decided by the content alone; other content yields only to a specific claim.
-  if (*alone == "srt" || *alone == "vtt") FUZZ_CHECK(*format == *alone);
-  if (*format == "srt" || *format == "vtt") FUZZ_CHECK(*format == *alone);
+  // Subtitles and office documents are decided by the content alone; other content yields only
+  // to a specific claim.
+  auto by_content = [](absl::string_view format) {
+    return format == "srt" || format == "vtt" || format == "docx" || format == "pptx" ||
+           format == "odt" || format == "odp" || format == "epub";
+  };
+  if (by_content(*alone)) FUZZ_CHECK(*format == *alone);
+  if (by_content(*format)) FUZZ_CHECK(*format == *alone);
   return 0;
 }

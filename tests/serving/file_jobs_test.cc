@@ -12,6 +12,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
@@ -27,6 +29,7 @@
 #include "tests/test_lib/api_key_files.h"
 #include "tests/test_lib/fake_engine.h"
 #include "tests/test_lib/test_util.h"
+#include "tests/test_lib/zip_archive.h"
 #include "text/text_translation.h"
 
 namespace mtserve {
@@ -43,6 +46,32 @@ constexpr char kMarkdown[] = "# A dog runs\n\nA man sleeps. A woman reads a book
 constexpr char kSrt[] =
     "1\n00:00:01,000 --> 00:00:02,000\nA dog runs.\n\n"
     "2\n00:00:03,000 --> 00:00:04,000\nA man sleeps.\n";
+
+// A Word document of one paragraph, as Word's own packages are laid out (the content types, the
+// package's relationships, the main part), made here with libzip.
+std::string Docx(absl::string_view paragraph) {
+  constexpr absl::string_view kW = "http://schemas.openxmlformats.org/wordprocessingml/2006/main";
+  return testing::ZipArchive({
+      {"[Content_Types].xml",
+       "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>"
+       "<Types xmlns=\"http://schemas.openxmlformats.org/package/2006/content-types\">"
+       "<Default Extension=\"rels\" "
+       "ContentType=\"application/vnd.openxmlformats-package.relationships+xml\"/>"
+       "<Default Extension=\"xml\" ContentType=\"application/xml\"/>"
+       "<Override PartName=\"/word/document.xml\" ContentType=\"application/"
+       "vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml\"/></Types>"},
+      {"_rels/.rels",
+       "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>"
+       "<Relationships xmlns=\"http://schemas.openxmlformats.org/package/2006/relationships\">"
+       "<Relationship Id=\"rId1\" Type=\"http://schemas.openxmlformats.org/officeDocument/2006/"
+       "relationships/officeDocument\" Target=\"word/document.xml\"/></Relationships>"},
+      {"word/document.xml",
+       absl::StrCat("<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>"
+                    "<w:document xmlns:w=\"",
+                    kW, "\"><w:body><w:p><w:r><w:t>", paragraph,
+                    "</w:t></w:r></w:p></w:body></w:document>")},
+  });
+}
 
 // A core serving the test model (the real engine, or `engines`), file jobs over it, and a store
 // in memory; the gate and the metrics are their own.
@@ -195,6 +224,34 @@ TEST_F(FileJobsTest, FileTranslatesAsItsTextInItsFormat) {
               HasSubstr("mtserve_file_jobs_total{format=\"markdown\",result=\"done\"} 1"));
 }
 
+// An office document is a file of bytes (a zip archive: NULs, bytes that are not UTF-8), not held
+// to UTF-8: its result is the core's translation of the same bytes as a file of its format, named
+// and typed as a DOCX.
+TEST_F(FileJobsTest, AnOfficeDocumentTranslatesAsBytes) {
+  std::unique_ptr<Serving> serving = Serve();
+  const std::string docx = Docx("A dog runs.");
+  ASSERT_NE(docx.find('\0'), std::string::npos);  // Binary, as zip archives are.
+  for (const std::string name : {"report.docx", ""}) {
+    SCOPED_TRACE(name);
+    ASSERT_OK_AND_ASSIGN(const JobRecord submitted, serving->jobs().Submit(File(docx, name)));
+    const JobRecord done = serving->Follow(submitted).back();
+    ASSERT_EQ(done.state, JobState::kDone) << done.error;
+    EXPECT_EQ(done.sentences_total, 1);
+    EXPECT_EQ(done.result_file_name, name.empty() ? "translation.docx" : name);
+    EXPECT_EQ(done.result_media_type,
+              "application/vnd.openxmlformats-officedocument.wordprocessingml.document");
+    const std::string result = ReadAll(serving->jobs(), submitted.id);
+    EXPECT_EQ(result.substr(0, 4), "PK\x03\x04");
+
+    TranslationRequest file;
+    file.texts = {docx};
+    file.options.format = RequestedOptions::kDocx;
+    file.file = true;
+    ASSERT_OK_AND_ASSIGN(const TranslationReply reply, serving->Translate(std::move(file)));
+    EXPECT_EQ(result, reply.translations.at(0).hypotheses.at(0).text);
+  }
+}
+
 // Bytes a file's translation keeps untranslated are in its job's record, never silently kept: a
 // Markdown block whose raw inline HTML runs over a quote's lines (docs/api.md) is kept as written.
 TEST_F(FileJobsTest, UntranslatedBytesAreInTheRecord) {
@@ -251,6 +308,13 @@ TEST_F(FileJobsTest, FormatMismatchNamesTheFile) {
   refused = serving->jobs().Submit(request);
   ASSERT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument) << refused.status();
   EXPECT_THAT(refused.status().message(), HasSubstr("format: "));
+
+  // An office document's claim on text: the content is not the archive it claims.
+  request.format = "docx";
+  refused = serving->jobs().Submit(request);
+  ASSERT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument) << refused.status();
+  EXPECT_THAT(refused.status().message(), HasSubstr("talk.srt"));
+  EXPECT_THAT(refused.status().message(), HasSubstr("not a zip archive"));
 
   request = File("A dog \xff runs.", "a.txt");
   refused = serving->jobs().Submit(request);

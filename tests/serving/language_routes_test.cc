@@ -86,6 +86,15 @@ TEST(LanguageRoutesTest, SourcesIntoATargetIncludeTheLanguagesChainsReadIntoIt) 
                   std::pair<const std::string, std::vector<std::string>>{"fr", {"de", "en"}}));
 }
 
+// What an office document's language tags say of a translation: the model's language as BCP 47
+// writes it.
+TEST(LanguageRoutesTest, AModelsLanguageAsALanguageTag) {
+  EXPECT_EQ(LanguageTag("de"), "de");
+  EXPECT_EQ(LanguageTag("pt_BR"), "pt-BR");
+  EXPECT_EQ(LanguageTag("zh_Hant_TW"), "zh-Hant-TW");
+  EXPECT_EQ(LanguageTag(""), "");
+}
+
 TEST(LanguageRoutesTest, AnUnservedPairNamesTheLanguagesAndThePairsServed) {
   const LanguageRoutes routes = ThreeModels();
   for (auto [source, target] : {std::pair{"de", "fr"}, {"cs", "en"}, {"en", "en"}, {"", "en"}}) {

@@ -38,6 +38,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 constexpr char kModel[] = "multi30k-en-de";
 
@@ -297,9 +298,41 @@ TEST_F(CoreLimitsTest, SamplingTopkOverVocabulary) {
 TEST_F(CoreLimitsTest, UnknownFormatIsInvalid) {
   std::unique_ptr<Core> core = Serve(LowLimits());
   RequestedOptions options;
-  options.format = 7;
-  ExpectError(core->Translate(Request({"A dog."}, options)), absl::StatusCode::kInvalidArgument,
-              {"options.format is 7"});
+  for (const int format : {10, -1}) {
+    options.format = format;
+    ExpectError(core->Translate(Request({"A dog."}, options)), absl::StatusCode::kInvalidArgument,
+                {absl::StrCat("options.format is ", format), "TEXT_FORMAT_VTT (4)"});
+  }
+}
+
+// An office document's format is a file's (binary: a zip archive), not a text's: a text API's
+// request is told to use the file API, its field named as the front end names it.
+TEST_F(CoreLimitsTest, BinaryFormatsAreForFilesOnly) {
+  std::unique_ptr<Core> core = Serve(LowLimits());
+  RequestedOptions options;
+  const std::vector<std::pair<int, std::string>> formats = {{RequestedOptions::kDocx, "DOCX"},
+                                                            {RequestedOptions::kPptx, "PPTX"},
+                                                            {RequestedOptions::kOdt, "ODT"},
+                                                            {RequestedOptions::kOdp, "ODP"},
+                                                            {RequestedOptions::kEpub, "EPUB"}};
+  for (const auto& [format, name] : formats) {
+    options.format = format;
+    ExpectError(core->Translate(Request({"A dog."}, options)), absl::StatusCode::kInvalidArgument,
+                {absl::StrCat("options.format is ", name), "file API", "/v1/translate_file"});
+  }
+  TranslationRequest request = Request({"A dog."}, options);
+  request.format_field = "format";
+  ExpectError(core->Translate(std::move(request)), absl::StatusCode::kInvalidArgument,
+              {"format is EPUB"});
+  // A file's bytes of such a format are not held to UTF-8: what refuses them is their format.
+  request = Request({"PK\x03\x04 \xff\xfe not an archive"}, options);
+  request.file = true;
+  request.texts_field = "file";
+  request.texts_repeated = false;
+  const absl::StatusOr<TranslationReply> reply = core->Translate(std::move(request));
+  ASSERT_FALSE(reply.ok());
+  EXPECT_THAT(reply.status().message(), HasSubstr("file: "));
+  EXPECT_THAT(reply.status().message(), Not(HasSubstr("UTF-8")));
 }
 
 // A text whose decode could outgrow a worker's memory budget (every beam decoded to max_length)

@@ -8,6 +8,8 @@
 
 #include <string>
 
+#include "tests/test_lib/zip_archive.h"
+
 namespace mtserve {
 namespace {
 
@@ -129,15 +131,15 @@ TEST(FileFormatTest, ClaimsThatDisagreeWithNothingToDecideAreAnError) {
 }
 
 TEST(FileFormatTest, FilesNotTranslatedHereAreNamed) {
-  EXPECT_THAT(Error({.file_name = "report.docx"}, "PK\x03\x04rest"),
-              HasSubstr(".docx files are not translated yet"));
+  EXPECT_THAT(Error({.file_name = "report.xlsx"}, "PK\x03\x04rest"),
+              AllOf(HasSubstr(".xlsx files are not translated"), HasSubstr(".docx, .pptx")));
   EXPECT_THAT(Error({.file_name = "data.json"}, "{}"),
-              AllOf(HasSubstr("the extension .json"), HasSubstr(".srt")));
-  EXPECT_THAT(Error({.file_name = "upload"}, "PK\x03\x04rest"), HasSubstr("zip archive"));
+              AllOf(HasSubstr("the extension .json"), HasSubstr(".srt"), HasSubstr(".epub")));
   EXPECT_THAT(Error({}, "%PDF-1.7\n"), HasSubstr("PDF"));
   EXPECT_THAT(Error({.file_name = "notes.txt"}, "\xFF\xFEH\0i\0"), HasSubstr("UTF-16"));
-  EXPECT_THAT(Error({.format = "docx"}, kPlain),
-              HasSubstr("\"docx\" given for the file is not text, html, markdown, srt or vtt"));
+  EXPECT_THAT(Error({.format = "pdf"}, kPlain),
+              HasSubstr("\"pdf\" given for the file is not one of text, html, markdown, srt, vtt, "
+                        "docx, pptx, odt, odp, epub"));
   // Directories in the name are not the file's name.
   EXPECT_EQ(Format({.file_name = "C:\\subs.d\\film.srt"}, kSrt), "srt");
   EXPECT_EQ(Format({.file_name = "a.dir/notes"}, kPlain), "text");
@@ -149,6 +151,114 @@ TEST(FileFormatTest, MediaTypesOfResults) {
   EXPECT_EQ(MediaTypeOfFormat("markdown"), "text/markdown; charset=utf-8");
   EXPECT_EQ(MediaTypeOfFormat("srt"), "application/x-subrip; charset=utf-8");
   EXPECT_EQ(MediaTypeOfFormat("vtt"), "text/vtt; charset=utf-8");
+  // Office documents are binary: their registered types, without a charset.
+  EXPECT_EQ(MediaTypeOfFormat("docx"),
+            "application/vnd.openxmlformats-officedocument.wordprocessingml.document");
+  EXPECT_EQ(MediaTypeOfFormat("pptx"),
+            "application/vnd.openxmlformats-officedocument.presentationml.presentation");
+  EXPECT_EQ(MediaTypeOfFormat("odt"), "application/vnd.oasis.opendocument.text");
+  EXPECT_EQ(MediaTypeOfFormat("odp"), "application/vnd.oasis.opendocument.presentation");
+  EXPECT_EQ(MediaTypeOfFormat("epub"), "application/epub+zip");
+}
+
+TEST(FileFormatTest, ExtensionsOfTheFormats) {
+  EXPECT_THAT(TranslatedFileExtensions(),
+              ::testing::ElementsAre(".txt", ".html", ".md", ".srt", ".vtt", ".docx", ".pptx",
+                                     ".odt", ".odp", ".epub"));
+  EXPECT_EQ(ExtensionOfFormat("epub"), "epub");
+  EXPECT_EQ(ExtensionOfFormat("markdown"), "md");
+}
+
+using ::mtserve::testing::ZipArchive;
+
+constexpr absl::string_view kXml = "<?xml version=\"1.0\"?><x/>";
+
+std::string Ooxml(absl::string_view main_part) {
+  return ZipArchive({{"[Content_Types].xml", std::string(kXml)},
+                     {"_rels/.rels", std::string(kXml)},
+                     {std::string(main_part), std::string(kXml)}});
+}
+
+std::string Packaged(absl::string_view mimetype) {
+  return ZipArchive({{"mimetype", std::string(mimetype)},
+                     {"META-INF/container.xml", std::string(kXml)},
+                     {"content.xml", std::string(kXml)}});
+}
+
+TEST(FileFormatTest, OfficeDocumentsByTheirPackagesEntries) {
+  const std::string docx = Ooxml("word/document.xml");
+  const std::string pptx = Ooxml("ppt/presentation.xml");
+  const std::string odt = Packaged("application/vnd.oasis.opendocument.text");
+  const std::string odp = Packaged("application/vnd.oasis.opendocument.presentation");
+  const std::string epub = Packaged("application/epub+zip");
+  // By the content alone, and with each claim that agrees.
+  EXPECT_EQ(Format({}, docx), "docx");
+  EXPECT_EQ(Format({}, pptx), "pptx");
+  EXPECT_EQ(Format({}, odt), "odt");
+  EXPECT_EQ(Format({}, odp), "odp");
+  EXPECT_EQ(Format({}, epub), "epub");
+  EXPECT_EQ(Format({.file_name = "Report.DOCX"}, docx), "docx");
+  EXPECT_EQ(Format({.file_name = "slides.pptx"}, pptx), "pptx");
+  EXPECT_EQ(Format({.file_name = "letter.odt"}, odt), "odt");
+  EXPECT_EQ(Format({.file_name = "talk.odp"}, odp), "odp");
+  EXPECT_EQ(Format({.file_name = "book.epub"}, epub), "epub");
+  EXPECT_EQ(Format({.media_type =
+                        "application/vnd.openxmlformats-officedocument.wordprocessingml.document"},
+                   docx),
+            "docx");
+  EXPECT_EQ(
+      Format({.media_type =
+                  "application/vnd.openxmlformats-officedocument.presentationml.presentation"},
+             pptx),
+      "pptx");
+  EXPECT_EQ(Format({.media_type = "application/vnd.oasis.opendocument.text"}, odt), "odt");
+  EXPECT_EQ(Format({.media_type = "application/vnd.oasis.opendocument.presentation"}, odp), "odp");
+  EXPECT_EQ(Format({.media_type = "application/epub+zip"}, epub), "epub");
+  EXPECT_EQ(Format({.format = "docx"}, docx), "docx");
+  EXPECT_EQ(Format({.file_name = "x.epub", .media_type = "application/octet-stream"}, epub),
+            "epub");
+  // A mimetype entry written with a line end, and a generic text claim, give way to the content.
+  EXPECT_EQ(Format({}, Packaged("application/epub+zip\r\n")), "epub");
+  EXPECT_EQ(Format({.file_name = "notes.txt"}, odt), "odt");
+}
+
+TEST(FileFormatTest, AnOfficeClaimTheContentContradictsIsAnError) {
+  // The brief's examples: a .docx that is an ODT, a .docx that is plain text.
+  EXPECT_THAT(
+      Error({.file_name = "report.docx"}, Packaged("application/vnd.oasis.opendocument.text")),
+      AllOf(HasSubstr("the file \"report.docx\""),
+            HasSubstr("extension .docx says a Word document (DOCX)"),
+            HasSubstr("its content is an OpenDocument text (ODT)")));
+  EXPECT_THAT(Error({.file_name = "report.docx"}, kPlain),
+              AllOf(HasSubstr("the file \"report.docx\""), HasSubstr("not a zip archive"),
+                    HasSubstr("it starts with \"Hello there.\"")));
+  EXPECT_THAT(Error({.media_type = "application/epub+zip"}, Ooxml("ppt/presentation.xml")),
+              AllOf(HasSubstr("media type application/epub+zip says an EPUB book"),
+                    HasSubstr("content is a PowerPoint presentation (PPTX)")));
+  EXPECT_THAT(Error({.format = "odp"}, Ooxml("word/document.xml")),
+              HasSubstr("the format given (odp) says an OpenDocument presentation (ODP) but its "
+                        "content is a Word document (DOCX)"));
+  // A text format's claim on an office document.
+  EXPECT_THAT(Error({.file_name = "page.html"}, Packaged("application/epub+zip")),
+              HasSubstr("extension .html says HTML but its content is an EPUB book"));
+}
+
+TEST(FileFormatTest, OtherArchivesAreRefusedSayingWhatTheyAre) {
+  EXPECT_THAT(Error({.file_name = "sheet"}, Ooxml("xl/workbook.xml")),
+              AllOf(HasSubstr("the file \"sheet\""), HasSubstr("Excel workbook (XLSX)")));
+  EXPECT_THAT(Error({}, Ooxml("visio/document.xml")),
+              HasSubstr("neither word/document.xml nor ppt/presentation.xml"));
+  EXPECT_THAT(Error({}, Packaged("application/vnd.oasis.opendocument.spreadsheet")),
+              AllOf(HasSubstr("application/vnd.oasis.opendocument.spreadsheet"),
+                    HasSubstr("only texts (.odt) and presentations (.odp)")));
+  EXPECT_THAT(Error({.file_name = "photos.zip"}, ZipArchive({{"a.jpg", "not really"}})),
+              HasSubstr(".zip is not of a format translated here"));
+  EXPECT_THAT(Error({.file_name = "upload"}, ZipArchive({{"a.txt", "hello"}})),
+              AllOf(HasSubstr("the file \"upload\" is a zip archive but not an office document"),
+                    HasSubstr(".docx, .pptx, .odt, .odp and .epub")));
+  // What is not an archive at all, past its magic: the package's own error, naming the file.
+  EXPECT_THAT(Error({.file_name = "report.docx"}, "PK\x03\x04rest"),
+              HasSubstr("the file \"report.docx\""));
 }
 
 }  // namespace

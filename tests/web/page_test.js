@@ -15,6 +15,7 @@
 //   keys_url    another mtserve's address, one started with --api_keys_file
 //   key         the API key it accepts
 //   max_file_bytes  the server's --max_file_bytes (the page must read it from GET /v1/models)
+//   docx        a Word document (python-docx made it) for the File tab
 // NODE_PATH holds node_modules with playwright-core. Exit status 1 if a check fails.
 'use strict';
 
@@ -437,6 +438,48 @@ async function checkFile(page, name, type, format, content, choose = chooseOnPag
          `${download.suggestedFilename()} job ${record.file_name}`);
 }
 
+// An office document (a Word file python-docx made for this test: config.docx): the page takes it
+// (its extension is among the accepted ones), uploads it as bytes, and the file downloaded is a
+// .docx, the same bytes as the file API gives the same file with the page's languages and beam.
+async function checkOfficeFile(page) {
+  const name = path.basename(config.docx);
+  await page.setInputFiles('#file', config.docx);
+  expect(`${name}: chosen, named a Word document`,
+         (await page.textContent('#file-chosen')).includes('Word document') &&
+             !(await page.$eval('#translate-file', (b) => b.disabled)),
+         await page.textContent('#file-chosen'));
+  await page.click('#translate-file');
+  await page.waitForFunction(() => {
+    const error = document.getElementById('error');
+    return !document.getElementById('download').hidden || !error.hidden;
+  }, null, { timeout: 120000 });
+  expect(`${name}: translated`, await page.isHidden('#error'),
+         JSON.stringify(await page.textContent('#error')));
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('#download')]);
+  const bytes = fs.readFileSync(await download.path());
+  const form = new FormData();
+  form.append('file', new Blob([fs.readFileSync(config.docx)]), name);
+  form.append('source_language', 'en');
+  form.append('target_language', 'de');
+  form.append('options', JSON.stringify({ beam_size: 4 }));
+  const submitted = await (await fetch(config.url + '/v1/translate_file',
+                                       { method: 'POST', body: form })).json();
+  let record = submitted;
+  for (let i = 0; i < 1200 && !['FILE_JOB_STATE_DONE', 'FILE_JOB_STATE_FAILED'].includes(
+      record.state); ++i) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    record = (await api(`/v1/jobs/${encodeURIComponent(submitted.id)}`)).body;
+  }
+  const expected = record.result_url
+      ? Buffer.from(await (await fetch(config.url + record.result_url)).arrayBuffer())
+      : Buffer.alloc(0);
+  expect(`${name}: the download is a .docx, the file API's translation of the same file`,
+         download.suggestedFilename() === name && bytes.subarray(0, 4).toString('latin1') ===
+             'PK\x03\x04' && bytes.equals(expected),
+         `${download.suggestedFilename()}, ${bytes.length} bytes; API job ` +
+             JSON.stringify(record));
+}
+
 // Cancel: the answer to the page's upload is held (the server has made the job) until Cancel has
 // been clicked, so that the job is the page's current one whatever the translation's speed; once
 // the answer arrives the page sends DELETE /v1/jobs/{id}, and the server no longer knows the job.
@@ -509,6 +552,7 @@ async function checkFileTab(page, models) {
   const vtt = 'WEBVTT\n\n00:00.000 --> 00:02.000\nA boy jumps into the water.\n\n' +
       '00:02.500 --> 00:04.000\nThree people sit on a bench.\n';
   await checkFile(page, 'beach.vtt', 'text/vtt', 'TEXT_FORMAT_VTT', vtt, dropOnPage);
+  await checkOfficeFile(page);
   await checkCancel(page, srt);
   const sent = uploads.length;
 

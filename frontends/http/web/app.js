@@ -85,7 +85,8 @@ let job = null;
 const POLL_MS = 250;  // How often a running job is read.
 const FORMAT_NAMES = {
   '.txt': 'Plain text', '.html': 'HTML', '.htm': 'HTML', '.md': 'Markdown',
-  '.srt': 'SubRip', '.vtt': 'WebVTT',
+  '.srt': 'SubRip', '.vtt': 'WebVTT', '.docx': 'Word document', '.pptx': 'PowerPoint',
+  '.odt': 'OpenDocument text', '.odp': 'OpenDocument presentation', '.epub': 'EPUB book',
 };
 
 function languageName(code) {

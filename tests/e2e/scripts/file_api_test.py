@@ -333,7 +333,8 @@ class LibreTranslateFileTest(FileApiTestCase):
         settings = json.loads(body)
         self.assertIs(settings["filesTranslation"], True)
         self.assertEqual(set(settings["supportedFilesFormat"]),
-                         {".txt", ".html", ".md", ".srt", ".vtt"})
+                         {".txt", ".html", ".md", ".srt", ".vtt", ".docx", ".pptx", ".odt",
+                          ".odp", ".epub"})
 
 
 if __name__ == "__main__":

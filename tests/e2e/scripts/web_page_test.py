@@ -4,7 +4,8 @@ npm package playwright-core (tests/web, pinned by its package-lock.json; `npm ci
 NPM_DIR unless that version is there already). tests/web/page_test.js types, translates, reads the
 page and compares it with the JSON API's answers, triggers errors, and saves screenshots into
 SCREENSHOT_DIR (their paths are printed); it ends by sending mtserve SIGTERM, after which mtserve
-must drain and exit 0. Its File tab's checks upload files (--max_file_bytes=4096). The mtserve it drives serves the three trained models (en-de, the default,
+must drain and exit 0. Its File tab's checks upload files (--max_file_bytes=65536), a Word document
+made here by python-docx among them. The mtserve it drives serves the three trained models (en-de, the default,
 de-en and fr-en) with language detection (LANGID_MODEL), for the language pickers and "Detect
 language"; the sentences come from the Multi30k test sets in DATA_DIR. A second mtserve, started
 with --api_keys_file, checks that the page asks for a key and sends it.
@@ -26,7 +27,19 @@ from npm_packages import npm_ci  # noqa: E402  (scripts/lib, on the path through
 
 CHROMIUM = "/usr/bin/chromium"  # Debian's package `chromium` (scripts/install-deps.sh).
 KEY = "page-test-key-0123456789"
-MAX_FILE_BYTES = 4096  # A small file limit, for the file over the limit.
+# A small file limit, for the file over the limit, that a python-docx document (36 KB) is within.
+MAX_FILE_BYTES = 65536
+
+
+def make_docx(path):
+    """A Word document of two paragraphs, a word in bold, by python-docx (python3-docx)."""
+    import docx
+    document = docx.Document()
+    document.add_paragraph("A man is riding a bike in the park. Two dogs play in the snow.")
+    paragraph = document.add_paragraph("A ")
+    paragraph.add_run("young").bold = True
+    paragraph.add_run(" girl climbs into a wooden playhouse.")
+    document.save(path)
 
 
 class WebPageTest(e2e_suite.MtserveTestCase):
@@ -51,7 +64,10 @@ class WebPageTest(e2e_suite.MtserveTestCase):
             "--http_timeout=60s", "--shutdown_grace=60s",
             f"--model={models}/multi30k-en-de", f"--model={models}/multi30k-de-en",
             f"--model={models}/multi30k-fr-en", f"--language_model={args.langid_model}")
+        docx_path = os.path.join(self.temp_dir(), "park.docx")
+        make_docx(docx_path)
         config = {"url": f"http://127.0.0.1:{server.http_port}", "data": args.data_dir,
+                  "docx": docx_path,
                   "chromium": CHROMIUM, "screenshots": args.screenshot_dir,
                   "pid": server.process.pid, "max_file_bytes": MAX_FILE_BYTES,
                   "keys_url": f"http://127.0.0.1:{keyed.http_port}", "key": KEY}
