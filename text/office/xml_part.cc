@@ -55,6 +55,12 @@ absl::StatusOr<std::unique_ptr<pugi::xml_document>> ParseXmlPart(absl::string_vi
   if (absl::StartsWith(bytes, "\xFF\xFE") || absl::StartsWith(bytes, "\xFE\xFF")) {
     return PartError(name, "UTF-16 is not accepted: parts must be UTF-8");
   }
+  const int64_t markup = std::count(bytes.begin(), bytes.end(), '<');
+  if (markup > limits.max_markup) {
+    return PartError(name, absl::StrCat("more than ", limits.max_markup,
+                                        " elements, comments and other markup (the limit on one "
+                                        "part's markup)"));
+  }
   auto document = std::make_unique<pugi::xml_document>();
   // Everything kept (declaration, processing instructions, comments, whitespace-only text: the
   // space between two spans is a word boundary); the DOCTYPE parsed only to be refused. pugixml

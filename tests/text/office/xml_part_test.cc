@@ -126,6 +126,22 @@ TEST(XmlPartTest, BoundsNesting) {
   EXPECT_EQ(status.message(), "part word/document.xml: elements nest deeper than 256");
 }
 
+TEST(XmlPartTest, BoundsMarkupBeforeParsing) {
+  XmlLimits few;
+  few.max_markup = 6;
+  // Three elements and a comment: six "<" (start and end tags, the comment), the limit.
+  EXPECT_TRUE(ParseStatus("<a><b/><!-- c --><c>x</c></a>", few).ok());
+  const absl::Status many = ParseStatus("<a><b/><!-- c --><c>x</c><d/></a>", few);
+  EXPECT_TRUE(absl::IsInvalidArgument(many));
+  EXPECT_EQ(many.message(),
+            "part word/document.xml: more than 6 elements, comments and other markup (the limit "
+            "on one part's markup)");
+  // The default takes a part of 900,000 small paragraphs (about 11 MB of XML).
+  std::string big = "<w:body>";
+  for (int i = 0; i < 900000; ++i) big += "<w:p>x</w:p>";
+  EXPECT_TRUE(ParseStatus(big + "</w:body>").ok());
+}
+
 TEST(XmlPartTest, GivesTheOffsetOfMalformedXml) {
   const std::string bad = "<a><b>text</a>";
   const absl::Status status = ParseStatus(bad);
