@@ -19,6 +19,7 @@ constexpr char kSpanStandIn[] = "mtserve-span";
 constexpr char kNodeStandIn[] = "mtserve-node";
 
 bool IsXmlSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+bool IsControl(char c) { return static_cast<unsigned char>(c) < 0x20 && !IsXmlSpace(c); }
 
 void AppendAttributeValue(absl::string_view value, std::string& out) {
   for (char c : value) {
@@ -64,6 +65,7 @@ std::string StartTag(const pugi::xml_node& element, bool empty) {
 bool AppendText(absl::string_view value, bool collapse, std::string& text) {
   bool visible = false;
   for (char c : value) {
+    if (IsControl(c)) continue;  // Not text (and XML 1.0 cannot hold it).
     if (collapse && IsXmlSpace(c)) {
       if (!text.empty() && text.back() != ' ' && text.back() != '\n') text += ' ';
       continue;
@@ -99,6 +101,7 @@ class TextWriter {
   void Write(absl::string_view text, std::string& out) {
     for (size_t i = 0; i < text.size(); ++i) {
       const char c = text[i];
+      if (IsControl(c)) continue;
       if (c == ' ' && schema_.collapse_whitespace && !schema_.space_element.empty()) {
         if (after_space_) {
           ++pending_spaces_;
@@ -157,7 +160,7 @@ void AppendXmlText(absl::string_view text, std::string& out) {
         out += "&gt;";
         break;
       default:
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r') break;
+        if (IsControl(c)) break;
         out += c;
     }
   }
@@ -327,10 +330,25 @@ bool XmlInlineRuns::RenderParagraph(const Paragraph& paragraph, const Run& run,
       spans[i].close.clear();
     }
   }
+  // A fixed span stands for its source text only: where its placed range holds that text with
+  // more around it (a field's "3" placed on "3."), the range is narrowed to it, so that the rest
+  // is written.
+  TranslatedRun narrowed = t;
+  for (size_t i = 0; i < spans.size() && i < narrowed.inlines.size(); ++i) {
+    Segment& range = narrowed.inlines[i];
+    if (!spans[i].fixed || range.begin >= range.end || range.end > t.text.size()) continue;
+    const absl::string_view source(run.text.data() + spans[i].range.begin,
+                                   spans[i].range.end - spans[i].range.begin);
+    const absl::string_view placed(t.text.data() + range.begin, range.end - range.begin);
+    const size_t at = source.empty() ? absl::string_view::npos : placed.find(source);
+    if (at != absl::string_view::npos) {
+      range = {range.begin + at, range.begin + at + source.size()};
+    }
+  }
   std::string fragment;
   TextWriter writer(schema);
   WriteSpans(
-      spans, t, [&](absl::string_view text, std::string& out) { writer.Write(text, out); },
+      spans, narrowed, [&](absl::string_view text, std::string& out) { writer.Write(text, out); },
       fragment);
   // A separator stands for the space beside it: one space before it (or else after it) goes.
   for (size_t i = 0; i < spans.size(); ++i) {

@@ -6,7 +6,8 @@
 // fixed (its text translated with the sentence for the words around it, its XML kept as written:
 // fields such as a date or a page number).
 //
-// A paragraph's run is its text nodes' text (whitespace collapsed if the schema says so), spans
+// A paragraph's run is its text nodes' text (whitespace collapsed if the schema says so; C0
+// control characters, which XML 1.0 cannot hold, left out), spans
 // (text:span, text:a) as InlineSpans whose open/close are their start and end tags, objects
 // (text:tab, draw:frame, text:note, bookmarks) as empty ranges, fixed elements as fixed spans
 // over their text. Paragraphs inside an object (a frame's text box, a footnote's body) are runs

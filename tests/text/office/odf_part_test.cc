@@ -178,6 +178,18 @@ TEST(OdfPartTest, RendersTranslationsWithSpansObjectsAndFieldsInPlace) {
             "</text:p></draw:text-box></draw:frame> hier.");
 }
 
+// A field placed on more than its text (its "3" on "3." by whole words) stands for its text only:
+// the period is written after it, not lost.
+TEST(OdfPartTest, AFieldPlacedOnMoreThanItsTextKeepsTheRest) {
+  const OdfPart part =
+      TakeApart(Content("<text:p>Page <text:page-number>3</text:page-number>."
+                        "</text:p>"));
+  ASSERT_THAT(Texts(part), ElementsAre("Page 3."));
+  const pugi::xml_document out = Parse(part.Render({{"Seite 3.", {{6, 8}}}}));
+  EXPECT_EQ(Inner(Paragraph(out, "//office:text/text:p")),
+            "Seite <text:page-number>3</text:page-number>.");
+}
+
 TEST(OdfPartTest, SpacesTabsAndLineBreaksOfATranslationAreWrittenAsOdfElements) {
   const OdfPart part = TakeApart(Content("<text:p>x</text:p>"));
   const pugi::xml_document out =
