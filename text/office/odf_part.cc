@@ -69,7 +69,12 @@ absl::StatusOr<std::string> ExpandOdf(const pugi::xml_node& element) {
 const XmlInlineSchema& BodySchema() {
   static const XmlInlineSchema* const schema = [] {
     auto* s = new XmlInlineSchema;
-    for (const char* p : {"text:p", "text:h"}) s->elements[p] = SchemaKind::kParagraph;
+    // A presentation's header and footer texts are declared once (presentation:footer-decl) and
+    // shown on the slides that name them.
+    for (const char* p :
+         {"text:p", "text:h", "presentation:header-decl", "presentation:footer-decl"}) {
+      s->elements[p] = SchemaKind::kParagraph;
+    }
     for (const char* p : {"text:span", "text:a", "text:meta"}) s->elements[p] = SchemaKind::kSpan;
     for (const char* p : {"text:s", "text:line-break"}) s->elements[p] = SchemaKind::kExpand;
     for (const char* p : {"text:soft-page-break",

@@ -5,13 +5,14 @@
 // frames, footnotes, headers and footers are all text:p and text:h.
 //
 // Translated: every text:p and text:h (a paragraph inside a frame's text box or a note's body a
-// run of its own); meta.xml's dc:title. In a paragraph: text:span, text:a and text:meta are spans
-// carried onto the aligned words; text:s and text:line-break are text (spaces, a line break: a
-// line break ends a sentence); tabs, bookmarks, reference and index marks, change marks, soft page
-// breaks, notes, frames and other drawing shapes stay between words; fields (text:date,
-// text:page-number, text:sequence and any element not named here) keep their text as written.
-// Kept untranslated, reported as kept: comments (office:annotation) and tracked deletions
-// (text:tracked-changes: the text translated is the visible text, as accepted).
+// run of its own), a presentation's header and footer declarations; meta.xml's dc:title. In a
+// paragraph: text:span, text:a and text:meta are spans carried onto the aligned words; text:s and
+// text:line-break are text (spaces, a line break: a line break ends a sentence); tabs, bookmarks,
+// reference and index marks, change marks, soft page breaks, notes, frames and other drawing shapes
+// stay between words; fields (text:date, text:page-number, text:sequence and any element not named
+// here) keep their text as written. Kept untranslated, reported as kept: comments
+// (office:annotation) and tracked deletions (text:tracked-changes: the text translated is the
+// visible text, as accepted).
 //
 // Language tags: each style:text-properties's fo:language (and fo:country: the tag's region, or
 // "none" where it had one and the tag has none; fo:script likewise, removed where the tag has

@@ -103,6 +103,20 @@ TEST(OdfPartTest, ParagraphsAndHeadingsAreRunsWithWhitespaceAsOdfReadsIt) {
   EXPECT_THAT(part.kept(), IsEmpty());
 }
 
+// A presentation's footer text is declared once and shown on the slides; its slides' text boxes
+// and notes are paragraphs like any other.
+TEST(OdfPartTest, PresentationFootersAndSlidesAreRuns) {
+  const OdfPart part = TakeApart(absl::StrCat(
+      kRoot,
+      "<office:body><office:presentation><presentation:footer-decl presentation:name=\"ftr1\">"
+      "A footer.</presentation:footer-decl><draw:page draw:name=\"p1\"><draw:frame "
+      "presentation:class=\"title\"><draw:text-box><text:p>A title.</text:p></draw:text-box>"
+      "</draw:frame><presentation:notes><draw:frame><draw:text-box><text:p>A note.</text:p>"
+      "</draw:text-box></draw:frame></presentation:notes></draw:page></office:presentation>"
+      "</office:body></office:document-content>"));
+  EXPECT_THAT(Texts(part), ElementsAre("A footer.", "A title.", "A note."));
+}
+
 TEST(OdfPartTest, SpansObjectsAndFieldsInARun) {
   const OdfPart part = TakeApart(
       Content("<text:p text:style-name=\"P1\">A <text:span text:style-name=\"T1\">bold</text:span> "
