@@ -84,5 +84,37 @@ TEST_F(OdfLibreOfficeTest, ConvertsTheTranslatedFiles) {
   EXPECT_THAT(text, HasSubstr(Plain("A cat is sleeping.")));
 }
 
+// A document as LibreOffice writes it (its own styles, settings.xml, a thumbnail, revision-id
+// spans) is translated too: LibreOffice opens the translation and its text export holds it, and
+// every entry but the three parts is as it was.
+TEST_F(OdfLibreOfficeTest, TranslatesWhatLibreOfficeWrites) {
+  std::filesystem::create_directory(dir_.File("saved"));
+  ASSERT_EQ(
+      std::system(absl::StrCat("soffice -env:UserInstallation=file://", dir_.File("profile"),
+                               " --headless --convert-to odt --outdir ", dir_.File("saved"), " ",
+                               testing::TestDataDir(), "/office/report.odt", " >/dev/null 2>&1")
+                      .c_str()),
+      0);
+  const std::string saved = ReadFile(dir_.File("saved/report.odt"));
+  absl::StatusOr<TextTranslation> t = testing::TranslateDocument(
+      model_, saved, DocumentFormat::kOdt, {splitter_.get(), &model_->tokenizer(), 256, {}, "de"});
+  ASSERT_TRUE(t.ok()) << t.status();
+  const std::string translated = t->hypotheses.at(0).text;
+  absl::StatusOr<OfficePackage> before = OfficePackage::Open(saved);
+  absl::StatusOr<OfficePackage> after = OfficePackage::Open(translated);
+  ASSERT_TRUE(before.ok() && after.ok());
+  EXPECT_TRUE(before->Has("settings.xml"));
+  EXPECT_EQ(after->names(), before->names());
+  for (const std::string& name : before->names()) {
+    if (name == "content.xml" || name == "styles.xml" || name == "meta.xml") continue;
+    EXPECT_EQ(*after->Read(name), *before->Read(name)) << name;
+  }
+  std::ofstream(dir_.File("translated.odt"), std::ios::binary) << translated;
+  ASSERT_EQ(Convert(dir_.File("translated.odt"), "txt:Text"), 0);
+  const std::string text = ReadFile(dir_.File("translated.txt"));
+  EXPECT_THAT(text, HasSubstr(Plain("The sun is shining. The birds are singing.")));
+  EXPECT_THAT(text, HasSubstr(Plain("A dog is running.")));
+}
+
 }  // namespace
 }  // namespace mtserve
