@@ -345,25 +345,36 @@ bool XmlInlineRuns::RenderParagraph(const Paragraph& paragraph, const Run& run,
       range = {range.begin + at, range.begin + at + source.size()};
     }
   }
+  std::vector<char> separator(spans.size(), 0);
+  for (size_t i = 0; i < spans.size(); ++i) {
+    separator[i] = paragraph.nodes[i].type() == pugi::node_element &&
+                   schema.KindOf(paragraph.nodes[i]) == Kind::kSeparator;
+  }
   std::string fragment;
+  std::vector<std::pair<size_t, size_t>> separators;  // Where each was written, and its size.
   TextWriter writer(schema);
   WriteSpans(
       spans, narrowed, [&](absl::string_view text, std::string& out) { writer.Write(text, out); },
-      fragment);
+      fragment,
+      [&](size_t span, bool open, size_t at) {
+        if (open && separator[span]) separators.push_back({at, spans[span].open.size()});
+      });
   // A separator stands for the space beside it: one space before it (or else after it) goes.
-  for (size_t i = 0; i < spans.size(); ++i) {
-    if (paragraph.nodes[i].type() != pugi::node_element ||
-        schema.KindOf(paragraph.nodes[i]) != Kind::kSeparator) {
-      continue;
+  if (!separators.empty()) {
+    std::vector<char> drop(fragment.size(), 0);
+    for (const auto& [at, size] : separators) {
+      if (at > 0 && fragment[at - 1] == ' ' && !drop[at - 1]) {
+        drop[at - 1] = 1;
+      } else if (at + size < fragment.size() && fragment[at + size] == ' ') {
+        drop[at + size] = 1;
+      }
     }
-    const size_t at = fragment.find(spans[i].open);
-    if (at == std::string::npos) continue;
-    const size_t after = at + spans[i].open.size();
-    if (at > 0 && fragment[at - 1] == ' ') {
-      fragment.erase(at - 1, 1);
-    } else if (after < fragment.size() && fragment[after] == ' ') {
-      fragment.erase(after, 1);
+    std::string kept;
+    kept.reserve(fragment.size());
+    for (size_t i = 0; i < fragment.size(); ++i) {
+      if (!drop[i]) kept += fragment[i];
     }
+    fragment = std::move(kept);
   }
 
   // The paragraph's content moved aside into a holder, the translation appended after it.
