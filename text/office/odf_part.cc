@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "text/office/xml_part.h"
+#include "text/utf8.h"
 
 namespace mtserve {
 namespace {
@@ -257,6 +258,9 @@ OdfLanguage SplitLanguageTag(absl::string_view tag) {
 
 absl::StatusOr<OdfPart> OdfPart::TakeApart(std::string name, std::string bytes, Kind kind,
                                            std::string target_language) {
+  // Every later step (sentence splitting, tokenising, placing spans on character boundaries)
+  // takes text to be UTF-8; pugixml does not check it.
+  if (!IsValidUtf8(bytes)) return PartError(name, "not valid UTF-8");
   absl::StatusOr<std::unique_ptr<pugi::xml_document>> document = ParseXmlPart(name, bytes);
   if (!document.ok()) return document.status();
   if (absl::Status checked = CheckNamespaces(name, RootElement(**document)); !checked.ok()) {

@@ -45,7 +45,8 @@ class OdfPart {
   };
 
   // Part `name` of `kind` from its bytes, for `target_language` (a BCP 47 tag; "" leaves the
-  // language tags). INVALID_ARGUMENT naming the part for XML ParseXmlPart refuses, a namespace
+  // language tags). INVALID_ARGUMENT naming the part for bytes that are not UTF-8, XML
+  // ParseXmlPart refuses, a namespace
   // bound against ODF's usual prefixes, a text:s of more than kMaxSpaces spaces.
   static absl::StatusOr<OdfPart> TakeApart(std::string name, std::string bytes, Kind kind,
                                            std::string target_language);

@@ -333,6 +333,10 @@ TEST(OdfPartTest, RefusesWhatItCannotRead) {
                          OdfPart::Kind::kContent, "de");
   EXPECT_EQ(spaces.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(spaces.status().message(), HasSubstr("10000"));
+  const absl::StatusOr<OdfPart> utf8 = OdfPart::TakeApart(
+      "content.xml", Content("<text:p>caf\xE9</text:p>"), OdfPart::Kind::kContent, "de");
+  EXPECT_EQ(utf8.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(utf8.status().message(), HasSubstr("content.xml: not valid UTF-8"));
   const absl::StatusOr<OdfPart> doctype = OdfPart::TakeApart(
       "content.xml", "<!DOCTYPE x [<!ENTITY a \"b\">]><x>&a;</x>", OdfPart::Kind::kContent, "de");
   EXPECT_EQ(doctype.status().code(), absl::StatusCode::kInvalidArgument);
