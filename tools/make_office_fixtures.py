@@ -8,6 +8,10 @@ Usage: tools/make_office_fixtures.py [OUT_DIR [FILE...]]   (default: tests/data/
 file; Debian's python3, where the python3-docx and python3-odf packages are)
 
 One maker per file, listed in MAKERS: add a document by adding a function and a line there.
+OpenDocument's translation tests read make_report_odt's report.odt (a heading, paragraphs with
+bold, italic and linked words and a tab, a list, a table, an image frame, a footnote, a comment,
+a header, a footer with a page number field, a title) and make_slides_odp's slides.odp (two
+slides with titles and text boxes, speaker notes).
 """
 import io
 import os
@@ -21,7 +25,9 @@ import zlib
 
 import docx
 from docx.shared import Pt
-from odf import opendocument, style, table, text
+from odf import dc, draw, office, opendocument, presentation, style, table, text
+from odf.namespaces import PRESENTATIONNS
+from odf.opendocument import OpenDocumentPresentation, OpenDocumentText
 
 
 def make_simple_docx(path):
@@ -310,9 +316,170 @@ def make_slides_pptx(path):
     _convert("slides.fodp", _SLIDES_FODP, "pptx", path)
 
 
+# --- OpenDocument translation documents (python3-odf) ------------------------------------
+
+def _odf_png():
+    """A 2x2 red PNG, written here."""
+    def chunk(kind, data):
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+    raw = b"".join(b"\x00" + b"\xff\x00\x00" * 2 for _ in range(2))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 2, 2, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+
+
+def make_report_odt(path):
+    doc = OpenDocumentText()
+    doc.meta.addElement(dc.Title(text="A short report"))
+    # The document's language, as word processors write it: the default paragraph style's.
+    default = style.DefaultStyle(family="paragraph")
+    default.addElement(style.TextProperties(language="en", country="US"))
+    doc.styles.addElement(default)
+    bold = style.Style(name="Bold", family="text")
+    bold.addElement(style.TextProperties(fontweight="bold"))
+    italic = style.Style(name="Italic", family="text")
+    italic.addElement(style.TextProperties(fontstyle="italic"))
+    for s in (bold, italic):
+        doc.automaticstyles.addElement(s)
+    h1 = style.Style(name="Heading 1", family="paragraph")
+    h1.addElement(style.TextProperties(fontsize="18pt", fontweight="bold"))
+    doc.styles.addElement(h1)
+
+    # A header and a footer on the standard master page (styles.xml).
+    layout = style.PageLayout(name="Page")
+    doc.automaticstyles.addElement(layout)
+    master = style.MasterPage(name="Standard", pagelayoutname=layout)
+    header = style.Header()
+    header.addElement(text.P(text="The header of the report."))
+    master.addElement(header)
+    footer = style.Footer()
+    p = text.P(text="The footer of the report, page ")
+    p.addElement(text.PageNumber(selectpage="current", text="1"))
+    p.addText(".")
+    footer.addElement(p)
+    master.addElement(footer)
+    doc.masterstyles.addElement(master)
+
+    body = doc.text
+    body.addElement(text.H(outlinelevel=1, stylename=h1, text="The weather"))
+    body.addElement(text.P(text="The sun is shining. The birds are singing."))
+    p = text.P(text="Weather:")
+    p.addElement(text.Tab())
+    p.addText("sunny and warm")
+    body.addElement(p)
+    p = text.P(text="A man is riding a ")
+    p.addElement(text.Span(stylename=bold, text="red"))
+    p.addElement(text.Span(text=" bike in the "))
+    p.addElement(text.Span(stylename=italic, text="park"))
+    p.addText(".")
+    body.addElement(p)
+    p = text.P(text="Read the ")
+    p.addElement(text.A(href="https://example.org/news", type="simple", text="news"))
+    p.addText(" today.")
+    body.addElement(p)
+
+    items = text.List()
+    for line in ("A dog is running.", "A cat is sleeping."):
+        item = text.ListItem()
+        item.addElement(text.P(text=line))
+        items.addElement(item)
+    body.addElement(items)
+
+    grid = table.Table(name="Animals")
+    grid.addElement(table.TableColumn(numbercolumnsrepeated=2))
+    for row_text in (("The dog", "The cat"), ("A horse", "A bird")):
+        row = table.TableRow()
+        for cell_text in row_text:
+            cell = table.TableCell()
+            cell.addElement(text.P(text=cell_text))
+            row.addElement(cell)
+        grid.addElement(row)
+    body.addElement(grid)
+
+    picture = doc.addPicture("Pictures/red.png", "image/png", _odf_png())
+    p = text.P(text="A picture of a house.")
+    frame = draw.Frame(name="Picture", anchortype="as-char", width="1cm", height="1cm")
+    frame.addElement(draw.Image(href=picture))
+    p.addElement(frame)
+    body.addElement(p)
+
+    p = text.P(text="Two children are playing")
+    note = text.Note(id="ftn1", noteclass="footnote")
+    note.addElement(text.NoteCitation(text="1"))
+    note_body = text.NoteBody()
+    note_body.addElement(text.P(text="They are playing football."))
+    note.addElement(note_body)
+    p.addElement(note)
+    p.addText(" on the grass.")
+    body.addElement(p)
+
+    # A comment: kept as written, its text reported untranslated.
+    p = text.P(text="The day ends.")
+    comment = office.Annotation()
+    comment.addElement(text.P(text="Check this sentence."))
+    p.addElement(comment)
+    body.addElement(p)
+    doc.save(path)
+
+
+def make_slides_odp(path):
+    doc = OpenDocumentPresentation()
+    doc.meta.addElement(dc.Title(text="Two slides"))
+    layout = style.PageLayout(name="Slides")
+    layout.addElement(style.PageLayoutProperties(pagewidth="28cm", pageheight="21cm"))
+    doc.automaticstyles.addElement(layout)
+    master = style.MasterPage(name="Default", pagelayoutname=layout)
+    doc.masterstyles.addElement(master)
+    box_style = style.Style(name="Box", family="graphic")
+    box_style.addElement(style.TextProperties(language="en", country="GB"))
+    doc.automaticstyles.addElement(box_style)
+    bold = style.Style(name="Bold", family="text")
+    bold.addElement(style.TextProperties(fontweight="bold"))
+    doc.automaticstyles.addElement(bold)
+
+    slides = (
+        ("The first slide", ("A woman is reading a book.", "The book is new.")),
+        ("The second slide", ("A boy is playing ball.",)),
+    )
+    for n, (title, lines) in enumerate(slides):
+        page = draw.Page(name="page%d" % (n + 1), masterpagename=master)
+        frame = draw.Frame(stylename=box_style, width="24cm", height="3cm", x="2cm", y="1cm")
+        frame.setAttrNS(PRESENTATIONNS, "class", "title")
+        box = draw.TextBox()
+        box.addElement(text.P(text=title))
+        frame.addElement(box)
+        page.addElement(frame)
+        frame = draw.Frame(stylename=box_style, width="24cm", height="12cm", x="2cm", y="5cm")
+        box = draw.TextBox()
+        for i, line in enumerate(lines):
+            p = text.P()
+            if i == 0:  # The second word bold.
+                first, second, rest = line.split(" ", 2)
+                p.addText(first + " ")
+                p.addElement(text.Span(stylename=bold, text=second))
+                p.addText(" " + rest)
+            else:
+                p.addText(line)
+            box.addElement(p)
+        frame.addElement(box)
+        page.addElement(frame)
+        notes = presentation.Notes()
+        frame = draw.Frame(width="20cm", height="10cm", x="2cm", y="14cm")
+        frame.setAttrNS(PRESENTATIONNS, "class", "notes")
+        box = draw.TextBox()
+        box.addElement(text.P(text="Say this slowly."))
+        frame.addElement(box)
+        notes.addElement(frame)
+        page.addElement(notes)
+        doc.presentation.addElement(page)
+    doc.save(path)
+
+
 MAKERS = [
     ("simple.docx", make_simple_docx),
     ("simple.odt", make_simple_odt),
+    ("report.odt", make_report_odt),
+    ("slides.odp", make_slides_odp),
     ("small.docx", make_small_docx),
     ("streamed.zip", make_streamed_zip),
     ("formatted.docx", make_formatted_docx),

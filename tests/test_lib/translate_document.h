@@ -1,0 +1,45 @@
+// A text of any format translated by a model as the server does it, for tests: PrepareDocument,
+// each sentence decoded alone (with the decoder's alignment where the document needs it), then
+// JoinDocument.
+#ifndef MTSERVE_TESTS_TEST_LIB_TRANSLATE_DOCUMENT_H_
+#define MTSERVE_TESTS_TEST_LIB_TRANSLATE_DOCUMENT_H_
+
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "model/translator.h"
+#include "text/document.h"
+
+namespace mtserve::testing {
+
+// `text` of `format` taken apart by `rules` (whose tokenizer is `model`'s) and translated by
+// `model`, best hypothesis only.
+inline absl::StatusOr<TextTranslation> TranslateDocument(std::shared_ptr<const Model> model,
+                                                         absl::string_view text,
+                                                         DocumentFormat format,
+                                                         const SentenceRules& rules) {
+  absl::StatusOr<std::unique_ptr<Document>> document = PrepareDocument(text, format, rules);
+  if (!document.ok()) return document.status();
+  const Tokenizer& tokenizer = model->tokenizer();
+  Translator translator(model, 1);
+  std::vector<TranslationResult> results;
+  for (size_t j = 0; j < (*document)->sentences().size(); ++j) {
+    const SourceSentence& s = (*document)->sentences()[j];
+    DecodingOptions options;
+    options.return_alignment = (*document)->NeedsAlignment(j);
+    absl::StatusOr<std::vector<std::vector<Hypothesis>>> out =
+        translator.TranslateIds({s.ids}, options);
+    if (!out.ok()) return out.status();
+    TranslationResult& r = results.emplace_back();
+    r.hypotheses = std::move((*out)[0]);
+    for (Hypothesis& h : r.hypotheses) h.text = tokenizer.DecodeTarget(h.ids);
+    r.source_tokens = static_cast<int>(s.ids.size());
+  }
+  return JoinDocument(**document, std::move(results), 1, tokenizer);
+}
+
+}  // namespace mtserve::testing
+
+#endif  // MTSERVE_TESTS_TEST_LIB_TRANSLATE_DOCUMENT_H_
