@@ -4,6 +4,9 @@ targets' seed corpora read, with libraries and programs nobody here wrote (pytho
 python3-odf; LibreOffice, soffice --headless --convert-to, for what they cannot write: a DOCX
 footnote, a presentation: no PPTX writer is packaged for Python in Debian 12).
 
+targets' seed corpora read, with libraries and tools nobody here wrote (python3-docx,
+python3-odf, pandoc).
+
 Usage: tools/make_office_fixtures.py [OUT_DIR [FILE...]]   (default: tests/data/office, every
 file; Debian's python3, where the python3-docx and python3-odf packages are)
 
@@ -12,6 +15,7 @@ One maker per file, listed in MAKERS: add a document by adding a function and a 
 import io
 import os
 import shutil
+
 import struct
 import subprocess
 import sys
@@ -309,6 +313,67 @@ def make_slides_pptx(path):
     (a flat ODP converted by LibreOffice)."""
     _convert("slides.fodp", _SLIDES_FODP, "pptx", path)
 
+EPUB_MARKDOWN = """\
+---
+title: A Small Book
+description: A short book about a cat and a dog.
+lang: en
+---
+
+# The First Chapter
+
+The cat sat on the mat. It was a *very* happy cat.
+
+Read more on [the website](https://example.com) today.
+
+![A red square](square.png)
+
+| Name | Colour |
+|------|--------|
+| Apple | Red |
+| Pear | Green |
+
+# The Second Chapter
+
+The dog ran in the **green** park.
+
+The weather was warm.
+"""
+
+
+def _png(width, height, rgb):
+    """A small PNG of one colour."""
+
+    def chunk(kind, data):
+        return (struct.pack(">I", len(data)) + kind + data +
+                struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
+
+    raw = b"".join(b"\x00" + bytes(rgb) * width for _ in range(height))
+    return (b"\x89PNG\r\n\x1a\n" +
+            chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)) +
+            chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+
+
+def _pandoc_epub(path, target):
+    """EPUB_MARKDOWN (headings, emphasis, a link, an image, a table) made an EPUB by pandoc."""
+    with tempfile.TemporaryDirectory() as tmp:
+        with open(os.path.join(tmp, "book.md"), "w") as out:
+            out.write(EPUB_MARKDOWN)
+        with open(os.path.join(tmp, "square.png"), "wb") as out:
+            out.write(_png(4, 4, (255, 0, 0)))
+        subprocess.run(["pandoc", "--to", target, "-o", os.path.abspath(path), "book.md"],
+                       cwd=tmp, check=True)
+
+
+def make_book3_epub(path):
+    """An EPUB 3 by pandoc, with its navigation document nav.xhtml (and an NCX)."""
+    _pandoc_epub(path, "epub3")
+
+
+def make_book2_epub(path):
+    """An EPUB 2 by pandoc, with its table of contents toc.ncx."""
+    _pandoc_epub(path, "epub2")
+
 
 MAKERS = [
     ("simple.docx", make_simple_docx),
@@ -318,6 +383,9 @@ MAKERS = [
     ("formatted.docx", make_formatted_docx),
     ("footnote.docx", make_footnote_docx),
     ("slides.pptx", make_slides_pptx),
+
+    ("book3.epub", make_book3_epub),
+    ("book2.epub", make_book2_epub),
 ]
 
 
