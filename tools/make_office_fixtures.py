@@ -375,6 +375,40 @@ def make_book2_epub(path):
     _pandoc_epub(path, "epub2")
 
 
+EPUB_XHTML_CASES = {
+    "empty-element-tags": '<?xml version="1.0"?><html xmlns="http://www.w3.org/1999/xhtml" '
+                          'xml:lang="en"><head><title/><script src="a.js"/></head><body><p>One '
+                          '<span id="s"/>two<br/>three <a id="x"/>four.</p><div/></body></html>',
+    "cdata": '<html><body><p>Fish <![CDATA[& chips > <b>]]> today.</p><script><![CDATA[ a < b '
+             ']]></script></body></html>',
+    "html-reads-otherwise": '<html><head><title>A <b>bold</b> title</title></head><body><div>'
+                            '<span>Left <div>inner</div> after</span></div><p><a href="1">outer '
+                            '<a href="2">inner</a> tail</a></p></body></html>',
+}
+
+
+def make_epub_seeds(out_dir):
+    """The epub_document fuzz target's seeds (tests/fuzz/corpus/epub_document/: a package
+    document, a NUL, an XHTML document) from the books' parts, and a few of XHTML's cases the
+    HTML parser reads otherwise."""
+    corpus = os.path.join(out_dir, "..", "..", "fuzz", "corpus", "epub_document")
+    os.makedirs(corpus, exist_ok=True)
+    for book in ("book3.epub", "book2.epub"):
+        with zipfile.ZipFile(os.path.join(out_dir, book)) as z:
+            opf = z.read("EPUB/content.opf")
+            for name in z.namelist():
+                if name.endswith((".xhtml", ".ncx")):
+                    seed = os.path.join(corpus, book[:-5] + "-" + name.rsplit("/", 1)[1])
+                    with open(seed, "wb") as out:
+                        out.write(opf + b"\0" + z.read(name))
+            with open(os.path.join(corpus, book[:-5] + "-container"), "wb") as out:
+                out.write(z.read("META-INF/container.xml") + b"\0" + z.read("EPUB/nav.xhtml"))
+    for name, xhtml in EPUB_XHTML_CASES.items():
+        with open(os.path.join(corpus, name), "wb") as out:
+            out.write(xhtml.encode())
+    print(corpus)
+
+
 MAKERS = [
     ("simple.docx", make_simple_docx),
     ("simple.odt", make_simple_odt),
@@ -399,6 +433,8 @@ def main():
             continue
         maker(os.path.join(out_dir, name))
         print(os.path.join(out_dir, name))
+    if os.path.isdir(os.path.join(out_dir, "..", "..", "fuzz")):
+        make_epub_seeds(out_dir)
 
 
 if __name__ == "__main__":

@@ -159,6 +159,12 @@ class XhtmlPart : public PartRuns {
 
 absl::StatusOr<std::unique_ptr<pugi::xml_document>> ParseEpubXml(absl::string_view name,
                                                                  absl::string_view bytes) {
+  // XML has no NUL, and pugixml would stop reading at one and leave the rest unread.
+  const size_t nul = bytes.find('\0');
+  if (nul != absl::string_view::npos) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("part ", name, ": a NUL byte (at byte ", nul, ") is not XML"));
+  }
   std::string blanked;
   for (const XmlPiece& piece : ScanXml(bytes)) {
     if (piece.kind == XmlPiece::kStartTag || piece.kind == XmlPiece::kEmptyTag) break;
@@ -183,7 +189,40 @@ absl::StatusOr<std::unique_ptr<pugi::xml_document>> ParseEpubXml(absl::string_vi
     std::fill(blanked.begin() + piece.bytes.begin, blanked.begin() + piece.bytes.end, ' ');
     break;
   }
-  return ParseXmlPart(name, blanked.empty() ? bytes : absl::string_view(blanked));
+  absl::StatusOr<std::unique_ptr<pugi::xml_document>> document =
+      ParseXmlPart(name, blanked.empty() ? bytes : absl::string_view(blanked));
+  if (!document.ok()) return document;
+  // The parts are changed in place by their markup as ScanXml finds it: the parser must have
+  // read the same elements (it reads some malformed markup otherwise: an XML declaration whose
+  // quotes run past its "?>").
+  size_t next = 0;
+  bool same = true;
+  const std::vector<XmlPiece> pieces = ScanXml(bytes);
+  auto next_tag = [&]() -> const XmlPiece* {
+    while (next < pieces.size() && pieces[next].kind != XmlPiece::kStartTag &&
+           pieces[next].kind != XmlPiece::kEmptyTag) {
+      ++next;
+    }
+    return next < pieces.size() ? &pieces[next++] : nullptr;
+  };
+  pugi::xml_node node = (*document)->first_child();
+  while (node && same) {
+    if (node.type() == pugi::node_element) {
+      const XmlPiece* tag = next_tag();
+      same = tag != nullptr && tag->name == node.name();
+    }
+    if (node.first_child()) {
+      node = node.first_child();
+      continue;
+    }
+    while (node && !node.next_sibling()) node = node.parent();
+    if (node) node = node.next_sibling();
+  }
+  if (!same || next_tag() != nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "part ", name, ": malformed XML: markup the parser reads otherwise than its tags say"));
+  }
+  return document;
 }
 
 std::vector<XmlEdit> LanguageEdits(absl::string_view xml, const std::vector<XmlPiece>& pieces,

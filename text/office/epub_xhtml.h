@@ -36,7 +36,8 @@ namespace mtserve {
 
 // Part `name` parsed as ParseXmlPart does (its errors), except that a DOCTYPE without an internal
 // subset (<!DOCTYPE html>, XHTML 1.1's, the NCX's) is accepted: pugixml never reads it. One with
-// an internal subset is INVALID_ARGUMENT naming the part (entities are never defined). Node
+// an internal subset is INVALID_ARGUMENT naming the part (entities are never defined), as is a
+// NUL byte (pugixml would stop reading there). Node
 // offsets (offset_debug) are the bytes'.
 absl::StatusOr<std::unique_ptr<pugi::xml_document>> ParseEpubXml(absl::string_view name,
                                                                  absl::string_view bytes);
