@@ -209,7 +209,10 @@ TEST(EpubXhtmlTest, HostileOrMalformedXhtmlIsRefusedNamingThePart) {
   for (const std::string& bad :
        {std::string(
             "<?xml version=\"1.0\"?><!DOCTYPE html [<!ENTITY a \"aaaa\">]><html>&a;</html>"),
-        std::string("<html><p>unclosed</html>"), std::string("<html><p>a</b></html>")}) {
+        std::string("<html><p>unclosed</html>"), std::string("<html><p>a</b></html>"),
+        // pugixml would read up to the NUL only, and the declaration's quotes past its "?>".
+        std::string("<html><p>a</p></html>\0<p>", 26),
+        std::string("<?xml version=\"1.0?><html><p>\"?><p>b</p>")}) {
     const auto part = TakeApartXhtml("OEBPS/ch1.xhtml", bad, "en", "de");
     ASSERT_FALSE(part.ok()) << bad;
     EXPECT_EQ(part.status().code(), absl::StatusCode::kInvalidArgument);
