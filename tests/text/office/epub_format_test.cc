@@ -22,8 +22,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
-#include "model/translator.h"
 #include "tests/test_lib/test_util.h"
+#include "tests/test_lib/translate_document.h"
 #include "text/document.h"
 #include "text/office/epub_package.h"
 #include "text/office/epub_xhtml.h"
@@ -190,30 +190,10 @@ class EpubFormatTest : public ::testing::TestWithParam<const char*> {
     ASSERT_OK_AND_ASSIGN(model_, testing::TestModel());
     ASSERT_OK_AND_ASSIGN(splitter_, SentenceSplitter::Create("en"));
   }
-  const Tokenizer& tokenizer() const { return model_->tokenizer(); }
 
-  // `text` of `format` translated by the test model, as the server does it (sentences that need
-  // the alignment decoded with it), into `target`.
-  absl::StatusOr<std::string> Translate(const std::string& text, DocumentFormat format,
-                                        const std::string& target = "de") const {
-    absl::StatusOr<std::unique_ptr<Document>> document =
-        PrepareDocument(text, format, {splitter_.get(), &tokenizer(), 256, {}, target});
-    if (!document.ok()) return document.status();
-    Translator translator(model_, 1);
-    std::vector<TranslationResult> results;
-    for (size_t j = 0; j < (*document)->sentences().size(); ++j) {
-      const SourceSentence& s = (*document)->sentences()[j];
-      DecodingOptions options;
-      options.return_alignment = (*document)->NeedsAlignment(j);
-      absl::StatusOr<std::vector<std::vector<Hypothesis>>> out =
-          translator.TranslateIds({s.ids}, options);
-      if (!out.ok()) return out.status();
-      TranslationResult& r = results.emplace_back();
-      r.hypotheses = std::move((*out)[0]);
-      for (Hypothesis& h : r.hypotheses) h.text = tokenizer().DecodeTarget(h.ids);
-      r.source_tokens = static_cast<int>(s.ids.size());
-    }
-    return JoinDocument(**document, std::move(results), 1, tokenizer()).hypotheses[0].text;
+  // `text` of `format` translated by the test model into German.
+  absl::StatusOr<std::string> Translate(const std::string& text, DocumentFormat format) const {
+    return testing::TranslateDocument(model_, *splitter_, text, format, "de");
   }
 
   std::shared_ptr<const Model> model_;

@@ -1,0 +1,49 @@
+// A text of any format translated by a model as the server translates it (text/document.h):
+// taken apart, each sentence decoded greedily (with the decoder's alignment where the document
+// needs it), joined. For tests that check a format's whole output against the same model's
+// translations of plain sentences.
+#ifndef MTSERVE_TESTS_TEST_LIB_TRANSLATE_DOCUMENT_H_
+#define MTSERVE_TESTS_TEST_LIB_TRANSLATE_DOCUMENT_H_
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "model/translator.h"
+#include "text/document.h"
+
+namespace mtserve::testing {
+
+// `text` of `format` translated by `model` into `target_language` (the tag the format writes in
+// its language tags), its sentences split by `splitter`: the best hypothesis's text.
+inline absl::StatusOr<std::string> TranslateDocument(std::shared_ptr<const Model> model,
+                                                     const SentenceSplitter& splitter,
+                                                     absl::string_view text, DocumentFormat format,
+                                                     const std::string& target_language = "") {
+  const Tokenizer& tokenizer = model->tokenizer();
+  absl::StatusOr<std::unique_ptr<Document>> document =
+      PrepareDocument(text, format, {&splitter, &tokenizer, 256, {}, target_language});
+  if (!document.ok()) return document.status();
+  Translator translator(std::move(model), 1);
+  std::vector<TranslationResult> results;
+  for (size_t j = 0; j < (*document)->sentences().size(); ++j) {
+    const SourceSentence& s = (*document)->sentences()[j];
+    DecodingOptions options;
+    options.return_alignment = (*document)->NeedsAlignment(j);
+    absl::StatusOr<std::vector<std::vector<Hypothesis>>> out =
+        translator.TranslateIds({s.ids}, options);
+    if (!out.ok()) return out.status();
+    TranslationResult& r = results.emplace_back();
+    r.hypotheses = std::move((*out)[0]);
+    for (Hypothesis& h : r.hypotheses) h.text = tokenizer.DecodeTarget(h.ids);
+    r.source_tokens = static_cast<int>(s.ids.size());
+  }
+  return JoinDocument(**document, std::move(results), 1, tokenizer).hypotheses[0].text;
+}
+
+}  // namespace mtserve::testing
+
+#endif  // MTSERVE_TESTS_TEST_LIB_TRANSLATE_DOCUMENT_H_
