@@ -147,11 +147,36 @@ class XhtmlPart : public PartRuns {
     for (const HtmlDocument::Run& run : left) kept_.push_back(run.text);
   }
 
+  // An outermost inline over all the words of its run goes over all the words of the
+  // translation, wherever the alignment put it: a link that is all of a navigation entry
+  // (<li> <a>...</a> </li>, where EPUB allows no text outside the link) stays all of it.
   std::string Render(absl::Span<const TranslatedRun> translations) const override {
-    return document_.Render(translations);
+    std::vector<TranslatedRun> adjusted(translations.begin(), translations.end());
+    for (size_t r = 0; r < adjusted.size() && r < runs_.size(); ++r) {
+      const Segment words = Words(runs_[r].text);
+      const Segment target = Words(adjusted[r].text);
+      for (size_t i = 0; i < runs_[r].inlines.size() && i < adjusted[r].inlines.size(); ++i) {
+        const InlineSpan& in = runs_[r].inlines[i];
+        if (in.parent >= 0 || words.begin == words.end || in.range.begin > words.begin ||
+            in.range.end < words.end) {
+          continue;
+        }
+        Segment& placed = adjusted[r].inlines[i];
+        placed.begin = std::min(placed.begin, target.begin);
+        placed.end = std::max(placed.end, target.end);
+      }
+    }
+    return document_.Render(adjusted);
   }
 
  private:
+  // The bytes of `text` from its first character that is not a space to its last.
+  static Segment Words(absl::string_view text) {
+    const absl::string_view stripped = absl::StripAsciiWhitespace(text);
+    const size_t begin = stripped.empty() ? 0 : stripped.data() - text.data();
+    return {begin, begin + stripped.size()};
+  }
+
   HtmlDocument document_;
 };
 

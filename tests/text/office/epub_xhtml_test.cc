@@ -205,6 +205,20 @@ TEST(EpubXhtmlTest, RunsHtmlReadsOtherwiseAreLeftAsWrittenAndReported) {
   }
 }
 
+TEST(EpubXhtmlTest, AnInlineOverAllTheWordsOfItsRunStaysOverAllOfTheTranslation) {
+  // EPUB's navigation document allows no text in an entry outside its link.
+  const auto part = TakeApart(Xhtml("<nav><ol><li>\n  <a href=\"t.xhtml\">Title Page</a>\n</li>"
+                                    "<li>See <a href=\"u.xhtml\">this</a></li></ol></nav>"));
+  ASSERT_NE(part, nullptr);
+  ASSERT_THAT(Texts(*part), ElementsAre("A book", "   Title Page ", "See this"));
+  // The alignment put each link on one word only.
+  const std::string out = part->Render(
+      {{"Ein Buch", {}}, {"   Die Titelseite ", {{7, 17}}}, {"Siehe dies", {{6, 10}}}});
+  ExpectXml(out);
+  EXPECT_THAT(out, HasSubstr("<li>   <a href=\"t.xhtml\">Die Titelseite</a> </li>"));
+  EXPECT_THAT(out, HasSubstr("<li>Siehe <a href=\"u.xhtml\">dies</a></li>"));
+}
+
 TEST(EpubXhtmlTest, HostileOrMalformedXhtmlIsRefusedNamingThePart) {
   for (const std::string& bad :
        {std::string(
