@@ -223,7 +223,8 @@ TEST_P(EpubFormatTest, BookIsTranslatedWithItsFormattingAndEveryOtherEntryKept) 
   }
   ASSERT_OK_AND_ASSIGN(const std::string opf, after.Read("EPUB/content.opf"));
   EXPECT_THAT(opf, HasSubstr("<dc:language>de</dc:language>"));
-  EXPECT_THAT(opf, Not(HasSubstr("A Small Book")));
+  EXPECT_THAT(opf, Not(HasSubstr(">A Small Book<")));  // dc:title (the guide's title attribute stays).
+  EXPECT_THAT(opf, Not(HasSubstr("A short book")));    // dc:description.
   ASSERT_OK_AND_ASSIGN(const std::string ncx, after.Read("EPUB/toc.ncx"));
   EXPECT_THAT(ncx, Not(HasSubstr("The First Chapter")));
   ASSERT_OK_AND_ASSIGN(const std::string ch1, after.Read("EPUB/text/ch001.xhtml"));
