@@ -223,8 +223,9 @@ TEST_P(EpubFormatTest, BookIsTranslatedWithItsFormattingAndEveryOtherEntryKept) 
   }
   ASSERT_OK_AND_ASSIGN(const std::string opf, after.Read("EPUB/content.opf"));
   EXPECT_THAT(opf, HasSubstr("<dc:language>de</dc:language>"));
-  EXPECT_THAT(opf, Not(HasSubstr(">A Small Book<")));  // dc:title (the guide's title attribute stays).
-  EXPECT_THAT(opf, Not(HasSubstr("A short book")));    // dc:description.
+  EXPECT_THAT(opf,
+              Not(HasSubstr(">A Small Book<")));  // dc:title (the guide's title attribute stays).
+  EXPECT_THAT(opf, Not(HasSubstr("A short book")));  // dc:description.
   ASSERT_OK_AND_ASSIGN(const std::string ncx, after.Read("EPUB/toc.ncx"));
   EXPECT_THAT(ncx, Not(HasSubstr("The First Chapter")));
   ASSERT_OK_AND_ASSIGN(const std::string ch1, after.Read("EPUB/text/ch001.xhtml"));
@@ -262,6 +263,45 @@ TEST_P(EpubFormatTest, BookIsTranslatedWithItsFormattingAndEveryOtherEntryKept) 
   EXPECT_TRUE(ok) << plain;
   EXPECT_THAT(plain, HasSubstr(warm));
   EXPECT_THAT(plain, Not(HasSubstr("The weather was warm.")));
+}
+
+TEST_P(EpubFormatTest, HostileBooksAreRefusedNamingThePart) {
+  ASSERT_OK_AND_ASSIGN(OfficePackage book, OfficePackage::Open(ReadFixture(GetParam())));
+  ASSERT_OK_AND_ASSIGN(const std::string container, book.Read("META-INF/container.xml"));
+  ASSERT_OK_AND_ASSIGN(const std::string opf, book.Read("EPUB/content.opf"));
+  ASSERT_OK_AND_ASSIGN(const std::string chapter, book.Read("EPUB/text/ch001.xhtml"));
+  const struct {
+    std::string entry, from, to, message;
+  } kCases[] = {
+      {"mimetype", "application/epub+zip", "application/zip",
+       "part mimetype: is not application/epub+zip"},
+      {"META-INF/container.xml", "EPUB/content.opf", "../content.opf",
+       "part META-INF/container.xml: rootfile full-path \"../content.opf\" is outside the archive"},
+      {"META-INF/container.xml", "EPUB/content.opf", "EPUB/other.opf",
+       "part META-INF/container.xml: rootfile full-path names EPUB/other.opf, which the archive "
+       "does not have"},
+      {"EPUB/content.opf", "text/ch001.xhtml", "../../ch001.xhtml",
+       "part EPUB/content.opf: manifest item \"ch001_xhtml\" (href \"../../ch001.xhtml\") is "
+       "outside the archive"},
+      {"EPUB/content.opf", "text/ch001.xhtml", "text/ch009.xhtml",
+       "part EPUB/content.opf: manifest item \"ch001_xhtml\" names EPUB/text/ch009.xhtml, which "
+       "the archive does not have"},
+      {"EPUB/text/ch001.xhtml", "<!DOCTYPE html", "<!DOCTYPE html [<!ENTITY a \"b\">]",
+       "part EPUB/text/ch001.xhtml: a DOCTYPE with an internal subset is not accepted"},
+      {"EPUB/text/ch001.xhtml", "</table>", "</tabl>",
+       "part EPUB/text/ch001.xhtml: malformed XML"},
+  };
+  for (const auto& c : kCases) {
+    ASSERT_OK_AND_ASSIGN(const std::string was, book.Read(c.entry));
+    ASSERT_THAT(was, HasSubstr(c.from)) << c.entry;
+    const std::string hostile = book.Write({{c.entry, absl::StrReplaceAll(was, {{c.from, c.to}})}});
+    const absl::StatusOr<std::string> translated = Translate(hostile, DocumentFormat::kEpub);
+    ASSERT_FALSE(translated.ok()) << c.message;
+    EXPECT_EQ(translated.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(translated.status().message(), HasSubstr(c.message));
+  }
+  // The unchanged book still translates (the cases above are what failed).
+  EXPECT_TRUE(Translate(book.Write({}), DocumentFormat::kEpub).ok());
 }
 
 INSTANTIATE_TEST_SUITE_P(Pandoc, EpubFormatTest, ::testing::Values("book3.epub", "book2.epub"));
