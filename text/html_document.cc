@@ -640,6 +640,14 @@ Segment HtmlDocument::SourceBytes(const Run& run, Segment range) {
   return hull;
 }
 
+std::vector<HtmlDocument::Run> HtmlDocument::LeaveAsWritten(
+    const std::function<bool(const Run&)>& leave) {
+  std::vector<Run> left, kept;
+  for (Run& run : runs_) (leave(run) ? left : kept).push_back(std::move(run));
+  runs_ = std::move(kept);
+  return left;
+}
+
 std::string HtmlDocument::Render(absl::Span<const Translated> translations) const {
   std::string out;
   out.reserve(html_.size());

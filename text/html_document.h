@@ -28,6 +28,7 @@
 #ifndef MTSERVE_TEXT_HTML_DOCUMENT_H_
 #define MTSERVE_TEXT_HTML_DOCUMENT_H_
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -88,6 +89,11 @@ class HtmlDocument {
   static absl::StatusOr<HtmlDocument> Parse(std::string html);
 
   const std::vector<Run>& runs() const { return runs_; }
+
+  // Leaves the runs `leave` picks as written: runs() no longer lists them and Render copies their
+  // bytes. Returns them, in order. For a caller whose rules are stricter than HTML's (an EPUB's
+  // XHTML, which must stay well-formed XML where the HTML parser reads it otherwise).
+  std::vector<Run> LeaveAsWritten(const std::function<bool(const Run&)>& leave);
 
   // The document with each run replaced by its translation (one per run, in order), its text
   // escaped for where it stands and its inlines placed around their ranges. Ranges are clamped:

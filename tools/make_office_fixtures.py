@@ -4,6 +4,9 @@ targets' seed corpora read, with libraries and programs nobody here wrote (pytho
 python3-odf; LibreOffice, soffice --headless --convert-to, for what they cannot write: a DOCX
 footnote, a presentation: no PPTX writer is packaged for Python in Debian 12).
 
+targets' seed corpora read, with libraries and tools nobody here wrote (python3-docx,
+python3-odf, pandoc).
+
 Usage: tools/make_office_fixtures.py [OUT_DIR [FILE...]]   (default: tests/data/office, every
 file; Debian's python3, where the python3-docx and python3-odf packages are)
 
@@ -16,6 +19,7 @@ slides with titles and text boxes, speaker notes).
 import io
 import os
 import shutil
+
 import struct
 import subprocess
 import sys
@@ -315,6 +319,88 @@ def make_slides_pptx(path):
     (a flat ODP converted by LibreOffice)."""
     _convert("slides.fodp", _SLIDES_FODP, "pptx", path)
 
+EPUB_MARKDOWN = """\
+---
+title: A Small Book
+description: A short book about a cat and a dog.
+lang: en
+---
+
+# The First Chapter
+
+The cat sat on the mat. It was a *very* happy cat.
+
+Read more on [the website](https://example.com) today.
+
+![A red square](square.png)
+
+| Name | Colour |
+|------|--------|
+| Apple | Red |
+| Pear | Green |
+
+# The Second Chapter
+
+The dog ran in the **green** park.
+
+The weather was warm.
+"""
+
+
+def _pandoc_epub(path, target):
+    """EPUB_MARKDOWN (headings, emphasis, a link, an image, a table) made an EPUB by pandoc."""
+    with tempfile.TemporaryDirectory() as tmp:
+        with open(os.path.join(tmp, "book.md"), "w") as out:
+            out.write(EPUB_MARKDOWN)
+        with open(os.path.join(tmp, "square.png"), "wb") as out:
+            out.write(_png(4, 4, (255, 0, 0)))
+        subprocess.run(["pandoc", "--to", target, "-o", os.path.abspath(path), "book.md"],
+                       cwd=tmp, check=True)
+
+
+def make_book3_epub(path):
+    """An EPUB 3 by pandoc, with its navigation document nav.xhtml (and an NCX)."""
+    _pandoc_epub(path, "epub3")
+
+
+def make_book2_epub(path):
+    """An EPUB 2 by pandoc, with its table of contents toc.ncx."""
+    _pandoc_epub(path, "epub2")
+
+
+EPUB_XHTML_CASES = {
+    "empty-element-tags": '<?xml version="1.0"?><html xmlns="http://www.w3.org/1999/xhtml" '
+                          'xml:lang="en"><head><title/><script src="a.js"/></head><body><p>One '
+                          '<span id="s"/>two<br/>three <a id="x"/>four.</p><div/></body></html>',
+    "cdata": '<html><body><p>Fish <![CDATA[& chips > <b>]]> today.</p><script><![CDATA[ a < b '
+             ']]></script></body></html>',
+    "html-reads-otherwise": '<html><head><title>A <b>bold</b> title</title></head><body><div>'
+                            '<span>Left <div>inner</div> after</span></div><p><a href="1">outer '
+                            '<a href="2">inner</a> tail</a></p></body></html>',
+}
+
+
+def make_epub_seeds(out_dir):
+    """The epub_document fuzz target's seeds (tests/fuzz/corpus/epub_document/: a package
+    document, a NUL, an XHTML document) from the books' parts, and a few of XHTML's cases the
+    HTML parser reads otherwise."""
+    corpus = os.path.join(out_dir, "..", "..", "fuzz", "corpus", "epub_document")
+    os.makedirs(corpus, exist_ok=True)
+    for book in ("book3.epub", "book2.epub"):
+        with zipfile.ZipFile(os.path.join(out_dir, book)) as z:
+            opf = z.read("EPUB/content.opf")
+            for name in z.namelist():
+                if name.endswith((".xhtml", ".ncx")):
+                    seed = os.path.join(corpus, book[:-5] + "-" + name.rsplit("/", 1)[1])
+                    with open(seed, "wb") as out:
+                        out.write(opf + b"\0" + z.read(name))
+            with open(os.path.join(corpus, book[:-5] + "-container"), "wb") as out:
+                out.write(z.read("META-INF/container.xml") + b"\0" + z.read("EPUB/nav.xhtml"))
+    for name, xhtml in EPUB_XHTML_CASES.items():
+        with open(os.path.join(corpus, name), "wb") as out:
+            out.write(xhtml.encode())
+    print(corpus)
+
 
 # --- OpenDocument translation documents (python3-odf) ------------------------------------
 
@@ -485,6 +571,8 @@ MAKERS = [
     ("formatted.docx", make_formatted_docx),
     ("footnote.docx", make_footnote_docx),
     ("slides.pptx", make_slides_pptx),
+    ("book3.epub", make_book3_epub),
+    ("book2.epub", make_book2_epub),
 ]
 
 
@@ -498,6 +586,9 @@ def main():
             continue
         maker(os.path.join(out_dir, name))
         print(os.path.join(out_dir, name))
+    if (not names or "book3.epub" in names or "book2.epub" in names) and os.path.isdir(
+            os.path.join(out_dir, "..", "..", "fuzz")):
+        make_epub_seeds(out_dir)
 
 
 if __name__ == "__main__":

@@ -5,10 +5,12 @@
 #define MTSERVE_TESTS_TEST_LIB_TRANSLATE_DOCUMENT_H_
 
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "model/translator.h"
 #include "text/document.h"
 
@@ -38,6 +40,20 @@ inline absl::StatusOr<TextTranslation> TranslateDocument(std::shared_ptr<const M
     r.source_tokens = static_cast<int>(s.ids.size());
   }
   return JoinDocument(**document, std::move(results), 1, tokenizer);
+}
+
+// The same for `text` translated into `target_language` (the tag the format writes in its
+// language tags), its sentences split by `splitter` and cut at 256 tokens: the best hypothesis's
+// text.
+inline absl::StatusOr<std::string> TranslateDocument(std::shared_ptr<const Model> model,
+                                                     const SentenceSplitter& splitter,
+                                                     absl::string_view text, DocumentFormat format,
+                                                     const std::string& target_language = "") {
+  const SentenceRules rules{&splitter, &model->tokenizer(), 256, {}, target_language};
+  absl::StatusOr<TextTranslation> translation =
+      TranslateDocument(std::move(model), text, format, rules);
+  if (!translation.ok()) return translation.status();
+  return translation->hypotheses[0].text;
 }
 
 }  // namespace mtserve::testing

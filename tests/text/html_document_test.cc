@@ -68,6 +68,18 @@ TEST(HtmlDocumentTest, BlocksAreRunsAndTheRestIsKept) {
             "  <script>var x = \"A dog.\";</script>\n</body></html>\n");
 }
 
+TEST(HtmlDocumentTest, RunsLeftAsWrittenKeepTheirBytes) {
+  const std::string html = "<p>One <b>dog</b>.</p><p>Two &amp; cats.</p><p>Three.</p>";
+  HtmlDocument d = Parse(html);
+  const std::vector<HtmlDocument::Run> left =
+      d.LeaveAsWritten([](const HtmlDocument::Run& run) { return run.text != "Three."; });
+  ASSERT_EQ(left.size(), 2u);
+  EXPECT_EQ(left[0].text, "One dog.");
+  EXPECT_EQ(left[1].text, "Two & cats.");
+  EXPECT_THAT(Texts(d), ElementsAre("Three."));
+  EXPECT_EQ(d.Render(Upper(d)), "<p>One <b>dog</b>.</p><p>Two &amp; cats.</p><p>THREE.</p>");
+}
+
 TEST(HtmlDocumentTest, InlineMarkupIsTakenOutAndPutBackAroundItsRange) {
   const std::string html =
       "<p>A <b>big <i>brown</i></b> dog <a href=\"/x?a=1&amp;b=2\" class=c>runs</a>.</p>";
