@@ -251,45 +251,6 @@ TEST_F(DocxFormatTest, PandocAndPythonDocxReadTheTranslation) {
   EXPECT_THAT(python, HasSubstr(Plain("The annual report of the club.")));
 }
 
-// LibreOffice converts the translation to PDF, proving it opens. Seconds of work: only in the
-// slow tier (ctest -L soak runs it with MTSERVE_SLOW_TESTS set: tests/CMakeLists.txt).
-void ExpectLibreOfficeConverts(const std::string& bytes, const std::string& extension) {
-  if (std::getenv("MTSERVE_SLOW_TESTS") == nullptr) GTEST_SKIP() << "the slow tier's test";
-  const std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / absl::StrCat("office_libreoffice_", getpid());
-  std::filesystem::create_directories(dir);
-  const std::filesystem::path file = dir / absl::StrCat("translated.", extension);
-  {
-    std::ofstream out(file, std::ios::binary);
-    out << bytes;
-  }
-  const std::string command =
-      absl::StrCat("soffice --headless -env:UserInstallation=file://", (dir / "profile").string(),
-                   " --convert-to pdf --outdir ", dir.string(), " ", file.string(), " 2>&1");
-  FILE* pipe = popen(command.c_str(), "r");
-  ASSERT_NE(pipe, nullptr);
-  std::string output;
-  char buffer[4096];
-  size_t n;
-  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) output.append(buffer, n);
-  EXPECT_EQ(pclose(pipe), 0) << output;
-  std::ifstream pdf(dir / "translated.pdf", std::ios::binary);
-  std::string head(5, '\0');
-  pdf.read(head.data(), 5);
-  EXPECT_EQ(head, "%PDF-") << output;
-  std::filesystem::remove_all(dir);
-}
-
-TEST_F(DocxFormatTest, LibreOfficeConvertsTheTranslation) {
-  ExpectLibreOfficeConverts(translated_, "docx");
-}
-
-TEST_F(OfficeFormatTest, LibreOfficeConvertsTheTranslatedPresentation) {
-  TextTranslation t = Translate(ReadFixture("slides.pptx"), DocumentFormat::kPptx);
-  ASSERT_EQ(t.hypotheses.size(), 1u);
-  ExpectLibreOfficeConverts(t.hypotheses[0].text, "pptx");
-}
-
 TEST_F(OfficeFormatTest, FootnotesAreTranslatedAndTheirReferencesKept) {
   const std::string source = ReadFixture("footnote.docx");
   TextTranslation t = Translate(source, DocumentFormat::kDocx);

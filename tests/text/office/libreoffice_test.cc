@@ -1,7 +1,7 @@
 // LibreOffice (headless), which nobody here wrote, opens the translated fixtures
-// (tests/data/office/report.odt, slides.odp: tools/make_office_fixtures.py): each converts to
-// PDF, and the text document's plain-text export holds the translation. Some seconds a file (a
-// fresh LibreOffice profile each run), so in the slow tier (ctest label soak).
+// (tests/data/office/: tools/make_office_fixtures.py): each DOCX, PPTX, ODT and ODP converts to
+// PDF, and the text documents' plain-text exports hold the translation. Some seconds a file (a
+// fresh LibreOffice profile each run), so in the slow tier (mt_test SLOW: ctest label soak).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -29,7 +29,7 @@ std::string ReadFile(const std::string& path) {
   return bytes.str();
 }
 
-class OdfLibreOfficeTest : public ::testing::Test {
+class LibreOfficeTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (std::system("command -v soffice >/dev/null 2>&1") != 0) {
@@ -71,7 +71,7 @@ class OdfLibreOfficeTest : public ::testing::Test {
   std::unique_ptr<SentenceSplitter> splitter_;
 };
 
-TEST_F(OdfLibreOfficeTest, ConvertsTheTranslatedFiles) {
+TEST_F(LibreOfficeTest, ConvertsTheTranslatedFiles) {
   const std::string odt = Translated("report.odt", DocumentFormat::kOdt);
   const std::string odp = Translated("slides.odp", DocumentFormat::kOdp);
   ASSERT_EQ(Convert(odt, "pdf"), 0);
@@ -82,12 +82,21 @@ TEST_F(OdfLibreOfficeTest, ConvertsTheTranslatedFiles) {
   const std::string text = ReadFile(dir_.File("report.txt"));
   EXPECT_THAT(text, HasSubstr(Plain("The sun is shining. The birds are singing.")));
   EXPECT_THAT(text, HasSubstr(Plain("A cat is sleeping.")));
+
+  const std::string docx = Translated("formatted.docx", DocumentFormat::kDocx);
+  const std::string pptx = Translated("slides.pptx", DocumentFormat::kPptx);
+  ASSERT_EQ(Convert(docx, "pdf"), 0);
+  EXPECT_GT(std::filesystem::file_size(dir_.File("formatted.pdf")), 0u);
+  ASSERT_EQ(Convert(pptx, "pdf"), 0);
+  EXPECT_GT(std::filesystem::file_size(dir_.File("slides.pdf")), 0u);
+  ASSERT_EQ(Convert(docx, "txt:Text"), 0);
+  EXPECT_THAT(ReadFile(dir_.File("formatted.txt")), HasSubstr(Plain("A man is riding a bike.")));
 }
 
 // A document as LibreOffice writes it (its own styles, settings.xml, a thumbnail, revision-id
 // spans) is translated too: LibreOffice opens the translation and its text export holds it, and
 // every entry but the three parts is as it was.
-TEST_F(OdfLibreOfficeTest, TranslatesWhatLibreOfficeWrites) {
+TEST_F(LibreOfficeTest, TranslatesWhatLibreOfficeWrites) {
   std::filesystem::create_directory(dir_.File("saved"));
   ASSERT_EQ(
       std::system(absl::StrCat("soffice -env:UserInstallation=file://", dir_.File("profile"),
