@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "text/inline_spans.h"
+#include "text/markup_escape.h"
 
 namespace mtserve {
 namespace {
@@ -542,40 +543,16 @@ class RunCollector {
   std::vector<int> stack_;                        // Inlines of run_ open now.
 };
 
-void AppendEscaped(absl::string_view text, bool attribute, std::string& out) {
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += attribute ? "&quot;" : "\"";
-        break;
-      case '\'':
-        out += attribute ? "&#39;" : "'";
-        break;
-      default:
-        out += c;
-    }
-  }
-}
-
 // A run's translation with its inlines around their ranges (text/inline_spans.h), its text
 // escaped; an attribute's, escaped for an attribute value.
 void RenderRun(const HtmlDocument::Run& run, const HtmlDocument::Translated& t, std::string& out) {
   if (run.attribute || run.inlines.empty()) {
-    AppendEscaped(t.text, run.attribute, out);
+    AppendMarkupEscaped(t.text, run.attribute, out);
     return;
   }
   WriteSpans(
       run.inlines, t,
-      [](absl::string_view text, std::string& out) { AppendEscaped(text, false, out); }, out);
+      [](absl::string_view text, std::string& out) { AppendMarkupEscaped(text, false, out); }, out);
 }
 }  // namespace
 

@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "model/translator.h"
 #include "tests/test_lib/test_util.h"
+#include "tests/test_lib/translate_document.h"
 #include "text/document.h"
 
 namespace mtserve {
@@ -60,26 +61,10 @@ class UnknownRunsTest : public ::testing::Test {
   // `text` of `format` translated by the test model, as the server does it (sentences that need
   // the alignment decoded with it).
   TextTranslation Translate(const std::string& text, DocumentFormat format) const {
-    absl::StatusOr<std::unique_ptr<Document>> document =
-        PrepareDocument(text, format, {splitter_.get(), &tokenizer(), 256, {}, ""});
-    EXPECT_TRUE(document.ok()) << document.status();
-    if (!document.ok()) return {};
-    Translator translator(model_, 1);
-    std::vector<TranslationResult> results;
-    for (size_t j = 0; j < (*document)->sentences().size(); ++j) {
-      const SourceSentence& s = (*document)->sentences()[j];
-      DecodingOptions options;
-      options.return_alignment = (*document)->NeedsAlignment(j);
-      absl::StatusOr<std::vector<std::vector<Hypothesis>>> out =
-          translator.TranslateIds({s.ids}, options);
-      EXPECT_TRUE(out.ok()) << out.status();
-      if (!out.ok()) return {};
-      TranslationResult& r = results.emplace_back();
-      r.hypotheses = std::move((*out)[0]);
-      for (Hypothesis& h : r.hypotheses) h.text = tokenizer().DecodeTarget(h.ids);
-      r.source_tokens = static_cast<int>(s.ids.size());
-    }
-    return JoinDocument(**document, std::move(results), 1, tokenizer());
+    absl::StatusOr<TextTranslation> t = testing::TranslateDocument(
+        model_, text, format, {splitter_.get(), &tokenizer(), 256, {}, ""});
+    EXPECT_TRUE(t.ok()) << t.status();
+    return t.ok() ? *std::move(t) : TextTranslation{};
   }
 
   std::shared_ptr<const Model> model_;
@@ -136,8 +121,8 @@ TEST_F(UnknownRunsTest, ASentenceOfNothingElseIsItsOwnTranslation) {
 TEST_F(UnknownRunsTest, DocumentsPutRunsBackAndListTheDroppedOnes) {
   const std::string first = "A man 你好世界 is riding a bike.";
   const std::string text = absl::StrCat(first, " The dog 😀 runs.");
-  absl::StatusOr<std::unique_ptr<Document>> document =
-      PrepareDocument(text, DocumentFormat::kPlainText, {splitter_.get(), &tokenizer(), 256, {}, ""});
+  absl::StatusOr<std::unique_ptr<Document>> document = PrepareDocument(
+      text, DocumentFormat::kPlainText, {splitter_.get(), &tokenizer(), 256, {}, ""});
   ASSERT_TRUE(document.ok());
   ASSERT_EQ((*document)->sentences().size(), 2u);
   EXPECT_TRUE((*document)->NeedsAlignment(0));

@@ -6,6 +6,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "text/markup_escape.h"
 
 namespace mtserve {
 namespace {
@@ -148,21 +149,11 @@ class TextWriter {
 }  // namespace
 
 void AppendXmlText(absl::string_view text, std::string& out) {
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      default:
-        if (IsControl(c)) break;
-        out += c;
-    }
+  size_t begin = 0;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    if (i < text.size() && !IsControl(text[i])) continue;
+    AppendMarkupEscaped(text.substr(begin, i - begin), /*attribute=*/false, out);
+    begin = i + 1;
   }
 }
 

@@ -6,6 +6,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "text/markup_escape.h"
 
 namespace mtserve {
 namespace {
@@ -138,27 +139,7 @@ absl::string_view LocalName(absl::string_view qualified) {
 std::string XmlEscape(absl::string_view text) {
   std::string out;
   out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      default:
-        out += c;
-    }
-  }
+  AppendMarkupEscaped(text, /*attribute=*/true, out);
   return out;
 }
 

@@ -25,6 +25,7 @@
 #include "model/translator.h"
 #include "pugixml.hpp"
 #include "tests/test_lib/test_util.h"
+#include "tests/test_lib/translate_document.h"
 #include "text/document.h"
 #include "text/office/office_package.h"
 
@@ -54,26 +55,10 @@ class OfficeFormatTest : public ::testing::Test {
 
   // `text` of `format` translated by the test model as the server does it.
   TextTranslation Translate(const std::string& text, DocumentFormat format) const {
-    SentenceRules rules{splitter_.get(), &tokenizer(), 256, {}, "de"};
-    absl::StatusOr<std::unique_ptr<Document>> document = PrepareDocument(text, format, rules);
-    EXPECT_TRUE(document.ok()) << document.status();
-    if (!document.ok()) return {};
-    Translator translator(model_, 1);
-    std::vector<TranslationResult> results;
-    for (size_t j = 0; j < (*document)->sentences().size(); ++j) {
-      const SourceSentence& s = (*document)->sentences()[j];
-      DecodingOptions options;
-      options.return_alignment = (*document)->NeedsAlignment(j);
-      absl::StatusOr<std::vector<std::vector<Hypothesis>>> out =
-          translator.TranslateIds({s.ids}, options);
-      EXPECT_TRUE(out.ok()) << out.status();
-      if (!out.ok()) return {};
-      TranslationResult& r = results.emplace_back();
-      r.hypotheses = std::move((*out)[0]);
-      for (Hypothesis& h : r.hypotheses) h.text = tokenizer().DecodeTarget(h.ids);
-      r.source_tokens = static_cast<int>(s.ids.size());
-    }
-    return JoinDocument(**document, std::move(results), 1, tokenizer());
+    absl::StatusOr<TextTranslation> t = testing::TranslateDocument(
+        model_, text, format, {splitter_.get(), &tokenizer(), 256, {}, "de"});
+    EXPECT_TRUE(t.ok()) << t.status();
+    return t.ok() ? *std::move(t) : TextTranslation{};
   }
 
   std::string Plain(const std::string& text) const {
