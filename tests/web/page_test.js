@@ -518,9 +518,10 @@ async function checkCancel(page, content) {
 
 async function checkFileTab(page, models) {
   await page.click('#file-tab');
-  expect('the File tab shows the drop zone and hides the text and the format picker',
+  expect('the File tab shows the drop zone and hides the text, the format picker and the ' +
+             'hint about sentences',
          await page.isVisible('#drop-zone') && await page.isHidden('#source') &&
-             await page.isHidden('#format') &&
+             await page.isHidden('#format') && await page.isHidden('#sentence-hint') &&
              await page.getAttribute('#file-tab', 'aria-selected') === 'true',
          'not so');
   const limit = Number(models.limits.max_file_bytes);
@@ -587,6 +588,8 @@ async function checkFileTab(page, models) {
              await page.isHidden('#download'),
          `page ${JSON.stringify(error)}, API ${refused.status} ${JSON.stringify(refused.body)}`);
   await page.click('#text-tab');
+  expect('the Text tab shows the hint about sentences again',
+         await page.isVisible('#sentence-hint') && await page.isVisible('#source'), 'not so');
 }
 
 async function checkPhone(browser, models) {

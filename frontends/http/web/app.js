@@ -22,6 +22,7 @@ const ui = {
   format: $('format'),
   formatLabel: $('format-label'),
   alternativesLabel: $('alternatives-label'),
+  sentenceHint: $('sentence-hint'),
   textTab: $('text-tab'),
   fileTab: $('file-tab'),
   textPanel: $('text-panel'),
@@ -553,6 +554,7 @@ function showTab(tab) {
   ui.filePanel.hidden = !file;
   ui.formatLabel.hidden = file;
   ui.alternativesLabel.hidden = file;
+  ui.sentenceHint.hidden = file;  // It is about the text's sentences.
   clearError();
 }
 
