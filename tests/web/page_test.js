@@ -16,6 +16,7 @@
 //   key         the API key it accepts
 //   max_file_bytes  the server's --max_file_bytes (the page must read it from GET /v1/models)
 //   docx        a Word document (python-docx made it) for the File tab
+//   doctype_docx the same with a DOCTYPE in its word/document.xml: taken, then its job fails
 // NODE_PATH holds node_modules with playwright-core. Exit status 1 if a check fails.
 'use strict';
 
@@ -480,6 +481,23 @@ async function checkOfficeFile(page) {
              JSON.stringify(record));
 }
 
+// A file the server takes (a Word document by its entries) whose job then fails (its
+// word/document.xml has a DOCTYPE, refused once the part is read): the page shows the job's error,
+// naming the part, and offers no download.
+async function checkFailedJob(page) {
+  await page.setInputFiles('#file', config.doctype_docx);
+  await page.click('#translate-file');
+  await page.waitForFunction(() => !document.getElementById('error').hidden ||
+      !document.getElementById('download').hidden, null, { timeout: 120000 });
+  const error = (await page.textContent('#error')) || '';
+  expect('a job that fails after its upload: the page shows its error, naming the part',
+         await page.isVisible('#error') && error.includes('word/document.xml') &&
+             error.includes('DOCTYPE') && await page.isHidden('#download') &&
+             (await page.textContent('#file-status')) === 'Not translated.',
+         `error ${JSON.stringify(error)}, status ` +
+             JSON.stringify(await page.textContent('#file-status')));
+}
+
 // Cancel: the answer to the page's upload is held (the server has made the job) until Cancel has
 // been clicked, so that the job is the page's current one whatever the translation's speed; once
 // the answer arrives the page sends DELETE /v1/jobs/{id}, and the server no longer knows the job.
@@ -554,6 +572,7 @@ async function checkFileTab(page, models) {
       '00:02.500 --> 00:04.000\nThree people sit on a bench.\n';
   await checkFile(page, 'beach.vtt', 'text/vtt', 'TEXT_FORMAT_VTT', vtt, dropOnPage);
   await checkOfficeFile(page);
+  await checkFailedJob(page);
   await checkCancel(page, srt);
   const sent = uploads.length;
 

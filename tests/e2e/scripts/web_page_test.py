@@ -42,6 +42,19 @@ def make_docx(path):
     document.save(path)
 
 
+def make_doctype_docx(source, path):
+    """`source` (a .docx) with a DOCTYPE in word/document.xml: it is a Word document by its entries,
+    so the upload is taken, and its job fails once the part is read (DOCTYPEs are refused)."""
+    import zipfile
+    with zipfile.ZipFile(source) as src, zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as out:
+        for item in src.infolist():
+            data = src.read(item)
+            if item.filename == "word/document.xml":
+                end = data.index(b"?>") + 2
+                data = data[:end] + b"<!DOCTYPE w:document>" + data[end:]
+            out.writestr(item, data)
+
+
 class WebPageTest(e2e_suite.MtserveTestCase):
     def test_page_in_chromium(self):
         """page_test.js's checks pass, then mtserve, sent SIGTERM by its last check, exits 0."""
@@ -66,8 +79,10 @@ class WebPageTest(e2e_suite.MtserveTestCase):
             f"--model={models}/multi30k-fr-en", f"--language_model={args.langid_model}")
         docx_path = os.path.join(self.temp_dir(), "park.docx")
         make_docx(docx_path)
+        doctype_path = os.path.join(self.temp_dir(), "doctype.docx")
+        make_doctype_docx(docx_path, doctype_path)
         config = {"url": f"http://127.0.0.1:{server.http_port}", "data": args.data_dir,
-                  "docx": docx_path,
+                  "docx": docx_path, "doctype_docx": doctype_path,
                   "chromium": CHROMIUM, "screenshots": args.screenshot_dir,
                   "pid": server.process.pid, "max_file_bytes": MAX_FILE_BYTES,
                   "keys_url": f"http://127.0.0.1:{keyed.http_port}", "key": KEY}
