@@ -631,6 +631,21 @@ async function checkPhone(browser, models) {
          JSON.stringify(layout));
   expect('on a phone: translated', (await page.textContent('#translation')).length > 0, 'empty');
   await screenshot(page, 'page-phone.png');
+  await page.tap('#file-tab');
+  await page.setInputFiles('#file', config.docx);
+  const fileLayout = await page.evaluate(() => {
+    const zone = document.getElementById('drop-zone').getBoundingClientRect();
+    const button = document.getElementById('translate-file').getBoundingClientRect();
+    return { scrollWidth: document.documentElement.scrollWidth, width: window.innerWidth,
+             zoneLeft: zone.left, zoneRight: zone.right, buttonRight: button.right };
+  });
+  expect('on a phone, the File tab: no sideways scrolling, the drop zone and button within it',
+         fileLayout.scrollWidth <= fileLayout.width && fileLayout.zoneLeft >= 0 &&
+             fileLayout.zoneRight <= fileLayout.width &&
+             fileLayout.buttonRight <= fileLayout.width &&
+             await page.isVisible('#translate-file'),
+         JSON.stringify(fileLayout));
+  await screenshot(page, 'page-phone-file.png');
   await context.close();
 }
 
