@@ -16,6 +16,7 @@
 #include "text/document_formats.h"
 #include "text/office/office_document.h"
 #include "text/office/ooxml_runs.h"
+#include "text/office/ooxml_signatures.h"
 
 namespace mtserve {
 namespace {
@@ -39,7 +40,10 @@ absl::StatusOr<std::vector<OfficePart>> TakeApartDocx(const OfficePackage& packa
     return absl::InvalidArgumentError(
         "part word/document.xml is missing: the package is not a Word document");
   }
-  std::vector<OfficePart> parts;
+  // Signatures first: a translation would make them invalid (text/office/ooxml_signatures.h).
+  absl::StatusOr<std::vector<OfficePart>> removed = RemoveOoxmlSignatures(package);
+  if (!removed.ok()) return removed.status();
+  std::vector<OfficePart> parts = *std::move(removed);
   for (const std::string& name : package.names()) {
     const bool styles = name == "word/styles.xml" && !target_language.empty();
     if (!HoldsText(name) && !styles) continue;

@@ -42,6 +42,8 @@ class OdfPartRuns : public PartRuns {
   OdfPart part_;
 };
 
+constexpr char kSignatures[] = "META-INF/documentsignatures.xml";
+
 absl::StatusOr<std::vector<OfficePart>> TakeApartOdf(const OfficePackage& package,
                                                      absl::string_view target_language) {
   if (!package.Has("mimetype")) {
@@ -63,6 +65,9 @@ absl::StatusOr<std::vector<OfficePart>> TakeApartOdf(const OfficePackage& packag
     return absl::InvalidArgumentError("no \"content.xml\" entry: an OpenDocument file needs one");
   }
   std::vector<OfficePart> parts;
+  // The document's signature would no longer match its content: left out (docs/api.md). A macro
+  // signature (macrosignatures.xml) signs the macros, which are kept as they are.
+  if (package.Has(kSignatures)) parts.push_back({kSignatures, nullptr, /*remove=*/true});
   const std::pair<const char*, OdfPart::Kind> names[] = {{"content.xml", OdfPart::Kind::kContent},
                                                          {"styles.xml", OdfPart::Kind::kStyles},
                                                          {"meta.xml", OdfPart::Kind::kMeta}};

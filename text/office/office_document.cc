@@ -11,7 +11,14 @@ namespace {
 class OfficeDocument : public RunsDocument {
  public:
   OfficeDocument(OfficePackage package, std::vector<OfficePart> parts, const SentenceRules& rules)
-      : package_(std::move(package)), parts_(std::move(parts)) {
+      : package_(std::move(package)) {
+    for (OfficePart& part : parts) {
+      if (part.remove) {
+        removals_.push_back(std::move(part.name));
+      } else {
+        parts_.push_back(std::move(part));
+      }
+    }
     size_t offset = 0;
     for (size_t p = 0; p < parts_.size(); ++p) {
       for (size_t i = 0; i < parts_[p].runs->runs().size(); ++i) {
@@ -48,18 +55,32 @@ class OfficeDocument : public RunsDocument {
       replacements[part.name] = part.runs->Render(translations.subspan(first, count));
       first += count;
     }
-    return package_.Write(replacements);
+    return package_.Write(replacements, removals_);
   }
 
  private:
   OfficePackage package_;
   std::vector<OfficePart> parts_;
+  std::vector<std::string> removals_;             // Entries left out of the translation.
   std::vector<std::pair<size_t, size_t>> index_;  // Run r: its part and its index there.
   std::vector<size_t> offset_;                    // Run r: where its text is in the extracted text.
   std::vector<Segment> kept_;
 };
 
+class Rewritten : public PartRuns {
+ public:
+  explicit Rewritten(std::string bytes) : bytes_(std::move(bytes)) {}
+  std::string Render(absl::Span<const TranslatedRun>) const override { return bytes_; }
+
+ private:
+  std::string bytes_;
+};
+
 }  // namespace
+
+std::unique_ptr<PartRuns> RewrittenPart(std::string bytes) {
+  return std::make_unique<Rewritten>(std::move(bytes));
+}
 
 absl::StatusOr<std::unique_ptr<Document>> PrepareOffice(absl::string_view bytes,
                                                         const SentenceRules& rules,

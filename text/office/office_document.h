@@ -54,11 +54,18 @@ class PartRuns {
   std::vector<std::string> kept_;
 };
 
-// A part a format rewrites: its entry name and its runs.
+// A part a format rewrites: its entry name and its runs; or an entry it leaves out of the
+// translated package (`remove`, with no runs): a digital signature, which the translation would
+// make invalid.
 struct OfficePart {
   std::string name;
   std::unique_ptr<PartRuns> runs;
+  bool remove = false;
 };
+
+// A part a format rewrites to `bytes` whatever the translation (no runs): a package's
+// relationships or content types without a removed part's.
+std::unique_ptr<PartRuns> RewrittenPart(std::string bytes);
 
 // A format's reading of a package: the parts it rewrites (a part may have no runs and be rewritten
 // for its language tags only, to `target_language`, a BCP 47 tag, "" to leave them), in any

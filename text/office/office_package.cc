@@ -373,9 +373,9 @@ absl::StatusOr<std::string> OfficePackage::Read(absl::string_view name) const {
   return out;
 }
 
-std::string OfficePackage::Write(
-    const absl::flat_hash_map<std::string, std::string>& replacements) const {
-  if (replacements.empty()) return state_->bytes;
+std::string OfficePackage::Write(const absl::flat_hash_map<std::string, std::string>& replacements,
+                                 absl::Span<const std::string> removals) const {
+  if (replacements.empty() && removals.empty()) return state_->bytes;
   // A bug, not bad input: Open checked what libzip needs to copy every entry.
   auto fail = [](absl::string_view what, const char* why) {
     std::fprintf(stderr, "OfficePackage::Write: %.*s: %s\n", static_cast<int>(what.size()),
@@ -407,6 +407,11 @@ std::string OfficePackage::Write(
         zip_file_set_mtime(zip, entry.index, entry.mtime, 0) != 0) {
       fail(name, zip_strerror(zip));
     }
+  }
+  for (const std::string& name : removals) {
+    const auto it = state_->entries.find(name);
+    if (it == state_->entries.end()) fail(name, "not an entry");
+    if (zip_delete(zip, it->second.index) != 0) fail(name, zip_strerror(zip));
   }
   if (zip_close(zip) != 0) fail("closing", zip_strerror(zip));
   return out;

@@ -14,6 +14,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 
 namespace mtserve {
 
@@ -52,10 +53,13 @@ class OfficePackage {
   absl::StatusOr<std::string> Read(absl::string_view name) const;
 
   // The archive with each entry named in `replacements` holding its new bytes (deflated; an
-  // entry stored uncompressed stays stored, as ODF's and EPUB's "mimetype" must), every other
-  // entry's compressed bytes and metadata copied unchanged, in the same order. Every name in
-  // `replacements` must be an entry's. Does not fail for a package Open accepted.
-  std::string Write(const absl::flat_hash_map<std::string, std::string>& replacements) const;
+  // entry stored uncompressed stays stored, as ODF's and EPUB's "mimetype" must), the entries
+  // named in `removals` left out (a digital signature the new bytes would make invalid), every
+  // other entry's compressed bytes and metadata copied unchanged, in the same order. Every name in
+  // `replacements` and `removals` must be an entry's, and none in both. Does not fail for a
+  // package Open accepted.
+  std::string Write(const absl::flat_hash_map<std::string, std::string>& replacements,
+                    absl::Span<const std::string> removals = {}) const;
 
  private:
   struct State;

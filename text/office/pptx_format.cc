@@ -14,6 +14,7 @@
 #include "text/document_formats.h"
 #include "text/office/office_document.h"
 #include "text/office/ooxml_runs.h"
+#include "text/office/ooxml_signatures.h"
 
 namespace mtserve {
 namespace {
@@ -32,7 +33,10 @@ absl::StatusOr<std::vector<OfficePart>> TakeApartPptx(const OfficePackage& packa
     return absl::InvalidArgumentError(
         "part ppt/presentation.xml is missing: the package is not a PowerPoint presentation");
   }
-  std::vector<OfficePart> parts;
+  // Signatures first: a translation would make them invalid (text/office/ooxml_signatures.h).
+  absl::StatusOr<std::vector<OfficePart>> removed = RemoveOoxmlSignatures(package);
+  if (!removed.ok()) return removed.status();
+  std::vector<OfficePart> parts = *std::move(removed);
   for (const std::string& name : package.names()) {
     if (!IsNumbered(name, "ppt/slides/slide") && !IsNumbered(name, "ppt/notesSlides/notesSlide")) {
       continue;

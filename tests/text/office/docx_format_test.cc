@@ -26,6 +26,7 @@
 #include "pugixml.hpp"
 #include "tests/test_lib/test_util.h"
 #include "tests/test_lib/translate_document.h"
+#include "tests/test_lib/zip_archive.h"
 #include "text/document.h"
 #include "text/office/office_package.h"
 
@@ -36,6 +37,7 @@ using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 
 std::string ReadFixture(const std::string& name) {
   std::ifstream in(std::filesystem::path(testing::TestDataDir()) / "office" / name,
@@ -234,6 +236,49 @@ TEST_F(DocxFormatTest, PandocAndPythonDocxReadTheTranslation) {
             "print(d.sections[0].header.paragraphs[0].text)'");
   EXPECT_THAT(python, HasSubstr(riding));
   EXPECT_THAT(python, HasSubstr(Plain("The annual report of the club.")));
+}
+
+// A signed document (Office Open XML's package signature parts, as Word writes them, added to
+// the fixture): the translation would break the signature, so its parts, its relationship and its
+// content types are left out; everything else is kept and the file still reads.
+TEST_F(DocxFormatTest, ASignatureIsLeftOutOfTheTranslation) {
+  const std::string origin_type =
+      "http://schemas.openxmlformats.org/package/2006/relationships/digital-signature/origin";
+  std::vector<std::pair<std::string, std::string>> entries;
+  for (const std::string& name : in_->names()) {
+    std::string bytes = *in_->Read(name);
+    if (name == "_rels/.rels") {
+      bytes.insert(bytes.rfind("</Relationships>"),
+                   absl::StrCat("<Relationship Id=\"rId9\" Type=\"", origin_type,
+                                "\" Target=\"_xmlsignatures/origin.sigs\"/>"));
+    } else if (name == "[Content_Types].xml") {
+      bytes.insert(bytes.rfind("</Types>"),
+                   "<Default Extension=\"sigs\" ContentType=\"application/"
+                   "vnd.openxmlformats-package.digital-signature-origin\"/><Override "
+                   "PartName=\"/_xmlsignatures/sig1.xml\" ContentType=\"application/"
+                   "vnd.openxmlformats-package.digital-signature-xmlsignature+xml\"/>");
+    }
+    entries.push_back({name, bytes});
+  }
+  entries.push_back({"_xmlsignatures/origin.sigs", ""});
+  entries.push_back({"_xmlsignatures/sig1.xml", "<Signature/>"});
+  entries.push_back({"_xmlsignatures/_rels/origin.sigs.rels", "<Relationships/>"});
+  const std::string signed_docx = testing::ZipArchive(entries);
+
+  TextTranslation t = Translate(signed_docx, DocumentFormat::kDocx);
+  ASSERT_EQ(t.hypotheses.size(), 1u);
+  ASSERT_OK_AND_ASSIGN(OfficePackage out, OfficePackage::Open(t.hypotheses[0].text));
+  EXPECT_EQ(out.names(), in_->names());  // The three signature parts gone, nothing else.
+  const std::string rels = *out.Read("_rels/.rels");
+  EXPECT_THAT(rels, Not(HasSubstr("digital-signature")));
+  EXPECT_THAT(rels, HasSubstr("word/document.xml"));
+  const std::string types = *out.Read("[Content_Types].xml");
+  EXPECT_THAT(types, Not(HasSubstr("digital-signature")));
+  EXPECT_THAT(types, HasSubstr("/word/document.xml"));
+  EXPECT_EQ(WordParagraphs(Part(out, "word/document.xml").document_element()),
+            WordParagraphs(Part(*out_, "word/document.xml").document_element()));
+  EXPECT_THAT(RunOn(t.hypotheses[0].text, "pandoc -f docx -t plain --wrap=none"),
+              HasSubstr(Plain("A man is riding a bike.")));
 }
 
 TEST_F(OfficeFormatTest, FootnotesAreTranslatedAndTheirReferencesKept) {

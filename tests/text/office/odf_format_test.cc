@@ -18,6 +18,7 @@
 #include "pugixml.hpp"
 #include "tests/test_lib/test_util.h"
 #include "tests/test_lib/translate_document.h"
+#include "tests/test_lib/zip_archive.h"
 #include "text/document.h"
 #include "text/office/office_package.h"
 
@@ -272,6 +273,21 @@ TEST_F(OdfFormatTest, OtherReadersReadTheTranslation) {
   }
   EXPECT_THAT(pandoc, HasSubstr(expected));
   EXPECT_THAT(pandoc, HasSubstr(Plain("The sun is shining. The birds are singing.")));
+}
+
+// A signed document (its signature in META-INF/documentsignatures.xml, added to the fixture): the
+// translation would break the signature, so it is left out; every other entry is kept, in order.
+TEST_F(OdfFormatTest, ASignatureIsLeftOutOfTheTranslation) {
+  ASSERT_OK_AND_ASSIGN(OfficePackage source, OfficePackage::Open(ReadFixture("report.odt")));
+  std::vector<std::pair<std::string, std::string>> entries;
+  for (const std::string& name : source.names()) entries.push_back({name, *source.Read(name)});
+  entries.push_back({"META-INF/documentsignatures.xml", "<dsig:document-signatures/>"});
+  const TextTranslation t = Translate(testing::ZipArchive(entries), DocumentFormat::kOdt);
+  ASSERT_EQ(t.hypotheses.size(), 1u);
+  ASSERT_OK_AND_ASSIGN(OfficePackage out, OfficePackage::Open(t.hypotheses[0].text));
+  EXPECT_EQ(out.names(), source.names());
+  EXPECT_EQ(*out.Read("META-INF/manifest.xml"), *source.Read("META-INF/manifest.xml"));
+  EXPECT_THAT(Entry(t.hypotheses[0].text, "content.xml"), HasSubstr(Plain("A cat is sleeping.")));
 }
 
 TEST_F(OdfFormatTest, RefusesWhatIsNotAnOdtOrOdp) {

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <zip.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -235,6 +236,40 @@ TEST(OfficePackageTest, WriteReplacesEntriesAndCopiesTheOthers) {
       EXPECT_EQ(after[i], before[i]);
     }
   }
+}
+
+TEST(OfficePackageTest, WriteLeavesOutRemovedEntriesAndCopiesTheOthers) {
+  const std::string bytes = Fixture("simple.docx");
+  absl::StatusOr<OfficePackage> package = OfficePackage::Open(bytes);
+  ASSERT_TRUE(package.ok()) << package.status();
+  const std::string document = "<w:document>translated</w:document>";
+  const std::string written =
+      package->Write({{"word/document.xml", document}}, {"docProps/core.xml"});
+  absl::StatusOr<OfficePackage> reopened = OfficePackage::Open(written);
+  ASSERT_TRUE(reopened.ok()) << reopened.status();
+  std::vector<std::string> expected = package->names();
+  expected.erase(std::find(expected.begin(), expected.end(), "docProps/core.xml"));
+  EXPECT_EQ(reopened->names(), expected);
+  EXPECT_FALSE(reopened->Has("docProps/core.xml"));
+  EXPECT_EQ(*reopened->Read("word/document.xml"), document);
+  // The others as the bytes hold them, in order.
+  std::vector<testing::ZipRecord> records = testing::ReadZipRecords(bytes);
+  const std::vector<testing::ZipRecord> written_records = testing::ReadZipRecords(written);
+  records.erase(std::find_if(records.begin(), records.end(), [](const testing::ZipRecord& r) {
+    return r.name == "docProps/core.xml";
+  }));
+  ASSERT_EQ(written_records.size(), records.size());
+  for (size_t i = 0; i < records.size(); ++i) {
+    if (records[i].name != "word/document.xml") {
+      EXPECT_EQ(written_records[i], records[i]);
+    }
+  }
+  // Removals alone write the archive too.
+  absl::StatusOr<OfficePackage> only =
+      OfficePackage::Open(package->Write({}, {"docProps/app.xml"}));
+  ASSERT_TRUE(only.ok()) << only.status();
+  EXPECT_EQ(only->names().size(), package->names().size() - 1);
+  EXPECT_FALSE(only->Has("docProps/app.xml"));
 }
 
 TEST(OfficePackageTest, WriteKeepsAStoredEntryStoredAndFirst) {
