@@ -26,12 +26,12 @@ Usage: tools/make_format_inputs.py OUT_DIR [SENTENCES_FILE]
 import io
 import os
 import random
-import struct
 import subprocess
 import sys
-import zlib
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+from make_office_fixtures import hyperlink, png  # noqa: E402
 DEFAULT_SENTENCES = os.path.join(ROOT, "tests", "data", "multi30k", "test_2016_flickr.en")
 
 
@@ -169,42 +169,6 @@ def film(sentences, rng):
     return text, len(cues), spanning, cues[-1][1]
 
 
-def png(width=96, height=64):
-    """A small RGB PNG (a gradient), made without an image library."""
-    rows = b"".join(b"\0" + b"".join(bytes((x * 255 // width, y * 255 // height, 128))
-                                      for x in range(width)) for y in range(height))
-
-    def chunk(kind, data):
-        return (struct.pack(">I", len(data)) + kind + data +
-                struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
-
-    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) +
-            chunk(b"IEND", b""))
-
-
-def add_link(paragraph, text, url):
-    """A hyperlink run (python-docx has no call for one): the relationship and w:hyperlink."""
-    from docx.opc.constants import RELATIONSHIP_TYPE
-    from docx.oxml import OxmlElement
-    from docx.oxml.ns import qn
-    rel = paragraph.part.relate_to(url, RELATIONSHIP_TYPE.HYPERLINK, is_external=True)
-    link = OxmlElement("w:hyperlink")
-    link.set(qn("r:id"), rel)
-    run = OxmlElement("w:r")
-    props = OxmlElement("w:rPr")
-    style = OxmlElement("w:rStyle")
-    style.set(qn("w:val"), "Hyperlink")
-    props.append(style)
-    run.append(props)
-    t = OxmlElement("w:t")
-    t.text = text
-    t.set(qn("xml:space"), "preserve")
-    run.append(t)
-    link.append(run)
-    paragraph._p.append(link)
-
-
 def add_sentence(paragraph, sentence, rng):
     """The sentence as runs: plain, with one inner word bold, italic or linked now and then."""
     words = sentence.split(" ")
@@ -219,7 +183,7 @@ def add_sentence(paragraph, sentence, rng):
     elif roll < 0.25:
         paragraph.add_run(words[i]).italic = True
     else:
-        add_link(paragraph, words[i], f"https://example.org/{rng.randrange(1000)}")
+        hyperlink(paragraph, f"https://example.org/{rng.randrange(1000)}", words[i])
     paragraph.add_run(" " + " ".join(words[i + 1:]))
 
 
@@ -228,7 +192,7 @@ def report(sentences, rng):
     import docx
     from docx.shared import Inches
     document = docx.Document()
-    image = png()
+    image = png(96, 64, (30, 120, 200))
     order, paragraphs = [], 0
     pool = sentences * 3
     i = 0

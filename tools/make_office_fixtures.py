@@ -139,7 +139,7 @@ def make_streamed_zip(path):
 
 # --- The DOCX and PPTX formats' documents (python3-docx, LibreOffice) ----------------------
 
-def _png(width, height, rgb):
+def png(width, height, rgb):
     """A PNG of one colour, written by hand (no imaging library needed)."""
     def chunk(kind, data):
         body = kind + data
@@ -150,7 +150,7 @@ def _png(width, height, rgb):
             chunk(b"IDAT", zlib.compress(row * height)) + chunk(b"IEND", b""))
 
 
-def _hyperlink(paragraph, url, text):
+def hyperlink(paragraph, url, text):
     """A w:hyperlink to `url` around a run of `text` styled as a link (python-docx has no call
     for it: built from its OXML helpers)."""
     from docx.opc.constants import RELATIONSHIP_TYPE
@@ -217,7 +217,7 @@ def make_formatted_docx(path):
     ball.font.size = Pt(14)
     p.add_run(".")
     p = document.add_paragraph("A boy is playing near the ")
-    _hyperlink(p, "https://example.com/", "big house")
+    hyperlink(p, "https://example.com/", "big house")
     p.add_run(".")
     _split_like_word(document.add_paragraph(),
                      ["Two dogs ", "are play", "ing in ", "the snow", "."])
@@ -228,7 +228,7 @@ def make_formatted_docx(path):
             cell.text = text
     image = os.path.join(tempfile.mkdtemp(), "square.png")
     with open(image, "wb") as f:
-        f.write(_png(8, 8, (30, 120, 200)))
+        f.write(png(8, 8, (30, 120, 200)))
     document.add_picture(image)
     shutil.rmtree(os.path.dirname(image))
     document.add_paragraph("A woman is walking on the beach.")
@@ -353,7 +353,7 @@ def _pandoc_epub(path, target):
         with open(os.path.join(tmp, "book.md"), "w") as out:
             out.write(EPUB_MARKDOWN)
         with open(os.path.join(tmp, "square.png"), "wb") as out:
-            out.write(_png(4, 4, (255, 0, 0)))
+            out.write(png(4, 4, (255, 0, 0)))
         subprocess.run(["pandoc", "--to", target, "-o", os.path.abspath(path), "book.md"],
                        cwd=tmp, check=True)
 
@@ -403,16 +403,6 @@ def make_epub_seeds(out_dir):
 
 
 # --- OpenDocument translation documents (python3-odf) ------------------------------------
-
-def _odf_png():
-    """A 2x2 red PNG, written here."""
-    def chunk(kind, data):
-        body = kind + data
-        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
-    raw = b"".join(b"\x00" + b"\xff\x00\x00" * 2 for _ in range(2))
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 2, 2, 8, 2, 0, 0, 0))
-            + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
-
 
 def make_report_odt(path):
     doc = OpenDocumentText()
@@ -482,7 +472,7 @@ def make_report_odt(path):
         grid.addElement(row)
     body.addElement(grid)
 
-    picture = doc.addPicture("Pictures/red.png", "image/png", _odf_png())
+    picture = doc.addPicture("Pictures/red.png", "image/png", png(2, 2, (255, 0, 0)))
     p = text.P(text="A picture of a house.")
     frame = draw.Frame(name="Picture", anchortype="as-char", width="1cm", height="1cm")
     frame.addElement(draw.Image(href=picture))
