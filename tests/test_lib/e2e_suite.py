@@ -182,6 +182,15 @@ class MtserveTestCase(unittest.TestCase):
             cls.server = cls.start_class_mtserve(*cls.server_flags)
 
     @classmethod
+    def translator_stub(cls, server=None):
+        """A gRPC Translator stub on `server`'s port (the class's server by default), its channel
+        closed after the class's tests."""
+        grpc, _, pb_grpc = grpc_stubs()
+        channel = grpc.insecure_channel(f"127.0.0.1:{(server or cls.server).grpc_port}")
+        cls.addClassCleanup(channel.close)
+        return pb_grpc.TranslatorStub(channel)
+
+    @classmethod
     def start_class_mtserve(cls, *flags, **options):
         server = MtserveProcess(binary("mtserve"), *flags, **options)
         cls.addClassCleanup(server.stop)

@@ -96,9 +96,7 @@ class KeysTestCase(e2e_suite.MtserveTestCase):
                             "--reload_interval=1s")
         super().setUpClass()
         cls.http_port = cls.server.http_port
-        channel = grpc.insecure_channel(f"127.0.0.1:{cls.server.grpc_port}")
-        cls.addClassCleanup(channel.close)
-        cls.stub = pb_grpc.TranslatorStub(channel)
+        cls.stub = cls.translator_stub()
         cls.request = pb.TranslateRequest(texts=[TEXT.encode()])
 
     def grpc_code(self, method, *args, metadata=None):

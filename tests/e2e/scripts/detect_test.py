@@ -32,9 +32,7 @@ class DetectTest(e2e_suite.MtserveTestCase):
             f"--model=en-de={models}/multi30k-en-de", f"--model=de-en={models}/multi30k-de-en",
             f"--model=fr-en={models}/multi30k-fr-en")
         super().setUpClass()
-        channel = grpc.insecure_channel(f"127.0.0.1:{cls.server.grpc_port}")
-        cls.addClassCleanup(channel.close)
-        cls.stub = pb_grpc.TranslatorStub(channel)
+        cls.stub = cls.translator_stub()
 
     def detect(self, texts, **fields):
         return self.stub.Detect(pb.DetectRequest(texts=[t.encode() for t in texts], **fields),

@@ -197,9 +197,7 @@ class OfficeFilesTest(e2e_suite.MtserveTestCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        channel = grpc.insecure_channel(f"127.0.0.1:{cls.server.grpc_port}")
-        cls.addClassCleanup(channel.close)
-        cls.stub = pb_grpc.TranslatorStub(channel)
+        cls.stub = cls.translator_stub()
 
     def over_http(self, name, content, media_type):
         port = self.server.http_port

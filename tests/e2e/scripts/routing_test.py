@@ -38,9 +38,7 @@ class RoutingTest(e2e_suite.MtserveTestCase):
         # The repository's models/ as a model directory: each checkpoint named after its folder.
         cls.server_flags = ("--workers=1", "--max_texts_per_request=8", f"--model_dir={models}")
         super().setUpClass()
-        channel = grpc.insecure_channel(f"127.0.0.1:{cls.server.grpc_port}")
-        cls.addClassCleanup(channel.close)
-        cls.stub = pb_grpc.TranslatorStub(channel)
+        cls.stub = cls.translator_stub()
         # The independent expectation: each text translated by the model named.
         cls.expected = {}
         for model, text in (("multi30k-de-en", GERMAN), ("multi30k-fr-en", FRENCH)):

@@ -96,9 +96,7 @@ class SubtitlesTest(e2e_suite.MtserveTestCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        channel = grpc.insecure_channel(f"127.0.0.1:{cls.server.grpc_port}")
-        cls.addClassCleanup(channel.close)
-        cls.stub = pb_grpc.TranslatorStub(channel)
+        cls.stub = cls.translator_stub()
 
     def http(self, text, format_name):
         status, _, body = call(self.server.http_port, "POST", "/v1/translate",

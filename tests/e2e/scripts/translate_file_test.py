@@ -88,20 +88,15 @@ class TranslateFileTest(e2e_suite.MtserveTestCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        cls.stub = cls.connect(cls.server)
+        cls.stub = cls.translator_stub(cls.server)
         # --max_message_bytes below the big file's size (and --max_text_bytes within it, as the
         # server requires), --max_file_bytes above it.
         cls.small = cls.start_class_mtserve(
             "--workers=1", f"--max_message_bytes={SMALL_MESSAGE_BYTES}",
             f"--max_text_bytes={SMALL_MESSAGE_BYTES // 2}",
             f"--max_file_bytes={SMALL_FILE_BYTES}")
-        cls.small_stub = cls.connect(cls.small)
+        cls.small_stub = cls.translator_stub(cls.small)
 
-    @classmethod
-    def connect(cls, server):
-        channel = grpc.insecure_channel(f"127.0.0.1:{server.grpc_port}")
-        cls.addClassCleanup(channel.close)
-        return pb_grpc.TranslatorStub(channel)
 
     def unary(self, text, text_format):
         response = self.stub.Translate(
@@ -218,7 +213,7 @@ class TranslateFileTest(e2e_suite.MtserveTestCase):
 
     def test_calls_over_grpc_max_file_calls_are_refused(self):
         server = self.start_mtserve("--workers=1", "--grpc_max_file_calls=1")
-        stub = self.connect(server)
+        stub = self.translator_stub(server)
         small = (pb.FileHeader(file_name="cat.txt"), b"A cat sleeps.")
 
         def attempt():
@@ -331,9 +326,7 @@ class ApiKeyTest(e2e_suite.MtserveTestCase):
             f.write(f"writer sha256:{hashlib.sha256(cls.KEY.encode()).hexdigest()}\n")
         cls.server_flags = ("--workers=1", f"--api_keys_file={keys}")
         super().setUpClass()
-        channel = grpc.insecure_channel(f"127.0.0.1:{cls.server.grpc_port}")
-        cls.addClassCleanup(channel.close)
-        cls.stub = pb_grpc.TranslatorStub(channel)
+        cls.stub = cls.translator_stub()
 
     def call(self, metadata):
         return list(self.stub.TranslateFile(
