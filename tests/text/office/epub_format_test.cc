@@ -22,6 +22,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "tests/test_lib/part_runs.h"
 #include "tests/test_lib/test_util.h"
 #include "tests/test_lib/translate_document.h"
 #include "text/document.h"
@@ -37,17 +38,8 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-std::vector<std::string> Texts(const PartRuns& part) {
-  std::vector<std::string> out;
-  for (const PartRuns::Run& run : part.runs()) out.push_back(run.text);
-  return out;
-}
-
-std::vector<TranslatedRun> Upper(const PartRuns& part) {
-  std::vector<TranslatedRun> out;
-  for (const PartRuns::Run& run : part.runs()) out.push_back({absl::AsciiStrToUpper(run.text), {}});
-  return out;
-}
+using ::mtserve::testing::Texts;
+using ::mtserve::testing::Upper;
 
 std::vector<std::string> Names(const std::vector<EpubPackageDocument::Item>& items) {
   std::vector<std::string> out;
@@ -288,8 +280,7 @@ TEST_P(EpubFormatTest, HostileBooksAreRefusedNamingThePart) {
        "the archive does not have"},
       {"EPUB/text/ch001.xhtml", "<!DOCTYPE html", "<!DOCTYPE html [<!ENTITY a \"b\">]",
        "part EPUB/text/ch001.xhtml: a DOCTYPE with an internal subset is not accepted"},
-      {"EPUB/text/ch001.xhtml", "</table>", "</tabl>",
-       "part EPUB/text/ch001.xhtml: malformed XML"},
+      {"EPUB/text/ch001.xhtml", "</table>", "</tabl>", "part EPUB/text/ch001.xhtml: malformed XML"},
   };
   for (const auto& c : kCases) {
     ASSERT_OK_AND_ASSIGN(const std::string was, book.Read(c.entry));

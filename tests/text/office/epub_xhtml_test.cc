@@ -11,6 +11,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "tests/test_lib/part_runs.h"
 #include "text/office/xml_scan.h"
 
 namespace mtserve {
@@ -20,22 +21,8 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-std::vector<std::string> Texts(const PartRuns& part) {
-  std::vector<std::string> out;
-  for (const PartRuns::Run& run : part.runs()) out.push_back(run.text);
-  return out;
-}
-
-// Each run upper-cased (ASCII), its inlines where they were.
-std::vector<TranslatedRun> Upper(const PartRuns& part) {
-  std::vector<TranslatedRun> out;
-  for (const PartRuns::Run& run : part.runs()) {
-    TranslatedRun t{absl::AsciiStrToUpper(run.text), {}};
-    for (const InlineSpan& in : run.inlines) t.inlines.push_back(in.range);
-    out.push_back(t);
-  }
-  return out;
-}
+using ::mtserve::testing::Texts;
+using ::mtserve::testing::Upper;
 
 std::unique_ptr<PartRuns> TakeApart(const std::string& xhtml, absl::string_view source = "en",
                                     absl::string_view target = "de") {
@@ -195,8 +182,8 @@ TEST(EpubXhtmlTest, RunsHtmlReadsOtherwiseAreLeftAsWrittenAndReported) {
   ExpectXml(out);
   EXPECT_THAT(out, HasSubstr("<title>A <b>bold</b> title</title>"));
   EXPECT_THAT(out, HasSubstr("<p>FINE <b>BOLD</b>.</p>"));
-  EXPECT_THAT(part->kept(), testing::Not(IsEmpty()));
-  EXPECT_THAT(part->kept(), testing::Contains("A <b>bold</b> title"));
+  EXPECT_THAT(part->kept(), ::testing::Not(IsEmpty()));
+  EXPECT_THAT(part->kept(), ::testing::Contains("A <b>bold</b> title"));
   // Every source word is either translated (upper-cased) or reported as kept.
   for (const char* word : {"Left", "inner", "after", "outer", "link", "tail"}) {
     bool reported = false;
@@ -207,8 +194,9 @@ TEST(EpubXhtmlTest, RunsHtmlReadsOtherwiseAreLeftAsWrittenAndReported) {
 
 TEST(EpubXhtmlTest, AnInlineOverAllTheWordsOfItsRunStaysOverAllOfTheTranslation) {
   // EPUB's navigation document allows no text in an entry outside its link.
-  const auto part = TakeApart(Xhtml("<nav><ol><li>\n  <a href=\"t.xhtml\">Title Page</a>\n</li>"
-                                    "<li>See <a href=\"u.xhtml\">this</a></li></ol></nav>"));
+  const auto part =
+      TakeApart(Xhtml("<nav><ol><li>\n  <a href=\"t.xhtml\">Title Page</a>\n</li>"
+                      "<li>See <a href=\"u.xhtml\">this</a></li></ol></nav>"));
   ASSERT_NE(part, nullptr);
   ASSERT_THAT(Texts(*part), ElementsAre("A book", "   Title Page ", "See this"));
   // The alignment put each link on one word only.
