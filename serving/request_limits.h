@@ -15,6 +15,8 @@
 #include "model/decoding/decoding_options.h"
 #include "model/model_config.h"
 #include "serving/translation_request.h"
+#include "text/terminology.h"
+#include "text/terminology.h"
 #include "text/subtitle_document.h"
 
 namespace mtserve {
@@ -36,6 +38,8 @@ struct RequestLimits {
   // How subtitle files' translated cue text is wrapped (--subtitle_max_line_chars,
   // --subtitle_max_lines).
   SubtitleLayout subtitle_layout;
+  // A request's glossary entries and kept terms (--max_request_terms), their forms and bytes.
+  TerminologyLimits terms;
 };
 
 // The most source tokens a text may have with a model of `config` (the limit or the model's

@@ -24,6 +24,7 @@
 #include "serving/auth/api_key_auth.h"
 #include "serving/batch_scheduler.h"
 #include "serving/drain_gate.h"
+#include "serving/glossaries.h"
 #include "serving/language_routes.h"
 #include "serving/metrics.h"
 #include "serving/repository/cold_load_limit.h"
@@ -96,6 +97,10 @@ class TranslationCore {
   // The name of the key `presented` ("" when no keys are required), charging nothing:
   // UNAUTHENTICATED as CheckApiKey.
   absl::StatusOr<std::string> ApiKeyName(const std::optional<std::string>& presented) const;
+
+  // Stored glossaries, which requests name by glossary_id (call before serving; they outlive the
+  // core). Without them a glossary_id is refused as not found.
+  void UseGlossaries(const Glossaries* glossaries) { glossaries_ = glossaries; }
 
   // Language detection with `detector` (before StartServing, while Detect answers UNAVAILABLE;
   // it outlives the core). Without one, Detect answers UNIMPLEMENTED.
@@ -233,6 +238,7 @@ class TranslationCore {
   Metrics* const metrics_;
   DrainGate* const drain_;
   ApiKeyAuthenticator* authenticator_ = nullptr;
+  const Glossaries* glossaries_ = nullptr;
   std::atomic<const LanguageDetector*> detector_ = nullptr;
   std::string pivot_language_ = LanguageRoutes::kDefaultPivot;
   // In the process today (LocalSentenceCache); a store shared by replicas later.

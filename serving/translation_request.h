@@ -16,6 +16,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "text/terminology.h"
 
 namespace mtserve {
 
@@ -61,6 +62,10 @@ struct RequestedOptions {
   // Whether texts are split into sentences (default) or taken as one sentence each.
   bool split_sentences = true;
   int format = kPlainText;
+  // Terms translated a fixed way (text/terminology.h), and a stored glossary's id whose entries
+  // join `terms.glossary` (serving/glossaries.h).
+  Terminology terms;
+  std::string glossary_id;
 };
 
 struct TranslationRequest {

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "model/decoding/term_constraints.h"
+
 namespace mtserve {
 
 struct Hypothesis {
@@ -18,6 +20,9 @@ struct Hypothesis {
   // included) the decoder's cross-attention weighed most when generating it (see Decoder::Step);
   // empty otherwise.
   std::vector<int> alignment;
+  // For an input decoded with TermConstraints: where each of its constraints was satisfied, in
+  // order of `begin` (one per constraint); empty otherwise.
+  std::vector<PlacedTerm> terms;
   // How many of its sentences stopped at their length bound (DecodingOptions: max_length, or the
   // bound from the source's length) instead of ending with </s>: 0 or 1 for one input's; a
   // text's hypothesis joined from its sentences' (text/) counts them all. Never silent: callers

@@ -1,0 +1,48 @@
+// Target-side constraints on one input's hypotheses: the glossary terms and the spans kept as
+// written that its source holds (text/terminology.h finds them and spells them in the target
+// vocabulary). Each constraint is satisfied by any one of its forms, a sequence of target ids;
+// every hypothesis a search returns for the input holds one form of each constraint (two
+// occurrences of a term in the source are two constraints, and need two occurrences in the
+// translation). Searches honour them in the decoder (model/decoding/constrained_search.h), not by
+// editing the text afterwards, so the words around a term are chosen knowing it is there.
+#ifndef MTSERVE_MODEL_DECODING_TERM_CONSTRAINTS_H_
+#define MTSERVE_MODEL_DECODING_TERM_CONSTRAINTS_H_
+
+#include <vector>
+
+namespace mtserve {
+
+// Constraints per input at most: what one sentence of a request can ask for (each costs the
+// search a few rows' bookkeeping per step).
+inline constexpr int kMaxTermConstraints = 64;
+
+struct TermConstraint {
+  // Non-empty id sequences (no </s>, no pad); any one satisfies the constraint.
+  std::vector<std::vector<int>> forms;
+  // Forms that satisfy it only as a hypothesis's first tokens: a form with its first letter's
+  // case changed, which a translation may start a sentence with. May be empty.
+  std::vector<std::vector<int>> initial_forms;
+};
+
+struct TermConstraints {
+  std::vector<TermConstraint> terms;  // At most kMaxTermConstraints.
+};
+
+// Where a hypothesis satisfied constraint `term`: its generated ids [begin, end) are
+// `forms[form]` (or `initial_forms[form]` when `initial`).
+struct PlacedTerm {
+  int term = 0;
+  int form = 0;
+  bool initial = false;
+  int begin = 0;
+  int end = 0;
+};
+
+// The fewest tokens that satisfy all of `constraints` (each constraint's shortest form, summed):
+// an input whose length bound (InputMaxLength, less its </s>) is below this cannot be
+// translated with them, and is refused before decoding.
+int MinimumConstrainedTokens(const TermConstraints& constraints);
+
+}  // namespace mtserve
+
+#endif  // MTSERVE_MODEL_DECODING_TERM_CONSTRAINTS_H_
