@@ -1,0 +1,119 @@
+// The one check of a terminology's bounds and form (terminology.h).
+#include "text/terminology.h"
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "text/utf8.h"
+
+namespace mtserve {
+namespace {
+
+// The first control character (C0, DEL, C1, U+2028, U+2029) of valid UTF-8 `text`.
+std::optional<uint32_t> FirstControl(absl::string_view text) {
+  const auto* bytes = reinterpret_cast<const unsigned char*>(text.data());
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (bytes[i] < 0x20 || bytes[i] == 0x7F) return bytes[i];
+    if (bytes[i] == 0xC2 && i + 1 < text.size() && bytes[i + 1] >= 0x80 && bytes[i + 1] <= 0x9F) {
+      return bytes[i + 1];
+    }
+    if (bytes[i] == 0xE2 && i + 2 < text.size() && bytes[i + 1] == 0x80 &&
+        (bytes[i + 2] == 0xA8 || bytes[i + 2] == 0xA9)) {
+      return 0x2000u + bytes[i + 2] - 0x80u;
+    }
+  }
+  return std::nullopt;
+}
+
+// `term`, named `name` ("options.glossary[2].source"), as a term may be.
+absl::Status CheckTerm(absl::string_view term, const std::string& name,
+                       const TerminologyLimits& limits) {
+  if (term.empty()) return absl::InvalidArgumentError(absl::StrCat(name, ": empty"));
+  if (term.size() > static_cast<size_t>(limits.max_term_bytes)) {
+    return absl::InvalidArgumentError(absl::StrCat(name, ": ", term.size(),
+                                                   " bytes, over the limit of ",
+                                                   limits.max_term_bytes, " bytes a term"));
+  }
+  if (!IsValidUtf8(term)) return absl::InvalidArgumentError(absl::StrCat(name, ": not UTF-8"));
+  if (const std::optional<uint32_t> control = FirstControl(term); control.has_value()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: holds a control character (U+%04X)", name, *control));
+  }
+  if (term.find_first_of("<>") != absl::string_view::npos) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": holds markup (< or >), which a term cannot"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ValidateTerminology(const Terminology& terminology, const TerminologyLimits& limits,
+                                 absl::string_view field) {
+  const size_t entries = terminology.glossary.size() + terminology.keep.size();
+  if (entries > static_cast<size_t>(limits.max_entries)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, "glossary and ", field, "keep: ", terminology.glossary.size(),
+                     " entries and ", terminology.keep.size(), " kept terms, over the limit of ",
+                     limits.max_entries, " together"));
+  }
+  // Each source by its spelling, and (with ignore_case) by its lower case.
+  absl::flat_hash_map<std::string, size_t> sources;
+  absl::flat_hash_map<std::string, size_t> folded;
+  for (size_t i = 0; i < terminology.glossary.size(); ++i) {
+    const GlossaryEntry& entry = terminology.glossary[i];
+    const std::string name = absl::StrCat(field, "glossary[", i, "]");
+    if (absl::Status status = CheckTerm(entry.source, absl::StrCat(name, ".source"), limits);
+        !status.ok()) {
+      return status;
+    }
+    if (entry.targets.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(name,
+                                                     ".targets: empty; an entry has one "
+                                                     "target at least"));
+    }
+    if (entry.targets.size() > static_cast<size_t>(limits.max_targets)) {
+      return absl::InvalidArgumentError(absl::StrCat(name, ".targets: ", entry.targets.size(),
+                                                     " forms, over the limit of ",
+                                                     limits.max_targets, " an entry"));
+    }
+    for (size_t t = 0; t < entry.targets.size(); ++t) {
+      if (absl::Status status =
+              CheckTerm(entry.targets[t], absl::StrCat(name, ".targets[", t, "]"), limits);
+          !status.ok()) {
+        return status;
+      }
+    }
+    sources.emplace(entry.source, i);  // The same source again is merged by its users.
+    if (terminology.ignore_case) {
+      const std::string lower = absl::AsciiStrToLower(entry.source);
+      auto [it, added] = folded.emplace(lower, i);
+      if (!added && terminology.glossary[it->second].source != entry.source) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(name, ".source: \"", entry.source, "\" is ", field, "glossary[",
+                         it->second, "]'s source \"", terminology.glossary[it->second].source,
+                         "\" in another case; matching ignores case, so they cannot differ"));
+      }
+    }
+  }
+  for (size_t i = 0; i < terminology.keep.size(); ++i) {
+    const std::string name = absl::StrCat(field, "keep[", i, "]");
+    if (absl::Status status = CheckTerm(terminology.keep[i], name, limits); !status.ok()) {
+      return status;
+    }
+    if (auto it = sources.find(terminology.keep[i]); it != sources.end()) {
+      return absl::InvalidArgumentError(absl::StrCat(name, ": \"", terminology.keep[i],
+                                                     "\" is also ", field, "glossary[", it->second,
+                                                     "]'s source"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace mtserve
