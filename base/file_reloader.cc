@@ -12,6 +12,15 @@
 namespace mtserve {
 
 absl::StatusOr<std::unique_ptr<FileReloader>> FileReloader::Start(Options options, Apply apply) {
+  return Start(std::move(options),
+               [apply = std::move(apply)](const std::vector<std::string>& /*paths*/,
+                                          const std::vector<std::string>& contents) {
+                 return apply(contents);
+               });
+}
+
+absl::StatusOr<std::unique_ptr<FileReloader>> FileReloader::Start(Options options,
+                                                                  ApplyFiles apply) {
   std::unique_ptr<FileReloader> reloader(new FileReloader(std::move(options), std::move(apply)));
   {
     absl::MutexLock lock(&reloader->reload_mutex_);
@@ -27,7 +36,7 @@ absl::StatusOr<std::unique_ptr<FileReloader>> FileReloader::Start(Options option
   return reloader;
 }
 
-FileReloader::FileReloader(Options options, Apply apply)
+FileReloader::FileReloader(Options options, ApplyFiles apply)
     : options_(std::move(options)), apply_(std::move(apply)) {}
 
 FileReloader::~FileReloader() {
@@ -49,9 +58,17 @@ void FileReloader::Poll() {
   }
 }
 
+absl::StatusOr<std::vector<std::string>> FileReloader::Paths() const {
+  if (options_.list) return options_.list();
+  return options_.paths;
+}
+
 std::string FileReloader::Fingerprint() const {
+  const absl::StatusOr<std::vector<std::string>> paths = Paths();
+  if (!paths.ok()) return absl::StrCat("listing failed: ", paths.status().message());
   std::vector<std::string> parts;
-  for (const std::string& path : options_.paths) {
+  for (const std::string& path : *paths) {
+    if (options_.list) parts.push_back(path);
     struct stat st;
     if (stat(path.c_str(), &st) != 0) {
       parts.push_back("");
@@ -79,19 +96,23 @@ absl::Status FileReloader::ReloadIfChanged() {
 absl::Status FileReloader::ReadAndApply(const std::string& fingerprint) {
   // Even when this attempt fails: a bad version is logged once, not at every poll.
   last_fingerprint_ = fingerprint;
+  std::string read_from = absl::StrJoin(options_.paths, ", ");
   const absl::Status status = [&]() -> absl::Status {
+    absl::StatusOr<std::vector<std::string>> paths = Paths();
+    if (!paths.ok()) return paths.status();
+    if (options_.list) read_from = absl::StrCat(paths->size(), " files");
     std::vector<std::string> contents;
-    for (const std::string& path : options_.paths) {
+    for (const std::string& path : *paths) {
       absl::StatusOr<std::string> bytes = ReadRegularFile(path, options_.max_bytes);
       if (!bytes.ok()) return bytes.status();
       contents.push_back(*std::move(bytes));
     }
-    return apply_(contents);
+    return apply_(*paths, contents);
   }();
   if (!started_) return status;  // Start-up: Start's caller reports it.
   if (status.ok()) {
     std::fprintf(stderr, "mtserve: %s reloaded from %s\n", options_.what.c_str(),
-                 absl::StrJoin(options_.paths, ", ").c_str());
+                 read_from.c_str());
   } else {
     std::fprintf(stderr, "mtserve: %s not reloaded, the previous one stays in use: %s\n",
                  options_.what.c_str(), std::string(status.message()).c_str());

@@ -93,5 +93,42 @@ TEST(FileReloaderTest, MissingOversizedOrSpecialFilesAreErrorsNamingTheFile) {
   EXPECT_EQ(applied.versions, std::vector<std::string>{"good|"});
 }
 
+TEST(FileReloaderTest, ListedFilesComeAndGoAndAFailedListingKeepsThePrevious) {
+  testing::TempDir dir;
+  dir.Write("a", "one");
+  bool fail = false;
+  std::vector<std::string> listed = {dir.File("a")};
+  FileReloader::Options options = OptionsFor({});
+  options.list = [&]() -> absl::StatusOr<std::vector<std::string>> {
+    if (fail) return absl::NotFoundError("cannot list");
+    return listed;
+  };
+  std::vector<std::string> applied;
+  ASSERT_OK_AND_ASSIGN(auto reloader,
+                       FileReloader::Start(options, [&](const std::vector<std::string>& paths,
+                                                        const std::vector<std::string>& contents) {
+                         std::string joined;
+                         for (size_t i = 0; i < paths.size(); ++i)
+                           joined += paths[i] + "=" + contents[i] + "|";
+                         applied.push_back(joined);
+                         return absl::OkStatus();
+                       }));
+  EXPECT_EQ(applied, std::vector<std::string>{dir.File("a") + "=one|"});
+  EXPECT_TRUE(reloader->ReloadIfChanged().ok());
+  EXPECT_EQ(applied.size(), 1u) << "an unchanged listing is not applied again";
+  // A file added, unchanged ones as they were: a change.
+  dir.Write("b", "two");
+  listed.push_back(dir.File("b"));
+  EXPECT_TRUE(reloader->ReloadIfChanged().ok());
+  EXPECT_EQ(applied.back(), dir.File("a") + "=one|" + dir.File("b") + "=two|");
+  // One removed.
+  listed.erase(listed.begin());
+  EXPECT_TRUE(reloader->ReloadIfChanged().ok());
+  EXPECT_EQ(applied.back(), dir.File("b") + "=two|");
+  fail = true;
+  EXPECT_EQ(reloader->ReloadIfChanged().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(applied.size(), 3u);
+}
+
 }  // namespace
 }  // namespace mtserve
