@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "frontends/grpc/grpc_calls.h"
+#include "frontends/proto/glossary_mapping.h"
 #include "frontends/proto/proto_mapping.h"
 #include "frontends/proto/request_mapping.h"
 #include "serving/stop_reason.h"
@@ -28,8 +29,12 @@ void FinishWith(grpc::CallbackServerContext* context, grpc::ServerUnaryReactor* 
 }  // namespace
 
 TranslationService::TranslationService(TranslationCore* core, DrainGate* drain, FileJobs* file_jobs,
-                                       int max_file_calls)
-    : core_(core), drain_(drain), file_jobs_(file_jobs), file_call_threads_(max_file_calls) {}
+                                       int max_file_calls, Glossaries* glossaries)
+    : core_(core),
+      drain_(drain),
+      file_jobs_(file_jobs),
+      glossaries_(glossaries),
+      file_call_threads_(max_file_calls) {}
 
 TranslationService::~TranslationService() { file_call_threads_.WaitUntilNone(); }
 
@@ -428,6 +433,82 @@ grpc::ServerUnaryReactor* TranslationService::UnloadModel(grpc::CallbackServerCo
   }
   *response = ToModelInfo(*core_, *slot);
   reactor->Finish(grpc::Status::OK);
+  return reactor;
+}
+
+bool TranslationService::GlossaryCallAllowed(grpc::ServerUnaryReactor* reactor) const {
+  if (glossaries_ == nullptr) {
+    reactor->Finish(
+        grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "this server keeps no glossaries"));
+    return false;
+  }
+  if (drain_->draining()) {
+    reactor->Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, "the server is shutting down"));
+    return false;
+  }
+  return true;
+}
+
+grpc::ServerUnaryReactor* TranslationService::CreateGlossary(grpc::CallbackServerContext* context,
+                                                             const grpc::ByteBuffer* request,
+                                                             grpc::ByteBuffer* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  if (!GlossaryCallAllowed(reactor)) return reactor;
+  v1::CreateGlossaryRequest message;
+  if (const absl::Status status =
+          ParseMessage(*request, GlossaryValueBounds(glossaries_->limits()),
+                       "the request (mtserve.v1.CreateGlossaryRequest)", message);
+      !status.ok()) {
+    reactor->Finish(ToGrpcStatus(status));
+    return reactor;
+  }
+  const absl::StatusOr<GlossaryInfo> info =
+      glossaries_->Create(ApiKeyOf(*context), ToGlossary(message));
+  if (!info.ok()) {
+    FinishWith(context, reactor, info.status());
+    return reactor;
+  }
+  SerializeMessage(ToGlossaryInfoProto(*info), *response);
+  reactor->Finish(grpc::Status::OK);
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* TranslationService::ListGlossaries(
+    grpc::CallbackServerContext* context, const v1::ListGlossariesRequest* /*request*/,
+    v1::ListGlossariesResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  if (!GlossaryCallAllowed(reactor)) return reactor;
+  const absl::StatusOr<std::vector<GlossaryInfo>> infos = glossaries_->List(ApiKeyOf(*context));
+  if (!infos.ok()) {
+    FinishWith(context, reactor, infos.status());
+    return reactor;
+  }
+  *response = ToListGlossariesResponse(*infos);
+  reactor->Finish(grpc::Status::OK);
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* TranslationService::GetGlossary(grpc::CallbackServerContext* context,
+                                                          const v1::GetGlossaryRequest* request,
+                                                          v1::Glossary* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  if (!GlossaryCallAllowed(reactor)) return reactor;
+  const absl::StatusOr<Glossary> glossary = glossaries_->Get(ApiKeyOf(*context), request->id());
+  if (!glossary.ok()) {
+    FinishWith(context, reactor, glossary.status());
+    return reactor;
+  }
+  *response = ToGlossaryProto(*glossary);
+  reactor->Finish(grpc::Status::OK);
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* TranslationService::DeleteGlossary(
+    grpc::CallbackServerContext* context, const v1::DeleteGlossaryRequest* request,
+    v1::DeleteGlossaryResponse* /*response*/) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  if (!GlossaryCallAllowed(reactor)) return reactor;
+  FinishWith(context, reactor, glossaries_->Delete(ApiKeyOf(*context), request->id()));
   return reactor;
 }
 

@@ -18,6 +18,7 @@
 #include "mtserve/v1/translation.grpc.pb.h"
 #include "serving/drain_gate.h"
 #include "serving/file_jobs.h"
+#include "serving/glossaries.h"
 #include "serving/translation_core.h"
 
 namespace mtserve {
@@ -30,7 +31,11 @@ using TranslatorService = v1::Translator::WithRawCallbackMethod_Translate<
             v1::Translator::WithCallbackMethod_LoadModel<
                 v1::Translator::WithCallbackMethod_UnloadModel<
                     v1::Translator::WithRawCallbackMethod_TranslateFile<
-                        v1::Translator::Service>>>>>>>;
+                        v1::Translator::WithRawCallbackMethod_CreateGlossary<
+                            v1::Translator::WithCallbackMethod_ListGlossaries<
+                                v1::Translator::WithCallbackMethod_GetGlossary<
+                                    v1::Translator::WithCallbackMethod_DeleteGlossary<
+                                        v1::Translator::Service>>>>>>>>>>>;
 
 class TranslationService final : public TranslatorService {
  public:
@@ -38,9 +43,10 @@ class TranslationService final : public TranslatorService {
   // and ListModels get UNAVAILABLE (and Translate, from the core, which drains with the same
   // gate). TranslateFile makes its jobs in `file_jobs`. `core`, `drain` and `file_jobs` outlive
   // the service.
-  // At most `max_file_calls` TranslateFile calls at once (--grpc_max_file_calls).
+  // At most `max_file_calls` TranslateFile calls at once (--grpc_max_file_calls). The glossary
+  // calls use `glossaries` (outlives the service; null: they are UNIMPLEMENTED).
   TranslationService(TranslationCore* core, DrainGate* drain, FileJobs* file_jobs,
-                     int max_file_calls);
+                     int max_file_calls, Glossaries* glossaries = nullptr);
   // Waits for the TranslateFile calls' threads to end (their calls are done: gRPC's server is
   // gone).
   ~TranslationService() override;
@@ -73,11 +79,28 @@ class TranslationService final : public TranslatorService {
   grpc::ServerUnaryReactor* UnloadModel(grpc::CallbackServerContext* context,
                                         const v1::UnloadModelRequest* request,
                                         v1::ModelInfo* response) override;
+  // Stored glossaries (serving/glossaries.h), answered at once on gRPC's thread. CreateGlossary
+  // takes its message as raw bytes, bounded by GlossaryValueBounds before it is parsed.
+  grpc::ServerUnaryReactor* CreateGlossary(grpc::CallbackServerContext* context,
+                                           const grpc::ByteBuffer* request,
+                                           grpc::ByteBuffer* response) override;
+  grpc::ServerUnaryReactor* ListGlossaries(grpc::CallbackServerContext* context,
+                                           const v1::ListGlossariesRequest* request,
+                                           v1::ListGlossariesResponse* response) override;
+  grpc::ServerUnaryReactor* GetGlossary(grpc::CallbackServerContext* context,
+                                        const v1::GetGlossaryRequest* request,
+                                        v1::Glossary* response) override;
+  grpc::ServerUnaryReactor* DeleteGlossary(grpc::CallbackServerContext* context,
+                                           const v1::DeleteGlossaryRequest* request,
+                                           v1::DeleteGlossaryResponse* response) override;
 
  private:
   friend class TranslateReactor;
   friend class TranslateStreamReactor;
 
+  // Whether a glossary call may run: UNIMPLEMENTED without glossaries, UNAVAILABLE while
+  // draining (then `reactor` is finished).
+  bool GlossaryCallAllowed(grpc::ServerUnaryReactor* reactor) const;
   // Registers an open stream for EndStreams; false (not registered) while draining.
   bool StreamStarted(TranslateStreamReactor* stream);
   void StreamEnded(TranslateStreamReactor* stream);
@@ -85,6 +108,7 @@ class TranslationService final : public TranslatorService {
   TranslationCore* const core_;
   DrainGate* const drain_;
   FileJobs* const file_jobs_;
+  Glossaries* const glossaries_;
   FileCallThreads file_call_threads_;
 
   absl::Mutex mutex_;

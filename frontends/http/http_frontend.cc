@@ -21,6 +21,7 @@
 #include "frontends/http/http_status.h"
 #include "frontends/http/route_path.h"
 #include "frontends/libretranslate/libretranslate_api.h"
+#include "frontends/proto/glossary_mapping.h"
 #include "frontends/proto/proto_mapping.h"
 #include "frontends/proto/request_mapping.h"
 #include "nlohmann/json.hpp"
@@ -183,6 +184,10 @@ constexpr ApiRoute kApi[] = {
      "LibreTranslateFile", /*file_body=*/true},
     {"/download_file/{id}/{file}", "GET", &HttpFrontend::LibreTranslateDownload, true,
      KeyCheck::kNone, ""},
+    {"/v1/glossaries", "POST", &HttpFrontend::CreateGlossary, false, KeyCheck::kHeader, ""},
+    {"/v1/glossaries", "GET", &HttpFrontend::ListGlossaries, false, KeyCheck::kHeader, ""},
+    {"/v1/glossaries/{id}", "GET", &HttpFrontend::GetGlossary, false, KeyCheck::kHeader, ""},
+    {"/v1/glossaries/{id}", "DELETE", &HttpFrontend::DeleteGlossary, false, KeyCheck::kHeader, ""},
 };
 
 const ApiRoute* FindRoute(absl::string_view path, absl::string_view method) {
@@ -209,8 +214,8 @@ std::string AllowedMethods(absl::string_view path) {
 
 absl::StatusOr<std::unique_ptr<HttpFrontend>> HttpFrontend::Start(
     const HttpServer::Options& options, TranslationCore* core, DrainGate* drain,
-    FileJobs* file_jobs) {
-  std::unique_ptr<HttpFrontend> frontend(new HttpFrontend(core, drain, file_jobs));
+    FileJobs* file_jobs, Glossaries* glossaries) {
+  std::unique_ptr<HttpFrontend> frontend(new HttpFrontend(core, drain, file_jobs, glossaries));
   frontend->https_ = options.tls != nullptr;
   HttpServer::Options with_files = options;
   with_files.max_file_body_bytes = file_jobs->options().max_file_bytes + kFileFormOverheadBytes;
@@ -283,7 +288,9 @@ std::optional<HttpAnswer> HttpFrontend::Route(const HttpRequest& head) {
                   " here; the API is POST /v1/translate, POST /v1/translate:stream, GET "
                   "/v1/models, POST /v1/models/{name}:load, POST /v1/models/{name}:unload, POST "
                   "/v1/detect, POST /v1/translate_file, GET /v1/jobs/{id}, DELETE /v1/jobs/{id}, "
-                  "GET /v1/jobs/{id}/result, GET /healthz, GET /readyz, GET /openapi.json, and "
+                  "GET /v1/jobs/{id}/result, POST /v1/glossaries, GET /v1/glossaries, GET "
+                  "/v1/glossaries/{id}, DELETE /v1/glossaries/{id}, GET /healthz, GET /readyz, "
+                  "GET /openapi.json, and "
                   "LibreTranslate's /translate, /detect, /languages, /frontend/settings, "
                   "/translate_file and /download_file/{id}/{file}; the translation page is /")));
   }
@@ -825,6 +832,58 @@ void HttpFrontend::LibreTranslateDownload(const HttpRequest& request, HttpReply&
                                   job.status().code() == absl::StatusCode::kNotFound ? 404 : 0));
   }
   reply.Send(ResultAnswer(request.path(), *job));
+}
+
+namespace {
+
+absl::Status NoGlossaries() { return absl::UnimplementedError("this server keeps no glossaries"); }
+
+}  // namespace
+
+void HttpFrontend::CreateGlossary(const HttpRequest& request, HttpReply& reply) {
+  if (glossaries_ == nullptr) return reply.Send(ErrorAnswer(request.path(), NoGlossaries()));
+  absl::StatusOr<GlossaryInfo> info = [&]() -> absl::StatusOr<GlossaryInfo> {
+    v1::CreateGlossaryRequest message;
+    MT_RETURN_IF_ERROR(ParseJson(request.body(), "the request body",
+                                 GlossaryValueBounds(glossaries_->limits()), message));
+    return glossaries_->Create(HeaderApiKey(request), ToGlossary(message));
+  }();
+  if (!info.ok()) return reply.Send(ErrorAnswer(request.path(), info.status()));
+  HttpAnswer answer = MessageAnswer(request.path(), ToGlossaryInfoProto(*info));
+  if (answer.status == 200) {
+    answer.status = 201;
+    answer.headers.emplace_back("Location", absl::StrCat("/v1/glossaries/", info->id));
+  }
+  reply.Send(std::move(answer));
+}
+
+void HttpFrontend::ListGlossaries(const HttpRequest& request, HttpReply& reply) {
+  if (glossaries_ == nullptr) return reply.Send(ErrorAnswer(request.path(), NoGlossaries()));
+  const absl::StatusOr<std::vector<GlossaryInfo>> infos = glossaries_->List(HeaderApiKey(request));
+  if (!infos.ok()) return reply.Send(ErrorAnswer(request.path(), infos.status()));
+  reply.Send(MessageAnswer(request.path(), ToListGlossariesResponse(*infos)));
+}
+
+void HttpFrontend::GetGlossary(const HttpRequest& request, HttpReply& reply) {
+  if (glossaries_ == nullptr) return reply.Send(ErrorAnswer(request.path(), NoGlossaries()));
+  const absl::StatusOr<Glossary> glossary = [&]() -> absl::StatusOr<Glossary> {
+    MT_ASSIGN_OR_RETURN(const std::string id,
+                        RoutePathName("/v1/glossaries/{id}", request.path(), "{id}"));
+    return glossaries_->Get(HeaderApiKey(request), id);
+  }();
+  if (!glossary.ok()) return reply.Send(ErrorAnswer(request.path(), glossary.status()));
+  reply.Send(MessageAnswer(request.path(), ToGlossaryProto(*glossary)));
+}
+
+void HttpFrontend::DeleteGlossary(const HttpRequest& request, HttpReply& reply) {
+  if (glossaries_ == nullptr) return reply.Send(ErrorAnswer(request.path(), NoGlossaries()));
+  const absl::Status deleted = [&]() -> absl::Status {
+    MT_ASSIGN_OR_RETURN(const std::string id,
+                        RoutePathName("/v1/glossaries/{id}", request.path(), "{id}"));
+    return glossaries_->Delete(HeaderApiKey(request), id);
+  }();
+  if (!deleted.ok()) return reply.Send(ErrorAnswer(request.path(), deleted));
+  reply.Send(MessageAnswer(request.path(), v1::DeleteGlossaryResponse()));
 }
 
 }  // namespace mtserve

@@ -15,6 +15,10 @@
 //                              its FileJob, Location: /v1/jobs/{id} (serving/file_jobs.h)
 //   GET  /v1/jobs/{id}         FileJob; DELETE cancels and forgets it -> FileJob as it ended
 //   GET  /v1/jobs/{id}/result  the translated file, as an attachment (409 before it is done)
+//   POST /v1/glossaries        CreateGlossaryRequest -> 201 Created, GlossaryInfo, Location:
+//                              /v1/glossaries/{id}; GET: ListGlossariesResponse
+//   GET  /v1/glossaries/{id}   Glossary; DELETE -> DeleteGlossaryResponse ({})
+//                              (serving/glossaries.h)
 //   GET  /healthz              200 while the process runs
 //   GET  /readyz               200 while serving, 503 while models load and while draining
 //   GET  /openapi.json         the OpenAPI description of these routes
@@ -43,6 +47,7 @@
 #include "frontends/http/http_server.h"
 #include "serving/drain_gate.h"
 #include "serving/file_jobs.h"
+#include "serving/glossaries.h"
 #include "serving/translation_core.h"
 
 namespace mtserve {
@@ -53,10 +58,12 @@ class HttpFrontend : public HttpService {
   // API request is counted in flight in `drain`; once `drain` drains, /readyz answers 503 and
   // requests get 503 (UNAVAILABLE), while those in flight go on. Files are translated as jobs of
   // `file_jobs`, whose max_file_bytes (plus kFileFormOverheadBytes) bounds the file routes'
-  // bodies. `core`, `drain` and `file_jobs` outlive the front end.
+  // bodies. The glossary routes use `glossaries` (null: they answer 501). `core`, `drain`,
+  // `file_jobs` and `glossaries` outlive the front end.
   static absl::StatusOr<std::unique_ptr<HttpFrontend>> Start(const HttpServer::Options& options,
                                                              TranslationCore* core,
-                                                             DrainGate* drain, FileJobs* file_jobs);
+                                                             DrainGate* drain, FileJobs* file_jobs,
+                                                             Glossaries* glossaries = nullptr);
   ~HttpFrontend() override;
 
   HttpFrontend(const HttpFrontend&) = delete;
@@ -93,10 +100,14 @@ class HttpFrontend : public HttpService {
   void GetJobResult(const HttpRequest& request, HttpReply& reply);
   void LibreTranslateFile(const HttpRequest& request, HttpReply& reply);
   void LibreTranslateDownload(const HttpRequest& request, HttpReply& reply);
+  void CreateGlossary(const HttpRequest& request, HttpReply& reply);
+  void ListGlossaries(const HttpRequest& request, HttpReply& reply);
+  void GetGlossary(const HttpRequest& request, HttpReply& reply);
+  void DeleteGlossary(const HttpRequest& request, HttpReply& reply);
 
  private:
-  HttpFrontend(TranslationCore* core, DrainGate* drain, FileJobs* file_jobs)
-      : core_(core), drain_(drain), file_jobs_(file_jobs) {}
+  HttpFrontend(TranslationCore* core, DrainGate* drain, FileJobs* file_jobs, Glossaries* glossaries)
+      : core_(core), drain_(drain), file_jobs_(file_jobs), glossaries_(glossaries) {}
 
   // A call that Stop cancels until it is released.
   void TrackCall(TranslationCore::Call* call);
@@ -110,6 +121,7 @@ class HttpFrontend : public HttpService {
   TranslationCore* const core_;
   DrainGate* const drain_;
   FileJobs* const file_jobs_;
+  Glossaries* const glossaries_;
   bool https_ = false;  // LibreTranslate's file URLs are https: ones.
   std::unique_ptr<HttpServer> server_;
 
