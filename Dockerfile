@@ -89,7 +89,7 @@ RUN set -eux; \
     useradd --system --uid 10001 --gid mtserve --home-dir /nonexistent --no-create-home \
       --shell /usr/sbin/nologin mtserve; \
     install -d -m 0755 /models; \
-    install -d -m 0700 -o 10001 -g 10001 /jobs
+    install -d -m 0700 -o 10001 -g 10001 /jobs /glossaries
 
 COPY --from=builder /opt/mtserve /opt/mtserve
 

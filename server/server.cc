@@ -44,6 +44,7 @@ absl::Status Server::Start(const ServerConfig& config) {
                                             config_.cache_bytes, metrics_.get(), &drain_);
   if (api_keys_ != nullptr) core_->RequireApiKeys(api_keys_.get());
   core_->UsePivotLanguage(config_.pivot_language);
+  if (absl::Status status = StartGlossaries(); !status.ok()) return status;
   if (absl::Status status = StartFileJobs(); !status.ok()) return status;
   if (absl::Status status = StartGrpc(); !status.ok()) return status;
   if (absl::Status status = StartHttp(); !status.ok()) return status;
@@ -101,9 +102,47 @@ absl::Status Server::StartFileJobs() {
   return absl::OkStatus();
 }
 
+absl::Status Server::StartGlossaries() {
+  const ServerConfig::Glossaries& flags = config_.glossaries;
+  GlossaryLimits limits;
+  limits.max_entries = flags.max_entries;
+  limits.max_glossaries_per_key = flags.max_per_key;
+  limits.terms = config_.limits.terms;
+  auto now = [] { return absl::Now(); };
+  if (flags.store_dir.empty()) {
+    glossary_store_ = std::make_unique<LocalGlossaryStore>(now);
+  } else {
+    // A stored glossary's file: each entry's source and targets, JSON-escaped, and its fields.
+    const int64_t max_file_bytes = int64_t{limits.max_entries} * (limits.terms.max_targets + 1) *
+                                       (2 * int64_t{limits.terms.max_term_bytes} + 16) +
+                                   (1 << 20);
+    absl::StatusOr<std::unique_ptr<LocalGlossaryStore>> store =
+        LocalGlossaryStore::InDirectory(flags.store_dir, max_file_bytes, now);
+    if (!store.ok()) {
+      return absl::Status(
+          store.status().code(),
+          absl::StrCat("--glossary_store_dir=", flags.store_dir, ": ", store.status().message()));
+    }
+    glossary_store_ = *std::move(store);
+  }
+  // A glossary is made for a pair some model, or chain of models, translates (none while the
+  // models load).
+  auto pair_served = [core = core_.get()](const std::string& source, const std::string& target) {
+    const std::shared_ptr<const LanguageRoutes> routes = core->routes();
+    return routes != nullptr && routes->Route(source, target).ok();
+  };
+  absl::StatusOr<std::unique_ptr<Glossaries>> glossaries =
+      Glossaries::Start(glossary_store_.get(), api_keys_.get(), limits, std::move(pair_served),
+                        flags.dir, config_.reload_interval);
+  if (!glossaries.ok()) return glossaries.status();
+  glossaries_ = *std::move(glossaries);
+  core_->UseGlossaries(glossaries_.get());
+  return absl::OkStatus();
+}
+
 absl::Status Server::StartGrpc() {
   service_ = std::make_unique<TranslationService>(core_.get(), &drain_, file_jobs_.get(),
-                                                  config_.grpc.max_file_calls);
+                                                  config_.grpc.max_file_calls, glossaries_.get());
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
@@ -188,7 +227,7 @@ absl::Status Server::StartHttp() {
   options.tls = tls_.get();
   options.drain = &drain_;
   absl::StatusOr<std::unique_ptr<HttpFrontend>> started =
-      HttpFrontend::Start(options, core_.get(), &drain_, file_jobs_.get());
+      HttpFrontend::Start(options, core_.get(), &drain_, file_jobs_.get(), glossaries_.get());
   if (!started.ok()) return started.status();
   http_ = *std::move(started);
   return absl::OkStatus();
@@ -218,15 +257,17 @@ void Server::PrintListening() const {
 }
 
 std::function<void(int hangups)> Server::HangupHandler() const {
-  return [tls = tls_, api_keys = api_keys_, rescan = rescan_](int hangups) {
+  return [tls = tls_, api_keys = api_keys_, rescan = rescan_,
+          glossaries = config_.glossaries.dir.empty() ? nullptr : glossaries_](int hangups) {
     // Says what it found, if anything changed or failed.
     if (rescan != nullptr) rescan->Rescan(/*signalled=*/true);
-    if (tls == nullptr && api_keys == nullptr) return;
+    if (tls == nullptr && api_keys == nullptr && glossaries == nullptr) return;
     // One line a reload, however many signals it answers (at most one reload a kHangupGap).
     std::fprintf(stderr, "mtserve: reloading on SIGHUP (%d since the last reload)\n", hangups);
     // Each logs its outcome.
     if (tls != nullptr) tls->Reload().IgnoreError();
     if (api_keys != nullptr) api_keys->Reload().IgnoreError();
+    if (glossaries != nullptr) glossaries->Reload().IgnoreError();
   };
 }
 

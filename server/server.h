@@ -24,8 +24,10 @@
 #include "serving/batch_scheduler.h"
 #include "serving/drain_gate.h"
 #include "serving/file_jobs.h"
+#include "serving/glossaries.h"
 #include "serving/metrics.h"
 #include "serving/repository/model_repository.h"
+#include "serving/state/local_glossary_store.h"
 #include "serving/state/local_job_store.h"
 #include "serving/translation_core.h"
 #include "text/language_detector.h"
@@ -44,8 +46,9 @@ class Server {
   // stopped.
   absl::Status Start(const ServerConfig& config);
 
-  // What SIGHUP does: re-reads the TLS files and API keys, if any, saying so. It shares what it
-  // reloads, so it may run after this Server is gone (the signal thread lives until the end).
+  // What SIGHUP does: re-reads the TLS files, API keys and --glossary_dir, if any, saying so. It
+  // shares what it reloads, so it may run after this Server is gone (the signal thread lives until
+  // the end).
   std::function<void(int hangups)> HangupHandler() const;
 
   // Loads the models one after the other, printing each, then the language detector.
@@ -68,6 +71,8 @@ class Server {
   // The parts of Start.
   absl::Status StartReloadedFiles();  // TLS and API keys.
   absl::Status StartFileJobs();       // The job store (--job_dir), its sweep, the jobs.
+  // The glossary store (--glossary_store_dir) and the glossaries (--glossary_dir), for the core.
+  absl::Status StartGlossaries();
   absl::Status StartGrpc();
   absl::Status StartMetrics();
   absl::Status StartHttp();
@@ -88,6 +93,10 @@ class Server {
   DrainGate drain_;
   // Loaded with the models, used by the core: outlives it.
   std::unique_ptr<LanguageDetector> language_detector_;
+  // Stored glossaries, used by the core and the front ends: outlive them. The glossaries are
+  // shared with the SIGHUP handler, which re-reads --glossary_dir.
+  std::unique_ptr<LocalGlossaryStore> glossary_store_;
+  std::shared_ptr<Glossaries> glossaries_;
   std::unique_ptr<TranslationCore> core_;
   // The file jobs over the core, their store, and its sweep.
   std::unique_ptr<LocalJobStore> job_store_;

@@ -184,6 +184,23 @@ ABSL_FLAG(mtserve::ByteSize, job_results_bytes, mtserve::ByteSize{1LL << 30},
 ABSL_FLAG(int, max_jobs, 10000,
           "File jobs kept at most, unfinished and finished; more are refused RESOURCE_EXHAUSTED "
           "until some expire (--job_retention) or are deleted");
+ABSL_FLAG(std::string, glossary_dir, "",
+          "Directory of read-only glossaries every caller may use: files NAME.SRC-TGT.tsv or "
+          "NAME.SRC-TGT.csv (DeepL's entry formats), each the glossary of id NAME.SRC-TGT. Re-read "
+          "when it changes (see --reload_interval) or on SIGHUP; a file that does not parse fails "
+          "the start (later, the previous files stay)");
+ABSL_FLAG(std::string, glossary_store_dir, "",
+          "Directory where the glossaries made through the APIs are kept (made if missing; read "
+          "back at start, so that they survive a restart); empty: kept in memory only. In "
+          "Kubernetes a persistent volume");
+ABSL_FLAG(int, max_glossary_entries, 10000,
+          "Entries (distinct sources) of one stored glossary at most, made through the APIs or "
+          "read from --glossary_dir");
+ABSL_FLAG(int, max_glossaries_per_key, 100,
+          "Glossaries one API key (all callers together without keys) may have made at most; "
+          "more are refused RESOURCE_EXHAUSTED until some are deleted");
+ABSL_FLAG(int, max_request_terms, 1000,
+          "Glossary entries and kept terms one translation request may carry at most");
 ABSL_FLAG(std::string, ready_file, "",
           "File written (atomically: a temporary file renamed) as JSON once the ports are open, "
           "{\"state\": \"loading\", \"grpc\": PORT, \"http\": PORT, \"metrics\": PORT} (null: "
@@ -253,6 +270,11 @@ ServerConfig ReadFlags() {
   config.files.retention = absl::GetFlag(FLAGS_job_retention);
   config.files.results_bytes = absl::GetFlag(FLAGS_job_results_bytes).bytes;
   config.files.max_jobs = absl::GetFlag(FLAGS_max_jobs);
+  config.glossaries.dir = absl::GetFlag(FLAGS_glossary_dir);
+  config.glossaries.store_dir = absl::GetFlag(FLAGS_glossary_store_dir);
+  config.glossaries.max_entries = absl::GetFlag(FLAGS_max_glossary_entries);
+  config.glossaries.max_per_key = absl::GetFlag(FLAGS_max_glossaries_per_key);
+  limits.terms.max_entries = absl::GetFlag(FLAGS_max_request_terms);
   return config;
 }
 
@@ -341,7 +363,10 @@ absl::Status CheckLimits(const ServerConfig& config) {
         {"http_threads", config.http_threads},
         {"http_max_queued", config.http_max_queued},
         {"grpc_max_streams_per_connection", config.grpc.max_streams_per_connection},
-        {"grpc_max_file_calls", config.grpc.max_file_calls}}) {
+        {"grpc_max_file_calls", config.grpc.max_file_calls},
+        {"max_glossary_entries", config.glossaries.max_entries},
+        {"max_glossaries_per_key", config.glossaries.max_per_key},
+        {"max_request_terms", limits.terms.max_entries}}) {
     if (value < 1) {
       return absl::InvalidArgumentError(absl::StrCat("--", name, " must be at least 1"));
     }

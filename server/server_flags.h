@@ -68,6 +68,13 @@ struct ServerConfig {
     int64_t results_bytes = int64_t{1} << 30;
     int64_t max_jobs = 10000;
   } files;
+  // Stored glossaries (serving/glossaries.h).
+  struct Glossaries {
+    std::string dir;        // --glossary_dir: read-only glossary files; empty: none.
+    std::string store_dir;  // --glossary_store_dir: the API's glossaries kept; empty: in memory.
+    int max_entries = 10000;
+    int max_per_key = 100;
+  } glossaries;
 };
 
 // Sets the usage message, reads the flags from the environment and then the command line (which

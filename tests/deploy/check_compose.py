@@ -112,6 +112,11 @@ def check_compose(checks, args):
                   and METRICS_PORT in ports,
                   f"mtserve serves metrics on 0.0.0.0:{METRICS_PORT} and publishes it")
     check_model_volume(checks, env, read_only(mt), "compose mtserve")
+    store_dir = env.get("MTSERVE_GLOSSARY_STORE_DIR", "")
+    checks.expect(store_dir != "" and store_dir in mounts(mt)
+                  and read_only(mt).get(store_dir) is False,
+                  f"MTSERVE_GLOSSARY_STORE_DIR={store_dir} is a writable volume (kept across "
+                  "restarts)")
     checks.expect(str(env.get("MTSERVE_MAX_QUEUED_TEXTS")) == str(alerts_queue_bound()),
                   f"MTSERVE_MAX_QUEUED_TEXTS is the {alerts_queue_bound()} the alerts assume",
                   f"MTSERVE_MAX_QUEUED_TEXTS={env.get('MTSERVE_MAX_QUEUED_TEXTS')} but "

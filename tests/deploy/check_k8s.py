@@ -7,7 +7,7 @@ selectors match the pod labels; Service, probe, annotation and ServiceMonitor po
 container; the ConfigMap's values are strings and name mtserve flags, its listen ports are the
 container's; the memory limit holds MTSERVE_MODEL_MEMORY (set beside it) and the rest; the model
 repository volume is mounted read-only at /models; MTSERVE_JOB_DIR is a writable emptyDir whose
-sizeLimit holds the job results' bound; terminationGracePeriodSeconds exceeds the preStop sleep plus MTSERVE_SHUTDOWN_GRACE;
+sizeLimit holds the job results' bound; MTSERVE_GLOSSARY_STORE_DIR is a writable mount; terminationGracePeriodSeconds exceeds the preStop sleep plus MTSERVE_SHUTDOWN_GRACE;
 CPU requests and limits equal MTSERVE_WORKERS x MTSERVE_THREADS_PER_WORKER; the HPA targets the
 Deployment and its Pods metric is the one the prometheus-adapter rule serves; the ServiceMonitor
 gives the job the alert rules select; prometheusrule.yaml holds exactly alerts.yml's groups.
@@ -103,6 +103,15 @@ def check_job_volume(checks, env, container, pod):
     checks.expect(parse_memory(empty_dir["sizeLimit"]) >= needed,
                   f"the {mount['name']} volume's sizeLimit {empty_dir['sizeLimit']} holds "
                   "MTSERVE_JOB_RESULTS_BYTES plus MTSERVE_MAX_FILE_BYTES")
+
+
+def check_glossary_volume(checks, env, container):
+    """MTSERVE_GLOSSARY_STORE_DIR is a writable volumeMount (the root filesystem is read-only)."""
+    store_dir = env.get("MTSERVE_GLOSSARY_STORE_DIR", "")
+    mount = next((m for m in container.get("volumeMounts", []) if m["mountPath"] == store_dir),
+                 None)
+    checks.expect(store_dir != "" and mount is not None and mount.get("readOnly") is not True,
+                  f"MTSERVE_GLOSSARY_STORE_DIR={store_dir} is a writable volumeMount")
 
 
 def check(checks, options):
@@ -213,6 +222,7 @@ def check(checks, options):
     check_model_volume(checks, env, {m["mountPath"]: m.get("readOnly") is True
                                      for m in container.get("volumeMounts", [])}, "Deployment")
     check_job_volume(checks, env, container, pod)
+    check_glossary_volume(checks, env, container)
     security = pod.get("securityContext", {})
     checks.expect(security.get("runAsNonRoot") is True and security.get("runAsUser", 0) > 0,
                   "pod runs as a non-root user (numeric runAsUser)")

@@ -318,6 +318,11 @@ def run_mtserve(checks, mtserve, env, where, mtclient=None, health_command=None)
     environment.update(env)
     with tempfile.TemporaryFile("w+") as log, tempfile.TemporaryDirectory() as tmp:
         ready_file = os.path.join(tmp, "ready.json")
+        # The volumes mtserve writes (the container's /glossaries) are made in this run's own
+        # directory, not at the host's root.
+        for variable in ("MTSERVE_GLOSSARY_STORE_DIR",):
+            if environment.get(variable):
+                environment[variable] = os.path.join(tmp, variable.lower())
         process = subprocess.Popen(
             [mtserve, "--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0",
              "--http_listen=127.0.0.1:0", f"--ready_file={ready_file}"], env=environment,
