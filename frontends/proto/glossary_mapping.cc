@@ -29,7 +29,8 @@ v1::GlossaryInfo ToGlossaryInfoProto(const GlossaryInfo& info) {
   proto.set_source_language(info.source_language);
   proto.set_target_language(info.target_language);
   proto.set_entry_count(static_cast<uint64_t>(info.entry_count));
-  proto.set_creation_time(absl::FormatTime(absl::RFC3339_full, info.created, absl::UTCTimeZone()));
+  proto.set_creation_time(
+      absl::FormatTime("%Y-%m-%d%ET%H:%M:%E*SZ", info.created, absl::UTCTimeZone()));
   proto.set_read_only(info.read_only);
   return proto;
 }

@@ -340,9 +340,11 @@ SCALARS = {"uint32": "integer", "int32": "integer", "uint64": "integer", "int64"
            "bytes": "string"}
 ANSWER_SCALARS = {**SCALARS, "uint64": "string", "int64": "string"}
 # Messages HTTP carries no JSON of: ListModelsRequest is GET /v1/models's empty query; gRPC's
-# TranslateFile stream is HTTP's multipart form (POST /v1/translate_file) and download.
+# TranslateFile stream is HTTP's multipart form (POST /v1/translate_file) and download; the
+# glossary calls' requests are GET /v1/glossaries's empty query and /v1/glossaries/{id}'s path.
 NOT_OVER_HTTP = {"ListModelsRequest", "FileHeader", "TranslateFileRequest",
-                 "TranslateFileResponse"}
+                 "TranslateFileResponse", "ListGlossariesRequest", "GetGlossaryRequest",
+                 "DeleteGlossaryRequest"}
 
 
 def schema_kind(api, schema):
@@ -501,6 +503,9 @@ class ServingTest(OpenApiTestCase):
         ("GET", "/healthz"): None,
         ("GET", "/readyz"): None,
         ("GET", "/openapi.json"): None,
+        ("POST", "/v1/glossaries"): {"name": "g", "source_language": "en", "target_language": "de",
+                                     "entries": [{"source": "dog", "targets": ["Hund"]}]},
+        ("GET", "/v1/glossaries"): None,
     }
 
     def test_every_documented_operation_answers_a_success(self):
@@ -510,6 +515,8 @@ class ServingTest(OpenApiTestCase):
                     continue  # Operators' calls: on AdminTest's server, which has API keys.
                 if path.startswith(("/v1/translate_file", "/v1/jobs/")):
                     continue  # A form and a job's id: test_file_routes_are_documented.
+                if path == "/v1/glossaries/{id}":
+                    continue  # A glossary's id: glossaries_test.py.
                 if (method, path) not in self.SUCCESSES:
                     self.fail(f"{method} {path} is documented, but SUCCESSES holds no request "
                               f"for it")
