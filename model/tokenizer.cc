@@ -188,8 +188,18 @@ std::vector<std::string> Tokenizer::SourcePieces(absl::string_view text) const {
 
 std::vector<int> Tokenizer::EncodeSourceWithSpans(absl::string_view text,
                                                   std::vector<Segment>& spans) const {
+  return EncodeWithSpans(*source_, text, spans);
+}
+
+std::vector<int> Tokenizer::EncodeTargetWithSpans(absl::string_view text,
+                                                  std::vector<Segment>& spans) const {
+  return EncodeWithSpans(*target_, text, spans);
+}
+
+std::vector<int> Tokenizer::EncodeWithSpans(const SentencePieceModel& spm, absl::string_view text,
+                                            std::vector<Segment>& spans) const {
   spans.clear();
-  const std::vector<std::string> pieces = Pieces(*source_, vocab_, text, &spans);
+  const std::vector<std::string> pieces = Pieces(spm, vocab_, text, &spans);
   std::vector<int> ids;
   ids.reserve(pieces.size() + 1);
   for (const std::string& piece : pieces) ids.push_back(vocab_.Find(piece).value_or(unk_id_));

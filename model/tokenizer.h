@@ -39,6 +39,9 @@ class Tokenizer {
   // EncodeSource with SourcePieceSpans, from one encoding (SentencePiece's time grows with the
   // square of a run of unknown characters).
   std::vector<int> EncodeSourceWithSpans(absl::string_view text, std::vector<Segment>& spans) const;
+  // The same through target.spm (how text/term_matcher.h spells a glossary's target forms and
+  // finds what the unknown ids among them stand for).
+  std::vector<int> EncodeTargetWithSpans(absl::string_view text, std::vector<Segment>& spans) const;
   // Target ids → pieces → target.spm decode; eos, pad and unk are dropped.
   std::string DecodeTarget(absl::Span<const int> ids) const;
 
@@ -50,6 +53,8 @@ class Tokenizer {
  private:
   Tokenizer() = default;
   std::vector<int> Encode(const SentencePieceModel& spm, absl::string_view text) const;
+  std::vector<int> EncodeWithSpans(const SentencePieceModel& spm, absl::string_view text,
+                                   std::vector<Segment>& spans) const;
 
   std::unique_ptr<SentencePieceModel> source_;
   std::unique_ptr<SentencePieceModel> target_;

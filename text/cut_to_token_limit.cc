@@ -128,7 +128,8 @@ std::optional<size_t> LastFitting(Cuts& cuts, const Fits& fits, size_t hint) {
 
 std::vector<Segment> CutToTokenLimit(absl::string_view text, Segment sentence, int max_tokens,
                                      const std::function<int(absl::string_view)>& count_tokens,
-                                     const std::function<bool()>& stopped) {
+                                     const std::function<bool()>& stopped,
+                                     absl::Span<const Segment> whole) {
   // A range outside the text is clamped rather than read out of bounds.
   const size_t sentence_end = std::min(sentence.end, text.size());
   const size_t sentence_begin = std::min(sentence.begin, sentence_end);
@@ -168,6 +169,18 @@ std::vector<Segment> CutToTokenLimit(absl::string_view text, Segment sentence, i
   // Trailing whitespace is no cut: the last piece ends at `end`.
   while (!space_cuts.empty() && space_cuts.back() >= end) space_cuts.pop_back();
   while (!punct_cuts.empty() && punct_cuts.back() >= end) punct_cuts.pop_back();
+  // Nor is a place inside a span kept whole.
+  if (!whole.empty()) {
+    auto inside = [&](size_t cut) {
+      auto it = std::partition_point(whole.begin(), whole.end(),
+                                     [&](const Segment& w) { return w.end <= cut; });
+      return it != whole.end() && it->begin < cut;
+    };
+    space_cuts.erase(std::remove_if(space_cuts.begin(), space_cuts.end(), inside),
+                     space_cuts.end());
+    punct_cuts.erase(std::remove_if(punct_cuts.begin(), punct_cuts.end(), inside),
+                     punct_cuts.end());
+  }
 
   std::vector<Segment> pieces;
   // The previous piece's answers, where the next search starts: at spaces (its count of space

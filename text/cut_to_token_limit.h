@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "base/segment.h"
 
 namespace mtserve {
@@ -45,9 +46,14 @@ inline bool MayFitTokens(size_t bytes, int max_tokens) {
 //
 // `stopped` (optional) is polled before each piece; once it returns true the pieces found so far
 // are returned, covering only the sentence's start: the caller abandons the text.
+//
+// `whole` (bytes of `text`, in order) are spans not to be cut (a glossary term, a URL: see
+// text/term_matcher.h): no cut at whitespace or punctuation falls inside one; only a span longer
+// than the limit is cut, within a word, as any word is.
 std::vector<Segment> CutToTokenLimit(absl::string_view text, Segment sentence, int max_tokens,
                                      const std::function<int(absl::string_view)>& count_tokens,
-                                     const std::function<bool()>& stopped = nullptr);
+                                     const std::function<bool()>& stopped = nullptr,
+                                     absl::Span<const Segment> whole = {});
 
 }  // namespace mtserve
 

@@ -18,14 +18,12 @@ absl::StatusOr<DocumentFormat> ParseDocumentFormat(absl::string_view name) {
   if (name == "odt") return DocumentFormat::kOdt;
   if (name == "odp") return DocumentFormat::kOdp;
   if (name == "epub") return DocumentFormat::kEpub;
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown format \"", name,
-                   "\"; the formats are text, html, markdown, srt, vtt, docx, pptx, odt, odp, epub"));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown format \"", name,
+      "\"; the formats are text, html, markdown, srt, vtt, docx, pptx, odt, odp, epub"));
 }
 
-bool NeedsAlignment(DocumentFormat format) {
-  return format != DocumentFormat::kPlainText;
-}
+bool NeedsAlignment(DocumentFormat format) { return format != DocumentFormat::kPlainText; }
 
 bool IsBinaryFormat(DocumentFormat format) {
   return format == DocumentFormat::kDocx || format == DocumentFormat::kPptx ||
@@ -50,6 +48,14 @@ void Document::CountCharacters(absl::string_view text, absl::Span<const SourceSe
       if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) ++characters_;
     }
   }
+}
+
+void Document::AddSentences(absl::StatusOr<std::vector<SourceSentence>> sentences) {
+  if (!sentences.ok()) {
+    if (split_status_.ok()) split_status_ = sentences.status();
+    return;
+  }
+  for (SourceSentence& s : *sentences) sentences_.push_back(std::move(s));
 }
 
 absl::StatusOr<std::unique_ptr<Document>> PrepareDocument(absl::string_view text,
@@ -95,6 +101,7 @@ absl::StatusOr<std::unique_ptr<Document>> PrepareDocument(absl::string_view text
   }
   // A format may have stopped part way: what it found is not the whole text.
   if (gone()) return cancelled;
+  if (document.ok() && !(*document)->split_status().ok()) return (*document)->split_status();
   return document;
 }
 

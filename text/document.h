@@ -71,6 +71,15 @@ struct SentenceRules {
   // The translation's language (a BCP 47 tag, "" if unknown), written into the language tags of
   // formats that carry them (office documents: text/office/office_document.h).
   std::string target_language;
+  // The terminology, compiled for the target model (text/term_matcher.h; null: none): its
+  // occurrences are attached to the sentences (SourceSentence::terms), which are never split
+  // inside one, and Join puts each placed form's exact bytes in. With it, HTML's inline elements
+  // with translate="no" (or class="notranslate", or one of `ignore_tags`) inside a sentence are
+  // spans of it kept as written rather than ends of it.
+  const TermMatcher* terms = nullptr;
+  // Names of HTML elements (lower case) whose content is kept as written, as with
+  // translate="no" (DeepL's ignore_tags).
+  std::vector<std::string> ignore_tags = {};
 };
 
 // A text taken apart by PrepareDocument: its sentences to translate, and what its format needs to
@@ -98,8 +107,13 @@ class Document {
   // Whether sentence `j` must be decoded with the decoder's alignment
   // (DecodingOptions::return_alignment) for Join: its format places inline markup by it (HTML),
   // or it holds a run of characters the model cannot spell (text/unknown_runs.h). A caller that did
-  // not ask for alignments itself drops them from the joined hypotheses.
+  // not ask for alignments itself drops them from the joined hypotheses. (Terms need none: each
+  // hypothesis says where it placed them, Hypothesis::terms.)
   bool NeedsAlignment(size_t j) const { return aligns_markup() || sentences_[j].unknown; }
+
+  // What taking the text apart found wrong after its format's maker accepted it (a sentence with
+  // more terms than kMaxTermConstraints): PrepareDocument returns it instead of the document.
+  const absl::Status& split_status() const { return split_status_; }
 
   // The text's translation from its sentences' (`results[i]` for sentences()[i], each with
   // `num_hypotheses` hypotheses); see JoinDocument.
@@ -116,7 +130,12 @@ class Document {
   // Adds the characters of `sentences` (ranges of `text`) to characters().
   void CountCharacters(absl::string_view text, absl::Span<const SourceSentence> sentences);
 
+  // Appends `sentences` (SplitIntoSentences's) to sentences_, or keeps its error for
+  // split_status() (the first one).
+  void AddSentences(absl::StatusOr<std::vector<SourceSentence>> sentences);
+
   std::vector<SourceSentence> sentences_;
+  absl::Status split_status_;
 
  private:
   int64_t characters_ = 0;

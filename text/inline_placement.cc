@@ -1,6 +1,7 @@
 #include "text/inline_placement.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
 
 #include "absl/strings/ascii.h"
@@ -101,21 +102,24 @@ std::vector<std::optional<Segment>> PlaceByAlignment(
     // the decoded text, then moved past the runs put in before them.
     const std::string decoded = tokenizer.DecodeTarget(part.ids);
     std::vector<Segment> target = TargetTokenRanges(part.ids, decoded, tokenizer);
-    if (decoded != part.text) {
+    if (decoded != part.text || (sentences[j].terms != nullptr && !part.terms.empty())) {
       const UnknownRuns runs =
-          FindUnknownRuns(sentence_text, part.ids, part.alignment, source_tokenizer, tokenizer);
+          FindUnknownRuns(sentence_text, part.ids, part.alignment, source_tokenizer, tokenizer,
+                          sentences[j].terms.get(), part.terms);
       if (runs.verbatim) continue;
       for (Segment& t : target) {
         t = {ShiftedByUnknownRuns(runs, t.begin, true), ShiftedByUnknownRuns(runs, t.end, false)};
         t.end = std::max(t.end, t.begin);
       }
-      for (size_t i = 0, shift = 0; i < runs.insertions.size(); ++i) {
-        const UnknownRuns::Insertion& insertion = runs.insertions[i];
-        const size_t at = insertion.at + shift;
-        if (insertion.token < target.size()) {
-          target[insertion.token] = {at, at + insertion.bytes.size()};
+      // The tokens of a run or a placed term stand for all of its bytes.
+      int64_t shift = 0;
+      for (const UnknownRuns::Insertion& insertion : runs.insertions) {
+        const size_t at = static_cast<size_t>(static_cast<int64_t>(insertion.at) + shift);
+        for (size_t k = insertion.token; k < insertion.token_end && k < target.size(); ++k) {
+          target[k] = {at, at + insertion.bytes.size()};
         }
-        shift += insertion.bytes.size();
+        shift +=
+            static_cast<int64_t>(insertion.bytes.size()) - static_cast<int64_t>(insertion.erase);
       }
     }
     const size_t target_offset = joined_sentences[j].begin;

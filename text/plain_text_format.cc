@@ -16,8 +16,8 @@ class PlainTextDocument : public Document {
   PlainTextDocument(absl::string_view text, const SentenceRules& rules,
                     const std::function<bool()>& stopped)
       : text_(text) {
-    sentences_ =
-        SplitIntoSentences(text, rules.splitter, *rules.tokenizer, rules.max_tokens, stopped);
+    AddSentences(SplitIntoSentences(text, rules.splitter, *rules.tokenizer, rules.max_tokens,
+                                    rules.terms, {}, stopped));
     CountCharacters(text, sentences_);
   }
 

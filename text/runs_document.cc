@@ -42,10 +42,8 @@ std::vector<Segment> PlaceInlines(absl::string_view run_text, absl::Span<const I
 void RunsDocument::Split(const SentenceRules& rules) {
   for (size_t r = 0; r < num_runs(); ++r) {
     first_.push_back(sentences_.size());
-    for (SourceSentence& s :
-         SplitIntoSentences(run(r).text, rules.splitter, *rules.tokenizer, rules.max_tokens)) {
-      sentences_.push_back(std::move(s));
-    }
+    AddSentences(SplitIntoSentences(run(r).text, rules.splitter, *rules.tokenizer, rules.max_tokens,
+                                    rules.terms, run(r).kept));
     CountCharacters(run(r).text, absl::MakeConstSpan(sentences_).subspan(first_.back()));
   }
   first_.push_back(sentences_.size());

@@ -32,6 +32,9 @@ class RunsDocument : public Document {
   struct RunView {
     absl::string_view text;
     absl::Span<const InlineSpan> inlines;
+    // Bytes of `text` kept as written (an HTML element with translate="no" inside the run), in
+    // order: spans of its sentences' terms (text/term_matcher.h).
+    absl::Span<const Segment> kept = {};
   };
 
   // Splits each run into sentences by `rules`; called once by the format's maker.

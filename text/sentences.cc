@@ -23,18 +23,59 @@ Segment Trimmed(absl::string_view text) {
   return {begin, end};
 }
 
+// Attaches `terms`' occurrences in `piece` of `text` to `sentence`.
+absl::Status AttachTerms(absl::string_view text, const TermMatcher* terms,
+                         absl::Span<const Segment> kept, SourceSentence& sentence) {
+  if (terms == nullptr) return absl::OkStatus();
+  absl::StatusOr<std::shared_ptr<const SentenceTerms>> found =
+      terms->Match(text, sentence.range, kept);
+  if (!found.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("the sentence at bytes ", sentence.range.begin,
+                                                   "-", sentence.range.end, " ",
+                                                   found.status().message()));
+  }
+  sentence.terms = *std::move(found);
+  return absl::OkStatus();
+}
+
 void AppendPieces(absl::string_view text, Segment sentence, const Tokenizer& tokenizer,
-                  int max_tokens, const std::function<bool()>& stopped,
-                  std::vector<SourceSentence>& out) {
+                  int max_tokens, absl::Span<const Segment> whole,
+                  const std::function<bool()>& stopped, std::vector<SourceSentence>& out) {
   auto count = [&](absl::string_view piece) {
     return static_cast<int>(tokenizer.EncodeSource(piece).size());
   };
-  for (const Segment& piece : CutToTokenLimit(text, sentence, max_tokens, count, stopped)) {
+  for (const Segment& piece : CutToTokenLimit(text, sentence, max_tokens, count, stopped, whole)) {
     std::vector<int> ids =
         tokenizer.EncodeSource(text.substr(piece.begin, piece.end - piece.begin));
     const bool unknown = HasUnknown(ids, tokenizer);
     out.push_back({piece, std::move(ids), unknown});
   }
+}
+
+// `ranges` (in order) with those an occurrence of `whole` (in order) crosses joined into one.
+std::vector<Segment> JoinAround(std::vector<Segment> ranges, absl::Span<const Segment> whole) {
+  if (whole.empty() || ranges.size() < 2) return ranges;
+  std::vector<bool> join_next(ranges.size(), false);
+  for (const Segment& o : whole) {
+    // The ranges it overlaps: from the first that ends after its start to the last that begins
+    // before its end.
+    const size_t first = std::partition_point(ranges.begin(), ranges.end(),
+                                              [&](const Segment& r) { return r.end <= o.begin; }) -
+                         ranges.begin();
+    const size_t past = std::partition_point(ranges.begin(), ranges.end(),
+                                             [&](const Segment& r) { return r.begin < o.end; }) -
+                        ranges.begin();
+    for (size_t i = first; i + 1 < past; ++i) join_next[i] = true;
+  }
+  std::vector<Segment> out;
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    if (i > 0 && join_next[i - 1]) {
+      out.back().end = ranges[i].end;
+    } else {
+      out.push_back(ranges[i]);
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -48,30 +89,55 @@ std::vector<SourceSentence> SplitIntoSentences(absl::string_view text,
                                                const SentenceSplitter* splitter,
                                                const Tokenizer& tokenizer, int max_tokens,
                                                const std::function<bool()>& stopped) {
+  // Without terms nothing can fail.
+  return *SplitIntoSentences(text, splitter, tokenizer, max_tokens, nullptr, {}, stopped);
+}
+
+absl::StatusOr<std::vector<SourceSentence>> SplitIntoSentences(
+    absl::string_view text, const SentenceSplitter* splitter, const Tokenizer& tokenizer,
+    int max_tokens, const TermMatcher* terms, absl::Span<const Segment> kept,
+    const std::function<bool()>& stopped) {
   std::vector<Segment> ranges;
   if (splitter != nullptr) {
     ranges = splitter->Split(text);
   } else if (const Segment whole = Trimmed(text); whole.begin < whole.end) {
     ranges.push_back(whole);
   }
+  // Where a term or kept span occurs: never split or cut inside.
+  std::vector<Segment> whole;
+  if (terms != nullptr && !ranges.empty()) {
+    whole = terms->Find(text, {ranges.front().begin, ranges.back().end}, kept);
+    ranges = JoinAround(std::move(ranges), whole);
+  }
   std::vector<SourceSentence> sentences;
   for (const Segment& range : ranges) {
     if (stopped && stopped()) break;
+    const size_t first = sentences.size();
+    bool fits = false;
     if (MayFitTokens(range.end - range.begin, max_tokens)) {
       std::vector<int> ids =
           tokenizer.EncodeSource(text.substr(range.begin, range.end - range.begin));
       if (ids.size() <= static_cast<size_t>(max_tokens)) {
         const bool unknown = HasUnknown(ids, tokenizer);
         sentences.push_back({range, std::move(ids), unknown});
-        continue;
+        fits = true;
       }
     }
-    AppendPieces(text, range, tokenizer, max_tokens, stopped, sentences);
+    if (!fits) AppendPieces(text, range, tokenizer, max_tokens, whole, stopped, sentences);
+    for (size_t j = first; j < sentences.size(); ++j) {
+      if (absl::Status s = AttachTerms(text, terms, kept, sentences[j]); !s.ok()) return s;
+    }
   }
   return sentences;
 }
 
 void AppendPart(const Hypothesis& part, Hypothesis& out) {
+  const int offset = static_cast<int>(out.ids.size());
+  for (PlacedTerm term : part.terms) {
+    term.begin += offset;
+    term.end += offset;
+    out.terms.push_back(term);
+  }
   out.ids.insert(out.ids.end(), part.ids.begin(), part.ids.end());
   out.token_log_probs.insert(out.token_log_probs.end(), part.token_log_probs.begin(),
                              part.token_log_probs.end());

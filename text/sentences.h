@@ -17,6 +17,7 @@
 #include "model/tokenizer.h"
 #include "model/translator.h"
 #include "text/sentence_splitter.h"
+#include "text/term_matcher.h"
 #include "text/text_translation.h"
 
 namespace mtserve {
@@ -27,6 +28,9 @@ struct SourceSentence {
   std::vector<int> ids;  // Tokenised, </s> included; at most the limit.
   bool unknown = false;  // Whether `ids` hold the unknown id (text/unknown_runs.h), kept when a
                          // caller moves the ids out.
+  // The glossary terms and spans kept as written it holds (text/term_matcher.h): its
+  // `constraints` go to the decoder with `ids`; null if none.
+  std::shared_ptr<const SentenceTerms> terms = nullptr;
 };
 
 // The sentence rules for `language` (a checkpoint's source_lang): ICU's for it, its root rules for
@@ -45,9 +49,22 @@ std::vector<SourceSentence> SplitIntoSentences(absl::string_view text,
                                                const Tokenizer& tokenizer, int max_tokens,
                                                const std::function<bool()>& stopped = nullptr);
 
+// The same with `terms`' occurrences (text/term_matcher.h; null: none) attached to each sentence
+// or piece (SourceSentence::terms), `kept` (bytes of `text` kept as written whatever the
+// terminology: an HTML element with translate="no") among them. No sentence boundary falls
+// inside an occurrence (sentences the splitter found are joined again around one: "Dr. Zorblax"
+// in a glossary stays one sentence), and a sentence over the token limit is cut outside them
+// where a cut at whitespace can be found. The InvalidArgument of TermMatcher::Match for a sentence
+// or piece with too many, naming it by its bytes.
+absl::StatusOr<std::vector<SourceSentence>> SplitIntoSentences(
+    absl::string_view text, const SentenceSplitter* splitter, const Tokenizer& tokenizer,
+    int max_tokens, const TermMatcher* terms, absl::Span<const Segment> kept,
+    const std::function<bool()>& stopped = nullptr);
+
 // Adds `part` to `out`, a hypothesis made of parts in order (a text's sentences, an HTML
-// document's runs): its ids and token log-probabilities appended, its log-probability, score and
-// truncated sentences summed.
+// document's runs): its ids and token log-probabilities appended, its placed terms (PlacedTerm)
+// appended with their token ranges moved past the ids before them, its log-probability, score
+// and truncated sentences summed. (The terms' constraint indexes stay the part's own.)
 void AppendPart(const Hypothesis& part, Hypothesis& out);
 
 // The translation of `text` from its sentences' (`results[i]` for `sentences[i]`, each with

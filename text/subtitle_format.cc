@@ -102,8 +102,8 @@ class SubtitleTextDocument : public Document {
       : document_(std::move(document)), layout_(layout) {}
 
   void Split(const SentenceRules& rules, const std::function<bool()>& stopped) {
-    sentences_ = SplitIntoSentences(document_.stream(), rules.splitter, *rules.tokenizer,
-                                    rules.max_tokens, stopped);
+    AddSentences(SplitIntoSentences(document_.stream(), rules.splitter, *rules.tokenizer,
+                                    rules.max_tokens, rules.terms, {}, stopped));
     CountCharacters(document_.stream(), sentences_);
   }
 

@@ -8,6 +8,10 @@
 // nothing the model can translate (its other pieces hold no letter or digit: "你好世界。",
 // "🙂!") is its own translation. The engine stays as it is: this uses only the ids and the
 // alignment it returns (asked for on the sentences that hold an unknown piece).
+//
+// The same machinery puts in a sentence's terms (text/term_matcher.h): the bytes the ids of each
+// form a hypothesis placed (Hypothesis::terms) decode to are replaced by the form's exact bytes,
+// unknown ids and all, and a source run inside a placed term is not dropped.
 #ifndef MTSERVE_TEXT_UNKNOWN_RUNS_H_
 #define MTSERVE_TEXT_UNKNOWN_RUNS_H_
 
@@ -26,11 +30,15 @@ namespace mtserve {
 // What one hypothesis of one sentence gets back of the sentence's unknown runs.
 struct UnknownRuns {
   // Source bytes put into the translation (its text as DecodeTarget gives it, without them):
-  // `bytes` before byte `at`, for generated token `token`. In order of `at`.
+  // `bytes` before byte `at`, in place of the `erase` bytes from there, for generated tokens
+  // [token, token_end). In order of `at`; none overlaps another's erased bytes.
   struct Insertion {
     size_t at = 0;
-    std::string bytes;  // The run, with a space before or after where the source had one.
+    std::string bytes;  // The run, with a space before or after where the source had one; or a
+                        // placed term's form.
     size_t token = 0;
+    size_t token_end = 0;
+    size_t erase = 0;  // A placed term: what its ids decode to, less the space around it.
   };
   std::vector<Insertion> insertions;
   std::vector<Segment> dropped;  // Runs not put back: bytes of the sentence, in order.
@@ -43,22 +51,26 @@ bool HasUnknown(absl::Span<const int> ids, const Tokenizer& tokenizer);
 // The unknown runs of `sentence` for the hypothesis with generated `ids` and `alignment` (one per
 // id; without it no generated unknown can be tied to a run, and all are dropped): `sentence` read
 // by `source_tokenizer`, `ids` written by `tokenizer` (the same model's, or a chain's first and
-// last models' for a pivoted sentence: serving/pivot.h).
+// last models' for a pivoted sentence: serving/pivot.h). With the sentence's `terms` and the
+// hypothesis's `placed` terms, the placed forms too (their unknown ids not tied to runs).
 UnknownRuns FindUnknownRuns(absl::string_view sentence, absl::Span<const int> ids,
                             absl::Span<const int> alignment, const Tokenizer& source_tokenizer,
-                            const Tokenizer& tokenizer);
+                            const Tokenizer& tokenizer, const SentenceTerms* terms = nullptr,
+                            absl::Span<const PlacedTerm> placed = {});
 
 // `decoded` (DecodeTarget of the hypothesis's ids) with `runs` put in; `sentence` if verbatim.
 std::string WithUnknownRuns(absl::string_view decoded, absl::string_view sentence,
                             const UnknownRuns& runs);
 
 // Where byte `position` of the decoded text is once `runs` are put in: after the insertions before
-// it, and after one at it too if `after_insertion_at` (a token that starts there) .
+// it, and after one at it too if `after_insertion_at` (a token that starts there); a position
+// inside bytes a term replaced stays inside its form.
 size_t ShiftedByUnknownRuns(const UnknownRuns& runs, size_t position, bool after_insertion_at);
 
-// For each of `sentences` of `text` with an unknown piece: every hypothesis's text (see
-// FindUnknownRuns) with its runs put back. dropped[k] gets hypothesis k's dropped runs, as bytes of
-// `text` (it has num_hypotheses entries, or is resized to). Tokenizers as FindUnknownRuns's.
+// For each of `sentences` of `text` with an unknown piece or terms: every hypothesis's text (see
+// FindUnknownRuns) with its runs and placed terms put in. dropped[k] gets hypothesis k's dropped
+// runs, as bytes of `text` (it has num_hypotheses entries, or is resized to). Tokenizers as
+// FindUnknownRuns's.
 void RestoreUnknownRuns(absl::string_view text, absl::Span<const SourceSentence> sentences,
                         std::vector<TranslationResult>& results, int num_hypotheses,
                         const Tokenizer& source_tokenizer, const Tokenizer& tokenizer,
