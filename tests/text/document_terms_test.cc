@@ -1,0 +1,281 @@
+// Terms through a document (text/document.h with SentenceRules::terms): attached to the sentences
+// of every format, never split or cut inside, and put into the joined translation as their forms'
+// exact bytes from hand-made hypotheses (ids and PlacedTerm), markup placed around them by the
+// alignment, unknown characters included.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "model/translator.h"
+#include "tests/test_lib/test_util.h"
+#include "text/document.h"
+#include "text/sentences.h"
+#include "text/term_matcher.h"
+
+namespace mtserve {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+std::vector<std::string> Texts(absl::string_view text, const std::vector<SourceSentence>& s) {
+  std::vector<std::string> out;
+  for (const SourceSentence& x : s) {
+    out.emplace_back(text.substr(x.range.begin, x.range.end - x.range.begin));
+  }
+  return out;
+}
+
+class DocumentTermsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_OK_AND_ASSIGN(model_, testing::TestModel());
+    ASSERT_OK_AND_ASSIGN(splitter_, SentenceSplitter::Create("en"));
+  }
+  const Tokenizer& tokenizer() const { return model_->tokenizer(); }
+
+  std::shared_ptr<const TermMatcher> Compile(const Terminology& t) {
+    absl::StatusOr<std::shared_ptr<const TermMatcher>> matcher =
+        CompileTerminology(t, tokenizer(), "options.");
+    EXPECT_TRUE(matcher.ok()) << matcher.status();
+    return matcher.ok() ? *matcher : nullptr;
+  }
+  SentenceRules Rules(const TermMatcher* terms, int max_tokens = 256) const {
+    SentenceRules rules;
+    rules.splitter = splitter_.get();
+    rules.tokenizer = &tokenizer();
+    rules.max_tokens = max_tokens;
+    rules.terms = terms;
+    return rules;
+  }
+
+  // A hypothesis of target `words` in order, those given as a (term, form) pair spelled as the
+  // sentence's constraint's form and placed; each token aligned to `align_to` (or 0).
+  struct Word {
+    std::string text;  // Plain words: spelled by EncodeTarget.
+    int term = -1;     // Or constraint `term`'s form `form` of `terms`.
+    int form = 0;
+  };
+  Hypothesis Make(const std::vector<Word>& words, const SentenceTerms* terms,
+                  const std::vector<int>& align_to = {}) const {
+    Hypothesis h;
+    for (const Word& w : words) {
+      std::vector<int> ids;
+      if (w.term >= 0) {
+        ids = terms->constraints.terms[w.term].forms[w.form];
+        h.terms.push_back({w.term, w.form, false, static_cast<int>(h.ids.size()),
+                           static_cast<int>(h.ids.size() + ids.size())});
+      } else {
+        ids = tokenizer().EncodeTarget(w.text);
+        ids.pop_back();
+      }
+      h.ids.insert(h.ids.end(), ids.begin(), ids.end());
+    }
+    h.ids.push_back(tokenizer().eos_id());
+    h.text = tokenizer().DecodeTarget(h.ids);
+    h.token_log_probs.assign(h.ids.size(), -0.1f);
+    h.alignment = align_to;
+    if (!h.alignment.empty()) h.alignment.resize(h.ids.size(), 0);
+    return h;
+  }
+  TextTranslation Join(const Document& document, std::vector<Hypothesis> hypotheses) const {
+    std::vector<TranslationResult> results;
+    for (size_t j = 0; j < hypotheses.size(); ++j) {
+      TranslationResult& r = results.emplace_back();
+      r.hypotheses.push_back(std::move(hypotheses[j]));
+      r.source_tokens = static_cast<int>(document.sentences()[j].ids.size());
+    }
+    return JoinDocument(document, std::move(results), 1, tokenizer());
+  }
+
+  std::shared_ptr<const Model> model_;
+  std::unique_ptr<SentenceSplitter> splitter_;
+};
+
+Terminology Placeholders() {
+  Terminology t;
+  t.keep_patterns = {KeepPattern::kPlaceholders, KeepPattern::kUrls};
+  return t;
+}
+
+TEST_F(DocumentTermsTest, TheSplitterNeverSplitsInsideATerm) {
+  const std::string text = "We met Zorb. Blax in town. Dr. Zorblax came too.";
+  // Without the glossary, the splitter takes "Zorb." for a sentence's end.
+  const std::vector<SourceSentence> plain =
+      SplitIntoSentences(text, splitter_.get(), tokenizer(), 256);
+  ASSERT_THAT(Texts(text, plain),
+              ElementsAre("We met Zorb.", "Blax in town.", "Dr. Zorblax came too."));
+  Terminology t;
+  t.glossary = {{"Zorb. Blax", {"Zorb. Blax"}}, {"Dr. Zorblax", {"Dr. Zorblax"}}};
+  auto matcher = Compile(t);
+  ASSERT_OK_AND_ASSIGN(
+      std::vector<SourceSentence> s,
+      SplitIntoSentences(text, splitter_.get(), tokenizer(), 256, matcher.get(), {}));
+  EXPECT_THAT(Texts(text, s), ElementsAre("We met Zorb. Blax in town.", "Dr. Zorblax came too."));
+  ASSERT_NE(s[0].terms, nullptr);
+  ASSERT_EQ(s[0].terms->terms.size(), 1u);
+  EXPECT_EQ(s[0].terms->terms[0].source.begin, 7u);  // Bytes of the sentence.
+  ASSERT_NE(s[1].terms, nullptr);
+  EXPECT_EQ(s[1].terms->terms[0].source.begin, 0u);
+}
+
+TEST_F(DocumentTermsTest, CuttingToTheTokenLimitAvoidsTerms) {
+  const std::string text =
+      "the big dog saw New York City Hall and the small cat saw New York City Hall again today";
+  Terminology t;
+  t.glossary = {{"New York City Hall", {"New Yorker Rathaus"}}};
+  auto matcher = Compile(t);
+  const std::vector<Segment> occurrences = matcher->Find(text, {0, text.size()});
+  ASSERT_EQ(occurrences.size(), 2u);
+  auto inside = [&](const std::vector<SourceSentence>& pieces) {
+    for (size_t i = 1; i < pieces.size(); ++i) {
+      for (const Segment& o : occurrences) {
+        if (pieces[i].range.begin > o.begin && pieces[i].range.begin < o.end) return true;
+      }
+    }
+    return false;
+  };
+  bool cut_inside_without = false;
+  for (int max_tokens = 6; max_tokens <= 20; ++max_tokens) {
+    cut_inside_without =
+        cut_inside_without || inside(SplitIntoSentences(text, nullptr, tokenizer(), max_tokens));
+    ASSERT_OK_AND_ASSIGN(
+        std::vector<SourceSentence> pieces,
+        SplitIntoSentences(text, nullptr, tokenizer(), max_tokens, matcher.get(), {}));
+    EXPECT_FALSE(inside(pieces)) << max_tokens;
+    size_t terms = 0;
+    for (const SourceSentence& p : pieces) {
+      EXPECT_LE(p.ids.size(), static_cast<size_t>(max_tokens));
+      if (p.terms != nullptr) terms += p.terms->terms.size();
+    }
+    EXPECT_EQ(terms, 2u) << max_tokens;
+  }
+  EXPECT_TRUE(cut_inside_without);  // The test would see a cut inside.
+}
+
+TEST_F(DocumentTermsTest, TooManyTermsInASentenceFailsPrepareDocument) {
+  Terminology t;
+  t.glossary = {{"cat", {"Katze"}}};
+  auto matcher = Compile(t);
+  std::string text = "Dogs.";
+  for (int i = 0; i <= kMaxTermConstraints; ++i) absl::StrAppend(&text, " cat");
+  for (DocumentFormat format :
+       {DocumentFormat::kPlainText, DocumentFormat::kHtml, DocumentFormat::kMarkdown}) {
+    absl::StatusOr<std::unique_ptr<Document>> document =
+        PrepareDocument(text, format, Rules(matcher.get()));
+    ASSERT_FALSE(document.ok());
+    EXPECT_EQ(document.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(document.status().message(), ::testing::HasSubstr("at most 64"));
+  }
+}
+
+TEST_F(DocumentTermsTest, EveryFormatAttachesTerms) {
+  Terminology t;
+  t.glossary = {{"dog", {"Hund"}}};
+  auto matcher = Compile(t);
+  const std::pair<DocumentFormat, std::string> texts[] = {
+      {DocumentFormat::kPlainText, "A dog runs."},
+      {DocumentFormat::kHtml, "<p>A <i>dog</i> runs.</p>"},
+      {DocumentFormat::kMarkdown, "A *dog* runs.\n"},
+      {DocumentFormat::kSrt, "1\n00:00:01,000 --> 00:00:02,000\nA dog runs.\n"},
+      {DocumentFormat::kVtt, "WEBVTT\n\n00:00:01.000 --> 00:00:02.000\nA dog runs.\n"},
+  };
+  for (const auto& [format, text] : texts) {
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<Document> document,
+                         PrepareDocument(text, format, Rules(matcher.get())));
+    ASSERT_EQ(document->sentences().size(), 1u) << text;
+    ASSERT_NE(document->sentences()[0].terms, nullptr) << text;
+    EXPECT_EQ(document->sentences()[0].terms->terms.size(), 1u) << text;
+  }
+}
+
+TEST_F(DocumentTermsTest, JoinPutsAPlaceholderTheVocabularyLacksBackExactly) {
+  auto matcher = Compile(Placeholders());
+  const std::string text = "Hello {name} and welcome.";
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Document> document,
+                       PrepareDocument(text, DocumentFormat::kPlainText, Rules(matcher.get())));
+  ASSERT_EQ(document->sentences().size(), 1u);
+  const SentenceTerms* terms = document->sentences()[0].terms.get();
+  ASSERT_NE(terms, nullptr);
+  // The model cannot write "{" or "}": the form's ids hold the unknown id.
+  const std::vector<int>& form = terms->constraints.terms[0].forms[0];
+  ASSERT_NE(std::find(form.begin(), form.end(), tokenizer().unk_id()), form.end());
+  const TextTranslation joined =
+      Join(*document, {Make({{"Hallo"}, {"", 0}, {"und willkommen."}}, terms)});
+  EXPECT_EQ(joined.hypotheses[0].text, "Hallo {name} und willkommen.");
+  // The source's braces, unknown to the source vocabulary too, are in the kept span: not dropped.
+  EXPECT_THAT(joined.dropped[0], IsEmpty());
+}
+
+TEST_F(DocumentTermsTest, JoinWritesTheFormsBytesWhateverItsIdsDecodeTo) {
+  // SentencePiece reads the ligature "ﬁ" as "fi": the ids decode to ".../file", the text keeps it.
+  auto matcher = Compile(Placeholders());
+  const std::string text = "See https://example.com/\xEF\xAC\x81le now.";
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Document> document,
+                       PrepareDocument(text, DocumentFormat::kPlainText, Rules(matcher.get())));
+  const SentenceTerms* terms = document->sentences()[0].terms.get();
+  ASSERT_NE(terms, nullptr);
+  const TextTranslation joined = Join(*document, {Make({{"Siehe"}, {"", 0}, {"jetzt."}}, terms)});
+  EXPECT_EQ(joined.hypotheses[0].text, "Siehe https://example.com/\xEF\xAC\x81le jetzt.");
+}
+
+TEST_F(DocumentTermsTest, JoinWritesGlossaryFormsAndShiftsTermsOverSentences) {
+  Terminology t;
+  t.glossary = {{"cat", {"Katze", "Kater"}}};
+  t.keep_patterns = {KeepPattern::kPlaceholders};
+  auto matcher = Compile(t);
+  const std::string text = "The cat sleeps.  Hello %s and the cat sleeps.";
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Document> document,
+                       PrepareDocument(text, DocumentFormat::kPlainText, Rules(matcher.get())));
+  ASSERT_EQ(document->sentences().size(), 2u);
+  const SentenceTerms* first = document->sentences()[0].terms.get();
+  const SentenceTerms* second = document->sentences()[1].terms.get();
+  ASSERT_NE(first, nullptr);
+  ASSERT_NE(second, nullptr);
+  ASSERT_EQ(second->terms.size(), 2u);  // "%s" and "cat".
+  Hypothesis a = Make({{"Die"}, {"", 0, 1}, {"schläft."}}, first);
+  Hypothesis b = Make({{"Hallo"}, {"", 0}, {"und die"}, {"", 1, 0}, {"schläft."}}, second);
+  const size_t a_ids = a.ids.size();
+  const PlacedTerm b_cat = b.terms[1];
+  const TextTranslation joined = Join(*document, {a, b});
+  EXPECT_EQ(joined.hypotheses[0].text, "Die Kater schläft.  Hallo %s und die Katze schläft.");
+  // The joined hypothesis's placed terms: the second sentence's moved past the first's ids.
+  ASSERT_EQ(joined.hypotheses[0].terms.size(), 3u);
+  EXPECT_EQ(joined.hypotheses[0].terms[2].begin, static_cast<int>(a_ids) + b_cat.begin);
+  EXPECT_EQ(joined.hypotheses[0].terms[2].end, static_cast<int>(a_ids) + b_cat.end);
+}
+
+TEST_F(DocumentTermsTest, HtmlMarkupAroundATermFollowsTheAlignment) {
+  auto matcher = Compile(Placeholders());
+  const std::string html = "<p>Hello <b>{name}</b> and welcome.</p>";
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Document> document,
+                       PrepareDocument(html, DocumentFormat::kHtml, Rules(matcher.get())));
+  ASSERT_EQ(document->sentences().size(), 1u);
+  const SentenceTerms* terms = document->sentences()[0].terms.get();
+  ASSERT_NE(terms, nullptr);
+  // The run's text is "Hello {name} and welcome.": the source pieces of "{name}" are those whose
+  // bytes lie in 6-12; the form's tokens are aligned to the first of them, the rest to "Hello".
+  const std::string run = "Hello {name} and welcome.";
+  std::vector<Segment> spans;
+  tokenizer().EncodeSourceWithSpans(run, spans);
+  int name_piece = -1;
+  for (size_t i = 0; i < spans.size() && name_piece < 0; ++i) {
+    if (spans[i].end > 6 && spans[i].begin < 12) name_piece = static_cast<int>(i);
+  }
+  ASSERT_GE(name_piece, 0);
+  // "Willkommen und hallo {name}": the term moved to the end (where its relative position in the
+  // source would not put it); its markup must move with it.
+  Hypothesis h = Make({{"Willkommen und hallo"}, {"", 0}}, terms);
+  std::vector<int> alignment(h.ids.size(), 0);
+  for (int k = h.terms[0].begin; k < h.terms[0].end; ++k) alignment[k] = name_piece;
+  h.alignment = alignment;
+  const TextTranslation joined = Join(*document, {h});
+  EXPECT_EQ(joined.hypotheses[0].text, "<p>Willkommen und hallo <b>{name}</b></p>");
+}
+
+}  // namespace
+}  // namespace mtserve
