@@ -12,6 +12,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "text/inline_spans.h"
 #include "text/markup_escape.h"
 
@@ -134,8 +135,32 @@ HtmlShape EstimateShape(absl::string_view html) {
   return shape;
 }
 
+// An element's tag name in lower case (an unknown tag's as written).
+std::string TagName(const GumboElement& e) {
+  if (e.tag != GUMBO_TAG_UNKNOWN) return gumbo_normalized_tagname(e.tag);
+  GumboStringPiece name = e.original_tag;
+  gumbo_tag_from_original_text(&name);
+  return absl::AsciiStrToLower(absl::string_view(name.data, name.length));
+}
+
+// Whether the author marked the element's content as not to be translated: translate="no",
+// class "notranslate" (Google's and DeepL's convention), or a tag name the caller listed.
+bool MarkedNoTranslate(const GumboElement& e, const HtmlOptions& options) {
+  const GumboAttribute* translate = gumbo_get_attribute(&e.attributes, "translate");
+  if (translate != nullptr && absl::AsciiStrToLower(translate->value) == "no") return true;
+  if (const GumboAttribute* c = gumbo_get_attribute(&e.attributes, "class"); c != nullptr) {
+    for (absl::string_view name : absl::StrSplit(c->value, absl::ByAnyChar(" \t\n\f\r"))) {
+      if (name == "notranslate") return true;
+    }
+  }
+  if (options.ignore_tags.empty()) return false;
+  const std::string name = TagName(e);
+  return std::find(options.ignore_tags.begin(), options.ignore_tags.end(), name) !=
+         options.ignore_tags.end();
+}
+
 // Elements whose content is not text to translate.
-bool IsUntranslatable(const GumboElement& e) {
+bool IsUntranslatable(const GumboElement& e, const HtmlOptions& options) {
   switch (e.tag) {
     case GUMBO_TAG_SCRIPT:
     case GUMBO_TAG_STYLE:
@@ -153,8 +178,7 @@ bool IsUntranslatable(const GumboElement& e) {
     default:
       break;
   }
-  const GumboAttribute* translate = gumbo_get_attribute(&e.attributes, "translate");
-  return translate != nullptr && absl::AsciiStrToLower(translate->value) == "no";
+  return MarkedNoTranslate(e, options);
 }
 
 // Phrasing markup that wraps words inside a sentence.
@@ -200,15 +224,37 @@ bool IsClone(const GumboNode* n) {
                             GUMBO_INSERTION_ADOPTION_AGENCY_CLONED)) != 0;
 }
 
-// An element that can be taken apart into text and inline markup: an inline tag written in the
-// source (or a clone of one), holding only text and such elements.
-bool IsInlineContent(const GumboNode* n) {
-  if (n->type != GUMBO_NODE_ELEMENT) return false;
+bool IsInlineContent(const GumboNode* n, const HtmlOptions& options);
+
+// An element inside a run whose text is kept as written (options.keep_inline): an inline or
+// unknown tag written in the source, marked not to be translated (MarkedNoTranslate), holding
+// only text and inline content.
+bool IsKeptInline(const GumboNode* n, const HtmlOptions& options) {
+  if (!options.keep_inline || n->type != GUMBO_NODE_ELEMENT) return false;
   const GumboElement& e = n->v.element;
-  if (!IsInlineTag(e.tag) || IsUntranslatable(e) || e.original_tag.length == 0) return false;
+  if (!(IsInlineTag(e.tag) || e.tag == GUMBO_TAG_UNKNOWN) || e.original_tag.length == 0 ||
+      !MarkedNoTranslate(e, options)) {
+    return false;
+  }
   for (unsigned i = 0; i < e.children.length; ++i) {
     const auto* child = static_cast<const GumboNode*>(e.children.data[i]);
-    if (!IsText(child) && !IsInlineContent(child)) return false;
+    if (!IsText(child) && !IsInlineContent(child, options)) return false;
+  }
+  return true;
+}
+
+// An element that can be taken apart into text and inline markup: an inline tag written in the
+// source (or a clone of one), holding only text and such elements; or a kept one (IsKeptInline).
+bool IsInlineContent(const GumboNode* n, const HtmlOptions& options) {
+  if (n->type != GUMBO_NODE_ELEMENT) return false;
+  if (IsKeptInline(n, options)) return true;
+  const GumboElement& e = n->v.element;
+  if (!IsInlineTag(e.tag) || IsUntranslatable(e, options) || e.original_tag.length == 0) {
+    return false;
+  }
+  for (unsigned i = 0; i < e.children.length; ++i) {
+    const auto* child = static_cast<const GumboNode*>(e.children.data[i]);
+    if (!IsText(child) && !IsInlineContent(child, options)) return false;
   }
   return true;
 }
@@ -297,8 +343,9 @@ std::vector<std::string> DecodeTextSegments(absl::Span<const absl::string_view> 
 // parser moved) ends the run, so that replacing a run's bytes loses none.
 class RunCollector {
  public:
-  RunCollector(absl::string_view html, std::vector<HtmlDocument::Run>& runs)
-      : html_(html), runs_(runs) {}
+  RunCollector(absl::string_view html, const HtmlOptions& options,
+               std::vector<HtmlDocument::Run>& runs)
+      : html_(html), options_(options), runs_(runs) {}
 
   void Walk(const GumboNode* node) {
     if (node->type == GUMBO_NODE_DOCUMENT) {
@@ -309,13 +356,13 @@ class RunCollector {
     }
     if (node->type != GUMBO_NODE_ELEMENT) return;
     const GumboElement& e = node->v.element;
-    if (IsUntranslatable(e)) return;
+    if (IsUntranslatable(e, options_)) return;
     Attributes(e);
     for (unsigned i = 0; i < e.children.length; ++i) {
       const auto* child = static_cast<const GumboNode*>(e.children.data[i]);
       if (IsText(child)) {
         AddText(child);
-      } else if (IsInlineContent(child)) {
+      } else if (IsInlineContent(child, options_)) {
         AddInline(child);
       } else {
         Flush();
@@ -452,12 +499,16 @@ class RunCollector {
   void AddInline(const GumboNode* n) {
     const GumboElement& e = n->v.element;
     const bool clone = IsClone(n);
+    // A kept element's text, if the run is not restarted inside it.
+    const bool kept = IsKeptInline(n, options_);
+    const size_t kept_from = run_.text.size();
+    const size_t kept_run = flushed_;
     const auto found = clone ? clones_.find(e.original_tag.data) : clones_.end();
     if (found != clones_.end()) {
       stack_.push_back(found->second);
     } else {
       if (!clone) {
-        Attributes(e);
+        if (!kept) Attributes(e);  // A kept element's title is not translated either.
         Consume(e.start_pos.offset, e.start_pos.offset + e.original_tag.length);
       }
       // A clone of an element outside this run (reopened after a block, or after misnested
@@ -465,11 +516,10 @@ class RunCollector {
       // was written, so none is written here (one would nest it in itself), and only its own end
       // tag, if it has one.
       const int index = static_cast<int>(run_.inlines.size());
-      run_.inlines.push_back(
-          {{run_.text.size(), run_.text.size()},
-           clone ? std::string() : Piece(e.original_tag),
-           clone ? std::string() : absl::StrCat("</", gumbo_normalized_tagname(e.tag), ">"),
-           -1});
+      run_.inlines.push_back({{run_.text.size(), run_.text.size()},
+                              clone ? std::string() : Piece(e.original_tag),
+                              clone ? std::string() : absl::StrCat("</", TagName(e), ">"),
+                              -1});
       spans_.push_back({e.original_tag.data, stack_.empty() ? -1 : stack_.back()});
       clones_[e.original_tag.data] = index;
       stack_.push_back(index);
@@ -489,6 +539,15 @@ class RunCollector {
     stack_.pop_back();
     in.range.end = run_.text.size();
     if (end_tag.has_value()) in.close = Piece(e.original_end_tag);
+    if (kept && kept_run == flushed_) {
+      Segment range{kept_from, run_.text.size()};
+      while (range.begin < range.end && run_.text[range.begin] == ' ') ++range.begin;
+      while (range.end > range.begin && run_.text[range.end - 1] == ' ') --range.end;
+      // Inside another kept element's text, that one keeps it.
+      if (range.begin < range.end && (run_.kept.empty() || run_.kept.back().end <= range.begin)) {
+        run_.kept.push_back(range);
+      }
+    }
   }
 
   // alt and title values are runs of their own (a tooltip, an image's description).
@@ -513,6 +572,7 @@ class RunCollector {
   void Flush() {
     HtmlDocument::Run run = std::move(run_);
     run_ = HtmlDocument::Run();
+    ++flushed_;
     for (int index : stack_) run.inlines[index].range.end = run.text.size();
     for (size_t i = 0; i < run.inlines.size(); ++i) {
       const Segment range = run.inlines[i].range;
@@ -534,6 +594,7 @@ class RunCollector {
   }
 
   const absl::string_view html_;
+  const HtmlOptions& options_;
   std::vector<HtmlDocument::Run>& runs_;
   std::vector<HtmlDocument::Run> pending_;
   HtmlDocument::Run run_;
@@ -541,6 +602,7 @@ class RunCollector {
   std::vector<Span> spans_;                       // Per inline of run_.
   absl::flat_hash_map<const char*, int> clones_;  // Start tag → inline of run_.
   std::vector<int> stack_;                        // Inlines of run_ open now.
+  size_t flushed_ = 0;                            // Runs ended so far.
 };
 
 // A run's translation with its inlines around their ranges (text/inline_spans.h), its text
@@ -556,7 +618,7 @@ void RenderRun(const HtmlDocument::Run& run, const HtmlDocument::Translated& t, 
 }
 }  // namespace
 
-absl::StatusOr<HtmlDocument> HtmlDocument::Parse(std::string html) {
+absl::StatusOr<HtmlDocument> HtmlDocument::Parse(std::string html, const HtmlOptions& options) {
   const HtmlShape shape = EstimateShape(html);
   if (shape.depth > kMaxDepth) {
     return absl::InvalidArgumentError(
@@ -581,7 +643,7 @@ absl::StatusOr<HtmlDocument> HtmlDocument::Parse(std::string html) {
       gumbo_parse_with_options(&kOptions, document.html_.data(), document.html_.size()),
       [](GumboOutput* o) { gumbo_destroy_output(&kOptions, o); });
   if (output == nullptr) return absl::InvalidArgumentError("the HTML could not be parsed");
-  RunCollector collector(document.html_, document.runs_);
+  RunCollector collector(document.html_, options, document.runs_);
   collector.Walk(output->document);
   collector.Finish();
   return document;

@@ -6,9 +6,11 @@
 // Parsed with gumbo, the HTML5 parsing algorithm browsers use, never with patterns. Runs are
 // replaced in the source text by their byte ranges, so what is not translated is not re-serialised
 // (and so not changed). Left untranslated: script, style, code, pre, textarea, template, svg,
-// math, kbd, samp, var, noscript, elements with translate="no", and comments (which also end a
-// run, as do <br> and any element that is not inline markup). Line breaks inside a run are spaces
-// in its text: in HTML they are the source's wrapping, not a boundary. An alt or title on an
+// math, kbd, samp, var, noscript, elements with translate="no" or class "notranslate" (or a tag
+// HtmlOptions::ignore_tags lists), and comments (which also end a run, as do <br> and any element
+// that is not inline markup); with HtmlOptions::keep_inline, an inline element marked not to be
+// translated stays in its run, as text kept as written (Run::kept). Line breaks inside a run are
+// spaces in its text: in HTML they are the source's wrapping, not a boundary. An alt or title on an
 // inline element inside a run is left as written.
 //
 // Misnested inline markup ("<b>a <i>b</b> c</i>", <font> across <b>) is one run, translated as the
@@ -40,6 +42,17 @@
 
 namespace mtserve {
 
+// How a document is taken apart beyond HTML's own rules.
+struct HtmlOptions {
+  // Whether an inline element marked not to be translated (translate="no", class "notranslate",
+  // or a tag of `ignore_tags`) inside a run stays part of it, its text listed in Run::kept (a
+  // caller with a terminology keeps it as written: text/term_matcher.h), rather than ending the
+  // run and being left as written.
+  bool keep_inline = false;
+  // Tag names (lower case) treated as translate="no" (DeepL's ignore_tags).
+  std::vector<std::string> ignore_tags;
+};
+
 class HtmlDocument {
  public:
   // Markup around part of a run's text (text/inline_spans.h): <b>, <a href=...>, <span
@@ -62,6 +75,8 @@ class HtmlDocument {
     bool attribute = false;       // An alt or title value (no inlines).
     Segment source;               // Its bytes in the document.
     std::vector<TextSource> text_sources;  // In order of `text` (none for an attribute).
+    // Ranges of `text` kept as written (HtmlOptions::keep_inline), in order.
+    std::vector<Segment> kept;
   };
   // A run's translation: its text and where each of its inlines goes in it.
   using Translated = TranslatedRun;
@@ -86,7 +101,7 @@ class HtmlDocument {
   // InvalidArgument for elements nested deeper than kMaxDepth or with more than kMaxAttributes
   // attributes, or for input gumbo cannot parse at all (never seen: HTML5 parsing accepts
   // anything).
-  static absl::StatusOr<HtmlDocument> Parse(std::string html);
+  static absl::StatusOr<HtmlDocument> Parse(std::string html, const HtmlOptions& options = {});
 
   const std::vector<Run>& runs() const { return runs_; }
 

@@ -21,7 +21,7 @@ class HtmlTextDocument : public RunsDocument {
  protected:
   size_t num_runs() const override { return document_.runs().size(); }
   RunView run(size_t r) const override {
-    return {document_.runs()[r].text, document_.runs()[r].inlines};
+    return {document_.runs()[r].text, document_.runs()[r].inlines, document_.runs()[r].kept};
   }
   Segment SourceBytes(size_t r, Segment range) const override {
     return HtmlDocument::SourceBytes(document_.runs()[r], range);
@@ -38,7 +38,12 @@ class HtmlTextDocument : public RunsDocument {
 
 absl::StatusOr<std::unique_ptr<Document>> PrepareHtml(absl::string_view text,
                                                       const SentenceRules& rules) {
-  absl::StatusOr<HtmlDocument> document = HtmlDocument::Parse(std::string(text));
+  // With a terminology, an inline element not to be translated is a span of its sentence kept as
+  // written (its text a constraint), not the end of the sentence.
+  HtmlOptions options;
+  options.keep_inline = rules.terms != nullptr;
+  options.ignore_tags = rules.ignore_tags;
+  absl::StatusOr<HtmlDocument> document = HtmlDocument::Parse(std::string(text), options);
   if (!document.ok()) return document.status();
   return std::make_unique<HtmlTextDocument>(*std::move(document), rules);
 }

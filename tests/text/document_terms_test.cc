@@ -277,5 +277,58 @@ TEST_F(DocumentTermsTest, HtmlMarkupAroundATermFollowsTheAlignment) {
   EXPECT_EQ(joined.hypotheses[0].text, "<p>Willkommen und hallo <b>{name}</b></p>");
 }
 
+TEST_F(DocumentTermsTest, HtmlTranslateNoInsideASentenceIsAKeptSpanOfIt) {
+  const std::string html = "<p>Press <span translate=\"no\">Save &amp; Exit</span> now.</p>";
+  // Without a terminology the element ends the run, left as written.
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Document> plain,
+                       PrepareDocument(html, DocumentFormat::kHtml, Rules(nullptr)));
+  EXPECT_EQ(plain->sentences().size(), 2u);
+  auto matcher = Compile(Terminology());
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Document> document,
+                       PrepareDocument(html, DocumentFormat::kHtml, Rules(matcher.get())));
+  ASSERT_EQ(document->sentences().size(), 1u);
+  const SentenceTerms* terms = document->sentences()[0].terms.get();
+  ASSERT_NE(terms, nullptr);
+  ASSERT_EQ(terms->terms.size(), 1u);
+  EXPECT_TRUE(terms->terms[0].kept);
+  EXPECT_EQ(terms->terms[0].forms[0].text, "Save & Exit");
+  // The run's text is "Press Save & Exit now.": the kept span's tokens aligned to "Save".
+  const std::string run = "Press Save & Exit now.";
+  std::vector<Segment> spans;
+  tokenizer().EncodeSourceWithSpans(run, spans);
+  int save_piece = -1;
+  for (size_t i = 0; i < spans.size() && save_piece < 0; ++i) {
+    if (spans[i].end > 6 && spans[i].begin < 10) save_piece = static_cast<int>(i);
+  }
+  ASSERT_GE(save_piece, 0);
+  Hypothesis h = Make({{"Jetzt"}, {"", 0}, {"drücken."}}, terms);
+  std::vector<int> alignment(h.ids.size(), 0);
+  for (int k = h.terms[0].begin; k < h.terms[0].end; ++k) alignment[k] = save_piece;
+  h.alignment = alignment;
+  const TextTranslation joined = Join(*document, {h});
+  EXPECT_EQ(joined.hypotheses[0].text,
+            "<p>Jetzt <span translate=\"no\">Save &amp; Exit</span> drücken.</p>");
+}
+
+TEST_F(DocumentTermsTest, HtmlIgnoreTagsAndNotranslateClassAreKeptSpans) {
+  auto matcher = Compile(Terminology());
+  SentenceRules rules = Rules(matcher.get());
+  rules.ignore_tags = {"x"};
+  const std::string html =
+      "<p>Call <x>Foo Bar</x> and <b class=\"brand notranslate\">Acme</b> today.</p>";
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Document> document,
+                       PrepareDocument(html, DocumentFormat::kHtml, rules));
+  ASSERT_EQ(document->sentences().size(), 1u);
+  const SentenceTerms* terms = document->sentences()[0].terms.get();
+  ASSERT_NE(terms, nullptr);
+  ASSERT_EQ(terms->terms.size(), 2u);
+  EXPECT_EQ(terms->terms[0].forms[0].text, "Foo Bar");
+  EXPECT_EQ(terms->terms[1].forms[0].text, "Acme");
+  // Without the tag listed, <x> is an unknown element, which ends the sentence.
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Document> unlisted,
+                       PrepareDocument(html, DocumentFormat::kHtml, Rules(matcher.get())));
+  EXPECT_GT(unlisted->sentences().size(), 1u);
+}
+
 }  // namespace
 }  // namespace mtserve
