@@ -330,5 +330,30 @@ TEST_F(DocumentTermsTest, HtmlIgnoreTagsAndNotranslateClassAreKeptSpans) {
   EXPECT_GT(unlisted->sentences().size(), 1u);
 }
 
+TEST_F(DocumentTermsTest, EveryTextFormatJoinsTheFormExactly) {
+  auto matcher = Compile(Placeholders());
+  const std::pair<DocumentFormat, std::string> texts[] = {
+      {DocumentFormat::kPlainText, "Hello {name} and welcome."},
+      {DocumentFormat::kHtml, "<p>Hello {name} and welcome.</p>"},
+      {DocumentFormat::kMarkdown, "Hello {name} and welcome.\n"},
+      {DocumentFormat::kSrt, "1\n00:00:01,000 --> 00:00:02,000\nHello {name} and welcome.\n"},
+      {DocumentFormat::kVtt,
+       "WEBVTT\n\n00:00:01.000 --> 00:00:02.000\nHello {name} and welcome.\n"},
+  };
+  for (const auto& [format, text] : texts) {
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<Document> document,
+                         PrepareDocument(text, format, Rules(matcher.get())));
+    ASSERT_EQ(document->sentences().size(), 1u) << text;
+    const SentenceTerms* terms = document->sentences()[0].terms.get();
+    ASSERT_NE(terms, nullptr) << text;
+    Hypothesis h = Make({{"Hallo"}, {"", 0}, {"und willkommen."}}, terms);
+    if (document->NeedsAlignment(0)) h.alignment.assign(h.ids.size(), 0);
+    const TextTranslation joined = Join(*document, {h});
+    EXPECT_THAT(joined.hypotheses[0].text, ::testing::HasSubstr("Hallo {name} und willkommen."))
+        << text;
+    EXPECT_THAT(joined.dropped[0], IsEmpty()) << text;
+  }
+}
+
 }  // namespace
 }  // namespace mtserve
