@@ -109,7 +109,8 @@ class BeamSearch : public Search {
     for (const std::vector<Beam>* beams : {&beams_, &next_beams_}) {
       for (const Beam& beam : *beams) {
         bytes += (beam.ids.capacity() + beam.alignment.capacity()) * sizeof(int) +
-                 beam.token_log_probs.capacity() * sizeof(float);
+                 beam.token_log_probs.capacity() * sizeof(float) +
+                 beam.terms.capacity() * sizeof(PlacedTerm);
       }
     }
     for (const FinishedHypotheses& finished : finished_) {

@@ -67,8 +67,9 @@ absl::Status ValidateTermConstraints(const TermConstraints& constraints, const M
   if (needed > length_bound - 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("input ", input, " may generate at most ", length_bound - 1,
-                     " tokens before its </s> (its length bound: max_length, max_length_factor and "
-                     "max_length_offset), but its term constraints need ",
+                     " tokens before its </s> (its length bound is ", length_bound,
+                     " tokens, from max_length, max_length_factor and max_length_offset), but its "
+                     "term constraints need ",
                      needed, " tokens"));
   }
   return absl::OkStatus();

@@ -238,6 +238,7 @@ TEST(ValidateTermConstraintsTest, RefusesWhatCannotBeDecoded) {
   EXPECT_EQ(MinimumConstrainedTokens(three), 3);
   EXPECT_TRUE(ValidateTermConstraints(three, config, 4, 0).ok());
   EXPECT_THAT(message(three, 3), HasSubstr("input 4 may generate at most 2 tokens"));
+  EXPECT_THAT(message(three, 3), HasSubstr("its length bound is 3 tokens"));
   EXPECT_THAT(message(three, 3), HasSubstr("need 3 tokens"));
 }
 
