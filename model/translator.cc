@@ -31,6 +31,7 @@ class Translator::Impl {
   Decoder decoder_;
   FloatBuffer encoder_output_;
   std::unique_ptr<Search> search_;  // While a session is open.
+  SearchParams search_params_;      // Those of the session's search, for checking inputs.
 };
 
 Translator::Translator(std::shared_ptr<const Model> model, int num_threads)
@@ -85,6 +86,7 @@ absl::StatusOr<std::unique_ptr<DecodeSession>> Translator::StartDecoding(
   impl.ctx_.BindToCallingThread();
   impl.decoder_.Reset();
   SearchParams params = MakeSearchParams(config, options);
+  impl.search_params_ = params;
   params.cancelled = std::move(cancelled);
   impl.search_ = Search::Create(std::move(params));
   return std::unique_ptr<DecodeSession>(new DecodeSession(impl_.get()));
@@ -96,12 +98,27 @@ DecodeSession::~DecodeSession() {
 }
 
 absl::StatusOr<std::vector<int>> DecodeSession::AddInputs(
-    const std::vector<std::vector<int>>& sources) {
+    const std::vector<std::vector<int>>& sources,
+    const std::vector<std::shared_ptr<const TermConstraints>>& constraints) {
+  if (!constraints.empty() && constraints.size() != sources.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("AddInputs has ", sources.size(),
+                                                   " sources but ", constraints.size(),
+                                                   " term constraints; give none or one each"));
+  }
   if (sources.empty()) return std::vector<int>();
+  const SearchParams& params = translator_->search_params_;
+  for (size_t i = 0; i < constraints.size(); ++i) {
+    if (constraints[i] == nullptr) continue;
+    const int length_bound =
+        InputMaxLength(params.options, params.max_length, static_cast<int>(sources[i].size()));
+    MT_RETURN_IF_ERROR(ValidateTermConstraints(*constraints[i], translator_->model_->config(),
+                                               length_bound, static_cast<int>(i)));
+  }
   MT_ASSIGN_OR_RETURN(std::vector<int> sentences, translator_->Encode(sources));
   for (size_t i = 0; i < sentences.size(); ++i) {
     translator_->search_->Add(translator_->decoder_, sentences[i],
-                              static_cast<int>(sources[i].size()));
+                              static_cast<int>(sources[i].size()),
+                              constraints.empty() ? nullptr : constraints[i]);
   }
   return sentences;
 }
@@ -121,13 +138,14 @@ size_t DecodeSession::encoding_peak_bytes() const { return translator_->encoder_
 
 absl::StatusOr<std::vector<std::vector<Hypothesis>>> Translator::TranslateIds(
     const std::vector<std::vector<int>>& sources, const DecodingOptions& options,
-    const CancelledFn& cancelled) {
+    const CancelledFn& cancelled,
+    const std::vector<std::shared_ptr<const TermConstraints>>& constraints) {
   std::vector<int> index_of;  // By sentence id.
   CancelledFn sentence_cancelled;
   if (cancelled) sentence_cancelled = [&](int sentence) { return cancelled(index_of[sentence]); };
   MT_ASSIGN_OR_RETURN(const std::unique_ptr<DecodeSession> session,
                       StartDecoding(options, std::move(sentence_cancelled)));
-  MT_ASSIGN_OR_RETURN(const std::vector<int> sentences, session->AddInputs(sources));
+  MT_ASSIGN_OR_RETURN(const std::vector<int> sentences, session->AddInputs(sources, constraints));
   for (size_t i = 0; i < sentences.size(); ++i) {
     if (static_cast<size_t>(sentences[i]) >= index_of.size()) index_of.resize(sentences[i] + 1);
     index_of[sentences[i]] = static_cast<int>(i);

@@ -16,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "model/decoding/decoding_options.h"
 #include "model/decoding/hypothesis.h"
+#include "model/decoding/term_constraints.h"
 #include "model/model.h"
 
 namespace mtserve {
@@ -49,9 +50,11 @@ class Translator {
                                                            const CancelledFn& cancelled = nullptr);
 
   // The same from source ids (each ending with </s>); hypotheses carry ids but no text.
+  // `constraints`: none, or one per source (null: none), as DecodeSession::AddInputs takes them.
   absl::StatusOr<std::vector<std::vector<Hypothesis>>> TranslateIds(
       const std::vector<std::vector<int>>& sources, const DecodingOptions& options,
-      const CancelledFn& cancelled = nullptr);
+      const CancelledFn& cancelled = nullptr,
+      const std::vector<std::shared_ptr<const TermConstraints>>& constraints = {});
 
   // Teacher forcing: the log-probability of each target token given the source and the target
   // tokens before it (targets normally end with </s>).
@@ -85,7 +88,14 @@ class DecodeSession {
   // Encodes `sources` (each ending with </s>) and adds them to the decode from the next step on.
   // Returns their ids, which FinishedSentence::sentence and `cancelled` use; an id is reused once
   // its input has finished. An invalid source fails the call and adds none.
-  absl::StatusOr<std::vector<int>> AddInputs(const std::vector<std::vector<int>>& sources);
+  // `constraints`: none, or one per source (null: none); every hypothesis of a source with
+  // constraints meets them all and says where (Hypothesis::terms; see Search::CreateBeam and
+  // CreateGreedy for how). Constraints that are invalid, more than kMaxTermConstraints, or
+  // need more tokens than the source's length bound allows before its </s>
+  // (ValidateTermConstraints) fail the call with an InvalidArgument naming the input.
+  absl::StatusOr<std::vector<int>> AddInputs(
+      const std::vector<std::vector<int>>& sources,
+      const std::vector<std::shared_ptr<const TermConstraints>>& constraints = {});
   // One decoding step for every input. Appends the inputs that finished (hypotheses with ids but
   // no text) or were cancelled (no hypotheses) to `finished`.
   void Step(std::vector<FinishedSentence>& finished);

@@ -1,7 +1,11 @@
 #include <algorithm>
 #include <cmath>
+#include <memory>
+#include <optional>
+#include <vector>
 
 #include "model/decoding/search.h"
+#include "model/decoding/term_tracker.h"
 #include "model/kernels/top_k.h"
 
 namespace mtserve {
@@ -14,6 +18,9 @@ struct Beam {
   std::vector<int> ids;
   std::vector<float> token_log_probs;
   std::vector<int> alignment;  // With return_alignment only; follows the ids.
+  // With term constraints only.
+  TermProgress progress;
+  std::vector<PlacedTerm> terms;
 };
 
 struct Candidate {
@@ -40,6 +47,7 @@ class FinishedHypotheses {
     if (static_cast<int>(hypotheses_.size()) > beam_size_) hypotheses_.pop_back();
   }
   bool full() const { return static_cast<int>(hypotheses_.size()) >= beam_size_; }
+  int size() const { return static_cast<int>(hypotheses_.size()); }
   float worst_score() const { return hypotheses_.back().score; }
   std::vector<Hypothesis>& hypotheses() { return hypotheses_; }
   const std::vector<Hypothesis>& hypotheses() const { return hypotheses_; }
@@ -56,6 +64,7 @@ Hypothesis Finish(const Beam& beam, const Candidate* last, const int* last_align
   h.ids = beam.ids;
   h.token_log_probs = beam.token_log_probs;
   h.alignment = beam.alignment;
+  h.terms = beam.terms;
   h.log_prob = beam.log_prob;
   if (last != nullptr) {
     h.ids.push_back(last->token);
@@ -74,15 +83,21 @@ class BeamSearch : public Search {
  public:
   explicit BeamSearch(SearchParams params) : params_(std::move(params)) {}
 
-  void Add(Decoder& decoder, int sentence, int source_tokens) override {
+  void Add(Decoder& decoder, int sentence, int source_tokens,
+           std::shared_ptr<const TermConstraints> constraints) override {
     decoder.AddRows(1);
-    beams_.push_back({sentence, 0.f, {}, {}, {}});
+    beams_.push_back({sentence, 0.f, {}, {}, {}, {}, {}});
     ids_.push_back(params_.start_id);
     if (static_cast<size_t>(sentence) >= finished_.size()) {
       finished_.resize(sentence + 1, FinishedHypotheses(params_.options.beam_size));
       max_lengths_.resize(sentence + 1);
+      trackers_.resize(sentence + 1);
     }
     finished_[sentence] = FinishedHypotheses(params_.options.beam_size);
+    trackers_[sentence].reset();
+    if (constraints != nullptr && !constraints->terms.empty()) {
+      trackers_[sentence] = std::make_unique<TermTracker>(*constraints);
+    }
     max_lengths_[sentence] = InputMaxLength(params_.options, params_.max_length, source_tokens);
     ++sentences_;
   }
@@ -94,7 +109,8 @@ class BeamSearch : public Search {
     for (const std::vector<Beam>* beams : {&beams_, &next_beams_}) {
       for (const Beam& beam : *beams) {
         bytes += (beam.ids.capacity() + beam.alignment.capacity()) * sizeof(int) +
-                 beam.token_log_probs.capacity() * sizeof(float);
+                 beam.token_log_probs.capacity() * sizeof(float) +
+                 beam.terms.capacity() * sizeof(PlacedTerm);
       }
     }
     for (const FinishedHypotheses& finished : finished_) {
@@ -158,53 +174,66 @@ class BeamSearch : public Search {
       const bool last_step = length == max_lengths_[sentence];
       FinishedHypotheses& done_hypotheses = finished_[sentence];
 
-      candidates_.clear();
-      for (int r = first; r < end; ++r) {
-        for (int k = 0; k < per_row; ++k) {
-          const float token_log_prob = candidate_log_probs_[r * per_row + k];
-          if (!std::isfinite(token_log_prob)) continue;
-          candidates_.push_back({beams_[r].log_prob + token_log_prob, r,
-                                 candidate_ids_[r * per_row + k], token_log_prob});
-        }
-      }
-      // Best first; equal scores keep row then rank order, so results do not depend on the sort.
-      std::stable_sort(
-          candidates_.begin(), candidates_.end(),
-          [](const Candidate& a, const Candidate& b) { return a.log_prob > b.log_prob; });
-
       const size_t next_first = next_beams_.size();
-      for (size_t i = 0; i < candidates_.size(); ++i) {
-        const Candidate& c = candidates_[i];
-        if (c.token == params_.eos_id) {
-          // Only an ending that ranks within the beam counts as a finished hypothesis.
-          if (static_cast<int>(i) < beam_size) {
-            done_hypotheses.Add(Finish(
-                beams_[c.row], &c, with_alignment ? &alignment_[c.row] : nullptr, length_penalty));
+      if (trackers_[sentence] != nullptr) {
+        SelectConstrained(first, end, per_row, *trackers_[sentence], done_hypotheses);
+      } else {
+        candidates_.clear();
+        for (int r = first; r < end; ++r) {
+          for (int k = 0; k < per_row; ++k) {
+            const float token_log_prob = candidate_log_probs_[r * per_row + k];
+            if (!std::isfinite(token_log_prob)) continue;
+            candidates_.push_back({beams_[r].log_prob + token_log_prob, r,
+                                   candidate_ids_[r * per_row + k], token_log_prob});
           }
-          continue;
         }
-        Beam& next = next_beams_.emplace_back(beams_[c.row]);
-        next.log_prob = c.log_prob;
-        next.ids.push_back(c.token);
-        next.token_log_probs.push_back(c.token_log_prob);
-        if (with_alignment) next.alignment.push_back(alignment_[c.row]);
-        parents_.push_back(c.row);
-        ids_.push_back(c.token);
-        if (static_cast<int>(next_beams_.size() - next_first) == beam_size) break;
+        // Best first; equal scores keep row then rank order, so results do not depend on the sort.
+        std::stable_sort(
+            candidates_.begin(), candidates_.end(),
+            [](const Candidate& a, const Candidate& b) { return a.log_prob > b.log_prob; });
+
+        for (size_t i = 0; i < candidates_.size(); ++i) {
+          const Candidate& c = candidates_[i];
+          if (c.token == params_.eos_id) {
+            // Only an ending that ranks within the beam counts as a finished hypothesis.
+            if (static_cast<int>(i) < beam_size) {
+              done_hypotheses.Add(Finish(beams_[c.row], &c,
+                                         with_alignment ? &alignment_[c.row] : nullptr,
+                                         length_penalty));
+            }
+            continue;
+          }
+          Beam& next = next_beams_.emplace_back(beams_[c.row]);
+          next.log_prob = c.log_prob;
+          next.ids.push_back(c.token);
+          next.token_log_probs.push_back(c.token_log_prob);
+          if (with_alignment) next.alignment.push_back(alignment_[c.row]);
+          parents_.push_back(c.row);
+          ids_.push_back(c.token);
+          if (static_cast<int>(next_beams_.size() - next_first) == beam_size) break;
+        }
       }
 
       // Done at max_length, or when the beam is full of finished hypotheses and the best live
       // one, normalised at its current length, cannot beat the worst of them (Hugging Face's
       // rule with early_stopping=False).
+      // A sentence with term constraints stops as soon as the beam is full of finished
+      // hypotheses (Hugging Face's early_stopping=True), and those cut at max_length only make
+      // up for the ended ones missing: its live hypotheses, which </s> cannot end while a
+      // constraint is unmet, would otherwise run on to max_length, where a degenerate one whose
+      // constraint was forced in at the end outscores, normalised by its length, the ended ones
+      // that paid for it in a short translation.
+      const bool constrained = trackers_[sentence] != nullptr;
       bool done = last_step || next_beams_.size() == next_first;
       if (!done && done_hypotheses.full()) {
         const float best_live =
             NormalizedScore(next_beams_[next_first].log_prob, length, length_penalty);
-        done = done_hypotheses.worst_score() >= best_live;
+        done = constrained || done_hypotheses.worst_score() >= best_live;
       }
       if (done) {
         if (last_step) {
           for (size_t i = next_first; i < next_beams_.size(); ++i) {
+            if (constrained && done_hypotheses.size() >= params_.options.num_hypotheses) break;
             done_hypotheses.Add(Finish(next_beams_[i], nullptr, nullptr, length_penalty));
           }
         }
@@ -224,6 +253,124 @@ class BeamSearch : public Search {
   }
 
  private:
+  // A candidate of a constrained sentence: with the progress it makes.
+  struct TermCandidate {
+    Candidate candidate;
+    TermProgress progress;
+    std::optional<PlacedTerm> placed;
+  };
+
+  // Adds the endings and next beams of the sentence of rows [first, end), which has term
+  // constraints, by dynamic beam allocation (see CreateBeam).
+  void SelectConstrained(int first, int end, int per_row, const TermTracker& tracker,
+                         FinishedHypotheses& done_hypotheses) {
+    const int vocab = params_.vocab_size;
+    const int beam_size = params_.options.beam_size;
+    const int eos_id = params_.eos_id;
+    const bool with_alignment = params_.options.return_alignment;
+    // All beams of a sentence have the same length.
+    const int position = static_cast<int>(beams_[first].ids.size());
+    const int left = max_lengths_[beams_[first].sentence] - position - 1;
+
+    term_candidates_.clear();
+    for (int r = first; r < end; ++r) {
+      const Beam& beam = beams_[r];
+      const float* row = log_probs_.data() + static_cast<size_t>(r) * vocab;
+      auto add = [&](int token) {
+        const float token_log_prob = row[token];
+        if (!std::isfinite(token_log_prob) ||
+            !tracker.Permitted(beam.progress, token, position, left, eos_id)) {
+          return;
+        }
+        TermTracker::Advanced advanced = tracker.Advance(beam.progress, token, position);
+        term_candidates_.push_back({{beam.log_prob + token_log_prob, r, token, token_log_prob},
+                                    advanced.progress,
+                                    advanced.placed});
+      };
+      // A row whose next token is restricted has only its proposals to give.
+      const bool forced = tracker.Forced(beam.progress, left);
+      const int* top = candidate_ids_.data() + r * per_row;
+      if (!forced) {
+        for (int k = 0; k < per_row; ++k) add(top[k]);
+      }
+      proposals_.clear();
+      tracker.Proposals(beam.progress, position, proposals_);
+      for (int token : proposals_) {
+        if (forced || std::find(top, top + per_row, token) == top + per_row) add(token);
+      }
+    }
+    // Best first; equal scores keep row then rank order, so results do not depend on the sort.
+    std::stable_sort(term_candidates_.begin(), term_candidates_.end(),
+                     [](const TermCandidate& a, const TermCandidate& b) {
+                       return a.candidate.log_prob > b.candidate.log_prob;
+                     });
+
+    // An ending (only rows that meet every constraint have one) counts when it ranks within the
+    // beam among those rows' candidates.
+    int rank = 0;
+    for (const TermCandidate& c : term_candidates_) {
+      const Beam& beam = beams_[c.candidate.row];
+      if (!tracker.AllMet(beam.progress)) continue;
+      if (c.candidate.token == eos_id && rank < beam_size) {
+        done_hypotheses.Add(Finish(beam, &c.candidate,
+                                   with_alignment ? &alignment_[c.candidate.row] : nullptr,
+                                   params_.options.length_penalty));
+      }
+      ++rank;
+    }
+
+    // The beam's slots shared among the banks of 0 to all constraint tokens met (TokensMet),
+    // the remainder to the bank that meets all; then, from the top bank down, the slots a bank
+    // has no candidates for pass to the bank below (Sockeye's allocation, which favours the
+    // hypotheses that have come furthest when there are more banks than slots); any slots left
+    // go to the best candidates not yet taken.
+    const int banks = tracker.tokens() + 1;
+    const size_t count = term_candidates_.size();
+    bank_of_.resize(count);
+    bank_candidates_.assign(banks, 0);
+    for (size_t i = 0; i < count; ++i) {
+      const TermCandidate& c = term_candidates_[i];
+      bank_of_[i] = c.candidate.token == eos_id ? -1 : tracker.TokensMet(c.progress);
+      if (bank_of_[i] >= 0) ++bank_candidates_[bank_of_[i]];
+    }
+    bank_slots_.assign(banks, beam_size / banks);
+    bank_slots_[banks - 1] += beam_size % banks;
+    for (int b = banks - 1; b >= 0; --b) {
+      const int unused = bank_slots_[b] - bank_candidates_[b];
+      if (unused > 0) {
+        bank_slots_[b] -= unused;
+        bank_slots_[(b + banks - 1) % banks] += unused;
+      }
+    }
+    taken_.assign(count, 0);
+    int taken = 0;
+    for (size_t i = 0; i < count; ++i) {
+      if (bank_of_[i] >= 0 && bank_slots_[bank_of_[i]] > 0) {
+        --bank_slots_[bank_of_[i]];
+        taken_[i] = 1;
+        ++taken;
+      }
+    }
+    for (size_t i = 0; i < count && taken < beam_size; ++i) {
+      if (taken_[i] || term_candidates_[i].candidate.token == eos_id) continue;
+      taken_[i] = 1;
+      ++taken;
+    }
+    for (size_t i = 0; i < count; ++i) {
+      if (!taken_[i]) continue;
+      const TermCandidate& c = term_candidates_[i];
+      Beam& next = next_beams_.emplace_back(beams_[c.candidate.row]);
+      next.log_prob = c.candidate.log_prob;
+      next.ids.push_back(c.candidate.token);
+      next.token_log_probs.push_back(c.candidate.token_log_prob);
+      if (with_alignment) next.alignment.push_back(alignment_[c.candidate.row]);
+      next.progress = c.progress;
+      if (c.placed.has_value()) next.terms.push_back(*c.placed);
+      parents_.push_back(c.candidate.row);
+      ids_.push_back(c.candidate.token);
+    }
+  }
+
   const SearchParams params_;
   int sentences_ = 0;
   // Rows, grouped by sentence so each sentence's beams are contiguous, and their next input.
@@ -231,6 +378,8 @@ class BeamSearch : public Search {
   std::vector<int> ids_;
   std::vector<FinishedHypotheses> finished_;  // Per sentence id.
   std::vector<int> max_lengths_;              // Per sentence id.
+  // Per sentence id; null: unconstrained.
+  std::vector<std::unique_ptr<const TermTracker>> trackers_;
 
   std::vector<int> row_sentence_;
   FloatBuffer log_probs_;
@@ -241,6 +390,13 @@ class BeamSearch : public Search {
   std::vector<Beam> next_beams_;
   std::vector<int> parents_;
   std::vector<int> alignment_;  // Per row, this step's (with return_alignment only).
+  // Constrained sentences' selection.
+  std::vector<TermCandidate> term_candidates_;
+  std::vector<int> proposals_;
+  std::vector<int> bank_of_;  // Per candidate; -1: an ending.
+  std::vector<int> bank_candidates_;
+  std::vector<int> bank_slots_;
+  std::vector<char> taken_;
 };
 
 }  // namespace

@@ -1,8 +1,11 @@
 #include <cstdint>
+#include <memory>
 #include <random>
+#include <vector>
 
 #include "model/decoding/sampler.h"
 #include "model/decoding/search.h"
+#include "model/decoding/term_tracker.h"
 
 namespace mtserve {
 namespace {
@@ -13,7 +16,8 @@ class GreedySearch : public Search {
       : params_(std::move(params)),
         sampler_(params_.options.sampling_topk, params_.options.sampling_temperature) {}
 
-  void Add(Decoder& decoder, int sentence, int source_tokens) override {
+  void Add(Decoder& decoder, int sentence, int source_tokens,
+           std::shared_ptr<const TermConstraints> constraints) override {
     decoder.AddRows(1);
     ids_.push_back(params_.start_id);
     row_sentence_.push_back(sentence);
@@ -21,8 +25,15 @@ class GreedySearch : public Search {
       hypotheses_.resize(sentence + 1);
       generators_.resize(sentence + 1);
       max_lengths_.resize(sentence + 1);
+      trackers_.resize(sentence + 1);
+      progress_.resize(sentence + 1);
     }
     hypotheses_[sentence] = Hypothesis();
+    trackers_[sentence].reset();
+    progress_[sentence] = TermProgress();
+    if (constraints != nullptr && !constraints->terms.empty()) {
+      trackers_[sentence] = std::make_unique<TermTracker>(*constraints);
+    }
     max_lengths_[sentence] = InputMaxLength(params_.options, params_.max_length, source_tokens);
     // Each sentence draws from its own generator, so its sample does not depend on the others.
     if (params_.options.sampling_topk > 1) {
@@ -74,9 +85,16 @@ class GreedySearch : public Search {
     kept_.clear();
     for (int r = 0; r < rows; ++r) {
       const int sentence = row_sentence_[r];
+      Hypothesis& hypothesis = hypotheses_[sentence];
+      if (trackers_[sentence] != nullptr) {
+        next_ids_[r] = ConstrainedToken(r, sentence, next_ids_[r]);
+        const TermTracker::Advanced advanced = trackers_[sentence]->Advance(
+            progress_[sentence], next_ids_[r], static_cast<int>(hypothesis.ids.size()));
+        progress_[sentence] = advanced.progress;
+        if (advanced.placed.has_value()) hypothesis.terms.push_back(*advanced.placed);
+      }
       const int token = next_ids_[r];
       const float log_prob = log_probs_.data()[static_cast<size_t>(r) * vocab + token];
-      Hypothesis& hypothesis = hypotheses_[sentence];
       hypothesis.ids.push_back(token);
       hypothesis.token_log_probs.push_back(log_prob);
       if (with_alignment) hypothesis.alignment.push_back(alignment_[r]);
@@ -100,6 +118,33 @@ class GreedySearch : public Search {
   }
 
  private:
+  // The token row `r` of a constrained `sentence` takes instead of `chosen` (see CreateGreedy).
+  int ConstrainedToken(int r, int sentence, int chosen) {
+    const TermTracker& tracker = *trackers_[sentence];
+    const TermProgress& progress = progress_[sentence];
+    const int position = static_cast<int>(hypotheses_[sentence].ids.size());
+    const int left = max_lengths_[sentence] - position - 1;
+    tokens_.clear();
+    if (tracker.Forced(progress, left)) {
+      tracker.Proposals(progress, position, tokens_);
+      std::erase_if(tokens_, [&](int token) {
+        return !tracker.Permitted(progress, token, position, left, params_.eos_id);
+      });
+    } else if (progress.node != 0) {
+      tracker.Continuations(progress, tokens_);
+    } else if (chosen == params_.eos_id && !tracker.AllMet(progress)) {
+      tracker.Starts(progress, position, tokens_);
+    } else {
+      return chosen;
+    }
+    const float* row = log_probs_.data() + static_cast<size_t>(r) * params_.vocab_size;
+    int best = tokens_.empty() ? chosen : tokens_[0];
+    for (int token : tokens_) {
+      if (row[token] > row[best]) best = token;
+    }
+    return best;
+  }
+
   const SearchParams params_;
   const Sampler sampler_;
   // Per row: the next input token and its sentence.
@@ -109,8 +154,11 @@ class GreedySearch : public Search {
   std::vector<Hypothesis> hypotheses_;
   std::vector<std::mt19937_64> generators_;
   std::vector<int> max_lengths_;
+  std::vector<std::unique_ptr<const TermTracker>> trackers_;  // Null: unconstrained.
+  std::vector<TermProgress> progress_;
 
   FloatBuffer log_probs_;
+  std::vector<int> tokens_;
   std::vector<int> lengths_;
   std::vector<int> next_ids_;
   std::vector<int> alignment_;  // Per row, this step's (with return_alignment only).

@@ -13,6 +13,7 @@
 #include "model/decoding/decoding_options.h"
 #include "model/decoding/hypothesis.h"
 #include "model/decoding/logits_processor.h"
+#include "model/decoding/term_constraints.h"
 #include "model/layers/decoder.h"
 #include "model/model_config.h"
 #include "model/ops/compute_context.h"
@@ -37,9 +38,23 @@ SearchParams MakeSearchParams(const ModelConfig& config, const DecodingOptions& 
 class Search {
  public:
   // Greedy search (beam_size 1): the best token at every step, or with sampling_topk > 1 a token
-  // drawn from the k best at the given temperature. One hypothesis per input.
+  // drawn from the k best at the given temperature. One hypothesis per input. With term
+  // constraints (term_tracker.h), greedy and sampling alike: once a token starts a form of an
+  // unmet constraint, the form is continued (its most likely continuation, whatever is drawn);
+  // </s> chosen while a constraint is unmet is replaced by the most likely token that starts one;
+  // and when the tokens left to the length bound are just enough for the unmet constraints, the
+  // most likely token that keeps them satisfiable is taken.
   static std::unique_ptr<Search> CreateGreedy(SearchParams params);
-  // Beam search with length-normalised scores.
+  // Beam search with length-normalised scores. With term constraints, dynamic beam allocation
+  // (Post & Vilar 2018, allocated as Sockeye does): each row proposes, besides its best tokens,
+  // those that continue its match in progress and those that start an unmet constraint; the
+  // next beam is shared equally among banks of hypotheses by how many of the constraints'
+  // tokens they have generated (TermTracker::TokensMet), the remainder to the bank that has
+  // them all, and from the top down the slots a bank has no candidates for pass to the bank
+  // below; </s> is allowed only once all are met, and an ending counts when it ranks within
+  // the beam among the candidates of the rows that meet them all. The length bound restricts
+  // tokens as in greedy search. Such a sentence stops as soon as it has beam_size ended
+  // hypotheses, and returns hypotheses cut at the bound only for want of ended ones.
   static std::unique_ptr<Search> CreateBeam(SearchParams params);
   // The one `params.options` asks for.
   static std::unique_ptr<Search> Create(SearchParams params);
@@ -47,8 +62,12 @@ class Search {
   virtual ~Search() = default;
 
   // Starts decoding `sentence` of `source_tokens` tokens (</s> included), already added to
-  // `decoder`, from the next step; it generates at most InputMaxLength tokens.
-  virtual void Add(Decoder& decoder, int sentence, int source_tokens) = 0;
+  // `decoder`, from the next step; it generates at most InputMaxLength tokens. With
+  // `constraints` (validated by ValidateTermConstraints; null or none: an unconstrained
+  // sentence, decoded exactly as without them), every hypothesis it returns meets each of them,
+  // whether it ends with </s> or at the length bound, and says where in Hypothesis::terms.
+  virtual void Add(Decoder& decoder, int sentence, int source_tokens,
+                   std::shared_ptr<const TermConstraints> constraints) = 0;
 
   // Sentences still decoding.
   virtual int sentences() const = 0;

@@ -10,6 +10,9 @@
 
 #include <vector>
 
+#include "absl/status/status.h"
+#include "model/model_config.h"
+
 namespace mtserve {
 
 // Constraints per input at most: what one sentence of a request can ask for (each costs the
@@ -42,6 +45,14 @@ struct PlacedTerm {
 // an input whose length bound (InputMaxLength, less its </s>) is below this cannot be
 // translated with them, and is refused before decoding.
 int MinimumConstrainedTokens(const TermConstraints& constraints);
+
+// InvalidArgument naming input `input` unless its constraints can be decoded by `config`'s model
+// within `length_bound` generated tokens (InputMaxLength, </s> included): at most
+// kMaxTermConstraints, each with a form, every form non-empty and made of ids the model can
+// generate (not </s>, pad or another never generated id), and MinimumConstrainedTokens at most
+// `length_bound` - 1 (room for </s>).
+absl::Status ValidateTermConstraints(const TermConstraints& constraints, const ModelConfig& config,
+                                     int length_bound, int input);
 
 }  // namespace mtserve
 

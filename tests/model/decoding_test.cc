@@ -351,7 +351,9 @@ absl::StatusOr<std::vector<Hypotheses>> RunSearch(const Model& model,
       decoder.AddSentences(ctx, encoder_output.data(), lengths, max_length);
 
   std::unique_ptr<Search> search = make(MakeSearchParams(config, options));
-  for (size_t i = 0; i < sentences.size(); ++i) search->Add(decoder, sentences[i], lengths[i]);
+  for (size_t i = 0; i < sentences.size(); ++i) {
+    search->Add(decoder, sentences[i], lengths[i], nullptr);
+  }
   std::vector<Hypotheses> results(sources.size());
   std::vector<FinishedSentence> finished;
   while (search->sentences() > 0) {
