@@ -91,13 +91,15 @@ std::vector<std::optional<Segment>> PlaceByAlignment(
   std::vector<Segment> found(ranges.size(), Segment{text.size() + joined.size(), 0});
   for (size_t j = 0; j < sentences.size(); ++j) {
     const Hypothesis& part = parts[j];
-    if (part.alignment.size() != part.ids.size()) continue;
+    // Without the alignment only placed terms say where their source went.
+    const bool aligned = part.alignment.size() == part.ids.size();
+    if (!aligned && (sentences[j].terms == nullptr || part.terms.empty())) continue;
     const Segment sentence = sentences[j].range;
     const absl::string_view sentence_text =
         text.substr(sentence.begin, sentence.end - sentence.begin);
     const std::optional<std::vector<Segment>> source =
         SourcePieceRanges(sentence_text, source_tokenizer);
-    if (!source.has_value()) continue;
+    if (!source.has_value() && part.terms.empty()) continue;
     // A text with runs of unknown characters put back (text/unknown_runs.h): tokens are found in
     // the decoded text, then moved past the runs put in before them.
     const std::string decoded = tokenizer.DecodeTarget(part.ids);
@@ -122,14 +124,38 @@ std::vector<std::optional<Segment>> PlaceByAlignment(
             static_cast<int64_t>(insertion.bytes.size()) - static_cast<int64_t>(insertion.erase);
       }
     }
+    // The source bytes (of the sentence) each token stands for: a placed term's tokens its
+    // occurrence, whatever the alignment says; other tokens the piece they are aligned to, unless
+    // that piece is in a placed term's occurrence (the term's own tokens stand for it).
+    std::vector<std::optional<Segment>> stands_for(part.ids.size());
+    std::vector<Segment> occurrences;
+    const SentenceTerms* terms = sentences[j].terms.get();
+    if (terms != nullptr) {
+      for (const PlacedTerm& p : part.terms) {
+        if (terms->Placed(p) == nullptr || p.begin < 0 || p.end > static_cast<int>(part.ids.size()))
+          continue;
+        const Segment occurrence = terms->terms[p.term].source;
+        occurrences.push_back(occurrence);
+        for (int k = p.begin; k < p.end; ++k) stands_for[k] = occurrence;
+      }
+    }
+    for (size_t k = 0; k < part.ids.size() && aligned && source.has_value(); ++k) {
+      if (stands_for[k].has_value()) continue;
+      const int s = part.alignment[k];
+      if (s < 0 || static_cast<size_t>(s) >= source->size()) continue;
+      const Segment piece = (*source)[s];
+      if (std::none_of(occurrences.begin(), occurrences.end(), [&](const Segment& o) {
+            return piece.begin < o.end && o.begin < piece.end;
+          })) {
+        stands_for[k] = piece;
+      }
+    }
     const size_t target_offset = joined_sentences[j].begin;
     for (size_t r = 0; r < ranges.size(); ++r) {
       for (size_t k = 0; k < part.ids.size(); ++k) {
-        const int s = part.alignment[k];
-        if (s < 0 || static_cast<size_t>(s) >= source->size()) continue;
-        const Segment piece = (*source)[s];
-        const size_t piece_begin = sentence.begin + piece.begin;
-        const size_t piece_end = sentence.begin + piece.end;
+        if (!stands_for[k].has_value()) continue;
+        const size_t piece_begin = sentence.begin + stands_for[k]->begin;
+        const size_t piece_end = sentence.begin + stands_for[k]->end;
         if (piece_begin >= piece_end || piece_end <= ranges[r].begin ||
             piece_begin >= ranges[r].end || target[k].begin >= target[k].end) {
           continue;

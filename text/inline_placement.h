@@ -21,7 +21,9 @@ namespace mtserve {
 // `joined_sentences` where each part lies in it) that the decoder aligned to it, widened to whole
 // words; nullopt where no alignment says (the parts carry none, a range covers no source piece,
 // or its pieces were aligned to nothing). `text` was read by `source_tokenizer`, the parts written
-// by `tokenizer` (the same model's, or a chain's first and last models': serving/pivot.h).
+// by `tokenizer` (the same model's, or a chain's first and last models': serving/pivot.h). A
+// sentence's placed terms (SourceSentence::terms, Hypothesis::terms) say it without the
+// alignment: a term's tokens stand for its occurrence, and no other token for it.
 std::vector<std::optional<Segment>> PlaceByAlignment(
     absl::string_view text, absl::Span<const SourceSentence> sentences,
     absl::Span<const Hypothesis> parts, absl::string_view joined,

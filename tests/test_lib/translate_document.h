@@ -1,6 +1,6 @@
 // A text of any format translated by a model as the server does it, for tests: PrepareDocument,
-// each sentence decoded alone (with the decoder's alignment where the document needs it), then
-// JoinDocument.
+// each sentence decoded alone (with the decoder's alignment where the document needs it, and its
+// terms as constraints, with a beam of 4), then JoinDocument.
 #ifndef MTSERVE_TESTS_TEST_LIB_TRANSLATE_DOCUMENT_H_
 #define MTSERVE_TESTS_TEST_LIB_TRANSLATE_DOCUMENT_H_
 
@@ -31,8 +31,15 @@ inline absl::StatusOr<TextTranslation> TranslateDocument(std::shared_ptr<const M
     const SourceSentence& s = (*document)->sentences()[j];
     DecodingOptions options;
     options.return_alignment = (*document)->NeedsAlignment(j);
+    // A sentence's terms (SentenceRules::terms) are its decode's constraints.
+    // As the server does, a sentence with terms is decoded with a beam of 4.
+    std::vector<std::shared_ptr<const TermConstraints>> constraints;
+    if (s.terms != nullptr) {
+      constraints.emplace_back(s.terms, &s.terms->constraints);
+      options.beam_size = 4;
+    }
     absl::StatusOr<std::vector<std::vector<Hypothesis>>> out =
-        translator.TranslateIds({s.ids}, options);
+        translator.TranslateIds({s.ids}, options, nullptr, constraints);
     if (!out.ok()) return out.status();
     TranslationResult& r = results.emplace_back();
     r.hypotheses = std::move((*out)[0]);
