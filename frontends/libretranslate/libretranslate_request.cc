@@ -8,39 +8,14 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "base/excerpt.h"
+#include "base/url_form.h"
 #include "nlohmann/json.hpp"
 
 namespace mtserve {
 namespace {
 
 using Json = nlohmann::json;
-
-// A name or value of an application/x-www-form-urlencoded body: "+" is a space and %XX the byte
-// XX (hexadecimal, either case); a "%" not followed by two hexadecimal digits stays as it is.
-std::string FormDecode(absl::string_view text) {
-  auto hex = [](char c) -> int {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-  };
-  std::string out;
-  out.reserve(text.size());
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '+') {
-      out += ' ';
-    } else if (text[i] == '%' && i + 2 < text.size() && hex(text[i + 1]) >= 0 &&
-               hex(text[i + 2]) >= 0) {
-      out += static_cast<char>(hex(text[i + 1]) * 16 + hex(text[i + 2]));
-      i += 2;
-    } else {
-      out += text[i];
-    }
-  }
-  return out;
-}
 
 // A request's fields, whichever way they came, within `bounds` (a form's fields count as values).
 // A form's values are strings; JSON's keep their types, so that q may be an array.
@@ -77,12 +52,9 @@ absl::StatusOr<Json> ParseBody(absl::string_view body, absl::string_view content
                                                    " (", bounds.values_limit, ")"));
   }
   Json fields = Json::object();
-  for (absl::string_view pair : absl::StrSplit(body, '&', absl::SkipEmpty())) {
-    std::pair<absl::string_view, absl::string_view> name_value =
-        absl::StrSplit(pair, absl::MaxSplits('=', 1));
-    const std::string name = FormDecode(name_value.first);
+  for (auto& [name, value] : ParseUrlForm(body)) {
     // The first of repeated names, as LibreTranslate (Flask) takes it.
-    if (!fields.contains(name)) fields[name] = FormDecode(name_value.second);
+    if (!fields.contains(name)) fields[name] = std::move(value);
   }
   return fields;
 }
