@@ -309,6 +309,13 @@ absl::StatusOr<std::string> TranslationCore::ApiKeyName(
   return key.name;
 }
 
+absl::StatusOr<CharacterUsage> TranslationCore::ApiKeyCharacters(
+    const std::optional<std::string>& presented) const {
+  if (authenticator_ == nullptr) return CharacterUsage{};
+  MT_ASSIGN_OR_RETURN(const ApiKey key, authenticator_->Authenticate(presented));
+  return authenticator_->Characters(key);
+}
+
 absl::Status TranslationCore::ChooseModels(Pending& pending) const {
   const Request& r = pending.request;
   const size_t texts = r.texts.size();

@@ -97,6 +97,9 @@ class TranslationCore {
   // The name of the key `presented` ("" when no keys are required), charging nothing:
   // UNAUTHENTICATED as CheckApiKey.
   absl::StatusOr<std::string> ApiKeyName(const std::optional<std::string>& presented) const;
+  // What the key `presented` has used of its characters today and its daily limit, charging
+  // nothing (none used and no limit when no keys are required): UNAUTHENTICATED as CheckApiKey.
+  absl::StatusOr<CharacterUsage> ApiKeyCharacters(const std::optional<std::string>& presented) const;
 
   // Stored glossaries, which requests name by glossary_id (call before serving; they outlive the
   // core). Without them a glossary_id is refused as not found.

@@ -66,6 +66,9 @@ struct RequestedOptions {
   // join `terms.glossary` (serving/glossaries.h).
   Terminology terms;
   std::string glossary_id;
+  // HTML's (and XML's) elements whose content is kept as written, as if they had
+  // translate="no": DeepL's ignore_tags (names compared ignoring ASCII case).
+  std::vector<std::string> ignore_tags;
 };
 
 struct TranslationRequest {

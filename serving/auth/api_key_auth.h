@@ -37,6 +37,8 @@ class ApiKeyAuthenticator {
   // Charges a call of `requests` requests and `characters` characters to `key` (ApiKeyQuota):
   // RESOURCE_EXHAUSTED over a limit, with RetryAfter.
   absl::Status Charge(const ApiKey& key, int64_t requests, int64_t characters);
+  // What `key` has used of its characters today, charging nothing.
+  CharacterUsage Characters(const ApiKey& key) const { return quota_.Characters(key, absl::Now()); }
   // Re-reads the keys file now (SIGHUP); logs the outcome.
   absl::Status Reload() { return reloader_->Reload(); }
 

@@ -12,6 +12,13 @@ namespace {
 
 // The Status payload carrying the seconds to wait, for the front ends' Retry-After.
 constexpr char kRetryAfterPayload[] = "type.mtserve.dev/retry-after-seconds";
+// The payload marking a status over characters_per_day.
+constexpr char kCharacterQuotaPayload[] = "type.mtserve.dev/characters-per-day";
+
+// A UTC day's number: days since the epoch.
+int64_t DayOf(absl::Time now) {
+  return absl::ToUnixSeconds(now) / 86400 - (absl::ToUnixSeconds(now) % 86400 < 0 ? 1 : 0);
+}
 
 absl::Status Exhausted(absl::string_view message, absl::Duration wait) {
   const int64_t seconds =
@@ -52,23 +59,43 @@ absl::Status ApiKeyQuota::Charge(const ApiKey& key, int64_t requests, int64_t ch
       }
     }
     // Characters: a new UTC day starts from zero.
-    const int64_t day =
-        absl::ToUnixSeconds(now) / 86400 - (absl::ToUnixSeconds(now) % 86400 < 0 ? 1 : 0);
+    const int64_t day = DayOf(now);
     if (day != usage.day) {
       usage.day = day;
       usage.characters = 0;
     }
     if (key.characters_per_day.has_value() &&
         usage.characters + characters > *key.characters_per_day) {
-      return Exhausted(absl::StrCat("the API key \"", key.name, "\" has used ", usage.characters,
-                                    " of its ", *key.characters_per_day,
-                                    " characters today (UTC), and the request has ", characters),
-                       absl::FromUnixSeconds((day + 1) * 86400) - now);
+      absl::Status exhausted =
+          Exhausted(absl::StrCat("the API key \"", key.name, "\" has used ", usage.characters,
+                                 " of its ", *key.characters_per_day,
+                                 " characters today (UTC), and the request has ", characters),
+                    absl::FromUnixSeconds((day + 1) * 86400) - now);
+      exhausted.SetPayload(kCharacterQuotaPayload, absl::Cord("1"));
+      return exhausted;
     }
     if (key.requests_per_minute.has_value()) usage.tokens -= static_cast<double>(requests);
     usage.characters += characters;
     return absl::OkStatus();
   });
+}
+
+CharacterUsage ApiKeyQuota::Characters(const ApiKey& key, absl::Time now) const {
+  CharacterUsage used;
+  used.characters_per_day = key.characters_per_day;
+  // A change that keeps the usage as it is: only read.
+  store_
+      ->Update(key.name,
+               [&](QuotaUsage& usage) {
+                 if (usage.day == DayOf(now)) used.characters_today = usage.characters;
+                 return absl::OkStatus();
+               })
+      .IgnoreError();
+  return used;
+}
+
+bool IsCharacterQuotaExhausted(const absl::Status& status) {
+  return status.GetPayload(kCharacterQuotaPayload).has_value();
 }
 
 absl::Duration RetryAfter(const absl::Status& status) {

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -18,6 +19,12 @@
 #include "serving/state/quota_store.h"
 
 namespace mtserve {
+
+// What a key has used of its characters today (UTC), and its daily limit (none: no limit).
+struct CharacterUsage {
+  int64_t characters_today = 0;
+  std::optional<int64_t> characters_per_day;
+};
 
 class ApiKeyQuota {
  public:
@@ -30,6 +37,8 @@ class ApiKeyQuota {
   // else charges nothing and returns RESOURCE_EXHAUSTED naming the limit and when to retry
   // (RetryAfter gives it), or INVALID_ARGUMENT for more characters than a whole day allows.
   absl::Status Charge(const ApiKey& key, int64_t requests, int64_t characters, absl::Time now);
+  // What `key` has used of its characters on `now`'s day, charging nothing.
+  CharacterUsage Characters(const ApiKey& key, absl::Time now) const;
 
  private:
   std::unique_ptr<QuotaStore> own_store_;
@@ -38,6 +47,10 @@ class ApiKeyQuota {
 
 // When to retry after `status` from Charge (rounded up to whole seconds); zero when it says none.
 absl::Duration RetryAfter(const absl::Status& status);
+
+// Whether `status` from Charge is over the key's characters_per_day (rather than its
+// requests_per_minute): DeepL's API answers it 456.
+bool IsCharacterQuotaExhausted(const absl::Status& status);
 
 // Unicode characters in UTF-8 `text` (bytes that do not start a sequence are not counted).
 int64_t CountCharacters(absl::string_view text);
