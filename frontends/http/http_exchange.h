@@ -35,6 +35,13 @@ struct HttpRequest {
     const absl::string_view t(target.data(), target.size());
     return t.substr(0, t.find('?'));
   }
+  // The target's query, after its "?" ("" if none).
+  absl::string_view query() const {
+    const auto target = message.target();
+    const absl::string_view t(target.data(), target.size());
+    const size_t mark = t.find('?');
+    return mark == absl::string_view::npos ? absl::string_view() : t.substr(mark + 1);
+  }
   // The first field named `name` (case-insensitive), if any.
   std::optional<absl::string_view> header(absl::string_view name) const {
     const auto it = message.find(boost::beast::string_view(name.data(), name.size()));

@@ -9,12 +9,15 @@
 #include <utility>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/notification.h"
 #include "base/excerpt.h"
 #include "base/status_macros.h"
+#include "base/url_form.h"
+#include "frontends/deepl/deepl_api.h"
 #include "frontends/http/embedded_files.h"
 #include "frontends/http/file_upload.h"
 #include "frontends/http/http_json.h"
@@ -28,6 +31,7 @@
 #include "serving/auth/api_key_auth.h"
 #include "serving/auth/api_key_quota.h"
 #include "serving/stream_window.h"
+#include "text/glossary_file.h"
 
 namespace mtserve {
 namespace {
@@ -66,11 +70,14 @@ constexpr char kContentSecurityPolicy[] =
 // request.
 enum class KeyCheck { kNone, kHeader, kHeaderIfPresent };
 
+// The APIs the routes belong to.
+enum class Api { kNative, kLibreTranslate, kDeepL };
+
 struct ApiRoute {
   absl::string_view path;
   absl::string_view method;
   void (HttpFrontend::*handle)(const HttpRequest&, HttpReply&);
-  bool libre_translate;  // LibreTranslate's API: its error shape.
+  Api api;  // Whose API: its error shape and how it presents a key.
   KeyCheck key_check;
   absl::string_view counted_as;  // The requests metric's method label; empty: not counted.
   bool file_body = false;        // Its body carries a file (HttpService::TakesFileBody).
@@ -92,15 +99,19 @@ HttpAnswer Answer(int status, absl::string_view content_type, std::string body) 
 // `status` in the shape of `path`'s API; `http_status` 0: the status's own.
 HttpAnswer ErrorAnswer(absl::string_view path, const absl::Status& status, int http_status = 0) {
   const ApiRoute* route = FindRoute(path);
+  const Api api = route != nullptr ? route->api : Api::kNative;
   HttpAnswer answer =
-      route != nullptr && route->libre_translate
+      api == Api::kLibreTranslate
           ? Answer(http_status != 0 ? http_status : LibreTranslateHttpStatus(status), kJson,
                    LibreTranslateErrorJson(status))
-          : Answer(http_status != 0 ? http_status : HttpStatusFor(status.code()), kJson,
-                   ErrorJson(status) + "\n");
+      : api == Api::kDeepL ? Answer(http_status != 0 ? http_status : DeepLHttpStatus(status), kJson,
+                                    DeepLErrorJson(status))
+                           : Answer(http_status != 0 ? http_status : HttpStatusFor(status.code()),
+                                    kJson, ErrorJson(status) + "\n");
   // How to authenticate, and when to come back over an API key's limit.
   if (status.code() == absl::StatusCode::kUnauthenticated) {
-    answer.headers.emplace_back("WWW-Authenticate", "Bearer");
+    answer.headers.emplace_back("WWW-Authenticate",
+                                api == Api::kDeepL ? "DeepL-Auth-Key" : "Bearer");
   }
   if (const absl::Duration wait = RetryAfter(status); wait > absl::ZeroDuration()) {
     answer.headers.emplace_back("Retry-After", absl::StrCat(absl::ToInt64Seconds(wait)));
@@ -150,6 +161,13 @@ absl::StatusOr<absl::Time> Deadline(const HttpRequest& request) {
   return request.received + timeout;
 }
 
+// The API key of a DeepL route's headers: "Authorization: DeepL-Auth-Key KEY", else mtserve's own
+// (HeaderApiKey).
+std::optional<std::string> DeepLKey(const HttpRequest& request) {
+  std::optional<std::string> key = DeepLAuthKey(request.header("Authorization"));
+  return key.has_value() ? key : HeaderApiKey(request);
+}
+
 std::string ContentType(const HttpRequest& request) {
   return std::string(request.header("Content-Type").value_or(""));
 }
@@ -159,35 +177,69 @@ std::string ContentType(const HttpRequest& request) {
 namespace {
 
 constexpr ApiRoute kApi[] = {
-    {"/v1/translate", "POST", &HttpFrontend::Translate, false, KeyCheck::kHeader, "Translate"},
-    {"/v1/translate:stream", "POST", &HttpFrontend::TranslateStream, false, KeyCheck::kHeader,
-     "TranslateStream"},
-    {"/v1/models", "GET", &HttpFrontend::ListModels, false, KeyCheck::kHeader, ""},
-    {"/v1/models/{name}:load", "POST", &HttpFrontend::LoadModel, false, KeyCheck::kHeader,
+    {"/v1/translate", "POST", &HttpFrontend::Translate, Api::kNative, KeyCheck::kHeader,
+     "Translate"},
+    {"/v1/translate:stream", "POST", &HttpFrontend::TranslateStream, Api::kNative,
+     KeyCheck::kHeader, "TranslateStream"},
+    {"/v1/models", "GET", &HttpFrontend::ListModels, Api::kNative, KeyCheck::kHeader, ""},
+    {"/v1/models/{name}:load", "POST", &HttpFrontend::LoadModel, Api::kNative, KeyCheck::kHeader,
      "LoadModel"},
-    {"/v1/models/{name}:unload", "POST", &HttpFrontend::UnloadModel, false, KeyCheck::kHeader,
-     "UnloadModel"},
-    {"/v1/detect", "POST", &HttpFrontend::Detect, false, KeyCheck::kHeader, "Detect"},
-    {"/translate", "POST", &HttpFrontend::LibreTranslate, true, KeyCheck::kHeaderIfPresent,
-     "LibreTranslate"},
-    {"/detect", "POST", &HttpFrontend::LibreTranslateDetect, true, KeyCheck::kHeaderIfPresent,
-     "LibreTranslateDetect"},
-    {"/languages", "GET", &HttpFrontend::LibreTranslateLanguages, true, KeyCheck::kNone, ""},
-    {"/frontend/settings", "GET", &HttpFrontend::LibreTranslateSettings, true, KeyCheck::kNone, ""},
-    // A job's id is a capability (serving/file_jobs.h): its routes take no key.
-    {"/v1/translate_file", "POST", &HttpFrontend::TranslateFile, false, KeyCheck::kHeader,
-     "TranslateFile", /*file_body=*/true},
-    {"/v1/jobs/{id}", "GET", &HttpFrontend::GetJob, false, KeyCheck::kNone, ""},
-    {"/v1/jobs/{id}", "DELETE", &HttpFrontend::DeleteJob, false, KeyCheck::kNone, ""},
-    {"/v1/jobs/{id}/result", "GET", &HttpFrontend::GetJobResult, false, KeyCheck::kNone, ""},
-    {"/translate_file", "POST", &HttpFrontend::LibreTranslateFile, true, KeyCheck::kHeaderIfPresent,
-     "LibreTranslateFile", /*file_body=*/true},
-    {"/download_file/{id}/{file}", "GET", &HttpFrontend::LibreTranslateDownload, true,
+    {"/v1/models/{name}:unload", "POST", &HttpFrontend::UnloadModel, Api::kNative,
+     KeyCheck::kHeader, "UnloadModel"},
+    {"/v1/detect", "POST", &HttpFrontend::Detect, Api::kNative, KeyCheck::kHeader, "Detect"},
+    {"/translate", "POST", &HttpFrontend::LibreTranslate, Api::kLibreTranslate,
+     KeyCheck::kHeaderIfPresent, "LibreTranslate"},
+    {"/detect", "POST", &HttpFrontend::LibreTranslateDetect, Api::kLibreTranslate,
+     KeyCheck::kHeaderIfPresent, "LibreTranslateDetect"},
+    {"/languages", "GET", &HttpFrontend::LibreTranslateLanguages, Api::kLibreTranslate,
      KeyCheck::kNone, ""},
-    {"/v1/glossaries", "POST", &HttpFrontend::CreateGlossary, false, KeyCheck::kHeader, ""},
-    {"/v1/glossaries", "GET", &HttpFrontend::ListGlossaries, false, KeyCheck::kHeader, ""},
-    {"/v1/glossaries/{id}", "GET", &HttpFrontend::GetGlossary, false, KeyCheck::kHeader, ""},
-    {"/v1/glossaries/{id}", "DELETE", &HttpFrontend::DeleteGlossary, false, KeyCheck::kHeader, ""},
+    {"/v1/glossaries", "POST", &HttpFrontend::CreateGlossary, Api::kNative, KeyCheck::kHeader, ""},
+    {"/v1/glossaries", "GET", &HttpFrontend::ListGlossaries, Api::kNative, KeyCheck::kHeader, ""},
+    {"/v1/glossaries/{id}", "GET", &HttpFrontend::GetGlossary, Api::kNative, KeyCheck::kHeader, ""},
+    {"/v1/glossaries/{id}", "DELETE", &HttpFrontend::DeleteGlossary, Api::kNative,
+     KeyCheck::kHeader, ""},
+    {"/frontend/settings", "GET", &HttpFrontend::LibreTranslateSettings, Api::kLibreTranslate,
+     KeyCheck::kNone, ""},
+    // A job's id is a capability (serving/file_jobs.h): its routes take no key.
+    {"/v1/translate_file", "POST", &HttpFrontend::TranslateFile, Api::kNative, KeyCheck::kHeader,
+     "TranslateFile", /*file_body=*/true},
+    {"/v1/jobs/{id}", "GET", &HttpFrontend::GetJob, Api::kNative, KeyCheck::kNone, ""},
+    {"/v1/jobs/{id}", "DELETE", &HttpFrontend::DeleteJob, Api::kNative, KeyCheck::kNone, ""},
+    {"/v1/jobs/{id}/result", "GET", &HttpFrontend::GetJobResult, Api::kNative, KeyCheck::kNone, ""},
+    {"/translate_file", "POST", &HttpFrontend::LibreTranslateFile, Api::kLibreTranslate,
+     KeyCheck::kHeaderIfPresent, "LibreTranslateFile", /*file_body=*/true},
+    {"/download_file/{id}/{file}", "GET", &HttpFrontend::LibreTranslateDownload,
+     Api::kLibreTranslate, KeyCheck::kNone, ""},
+    // DeepL's API: its key in the header (DeepL-Auth-Key), or in the body's auth_key where the
+    // route takes a body.
+    {"/v2/translate", "POST", &HttpFrontend::DeepLTranslate, Api::kDeepL,
+     KeyCheck::kHeaderIfPresent, "DeepLTranslate"},
+    {"/v2/languages", "GET", &HttpFrontend::DeepLLanguages, Api::kDeepL, KeyCheck::kHeader, ""},
+    {"/v2/languages", "POST", &HttpFrontend::DeepLLanguages, Api::kDeepL, KeyCheck::kHeader, ""},
+    {"/v2/usage", "GET", &HttpFrontend::DeepLUsage, Api::kDeepL, KeyCheck::kHeader, ""},
+    {"/v2/usage", "POST", &HttpFrontend::DeepLUsage, Api::kDeepL, KeyCheck::kHeader, ""},
+    {"/v2/glossary-language-pairs", "GET", &HttpFrontend::DeepLGlossaryPairs, Api::kDeepL,
+     KeyCheck::kHeader, ""},
+    {"/v2/glossaries", "POST", &HttpFrontend::DeepLCreateGlossary, Api::kDeepL,
+     KeyCheck::kHeaderIfPresent, ""},
+    {"/v2/glossaries", "GET", &HttpFrontend::DeepLListGlossaries, Api::kDeepL, KeyCheck::kHeader,
+     ""},
+    {"/v2/glossaries/{id}", "GET", &HttpFrontend::DeepLGetGlossary, Api::kDeepL, KeyCheck::kHeader,
+     ""},
+    {"/v2/glossaries/{id}", "DELETE", &HttpFrontend::DeepLDeleteGlossary, Api::kDeepL,
+     KeyCheck::kHeader, ""},
+    {"/v2/glossaries/{id}/entries", "GET", &HttpFrontend::DeepLGlossaryEntries, Api::kDeepL,
+     KeyCheck::kHeader, ""},
+    {"/v2/document", "POST", &HttpFrontend::DeepLUploadDocument, Api::kDeepL,
+     KeyCheck::kHeaderIfPresent, "DeepLDocument", /*file_body=*/true},
+    {"/v2/document/{id}", "POST", &HttpFrontend::DeepLDocumentStatus, Api::kDeepL,
+     KeyCheck::kHeaderIfPresent, ""},
+    {"/v2/document/{id}", "GET", &HttpFrontend::DeepLDocumentStatus, Api::kDeepL,
+     KeyCheck::kHeaderIfPresent, ""},
+    {"/v2/document/{id}/result", "POST", &HttpFrontend::DeepLDocumentResult, Api::kDeepL,
+     KeyCheck::kHeaderIfPresent, ""},
+    {"/v2/document/{id}/result", "GET", &HttpFrontend::DeepLDocumentResult, Api::kDeepL,
+     KeyCheck::kHeaderIfPresent, ""},
 };
 
 const ApiRoute* FindRoute(absl::string_view path, absl::string_view method) {
@@ -292,11 +344,14 @@ std::optional<HttpAnswer> HttpFrontend::Route(const HttpRequest& head) {
                   "/v1/glossaries/{id}, DELETE /v1/glossaries/{id}, GET /healthz, GET /readyz, "
                   "GET /openapi.json, and "
                   "LibreTranslate's /translate, /detect, /languages, /frontend/settings, "
-                  "/translate_file and /download_file/{id}/{file}; the translation page is /")));
+                  "/translate_file and /download_file/{id}/{file}, and DeepL's /v2/translate, "
+                  "/v2/languages, /v2/usage, /v2/glossaries, /v2/glossary-language-pairs and "
+                  "/v2/document; the translation page is /")));
   }
   route = FindRoute(path, method);
   if (route == nullptr) return MethodNotAllowed(head, AllowedMethods(path));
-  const std::optional<std::string> key = HeaderApiKey(head);
+  const std::optional<std::string> key =
+      route->api == Api::kDeepL ? DeepLKey(head) : HeaderApiKey(head);
   if (route->key_check == KeyCheck::kHeader ||
       (route->key_check == KeyCheck::kHeaderIfPresent && key.has_value())) {
     if (absl::Status status = core_->CheckApiKey(key, /*charge_request=*/false); !status.ok()) {
@@ -884,6 +939,244 @@ void HttpFrontend::DeleteGlossary(const HttpRequest& request, HttpReply& reply) 
   }();
   if (!deleted.ok()) return reply.Send(ErrorAnswer(request.path(), deleted));
   reply.Send(MessageAnswer(request.path(), v1::DeleteGlossaryResponse()));
+}
+
+}  // namespace mtserve
+
+namespace mtserve {
+namespace {
+
+// The key check DeepL's parsers run before a body's other fields.
+auto DeepLKeyChecker(const TranslationCore& core) {
+  return [&core](const std::optional<std::string>& key) { return DeepLCheckKey(core, key); };
+}
+
+// The glossaries, or UNIMPLEMENTED naming why there are none.
+absl::StatusOr<Glossaries*> GlossariesOrError(Glossaries* glossaries) {
+  if (glossaries == nullptr) return NoGlossaries();
+  return glossaries;
+}
+
+// The value of `name` in a form's pairs (a query's, or a form body's), if given.
+std::optional<std::string> FormValue(absl::string_view form, absl::string_view name) {
+  for (auto& [key, value] : ParseUrlForm(form)) {
+    if (key == name) return std::move(value);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+void HttpFrontend::DeepLTranslate(const HttpRequest& request, HttpReply& reply) {
+  constexpr char kMethod[] = "DeepLTranslate";
+  absl::StatusOr<absl::Time> deadline = Deadline(request);
+  absl::StatusOr<DeepLTranslateRequest> parsed = [&]() -> absl::StatusOr<DeepLTranslateRequest> {
+    if (!deadline.ok()) return deadline.status();
+    return ParseDeepLTranslate(request.body(), ContentType(request),
+                               RequestValueBounds(core_->limits()), DeepLKey(request),
+                               DeepLKeyChecker(*core_));
+  }();
+  if (!parsed.ok()) {
+    core_->RecordRefused(Frontend::kHttp, kMethod, parsed.status());
+    return reply.Send(ErrorAnswer(request.path(), parsed.status()));
+  }
+  TranslationCore::Request core_request = parsed->core;
+  core_request.deadline = *deadline;
+  core_request.method = kMethod;
+  core_request.frontend = Frontend::kHttp;
+  absl::StatusOr<TranslationCore::Reply> translated = RunCall(std::move(core_request), reply);
+  absl::StatusOr<std::string> answer =
+      translated.ok() ? DeepLTranslateAnswer(*parsed, *core_, *translated) : translated.status();
+  if (!answer.ok()) return reply.Send(ErrorAnswer(request.path(), answer.status()));
+  reply.Send(Answer(200, kJson, *std::move(answer)));
+}
+
+void HttpFrontend::DeepLLanguages(const HttpRequest& request, HttpReply& reply) {
+  // type in the query, or in a POST's form.
+  std::optional<std::string> type = FormValue(request.query(), "type");
+  if (!type.has_value() &&
+      !absl::StartsWith(absl::StripLeadingAsciiWhitespace(request.body()), "{")) {
+    type = FormValue(request.body(), "type");
+  }
+  absl::StatusOr<std::string> languages = mtserve::DeepLLanguages(*core_, type.value_or(""));
+  if (!languages.ok()) return reply.Send(ErrorAnswer(request.path(), languages.status()));
+  reply.Send(Answer(200, kJson, *std::move(languages)));
+}
+
+void HttpFrontend::DeepLUsage(const HttpRequest& request, HttpReply& reply) {
+  absl::StatusOr<CharacterUsage> usage = core_->ApiKeyCharacters(DeepLKey(request));
+  if (!usage.ok()) return reply.Send(ErrorAnswer(request.path(), usage.status()));
+  reply.Send(Answer(200, kJson, DeepLUsageAnswer(*usage)));
+}
+
+void HttpFrontend::DeepLGlossaryPairs(const HttpRequest& request, HttpReply& reply) {
+  absl::StatusOr<std::string> pairs = mtserve::DeepLGlossaryPairs(*core_);
+  if (!pairs.ok()) return reply.Send(ErrorAnswer(request.path(), pairs.status()));
+  reply.Send(Answer(200, kJson, *std::move(pairs)));
+}
+
+void HttpFrontend::DeepLCreateGlossary(const HttpRequest& request, HttpReply& reply) {
+  absl::StatusOr<GlossaryInfo> created = [&]() -> absl::StatusOr<GlossaryInfo> {
+    MT_ASSIGN_OR_RETURN(Glossaries * glossaries, GlossariesOrError(glossaries_));
+    MT_ASSIGN_OR_RETURN(const DeepLGlossaryRequest parsed,
+                        ParseDeepLGlossary(request.body(), ContentType(request),
+                                           RequestValueBounds(core_->limits()), DeepLKey(request),
+                                           DeepLKeyChecker(*core_)));
+    MT_ASSIGN_OR_RETURN(Glossary glossary, DeepLGlossaryOf(parsed, glossaries->limits()));
+    return glossaries->Create(parsed.api_key, std::move(glossary));
+  }();
+  if (!created.ok()) return reply.Send(ErrorAnswer(request.path(), created.status()));
+  reply.Send(Answer(201, kJson, DeepLGlossaryJson(*created)));
+}
+
+void HttpFrontend::DeepLListGlossaries(const HttpRequest& request, HttpReply& reply) {
+  absl::StatusOr<std::vector<GlossaryInfo>> listed =
+      [&]() -> absl::StatusOr<std::vector<GlossaryInfo>> {
+    MT_ASSIGN_OR_RETURN(Glossaries * glossaries, GlossariesOrError(glossaries_));
+    return glossaries->List(DeepLKey(request));
+  }();
+  if (!listed.ok()) return reply.Send(ErrorAnswer(request.path(), listed.status()));
+  reply.Send(Answer(200, kJson, DeepLGlossaryListJson(*listed)));
+}
+
+namespace {
+
+// The glossary of a /v2/glossaries/{id}[/entries] path.
+absl::StatusOr<Glossary> PathGlossary(Glossaries* glossaries, const HttpRequest& request,
+                                      absl::string_view pattern,
+                                      const std::optional<std::string>& key) {
+  MT_ASSIGN_OR_RETURN(Glossaries * found, GlossariesOrError(glossaries));
+  MT_ASSIGN_OR_RETURN(const std::string id, RoutePathName(pattern, request.path(), "{id}"));
+  return found->Get(key, id);
+}
+
+}  // namespace
+
+void HttpFrontend::DeepLGetGlossary(const HttpRequest& request, HttpReply& reply) {
+  absl::StatusOr<Glossary> glossary =
+      PathGlossary(glossaries_, request, "/v2/glossaries/{id}", DeepLKey(request));
+  if (!glossary.ok()) return reply.Send(ErrorAnswer(request.path(), glossary.status()));
+  reply.Send(Answer(200, kJson, DeepLGlossaryJson(glossary->info)));
+}
+
+void HttpFrontend::DeepLDeleteGlossary(const HttpRequest& request, HttpReply& reply) {
+  const absl::Status deleted = [&]() -> absl::Status {
+    MT_ASSIGN_OR_RETURN(Glossaries * glossaries, GlossariesOrError(glossaries_));
+    MT_ASSIGN_OR_RETURN(const std::string id,
+                        RoutePathName("/v2/glossaries/{id}", request.path(), "{id}"));
+    return glossaries->Delete(DeepLKey(request), id);
+  }();
+  if (!deleted.ok()) return reply.Send(ErrorAnswer(request.path(), deleted));
+  reply.Send(Answer(204, "", ""));
+}
+
+void HttpFrontend::DeepLGlossaryEntries(const HttpRequest& request, HttpReply& reply) {
+  // TSV is the one format of entries DeepL answers with.
+  if (const std::optional<absl::string_view> accept = request.header("Accept");
+      accept.has_value() && !accept->empty() &&
+      !absl::StrContains(absl::AsciiStrToLower(*accept), "text/tab-separated-values") &&
+      !absl::StrContains(*accept, "*/*")) {
+    return reply.Send(ErrorAnswer(
+        request.path(),
+        absl::InvalidArgumentError(absl::StrCat("header Accept is \"", Excerpt(*accept),
+                                                "\"; entries are text/tab-separated-values")),
+        415));
+  }
+  absl::StatusOr<Glossary> glossary =
+      PathGlossary(glossaries_, request, "/v2/glossaries/{id}/entries", DeepLKey(request));
+  if (!glossary.ok()) return reply.Send(ErrorAnswer(request.path(), glossary.status()));
+  reply.Send(
+      Answer(200, "text/tab-separated-values; charset=utf-8", WriteGlossaryTsv(glossary->entries)));
+}
+
+void HttpFrontend::DeepLUploadDocument(const HttpRequest& request, HttpReply& reply) {
+  constexpr char kMethod[] = "DeepLDocument";
+  absl::StatusOr<absl::Time> deadline = Deadline(request);
+  absl::StatusOr<DeepLDocumentUpload> parsed = [&]() -> absl::StatusOr<DeepLDocumentUpload> {
+    if (!deadline.ok()) return deadline.status();
+    return ParseDeepLDocumentUpload(request.body(), ContentType(request),
+                                    file_jobs_->options().max_file_bytes + kFileFormOverheadBytes,
+                                    DeepLKey(request), DeepLKeyChecker(*core_));
+  }();
+  if (!parsed.ok()) {
+    core_->RecordRefused(Frontend::kHttp, kMethod, parsed.status());
+    return reply.Send(ErrorAnswer(request.path(), parsed.status()));
+  }
+  FileRequest file;
+  file.content = std::move(parsed->content);
+  file.file_name = std::move(parsed->file_name);
+  file.media_type = std::move(parsed->media_type);
+  file.translation = std::move(parsed->translation);
+  file.translation.deadline = *deadline;
+  file.translation.frontend = Frontend::kHttp;
+  file.translation.method = kMethod;
+  file.file_field = "file";
+  file.format_field = "file";  // DeepL's form has no format: the file's name says it.
+  absl::StatusOr<JobRecord> job = file_jobs_->Submit(std::move(file));
+  if (!job.ok()) return reply.Send(ErrorAnswer(request.path(), job.status()));
+  reply.Send(Answer(200, kJson, DeepLDocumentAnswer(job->id)));
+}
+
+namespace {
+
+// The document_id of a /v2/document/{id}[/result] path and the job its document_key makes of it.
+struct DocumentCall {
+  std::string document_id;
+  std::string job_id;
+};
+absl::StatusOr<DocumentCall> DocumentOf(const HttpRequest& request, absl::string_view pattern,
+                                        const TranslationCore& core,
+                                        const std::optional<std::string>& header_key) {
+  DocumentCall call;
+  MT_ASSIGN_OR_RETURN(call.document_id, RoutePathName(pattern, request.path(), "{id}"));
+  MT_ASSIGN_OR_RETURN(
+      const DeepLDocumentKey key,
+      ParseDeepLDocumentKey(request.body(), ContentType(request), request.query(),
+                            RequestValueBounds(core.limits()), header_key, DeepLKeyChecker(core)));
+  call.job_id = DeepLJobId(call.document_id, key.document_key);
+  return call;
+}
+
+// The job of `call`: NOT_FOUND in DeepL's terms when the pair names none.
+absl::StatusOr<JobRecord> DocumentJob(FileJobs& file_jobs, const DocumentCall& call) {
+  absl::StatusOr<JobRecord> job = file_jobs.Get(call.job_id);
+  if (absl::IsNotFound(job.status())) {
+    return absl::NotFoundError(
+        absl::StrCat("no document ", Excerpt(call.document_id),
+                     " with that document_key (or it was downloaded, cancelled or has expired)"));
+  }
+  return job;
+}
+
+}  // namespace
+
+void HttpFrontend::DeepLDocumentStatus(const HttpRequest& request, HttpReply& reply) {
+  std::string document_id;
+  absl::StatusOr<JobRecord> job = [&]() -> absl::StatusOr<JobRecord> {
+    MT_ASSIGN_OR_RETURN(const DocumentCall call,
+                        DocumentOf(request, "/v2/document/{id}", *core_, DeepLKey(request)));
+    document_id = call.document_id;
+    return DocumentJob(*file_jobs_, call);
+  }();
+  if (!job.ok()) return reply.Send(ErrorAnswer(request.path(), job.status()));
+  reply.Send(Answer(200, kJson, mtserve::DeepLDocumentStatus(document_id, *job)));
+}
+
+void HttpFrontend::DeepLDocumentResult(const HttpRequest& request, HttpReply& reply) {
+  absl::StatusOr<JobRecord> job = [&]() -> absl::StatusOr<JobRecord> {
+    MT_ASSIGN_OR_RETURN(const DocumentCall call,
+                        DocumentOf(request, "/v2/document/{id}/result", *core_, DeepLKey(request)));
+    return DocumentJob(*file_jobs_, call);
+  }();
+  if (!job.ok()) return reply.Send(ErrorAnswer(request.path(), job.status()));
+  // DeepL's clients wait on 503 for a document not translated yet.
+  if (job->state != JobState::kDone) {
+    return reply.Send(ErrorAnswer(request.path(), NoResult(*job), IsFinal(job->state) ? 400 : 503));
+  }
+  HttpAnswer answer = ResultAnswer(request.path(), *job);
+  // As DeepL does, a document downloaded is gone.
+  if (answer.status == 200) file_jobs_->Delete(job->id).IgnoreError();
+  reply.Send(std::move(answer));
 }
 
 }  // namespace mtserve

@@ -26,6 +26,9 @@
 //   (frontends/http/web/) POST /translate, POST /detect, GET /languages, GET /frontend/settings,
 //                              POST /translate_file, GET /download_file/{id}/{file}
 //                              LibreTranslate's API (libretranslate_api.h)
+//   /v2/translate, /v2/languages, /v2/usage, /v2/glossaries[/{id}[/entries]],
+//   /v2/glossary-language-pairs, /v2/document[/{id}[/result]]
+//                              DeepL's API (frontends/deepl/deepl_api.h)
 //
 // The bytes move in the HTTP transport (http_server.h): the health paths, the files and every
 // refusal that needs no body are answered on its I/O threads; the API's routes run on its handler
@@ -58,8 +61,8 @@ class HttpFrontend : public HttpService {
   // API request is counted in flight in `drain`; once `drain` drains, /readyz answers 503 and
   // requests get 503 (UNAVAILABLE), while those in flight go on. Files are translated as jobs of
   // `file_jobs`, whose max_file_bytes (plus kFileFormOverheadBytes) bounds the file routes'
-  // bodies. The glossary routes use `glossaries` (null: they answer 501). `core`, `drain`,
-  // `file_jobs` and `glossaries` outlive the front end.
+  // bodies. The glossary routes (the native API's and DeepL's) use `glossaries` (null: they
+  // answer 501). `core`, `drain`, `file_jobs` and `glossaries` outlive the front end.
   static absl::StatusOr<std::unique_ptr<HttpFrontend>> Start(const HttpServer::Options& options,
                                                              TranslationCore* core,
                                                              DrainGate* drain, FileJobs* file_jobs,
@@ -104,6 +107,18 @@ class HttpFrontend : public HttpService {
   void ListGlossaries(const HttpRequest& request, HttpReply& reply);
   void GetGlossary(const HttpRequest& request, HttpReply& reply);
   void DeleteGlossary(const HttpRequest& request, HttpReply& reply);
+  void DeepLTranslate(const HttpRequest& request, HttpReply& reply);
+  void DeepLLanguages(const HttpRequest& request, HttpReply& reply);
+  void DeepLUsage(const HttpRequest& request, HttpReply& reply);
+  void DeepLGlossaryPairs(const HttpRequest& request, HttpReply& reply);
+  void DeepLCreateGlossary(const HttpRequest& request, HttpReply& reply);
+  void DeepLListGlossaries(const HttpRequest& request, HttpReply& reply);
+  void DeepLGetGlossary(const HttpRequest& request, HttpReply& reply);
+  void DeepLDeleteGlossary(const HttpRequest& request, HttpReply& reply);
+  void DeepLGlossaryEntries(const HttpRequest& request, HttpReply& reply);
+  void DeepLUploadDocument(const HttpRequest& request, HttpReply& reply);
+  void DeepLDocumentStatus(const HttpRequest& request, HttpReply& reply);
+  void DeepLDocumentResult(const HttpRequest& request, HttpReply& reply);
 
  private:
   HttpFrontend(TranslationCore* core, DrainGate* drain, FileJobs* file_jobs, Glossaries* glossaries)
