@@ -3,7 +3,7 @@
 #   build-asan  MTSERVE_SANITIZE=address,undefined: the unit and in-process tests (ctest label
 #               `unit`), the fuzz targets' replays (`fuzz`) and the few process-level suites
 #               named in asan_e2e below, which drive the server's own request code: the core, the
-#               gRPC, HTTP and LibreTranslate front ends, draining, malformed requests and files
+#               gRPC, HTTP, LibreTranslate and DeepL front ends, draining, malformed requests and files
 #   build-tsan  MTSERVE_SANITIZE=thread: the unit tests (built and run alone: target unit_tests,
 #               label `unit`), whose threads and locks TSan sees; the server's requests run on
 #               gRPC's threads, which Debian did not build for it
@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 
 # The process-level suites the ASan build runs (docs/testing.md, "Sanitizer builds", says why).
 asan_e2e='^(server_test\..*|http_api_test|http_framing_test|libretranslate_test'
-asan_e2e+='|broken_checkpoint_test)$'
+asan_e2e+='|deepl_api_test|broken_checkpoint_test)$'
 
 # Tests that compare the heap or resident memory with what the code counted: the sanitizers'
 # allocators keep freed memory in quarantine and add redzones, so they run in the plain build.

@@ -99,7 +99,10 @@ HttpAnswer Answer(int status, absl::string_view content_type, std::string body) 
 // `status` in the shape of `path`'s API; `http_status` 0: the status's own.
 HttpAnswer ErrorAnswer(absl::string_view path, const absl::Status& status, int http_status = 0) {
   const ApiRoute* route = FindRoute(path);
-  const Api api = route != nullptr ? route->api : Api::kNative;
+  // A path under /v2/ that is no route is still answered in DeepL's shape.
+  const Api api = route != nullptr                 ? route->api
+                  : absl::StartsWith(path, "/v2/") ? Api::kDeepL
+                                                   : Api::kNative;
   HttpAnswer answer =
       api == Api::kLibreTranslate
           ? Answer(http_status != 0 ? http_status : LibreTranslateHttpStatus(status), kJson,
