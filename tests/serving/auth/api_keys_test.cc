@@ -149,7 +149,7 @@ TEST(ApiKeysTest, PresentedKeyComesFromBearerOrXApiKey) {
 ApiKey KeyWith(std::optional<int64_t> requests_per_minute,
                std::optional<int64_t> characters_per_day) {
   ApiKey key;
-  key.name = "k";
+  key.name = std::string("k");  // Not the literal: GCC 12's false -Wrestrict, bug 105329.
   key.requests_per_minute = requests_per_minute;
   key.characters_per_day = characters_per_day;
   return key;
@@ -195,6 +195,33 @@ TEST(ApiKeyQuotaTest, CharactersPerDayResetAtMidnightUtc) {
   const absl::Status never = quota.Charge(key, 1, 101, kNoon + absl::Hours(36));
   EXPECT_EQ(never.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(RetryAfter(never), absl::ZeroDuration());
+}
+
+TEST(ApiKeyQuotaTest, CharactersReadsTodaysUsageWithoutCharging) {
+  ApiKeyQuota quota;
+  const ApiKey key = KeyWith(std::nullopt, 100);
+  EXPECT_EQ(quota.Characters(key, kNoon).characters_today, 0);
+  EXPECT_EQ(quota.Characters(key, kNoon).characters_per_day, 100);
+  ASSERT_TRUE(quota.Charge(key, 1, 60, kNoon).ok());
+  EXPECT_EQ(quota.Characters(key, kNoon).characters_today, 60);
+  EXPECT_EQ(quota.Characters(key, kNoon).characters_today, 60) << "reading charges nothing";
+  EXPECT_EQ(quota.Characters(key, kNoon + absl::Hours(12)).characters_today, 0) << "a new day";
+  EXPECT_EQ(quota.Characters(KeyWith(6, std::nullopt), kNoon).characters_per_day, std::nullopt);
+}
+
+TEST(ApiKeyQuotaTest, OnlyTheCharacterLimitIsMarkedAsIt) {
+  ApiKeyQuota quota;
+  const ApiKey words = KeyWith(std::nullopt, 10);
+  ASSERT_TRUE(quota.Charge(words, 1, 10, kNoon).ok());
+  const absl::Status characters = quota.Charge(words, 1, 1, kNoon);
+  EXPECT_TRUE(absl::IsResourceExhausted(characters)) << characters;
+  EXPECT_TRUE(IsCharacterQuotaExhausted(characters));
+  const ApiKey paced = KeyWith(1, std::nullopt);
+  ASSERT_TRUE(quota.Charge(paced, 1, 0, kNoon).ok());
+  const absl::Status requests = quota.Charge(paced, 1, 0, kNoon);
+  EXPECT_TRUE(absl::IsResourceExhausted(requests)) << requests;
+  EXPECT_FALSE(IsCharacterQuotaExhausted(requests));
+  EXPECT_FALSE(IsCharacterQuotaExhausted(absl::OkStatus()));
 }
 
 TEST(ApiKeyQuotaTest, ARequestRefusedByOneLimitChargesTheOtherNothing) {
