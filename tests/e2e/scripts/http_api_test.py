@@ -266,7 +266,7 @@ class ApiTest(e2e_suite.MtserveTestCase):
             400, "INVALID_ARGUMENT", "X-Request-Timeout")
 
     def test_an_unknown_path_is_not_found_naming_the_routes(self):
-        self.assertErrorAnswer(call(self.port, "GET", "/v2/nothing"), 404, "NOT_FOUND",
+        self.assertErrorAnswer(call(self.port, "GET", "/v9/nothing"), 404, "NOT_FOUND",
                                "/v1/translate")
 
     def test_a_wrong_method_is_405_with_allow(self):

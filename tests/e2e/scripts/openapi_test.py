@@ -684,7 +684,7 @@ class ServingTest(OpenApiTestCase):
         self.assertEqual(json.loads(served[2]), self.api.doc)
 
     def test_an_unknown_path_answers_the_descriptions_error_listing_the_documented_routes(self):
-        not_found = call(self.port, "GET", "/v2/nothing")
+        not_found = call(self.port, "GET", "/v9/nothing")
         self.assertDescribedError(not_found, 404, "NOT_FOUND")
         listed = set(re.findall(r"\b(GET|POST|PUT|DELETE|PATCH) (/[^,\s]*)",
                                 json.loads(not_found[2]).get("message", "")))
