@@ -37,6 +37,9 @@ packages=(
   # The office documents' tests: documents built and read back by tools nobody here wrote
   # (python-docx, odfpy, LibreOffice's writer and impress headless, and epubcheck for EPUB).
   python3-docx python3-odf libreoffice-writer-nogui libreoffice-impress-nogui epubcheck
+  # The glossary benchmark's and guarantee test's terms (tools/make_glossary_benchmark.py): an
+  # independent English-German dictionary, FreeDict's, in dictd's files. Not in the image.
+  dict-freedict-eng-deu
   # The translation page's test: a real browser.
   chromium
   # Fuzzing the parsers (scripts/fuzz.sh): clang with libFuzzer and the sanitizers' runtimes,
