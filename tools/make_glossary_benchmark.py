@@ -27,9 +27,10 @@ Which entries are kept, and why:
   least 3 characters, found in the reference line as a whole word (its first letter's case may
   differ at the start of a sentence). An entry's targets are those forms (at most 8, the
   server's default per entry).
-- Terms do not overlap: longer sources first (ties alphabetically), a source with an occurrence inside a longer kept
-  one's ("ball" in "tennis ball") is left out, and so is an entry with a target form another
-  kept entry of the line has (each occurrence needs a form of its own in the translation).
+- Terms do not overlap: longer sources first (ties alphabetically), a source with an occurrence
+  inside a longer kept one's ("ball" in "tennis ball") is left out, and so is an entry with a
+  target form another kept entry of the line has (each occurrence needs a form of its own in the
+  translation).
 
 --lines=N keeps only the first N lines that hold an entry (the guarantee test's subset:
 tests/data/glossary/). Prints a summary to stderr. Standard library only (/usr/bin/python3).
