@@ -199,7 +199,7 @@ ABSL_FLAG(int, max_glossary_entries, 10000,
 ABSL_FLAG(int, max_glossaries_per_key, 100,
           "Glossaries one API key (all callers together without keys) may have made at most; "
           "more are refused RESOURCE_EXHAUSTED until some are deleted");
-ABSL_FLAG(int, max_request_terms, 1000,
+ABSL_FLAG(int, max_request_terms, 256,
           "Glossary entries and kept terms one translation request may carry at most");
 ABSL_FLAG(std::string, ready_file, "",
           "File written (atomically: a temporary file renamed) as JSON once the ports are open, "

@@ -199,15 +199,20 @@ void BatchScheduler::RunDecode(DecodeEngine& engine, std::vector<TranslationTask
   auto admit = [&](std::vector<TranslationTask>& tasks) {
     const absl::Time start = clock_();
     std::vector<std::vector<int>> sources;
+    std::vector<std::shared_ptr<const TermConstraints>> constraints;
+    bool constrained = false;
     for (TranslationTask& task : tasks) {
       if (metrics_ != nullptr) {
         metrics_->QueuedTexts(model_name).Decrement();
         metrics_->RecordQueueWait(model_name, absl::ToDoubleSeconds(start - task.enqueued));
       }
       sources.push_back(task.source_ids);
+      constraints.push_back(task.constraints);
+      constrained |= task.constraints != nullptr;
     }
+    if (!constrained) constraints.clear();
     absl::StatusOr<std::vector<int>> ids =
-        decode.ok() ? (*decode)->AddInputs(sources) : decode.status();
+        decode.ok() ? (*decode)->AddInputs(sources, constraints) : decode.status();
     // The engine refuses a group for the first input it cannot take: added one by one, only the
     // texts at fault fail (the others may be other callers').
     std::vector<absl::StatusOr<int>> added;
@@ -215,8 +220,10 @@ void BatchScheduler::RunDecode(DecodeEngine& engine, std::vector<TranslationTask
       added.assign(ids->begin(), ids->end());
     } else {
       for (size_t i = 0; i < tasks.size(); ++i) {
+        std::vector<std::shared_ptr<const TermConstraints>> one;
+        if (constrained) one.push_back(constraints[i]);
         absl::StatusOr<std::vector<int>> id =
-            decode.ok() && tasks.size() > 1 ? (*decode)->AddInputs({sources[i]}) : ids.status();
+            decode.ok() && tasks.size() > 1 ? (*decode)->AddInputs({sources[i]}, one) : ids.status();
         added.push_back(id.ok() ? absl::StatusOr<int>(id->front()) : id.status());
       }
     }

@@ -42,6 +42,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "model/decoding/decoding_options.h"
+#include "model/decoding/term_constraints.h"
 #include "model/model_config.h"
 #include "model/translator.h"
 #include "serving/fair_share.h"
@@ -63,6 +64,8 @@ struct TranslationTask {
   int model = 0;                // Index into the scheduler's models.
   std::string model_name;       // For metrics.
   std::vector<int> source_ids;  // Ends with </s>.
+  // The terms its translation must write (null: none), model/decoding/term_constraints.h.
+  std::shared_ptr<const TermConstraints> constraints;
   DecodingOptions options;
   absl::Time deadline = absl::InfiniteFuture();
   // Whether the text's caller went away (optional). Polled while queued and once per decoding

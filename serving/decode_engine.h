@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "model/decoding/decoding_options.h"
 #include "model/decoding/hypothesis.h"
+#include "model/decoding/term_constraints.h"
 
 namespace mtserve {
 
@@ -21,8 +22,10 @@ class EngineDecode {
 
   // Adds `sources` (each ending with </s>) from the next step on and returns their ids; an invalid
   // source fails the call and adds none. An id is reused once its input has finished.
+  // `constraints`: empty, or one per source (null: none), the terms its hypotheses must write.
   virtual absl::StatusOr<std::vector<int>> AddInputs(
-      const std::vector<std::vector<int>>& sources) = 0;
+      const std::vector<std::vector<int>>& sources,
+      const std::vector<std::shared_ptr<const TermConstraints>>& constraints) = 0;
   // One decoding step for every input. Appends the inputs that finished (hypotheses with their
   // text) or were stopped (no hypotheses) to `finished`.
   virtual void Step(std::vector<FinishedSentence>& finished) = 0;

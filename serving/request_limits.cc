@@ -30,10 +30,15 @@ int MaxOutputTokens(const ModelConfig& config, const RequestLimits& limits) {
 
 ValueBounds RequestValueBounds(const RequestLimits& limits) {
   constexpr int kOtherValues = 64;
+  // A glossary entry is an object, its source, its list and its forms.
+  const int64_t term_values =
+      int64_t{limits.terms.max_entries} * (3 + int64_t{limits.terms.max_targets});
   return {.max_depth = kMaxJsonDepth,
-          .max_values = int64_t{limits.max_texts_per_request} + kOtherValues,
-          .values_limit = absl::StrCat("the server's --max_texts_per_request (",
-                                       limits.max_texts_per_request, ") plus ", kOtherValues)};
+          .max_values = int64_t{limits.max_texts_per_request} + term_values + kOtherValues,
+          .values_limit = absl::StrCat(
+              "the server's --max_texts_per_request (", limits.max_texts_per_request,
+              "), plus --max_request_terms (", limits.terms.max_entries, ") times ",
+              3 + limits.terms.max_targets, ", plus ", kOtherValues)};
 }
 
 absl::StatusOr<DecodingOptions> ToDecodingOptions(const RequestedOptions& proto,

@@ -49,8 +49,9 @@ int MaxInputTokens(const ModelConfig& config, const RequestLimits& limits);
 int MaxOutputTokens(const ModelConfig& config, const RequestLimits& limits);
 
 // What a request's JSON (a body, or one line of a stream) or protobuf message may build before it
-// is read into a request: 64 levels (messages nest 3) and the texts a request may have plus 64
-// values for its other fields, so that a 4 MiB body of `"",""...` cannot become a million values.
+// is read into a request: 64 levels (messages nest 3) and the texts a request may have, plus
+// 3 + max_targets values for each glossary entry it may carry, plus 64 values for its other
+// fields, so that a 4 MiB body of `"",""...` cannot become a million values.
 ValueBounds RequestValueBounds(const RequestLimits& limits);
 
 // The engine's options for `requested` (unset fields take their documented defaults), or an

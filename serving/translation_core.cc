@@ -14,9 +14,11 @@
 #include "base/excerpt.h"
 #include "base/status_macros.h"
 #include "serving/pivot.h"
+#include "serving/request_terms.h"
 #include "serving/state/local_sentence_cache.h"
 #include "serving/stop_reason.h"
 #include "text/document.h"
+#include "text/term_matcher.h"
 #include "text/utf8.h"
 
 namespace mtserve {
@@ -150,6 +152,10 @@ struct TranslationCore::Pending {
   std::set<int> needed;            // The models of all its chains.
   // The decoding options per served model, for those that translate a text.
   std::vector<std::optional<DecodingOptions>> options;
+  // What its texts translate a fixed way (serving/request_terms.h), and its matcher per model
+  // whose target it is spelled for (text/term_matcher.h), made in Start.
+  Terminology terms;
+  std::map<int, std::shared_ptr<const TermMatcher>> matchers;
 
   // Per text: the text taken apart (text/document.h: its sentences' ranges; their ids went to
   // the scheduler) and, as they finish, its sentences' translations. Written before the tasks are
@@ -449,6 +455,15 @@ void TranslationCore::Translate(Request request, std::shared_ptr<Call> call, Don
       for (const int m : pending->chains[i]) MT_RETURN_IF_ERROR(check_options(m));
       if (!marked_up) characters += CountCharacters(r.texts[i]);
     }
+    // The languages of its translations, for a stored glossary's.
+    std::set<std::pair<std::string, std::string>> pairs;
+    for (const std::vector<int>& chain : pending->chains) {
+      if (chain.empty()) continue;
+      pairs.insert({slots[chain.front()].config.source_lang, slots[chain.back()].config.target_lang});
+    }
+    MT_ASSIGN_OR_RETURN(pending->terms,
+                        RequestTerminology(r, limits_.terms, glossaries_,
+                                           {pairs.begin(), pairs.end()}));
     // Charged once the request is known to be valid, for the texts it translates.
     if (key.has_value()) {
       MT_RETURN_IF_ERROR(authenticator_->Charge(*key, 1, characters));
@@ -551,6 +566,9 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
     rules.max_tokens = MaxInputTokens(slots[model].config, limits_);
     rules.subtitle_layout = limits_.subtitle_layout;
     rules.target_language = LanguageTag(slots[chain.back()].config.target_lang);
+    const auto matcher = pending->matchers.find(chain.back());
+    if (matcher != pending->matchers.end()) rules.terms = matcher->second.get();
+    rules.ignore_tags = r.options.ignore_tags;
     return rules;
   };
   // Polled between sentences and pieces: a long text stops costing soon after its caller goes.
@@ -564,7 +582,8 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
     int text;
     size_t sentence;
     std::optional<std::string> key;  // In the cache.
-    bool alignment = false;          // Decoded with the alignment.
+    DecodingOptions options;
+    std::shared_ptr<const TermConstraints> constraints;  // The terms it must write, if any.
   };
   std::vector<std::vector<Miss>> misses(slots.size());
   struct Hit {
@@ -581,6 +600,17 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
   };
   const absl::Status prepared = [&]() -> absl::Status {
     MT_RETURN_IF_ERROR(stop_reason("before translation started"));
+    // The terms spelled for each model that writes a translation (a chain's last: pivoting
+    // applies them on the leg into the requested language).
+    // Tags kept as written inside sentences (DeepL's ignore_tags) are terms too.
+    if (!pending->terms.empty() || !r.options.ignore_tags.empty()) {
+      for (const std::vector<int>& chain : pending->chains) {
+        if (chain.empty() || pending->matchers.count(chain.back()) > 0) continue;
+        MT_ASSIGN_OR_RETURN(pending->matchers[chain.back()],
+                            CompileTerminology(pending->terms, loaded.at(chain.back())->tokenizer(),
+                                               r.terms_field));
+      }
+    }
     for (int i = 0; i < texts; ++i) {
       if (pending->chains[i].empty()) continue;  // Not translated: no document, no translation.
       const int model = pending->chains[i].front();
@@ -610,15 +640,25 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
         if (text.NeedsAlignment(j) || (last != model && pending->options[last]->return_alignment)) {
           options.return_alignment = true;
         }
+        // Its terms are written by the chain's last model (the first leg of a pivot has none).
+        std::shared_ptr<const TermConstraints> constraints;
+        if (sentence.terms != nullptr && last == model) {
+          constraints = std::shared_ptr<const TermConstraints>(sentence.terms,
+                                                               &sentence.terms->constraints);
+          options = ConstrainedOptions(options);
+          MT_RETURN_IF_ERROR(CheckTermsFit(*constraints, options, config,
+                                           static_cast<int>(sentence.ids.size()),
+                                           text.SentenceName(field, j)));
+        }
         MT_RETURN_IF_ERROR(CheckDecodeMemory(static_cast<int>(sentence.ids.size()), options, config,
                                              limits_, text.SentenceName(field, j)));
-        std::optional<std::string> key =
-            SentenceCacheKey(cache_identities.at(model), options, sentence.ids);
+        std::optional<std::string> key = SentenceCacheKey(cache_identities.at(model), options,
+                                                          sentence.ids, constraints.get());
         if (std::optional<TranslationResult> cached = LookUpCache(key)) {
           hits.push_back({i, j, *std::move(cached), options.return_alignment});
           continue;
         }
-        misses[model].push_back({i, j, std::move(key), options.return_alignment});
+        misses[model].push_back({i, j, std::move(key), options, std::move(constraints)});
       }
     }
     if (pending->charge_characters.has_value()) {
@@ -693,10 +733,12 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
       const int i = miss.text;
       const size_t j = miss.sentence;
       // Joining needs only the sentences' ranges: their ids go to the task.
-      TranslationTask task = TaskFor(
-          *pending, model, std::move(pending->documents[i]->sentences()[j].ids), miss.alignment);
+      TranslationTask task =
+          TaskFor(*pending, model, std::move(pending->documents[i]->sentences()[j].ids),
+                  miss.options, std::move(miss.constraints));
       task.done = [this, pending, i, j, key = std::move(miss.key),
-                   aligned = miss.alignment](absl::StatusOr<TranslationResult> result) {
+                   aligned = miss.options.return_alignment](
+                      absl::StatusOr<TranslationResult> result) {
         if (result.ok()) CacheResult(key, *result);
         if (result.ok() && pending->chains[i].size() > 1) {
           // The next leg tokenises: on the core's threads, not the decoding worker's.
@@ -727,13 +769,15 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
 }
 
 TranslationTask TranslationCore::TaskFor(const Pending& pending, int model,
-                                         std::vector<int> source_ids, bool alignment) {
+                                         std::vector<int> source_ids,
+                                         const DecodingOptions& options,
+                                         std::shared_ptr<const TermConstraints> constraints) {
   TranslationTask task;
   task.model = model;
   task.model_name = pending.serving->slots()[model].name;
   task.source_ids = std::move(source_ids);
-  task.options = *pending.options[model];
-  task.options.return_alignment = alignment;
+  task.constraints = std::move(constraints);
+  task.options = options;
   task.deadline = pending.request.deadline;
   task.cancelled = [call = pending.call] { return call->cancelled(); };
   return task;
@@ -825,28 +869,45 @@ void TranslationCore::NextLeg(std::shared_ptr<Pending> pending, int i, size_t j,
   }
   std::vector<SourceSentence>& pieces = bridge->document->sentences();
   bridge->results.resize(pieces.size());
+  // The sentence's terms are written on the last leg, into the requested language, by the
+  // bridge's first piece (a bridge is one piece unless cut at the model's token limit).
+  if (leg + 1 == chain.size() && !pieces.empty()) {
+    pieces.front().terms = pending->documents[i]->sentences()[j].terms;
+  }
   struct Piece {
     size_t index;
     std::optional<std::string> key;
-    bool alignment;
+    DecodingOptions options;
+    std::shared_ptr<const TermConstraints> constraints;
   };
   std::vector<Piece> misses;
   for (size_t k = 0; k < pieces.size(); ++k) {
     DecodingOptions options = *pending->options[model];
     if (aligned || bridge->document->NeedsAlignment(k)) options.return_alignment = true;
-    const absl::Status fits = CheckDecodeMemory(static_cast<int>(pieces[k].ids.size()), options,
-                                                slot.config, limits_, name);
+    std::shared_ptr<const TermConstraints> constraints;
+    absl::Status fits;
+    if (pieces[k].terms != nullptr) {
+      constraints = std::shared_ptr<const TermConstraints>(pieces[k].terms,
+                                                           &pieces[k].terms->constraints);
+      options = ConstrainedOptions(options);
+      fits = CheckTermsFit(*constraints, options, slot.config,
+                           static_cast<int>(pieces[k].ids.size()), name);
+    }
+    if (fits.ok()) {
+      fits = CheckDecodeMemory(static_cast<int>(pieces[k].ids.size()), options, slot.config,
+                               limits_, name);
+    }
     if (!fits.ok()) {
       SentenceDone(*pending, i, j, fits);
       return;
     }
-    std::optional<std::string> key =
-        SentenceCacheKey(ModelCacheIdentity(*bridge->to), options, pieces[k].ids);
+    std::optional<std::string> key = SentenceCacheKey(ModelCacheIdentity(*bridge->to), options,
+                                                      pieces[k].ids, constraints.get());
     if (std::optional<TranslationResult> cached = LookUpCache(key)) {
       bridge->results[k] = *std::move(cached);
       continue;
     }
-    misses.push_back({k, std::move(key), options.return_alignment});
+    misses.push_back({k, std::move(key), options, std::move(constraints)});
   }
   if (misses.empty()) {
     FinishLeg(std::move(pending), i, j, leg, std::move(bridge), aligned);
@@ -864,7 +925,7 @@ void TranslationCore::NextLeg(std::shared_ptr<Pending> pending, int i, size_t j,
     Piece& piece = (*sentences)[n];
     TranslationTask task =
         TaskFor(*pending, model, std::move(bridge->document->sentences()[piece.index].ids),
-                piece.alignment);
+                piece.options, std::move(piece.constraints));
     task.done = [this, pending, bridge, i, j, leg, aligned, k = piece.index,
                  key = std::move(piece.key)](absl::StatusOr<TranslationResult> result) {
       if (result.ok()) {

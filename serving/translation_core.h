@@ -211,9 +211,11 @@ class TranslationCore {
   void Start(std::shared_ptr<Pending> pending);
   // Sentence `sentence` of text `text` of `pending` is translated (through every model of its
   // chain), or failed: answers `pending` if it was the last.
-  // The task decoding `source_ids` with `model` for `pending` (with the alignment or not).
+  // The task decoding `source_ids` with `model` and `options` for `pending`, writing the terms
+  // `constraints` (null: none).
   static TranslationTask TaskFor(const Pending& pending, int model, std::vector<int> source_ids,
-                                 bool alignment);
+                                 const DecodingOptions& options,
+                                 std::shared_ptr<const TermConstraints> constraints);
   // The cached translation under `key` (none without a key), counted in the metrics.
   std::optional<TranslationResult> LookUpCache(const std::optional<std::string>& key);
   // Caches `result` under `key` (if any, and if it has hypotheses).

@@ -90,6 +90,9 @@ struct TranslationRequest {
   std::string source_field = "source_language";
   std::string target_field = "target_language";
   std::string format_field = "options.format";
+  // What precedes the names of the terminology's fields in errors ("options." for the native API:
+  // "options.glossary[2].targets[0]", "options.glossary_id").
+  std::string terms_field = "options.";
   // The front end's name for the call, for the metrics' method label.
   std::string method;
   Frontend frontend = Frontend::kGrpc;  // The metrics' frontend label.

@@ -16,8 +16,9 @@ class TranslatorDecode : public EngineDecode {
         eos_id_(model.config().eos_token_id) {}
 
   absl::StatusOr<std::vector<int>> AddInputs(
-      const std::vector<std::vector<int>>& sources) override {
-    return session_->AddInputs(sources);
+      const std::vector<std::vector<int>>& sources,
+      const std::vector<std::shared_ptr<const TermConstraints>>& constraints) override {
+    return session_->AddInputs(sources, constraints);
   }
 
   void Step(std::vector<FinishedSentence>& finished) override {

@@ -113,6 +113,16 @@ absl::Status ValidateTerminology(const Terminology& terminology, const Terminolo
                                                      "]'s source"));
     }
   }
+  for (size_t i = 0; i < terminology.keep_patterns.size(); ++i) {
+    const int value = static_cast<int>(terminology.keep_patterns[i]);
+    if (value < static_cast<int>(KeepPattern::kUrls) ||
+        value > static_cast<int>(KeepPattern::kPlaceholders)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, "keep_patterns[", i, "] is ", value,
+                       "; it is one of URLS (1), EMAILS (2), NUMBERS_WITH_UNITS (3) and "
+                       "PLACEHOLDERS (4)"));
+    }
+  }
   return absl::OkStatus();
 }
 

@@ -40,7 +40,7 @@ struct Terminology {
 
 // Bounds on a request's terminology (the server's flags).
 struct TerminologyLimits {
-  int max_entries = 1000;     // Glossary entries plus kept terms.
+  int max_entries = 256;      // Glossary entries plus kept terms (--max_request_terms).
   int max_targets = 8;        // Target forms per entry.
   int max_term_bytes = 256;   // Bytes of one source term or target form.
 };

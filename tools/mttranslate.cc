@@ -44,15 +44,22 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/match.h"
 #include "absl/synchronization/mutex.h"
+#include "base/json_file.h"
 #include "base/repeated_flag_values.h"
+#include "base/status_macros.h"
 #include "model/model.h"
 #include "model/translator.h"
 #include "serving/language_routes.h"
 #include "serving/pivot.h"
 #include "text/document.h"
+#include "text/glossary_file.h"
 #include "text/language_detector.h"
 #include "text/sentences.h"
+#include "text/term_matcher.h"
+#include "text/terminology.h"
 
 ABSL_FLAG(std::vector<std::string>, model, std::vector<std::string>({MTSERVE_DEFAULT_MODEL_DIR}),
           "Model directories in the Hugging Face MarianMT layout (config.json, model.safetensors, "
@@ -92,6 +99,17 @@ ABSL_FLAG(int, subtitle_max_lines, 2,
 ABSL_FLAG(int, subtitle_max_sentence_gap_ms, 3000,
           "Longest silence a subtitle sentence runs on over, from one cue into the next (as the "
           "server's flag)");
+ABSL_FLAG(std::string, glossary, "",
+          "A glossary file (DeepL's entries: FILE.tsv, source<TAB>target a line, or FILE.csv): "
+          "where a source term occurs, one of its targets is written as given, as the API's "
+          "options.glossary does");
+ABSL_FLAG(bool, glossary_ignore_case, false, "Glossary sources match ignoring case.");
+ABSL_FLAG(std::vector<std::string>, keep, {},
+          "Terms kept exactly as written (the flag may be given several times; commas separate "
+          "terms), as the API's options.keep");
+ABSL_FLAG(std::vector<std::string>, keep_patterns, {},
+          "Spans kept as written, found by their look: any of urls, emails, numbers_with_units, "
+          "placeholders (the API's options.keep_patterns)");
 ABSL_FLAG(int, batch_size, 32, "Sentences per batch.");
 ABSL_FLAG(bool, split_sentences, true,
           "Split each line into sentences (false: each line is one sentence, as the server's "
@@ -221,6 +239,56 @@ absl::StatusOr<Routing> RouteLines(const std::vector<LoadedModel>& models,
   return routing;
 }
 
+// The terminology of --glossary, --glossary_ignore_case, --keep and --keep_patterns, checked as
+// the server checks a request's (with its default limits, but a file's entries as many as a stored
+// glossary's).
+absl::StatusOr<Terminology> ReadTerminology(int argc, char** argv) {
+  Terminology terms;
+  terms.ignore_case = absl::GetFlag(FLAGS_glossary_ignore_case);
+  if (const std::string path = absl::GetFlag(FLAGS_glossary); !path.empty()) {
+    GlossaryFileOptions file;
+    if (absl::EndsWith(path, ".csv")) {
+      file.format = GlossaryFileFormat::kCsv;
+    } else if (!absl::EndsWith(path, ".tsv")) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--glossary: ", path, " is neither FILE.tsv nor FILE.csv"));
+    }
+    const TerminologyLimits limits;
+    file.limits = GlossaryFileLimitsFor(GlossaryFileLimits().max_entries, limits);
+    absl::StatusOr<std::string> bytes = ReadRegularFile(path, file.limits.max_bytes);
+    if (!bytes.ok()) {
+      return absl::Status(bytes.status().code(),
+                          absl::StrCat("--glossary: ", bytes.status().message()));
+    }
+    MT_ASSIGN_OR_RETURN(terms.glossary,
+                        ParseGlossaryFile(*bytes, file, absl::StrCat("--glossary ", path)));
+  }
+  for (const std::string& value : RepeatedFlagValues(argc, argv, "keep")) {
+    for (absl::string_view term : absl::StrSplit(value, ',', absl::SkipEmpty())) {
+      terms.keep.emplace_back(term);
+    }
+  }
+  for (const std::string& name : absl::GetFlag(FLAGS_keep_patterns)) {
+    static constexpr std::pair<const char*, KeepPattern> kNames[] = {
+        {"urls", KeepPattern::kUrls},
+        {"emails", KeepPattern::kEmails},
+        {"numbers_with_units", KeepPattern::kNumbersWithUnits},
+        {"placeholders", KeepPattern::kPlaceholders}};
+    const auto* found = std::find_if(std::begin(kNames), std::end(kNames),
+                                     [&](const auto& known) { return name == known.first; });
+    if (found == std::end(kNames)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--keep_patterns: ", name, " is none of urls, emails, numbers_with_units, placeholders"));
+    }
+    terms.keep_patterns.push_back(found->second);
+  }
+  // A file's entries are bounded by the file's limits, the rest by a request's.
+  TerminologyLimits limits;
+  limits.max_entries = static_cast<int>(terms.glossary.size()) + limits.max_entries;
+  MT_RETURN_IF_ERROR(ValidateTerminology(terms, limits, "--"));
+  return terms;
+}
+
 int Run(int argc, char** argv) {
   DecodingOptions options;
   options.beam_size = absl::GetFlag(FLAGS_beam_size);
@@ -326,6 +394,12 @@ int Run(int argc, char** argv) {
   const double load_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
 
+  absl::StatusOr<Terminology> terms = ReadTerminology(argc, argv);
+  if (!terms.ok()) {
+    std::cerr << "mttranslate: " << terms.status().message() << "\n";
+    return 2;
+  }
+
   std::vector<std::string> lines;
   if (whole_input) {
     lines.emplace_back(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
@@ -344,11 +418,26 @@ int Run(int argc, char** argv) {
   for (const std::vector<int>& chain : line_chain) {
     line_model.push_back(chain.empty() ? -1 : chain.front());
   }
+  // The terms, spelled for each model a line's translation is written by (its chain's last).
+  std::vector<std::shared_ptr<const TermMatcher>> matchers(models.size());
+  for (const std::vector<int>& chain : line_chain) {
+    if (terms->empty() || chain.empty() || matchers[chain.back()] != nullptr) continue;
+    const LoadedModel& model = models[chain.back()];
+    absl::StatusOr<std::shared_ptr<const TermMatcher>> matcher =
+        CompileTerminology(*terms, model.model->tokenizer(), "--");
+    if (!matcher.ok()) {
+      std::cerr << "mttranslate: " << model.name << ": " << matcher.status().message() << "\n";
+      return 2;
+    }
+    matchers[chain.back()] = *std::move(matcher);
+  }
   // Every routed line taken apart with its model's rules, and the sentences of all lines in
   // order (a line that no model reads has none).
   std::vector<std::unique_ptr<Document>> documents(lines.size());
   std::vector<const std::vector<int>*> sources;
   std::vector<int> sentence_model;
+  // Each sentence's terms, written by its line's last model (null: none, or a pivot's first leg).
+  std::vector<std::shared_ptr<const TermConstraints>> sentence_terms;
   for (size_t i = 0; i < lines.size(); ++i) {
     const int m = line_model[i];
     if (m < 0) continue;
@@ -356,7 +445,8 @@ int Run(int argc, char** argv) {
     // Office documents' language tags say the language the line's last model writes.
     const SentenceRules rules{
         model.splitter.get(), &model.model->tokenizer(), model.max_tokens, subtitle_layout,
-        LanguageTag(models[line_chain[i].back()].model->config().target_lang)};
+        LanguageTag(models[line_chain[i].back()].model->config().target_lang),
+        matchers[line_chain[i].back()].get()};
     absl::StatusOr<std::unique_ptr<Document>> document = PrepareDocument(lines[i], *format, rules);
     if (!document.ok()) {
       std::cerr << "mttranslate: " << (whole_input ? "stdin" : absl::StrCat("line ", i + 1)) << ": "
@@ -365,8 +455,13 @@ int Run(int argc, char** argv) {
     }
     documents[i] = *std::move(document);
     for (size_t j = 0; j < documents[i]->sentences().size(); ++j) {
-      sources.push_back(&documents[i]->sentences()[j].ids);
+      const SourceSentence& sentence = documents[i]->sentences()[j];
+      sources.push_back(&sentence.ids);
       sentence_model.push_back(m);
+      sentence_terms.push_back(sentence.terms != nullptr && line_chain[i].size() == 1
+                                   ? std::shared_ptr<const TermConstraints>(
+                                         sentence.terms, &sentence.terms->constraints)
+                                   : nullptr);
       // HTML's inline markup and runs of characters the model cannot spell are placed by the
       // alignment (text/document.h), which changes no token: all of the model's sentences are
       // decoded with it, as the server decodes those sentences.
@@ -379,29 +474,38 @@ int Run(int argc, char** argv) {
   if (with_alignment) {
     for (LoadedModel& model : models) model.options.return_alignment = true;
   }
-  // Translates `sources` (sentence k by model sentence_model[k]) into `results`: each model's
-  // sentences by decreasing length, cut into batches (batches of similar lengths waste little on
-  // padding, and a batch is of one model), by --workers threads.
+  // Translates `sources` (sentence k by model sentence_model[k], writing the terms
+  // `constraints[k]`) into `results`: each model's sentences by decreasing length, cut into
+  // batches (batches of similar lengths waste little on padding, and a batch is of one model, and
+  // of sentences with terms or without: those are decoded with ConstrainedOptions, as the server
+  // decodes them), by --workers threads.
   auto translate = [&](const std::vector<const std::vector<int>*>& sources,
                        const std::vector<int>& sentence_model,
+                       const std::vector<std::shared_ptr<const TermConstraints>>& constraints,
                        std::vector<TranslationResult>& results) -> absl::Status {
-    // Each model's sentences by decreasing length, cut into batches: batches of similar lengths
-    // waste little on padding, and a batch is of one model.
     struct Batch {
       int model;
+      bool constrained;
       size_t first, last;  // [first, last) of `order`.
     };
     std::vector<size_t> order;
     std::vector<Batch> batches;
     for (size_t m = 0; m < models.size(); ++m) {
-      const size_t begin = order.size();
-      for (size_t k = 0; k < sources.size(); ++k) {
-        if (sentence_model[k] == static_cast<int>(m)) order.push_back(k);
-      }
-      std::stable_sort(order.begin() + begin, order.end(),
-                       [&](size_t a, size_t b) { return sources[a]->size() > sources[b]->size(); });
-      for (size_t first = begin; first < order.size(); first += batch_size) {
-        batches.push_back({static_cast<int>(m), first, std::min(order.size(), first + batch_size)});
+      for (const bool constrained : {false, true}) {
+        const size_t begin = order.size();
+        for (size_t k = 0; k < sources.size(); ++k) {
+          if (sentence_model[k] == static_cast<int>(m) &&
+              (constraints[k] != nullptr) == constrained) {
+            order.push_back(k);
+          }
+        }
+        std::stable_sort(order.begin() + begin, order.end(), [&](size_t a, size_t b) {
+          return sources[a]->size() > sources[b]->size();
+        });
+        for (size_t first = begin; first < order.size(); first += batch_size) {
+          batches.push_back({static_cast<int>(m), constrained, first,
+                             std::min(order.size(), first + batch_size)});
+        }
       }
     }
 
@@ -421,9 +525,15 @@ int Run(int argc, char** argv) {
           translators[run.model] = std::make_unique<Translator>(model.model, threads_per_worker);
         }
         std::vector<std::vector<int>> batch;
-        for (size_t i = run.first; i < run.last; ++i) batch.push_back(*sources[order[i]]);
+        std::vector<std::shared_ptr<const TermConstraints>> batch_terms;
+        for (size_t i = run.first; i < run.last; ++i) {
+          batch.push_back(*sources[order[i]]);
+          if (run.constrained) batch_terms.push_back(constraints[order[i]]);
+        }
         absl::StatusOr<std::vector<std::vector<Hypothesis>>> out =
-            translators[run.model]->TranslateIds(batch, model.options);
+            translators[run.model]->TranslateIds(
+                batch, run.constrained ? ConstrainedOptions(model.options) : model.options,
+                nullptr, batch_terms);
         if (!out.ok()) {
           absl::MutexLock lock(&error_mutex);
           error = out.status();
@@ -453,7 +563,8 @@ int Run(int argc, char** argv) {
     return error;
   };
   std::vector<TranslationResult> results;
-  if (absl::Status translated = translate(sources, sentence_model, results); !translated.ok()) {
+  if (absl::Status translated = translate(sources, sentence_model, sentence_terms, results);
+      !translated.ok()) {
     std::cerr << "mttranslate: " << translated.message() << "\n";
     return 1;
   }
@@ -477,6 +588,7 @@ int Run(int argc, char** argv) {
     std::vector<Step> steps;
     std::vector<const std::vector<int>*> round;
     std::vector<int> round_model;
+    std::vector<std::shared_ptr<const TermConstraints>> round_terms;
     for (size_t i = 0; i < lines.size(); ++i) {
       if (line_chain[i].size() <= leg) continue;
       const int to = line_chain[i][leg];
@@ -500,15 +612,25 @@ int Run(int argc, char** argv) {
         }
         Step& step = steps.emplace_back(
             Step{s, from, to, std::move(text), *std::move(bridge), round.size()});
-        for (const SourceSentence& piece : step.bridge->sentences()) {
+        // The sentence's terms are written on the last leg by the bridge's first piece, as the
+        // server does it.
+        std::vector<SourceSentence>& pieces = step.bridge->sentences();
+        if (leg + 1 == line_chain[i].size() && !pieces.empty()) {
+          pieces.front().terms = documents[i]->sentences()[s - line_first[i]].terms;
+        }
+        for (const SourceSentence& piece : pieces) {
           round.push_back(&piece.ids);
           round_model.push_back(to);
+          round_terms.push_back(piece.terms != nullptr ? std::shared_ptr<const TermConstraints>(
+                                                             piece.terms, &piece.terms->constraints)
+                                                       : nullptr);
         }
       }
     }
     if (steps.empty()) break;
     std::vector<TranslationResult> round_results;
-    if (absl::Status translated = translate(round, round_model, round_results); !translated.ok()) {
+    if (absl::Status translated = translate(round, round_model, round_terms, round_results);
+        !translated.ok()) {
       std::cerr << "mttranslate: " << translated.message() << "\n";
       return 1;
     }

@@ -21,6 +21,17 @@ RequestedOptions ToRequested(const v1::DecodingOptions& proto) {
   options.return_alignment = proto.return_alignment();
   options.split_sentences = !proto.has_split_sentences() || proto.split_sentences();
   options.format = proto.format();
+  for (const v1::GlossaryEntry& entry : proto.glossary()) {
+    options.terms.glossary.push_back(
+        {entry.source(), std::vector<std::string>(entry.targets().begin(), entry.targets().end())});
+  }
+  options.glossary_id = proto.glossary_id();
+  options.terms.ignore_case = proto.glossary_ignore_case();
+  options.terms.keep.assign(proto.keep().begin(), proto.keep().end());
+  // As sent: ValidateTerminology refuses a value that names no pattern.
+  for (const int pattern : proto.keep_patterns()) {
+    options.terms.keep_patterns.push_back(static_cast<KeepPattern>(pattern));
+  }
   return options;
 }
 

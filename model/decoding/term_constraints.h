@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "model/decoding/decoding_options.h"
 #include "model/model_config.h"
 
 namespace mtserve {
@@ -40,6 +41,18 @@ struct PlacedTerm {
   int begin = 0;
   int end = 0;
 };
+
+// The beam a greedy search's inputs with constraints are decoded with (ConstrainedOptions).
+inline constexpr int kConstrainedBeamSize = 4;
+
+// The options an input with constraints is decoded with, given those of its request: a greedy
+// search (no sampling) becomes a beam of kConstrainedBeamSize, with the same number of
+// hypotheses, so that the search has alternatives to place a term among; a beam or sampling stays
+// as asked. The server and mttranslate both decode such inputs with these.
+inline DecodingOptions ConstrainedOptions(DecodingOptions options) {
+  if (options.beam_size == 1 && options.sampling_topk <= 1) options.beam_size = kConstrainedBeamSize;
+  return options;
+}
 
 // The fewest tokens that satisfy all of `constraints` (each constraint's shortest form, summed):
 // an input whose length bound (InputMaxLength, less its </s>) is below this cannot be

@@ -15,14 +15,15 @@ void Append(std::string& out, const T& value) {
 }
 
 // What an entry holds, counted generously: its key twice (the map and the list), its
-// hypotheses' texts, ids and log-probabilities, and the containers' own overhead.
+// hypotheses' texts, ids, log-probabilities and placed terms, and the containers' own overhead.
 int64_t EntryBytes(const std::string& key, const TranslationResult& result) {
   constexpr int64_t kOverhead = 160;  // List node, map slot, vectors and strings themselves.
   int64_t bytes = kOverhead + 2 * static_cast<int64_t>(key.size());
   for (const Hypothesis& h : result.hypotheses) {
     bytes += 96 + static_cast<int64_t>(h.text.size() +
                                        (h.ids.size() + h.alignment.size()) * sizeof(int) +
-                                       h.token_log_probs.size() * sizeof(float));
+                                       h.token_log_probs.size() * sizeof(float) +
+                                       h.terms.size() * sizeof(PlacedTerm));
   }
   return bytes;
 }
@@ -37,7 +38,8 @@ std::string ModelCacheIdentity(const Model& model) {
 
 std::optional<std::string> SentenceCacheKey(const std::string& model,
                                             const DecodingOptions& options,
-                                            const std::vector<int>& source_ids) {
+                                            const std::vector<int>& source_ids,
+                                            const TermConstraints* constraints) {
   if (options.sampling_topk > 1 && !options.seed.has_value()) return std::nullopt;
   std::string key;
   key.reserve(48 + source_ids.size() * sizeof(int));
@@ -57,6 +59,19 @@ std::optional<std::string> SentenceCacheKey(const std::string& model,
   Append(key, options.max_length_offset);
   Append(key, options.return_alignment);
   key.append(reinterpret_cast<const char*>(source_ids.data()), source_ids.size() * sizeof(int));
+  // The terms the decoder must write (as ids: the bytes a form's unknown ids stand for are put
+  // back when the text is joined, from the request's own terms).
+  if (constraints != nullptr) {
+    for (const TermConstraint& term : constraints->terms) {
+      for (const auto* forms : {&term.forms, &term.initial_forms}) {
+        Append(key, forms->size());
+        for (const std::vector<int>& form : *forms) {
+          Append(key, form.size());
+          key.append(reinterpret_cast<const char*>(form.data()), form.size() * sizeof(int));
+        }
+      }
+    }
+  }
   return key;
 }
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "model/decoding/decoding_options.h"
+#include "model/decoding/term_constraints.h"
 #include "model/model.h"
 #include "model/translator.h"
 
@@ -42,10 +43,12 @@ class SentenceCache {
 // be cached (sampling without a seed draws anew each time). `model` names what decides the
 // model's output, its content rather than its name (ModelCacheIdentity: its files' hash and its
 // compute type), so that two names for the same files share entries and a model replaced under
-// its name never answers from the old one's.
+// its name never answers from the old one's. `constraints`: the terms the sentence's decode must
+// write (model/decoding/term_constraints.h), null for none.
 std::optional<std::string> SentenceCacheKey(const std::string& model,
                                             const DecodingOptions& options,
-                                            const std::vector<int>& source_ids);
+                                            const std::vector<int>& source_ids,
+                                            const TermConstraints* constraints = nullptr);
 
 // What SentenceCacheKey takes for `model`: its content fingerprint and its compute type.
 std::string ModelCacheIdentity(const Model& model);

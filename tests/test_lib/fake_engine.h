@@ -88,7 +88,8 @@ class FakeDecode : public EngineDecode {
       : log_(log), stopped_(std::move(stopped)) {}
 
   absl::StatusOr<std::vector<int>> AddInputs(
-      const std::vector<std::vector<int>>& sources) override {
+      const std::vector<std::vector<int>>& sources,
+      const std::vector<std::shared_ptr<const TermConstraints>>& constraints) override {
     for (const auto& source : sources) {
       if (source.front() < 0) return absl::InvalidArgumentError("the engine refuses this text");
     }

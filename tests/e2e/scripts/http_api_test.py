@@ -242,12 +242,13 @@ class ApiTest(e2e_suite.MtserveTestCase):
                 # A value takes tens of bytes of memory whatever its text: a 4 MiB body of
                 # "","",... took 130 MiB before the bound.
                 ("more JSON values than the limit", "/v1/translate",
-                 '{"texts": [' + ",".join(['""'] * 100) + "]}", 400, "INVALID_ARGUMENT",
-                 ["the request body is JSON of more than 72 values, the limit (the server's "
-                  "--max_texts_per_request (8) plus 64)"]),
+                 '{"texts": [' + ",".join(['""'] * 3000) + "]}", 400, "INVALID_ARGUMENT",
+                 ["the request body is JSON of more than 2888 values, the limit (the server's "
+                  "--max_texts_per_request (8), plus --max_request_terms (256) times 11, plus "
+                  "64)"]),
                 ("a stream line of more JSON values than the limit", "/v1/translate:stream",
-                 '{"text": "a"}\n{"text": "a", "x": [' + ",".join(["1"] * 100) + "]}\n", 400,
-                 "INVALID_ARGUMENT", ["line 2 of the request body is JSON of more than 72"])]:
+                 '{"text": "a"}\n{"text": "a", "x": [' + ",".join(["1"] * 3000) + "]}\n", 400,
+                 "INVALID_ARGUMENT", ["line 2 of the request body is JSON of more than 2888"])]:
             with self.subTest(name):
                 self.assertErrorAnswer(call(self.port, "POST", path, body), status, code,
                                        *needles)

@@ -234,14 +234,15 @@ class OneModelTest(LibreTranslateTestCase):
                 ("format an array within the depth: described, not quoted",
                  self.translate(q="a", format=[[["html"]]]),
                  "format is an array of 1 element; it is text, html, markdown, srt or vtt"),
-                ("more JSON values than the limit", self.translate(q=[""] * 400),
-                 "the body is JSON of more than 320 values, the limit (the server's "
-                 "--max_texts_per_request (256) plus 64)"),
+                ("more JSON values than the limit", self.translate(q=[""] * 3200),
+                 "the body is JSON of more than 3136 values, the limit (the server's "
+                 "--max_texts_per_request (256), plus --max_request_terms (256) times 11, "
+                 "plus 64)"),
                 ("a form of more fields than the limit",
                  call(self.port, "POST", "/translate",
-                      "q=a&source=en&target=de" + "".join(f"&a{i}=" for i in range(400)),
+                      "q=a&source=en&target=de" + "".join(f"&a{i}=" for i in range(3200)),
                       {"Content-Type": "application/x-www-form-urlencoded"}),
-                 "the form has 403 fields; the limit is 320")]:
+                 "the form has 3203 fields; the limit is 3136")]:
             with self.subTest(name):
                 self.assertLibreError(result, 400, needle)
         self.assertEqual(call(self.port, "GET", "/languages")[0], 200,

@@ -13,7 +13,12 @@ namespace {
 
 using ::testing::HasSubstr;
 
-const ValueBounds kBounds = RequestValueBounds(RequestLimits{});  // 256 texts plus 64 values.
+// 256 texts plus 64 values (no terms: --max_request_terms 0).
+const ValueBounds kBounds = RequestValueBounds([] {
+  RequestLimits limits;
+  limits.terms.max_entries = 0;
+  return limits;
+}());
 
 TEST(HttpJsonTest, TextsAreJsonStringsAndOptionsUseTheProtoNames) {
   v1::TranslateRequest request;
@@ -100,7 +105,8 @@ TEST(HttpJsonTest, ValuesAreCountedBeforeAnythingIsBuilt) {
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(status.message(),
               HasSubstr("the request body is JSON of more than 320 values, the limit (the "
-                        "server's --max_texts_per_request (256) plus 64)"));
+                        "server's --max_texts_per_request (256), plus --max_request_terms (0) "
+                        "times 11, plus 64)"));
   // Commas and brackets inside strings are text, not values.
   const std::string text(10000, ',');
   EXPECT_TRUE(

@@ -12,7 +12,12 @@ namespace {
 
 using ::testing::HasSubstr;
 
-const ValueBounds kBounds = RequestValueBounds(RequestLimits{});  // 256 texts plus 64 values.
+// 256 texts plus 64 values (no terms: --max_request_terms 0).
+const ValueBounds kBounds = RequestValueBounds([] {
+  RequestLimits limits;
+  limits.terms.max_entries = 0;
+  return limits;
+}());
 
 absl::Status Check(const google::protobuf::Message& message, const ValueBounds& bounds = kBounds) {
   return CheckProtoBounds(message.SerializeAsString(), *message.GetDescriptor(), bounds,
@@ -32,7 +37,8 @@ TEST(ProtoBoundsTest, FieldsAreCountedAtEveryLevel) {
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(status.message(),
               HasSubstr("the request has more than 320 fields, the limit (the server's "
-                        "--max_texts_per_request (256) plus 64)"));
+                        "--max_texts_per_request (256), plus --max_request_terms (0) times "
+                        "11, plus 64)"));
 }
 
 TEST(ProtoBoundsTest, UnknownFieldsCountToo) {

@@ -1,0 +1,41 @@
+// A request's terminology, from what it sent to what each sentence's decode is given: its own
+// glossary entries and kept terms checked (text/terminology.h's limits), a stored glossary it names
+// joined to them (serving/glossaries.h), and a sentence whose terms cannot fit in its length bound
+// refused, naming it. (Such a sentence's decoding options: model/decoding/term_constraints.h's
+// ConstrainedOptions.)
+#ifndef MTSERVE_SERVING_REQUEST_TERMS_H_
+#define MTSERVE_SERVING_REQUEST_TERMS_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "model/decoding/decoding_options.h"
+#include "model/decoding/term_constraints.h"
+#include "model/model_config.h"
+#include "serving/glossaries.h"
+#include "serving/translation_request.h"
+
+namespace mtserve {
+
+// The terminology `request` translates with: its own (checked against `limits`), then the
+// entries of the stored glossary its glossary_id names (through `glossaries`, null when the
+// server has none, with the request's API key) whose source it does not list itself. NOT_FOUND
+// naming the field for an unknown id; INVALID_ARGUMENT when the glossary's languages are not
+// those of every text's translation (`pairs`: each translated text's source and target
+// languages, as its chain's first model reads and last model writes).
+absl::StatusOr<Terminology> RequestTerminology(
+    const TranslationRequest& request, const TerminologyLimits& limits,
+    const Glossaries* glossaries,
+    const std::vector<std::pair<std::string, std::string>>& pairs);
+
+// INVALID_ARGUMENT naming the sentence (`name`) and both figures when `constraints` need more
+// tokens than a sentence of `source_tokens` (</s> included) may generate with `options` on a model
+// of `config` (its length bound, less its </s>).
+absl::Status CheckTermsFit(const TermConstraints& constraints, const DecodingOptions& options,
+                           const ModelConfig& config, int source_tokens, absl::string_view name);
+
+}  // namespace mtserve
+
+#endif  // MTSERVE_SERVING_REQUEST_TERMS_H_
