@@ -222,8 +222,9 @@ void BatchScheduler::RunDecode(DecodeEngine& engine, std::vector<TranslationTask
       for (size_t i = 0; i < tasks.size(); ++i) {
         std::vector<std::shared_ptr<const TermConstraints>> one;
         if (constrained) one.push_back(constraints[i]);
-        absl::StatusOr<std::vector<int>> id =
-            decode.ok() && tasks.size() > 1 ? (*decode)->AddInputs({sources[i]}, one) : ids.status();
+        absl::StatusOr<std::vector<int>> id = decode.ok() && tasks.size() > 1
+                                                  ? (*decode)->AddInputs({sources[i]}, one)
+                                                  : ids.status();
         added.push_back(id.ok() ? absl::StatusOr<int>(id->front()) : id.status());
       }
     }

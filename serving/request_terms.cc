@@ -10,8 +10,7 @@ namespace mtserve {
 
 absl::StatusOr<Terminology> RequestTerminology(
     const TranslationRequest& request, const TerminologyLimits& limits,
-    const Glossaries* glossaries,
-    const std::vector<std::pair<std::string, std::string>>& pairs) {
+    const Glossaries* glossaries, const std::vector<std::pair<std::string, std::string>>& pairs) {
   const RequestedOptions& options = request.options;
   MT_RETURN_IF_ERROR(ValidateTerminology(options.terms, limits, request.terms_field));
   Terminology terms = options.terms;
@@ -22,16 +21,20 @@ absl::StatusOr<Terminology> RequestTerminology(
         absl::StrCat(field, " \"", options.glossary_id, "\" names no glossary of this server"));
   }
   absl::StatusOr<Glossary> glossary = glossaries->Get(request.api_key, options.glossary_id);
+  if (absl::IsNotFound(glossary.status())) {
+    return absl::NotFoundError(absl::StrCat(field, " \"", options.glossary_id,
+                                            "\" names no glossary of this caller"));
+  }
   if (!glossary.ok()) {
     return absl::Status(glossary.status().code(),
                         absl::StrCat(field, ": ", glossary.status().message()));
   }
   for (const auto& [source, target] : pairs) {
     if (source != glossary->info.source_language || target != glossary->info.target_language) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          field, " \"", options.glossary_id, "\" is a glossary from ",
-          glossary->info.source_language, " into ", glossary->info.target_language,
-          "; the request translates from ", source, " into ", target));
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, " \"", options.glossary_id, "\" is a glossary from ",
+                       glossary->info.source_language, " into ", glossary->info.target_language,
+                       "; the request translates from ", source, " into ", target));
     }
   }
   std::set<std::string> listed;
@@ -44,14 +47,13 @@ absl::StatusOr<Terminology> RequestTerminology(
 
 absl::Status CheckTermsFit(const TermConstraints& constraints, const DecodingOptions& options,
                            const ModelConfig& config, int source_tokens, absl::string_view name) {
-  const int bound =
-      InputMaxLength(options, EffectiveMaxLength(options, config), source_tokens) - 1;
+  const int bound = InputMaxLength(options, EffectiveMaxLength(options, config), source_tokens) - 1;
   const int needed = MinimumConstrainedTokens(constraints);
   if (needed <= bound) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat(
       name, ": its terms need ", needed, " tokens of translation; a translation of it may have ",
-      bound, " (options.max_length, or ", options.max_length_factor, " times its ",
-      source_tokens, " source tokens plus ", options.max_length_offset, ")"));
+      bound, " (options.max_length, or ", options.max_length_factor, " times its ", source_tokens,
+      " source tokens plus ", options.max_length_offset, ")"));
 }
 
 }  // namespace mtserve

@@ -27,8 +27,7 @@ namespace mtserve {
 // languages, as its chain's first model reads and last model writes).
 absl::StatusOr<Terminology> RequestTerminology(
     const TranslationRequest& request, const TerminologyLimits& limits,
-    const Glossaries* glossaries,
-    const std::vector<std::pair<std::string, std::string>>& pairs);
+    const Glossaries* glossaries, const std::vector<std::pair<std::string, std::string>>& pairs);
 
 // INVALID_ARGUMENT naming the sentence (`name`) and both figures when `constraints` need more
 // tokens than a sentence of `source_tokens` (</s> included) may generate with `options` on a model

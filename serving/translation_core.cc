@@ -459,11 +459,11 @@ void TranslationCore::Translate(Request request, std::shared_ptr<Call> call, Don
     std::set<std::pair<std::string, std::string>> pairs;
     for (const std::vector<int>& chain : pending->chains) {
       if (chain.empty()) continue;
-      pairs.insert({slots[chain.front()].config.source_lang, slots[chain.back()].config.target_lang});
+      pairs.insert(
+          {slots[chain.front()].config.source_lang, slots[chain.back()].config.target_lang});
     }
-    MT_ASSIGN_OR_RETURN(pending->terms,
-                        RequestTerminology(r, limits_.terms, glossaries_,
-                                           {pairs.begin(), pairs.end()}));
+    MT_ASSIGN_OR_RETURN(pending->terms, RequestTerminology(r, limits_.terms, glossaries_,
+                                                           {pairs.begin(), pairs.end()}));
     // Charged once the request is known to be valid, for the texts it translates.
     if (key.has_value()) {
       MT_RETURN_IF_ERROR(authenticator_->Charge(*key, 1, characters));
@@ -643,8 +643,8 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
         // Its terms are written by the chain's last model (the first leg of a pivot has none).
         std::shared_ptr<const TermConstraints> constraints;
         if (sentence.terms != nullptr && last == model) {
-          constraints = std::shared_ptr<const TermConstraints>(sentence.terms,
-                                                               &sentence.terms->constraints);
+          constraints =
+              std::shared_ptr<const TermConstraints>(sentence.terms, &sentence.terms->constraints);
           options = ConstrainedOptions(options);
           MT_RETURN_IF_ERROR(CheckTermsFit(*constraints, options, config,
                                            static_cast<int>(sentence.ids.size()),
@@ -652,8 +652,8 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
         }
         MT_RETURN_IF_ERROR(CheckDecodeMemory(static_cast<int>(sentence.ids.size()), options, config,
                                              limits_, text.SentenceName(field, j)));
-        std::optional<std::string> key = SentenceCacheKey(cache_identities.at(model), options,
-                                                          sentence.ids, constraints.get());
+        std::optional<std::string> key =
+            SentenceCacheKey(cache_identities.at(model), options, sentence.ids, constraints.get());
         if (std::optional<TranslationResult> cached = LookUpCache(key)) {
           hits.push_back({i, j, *std::move(cached), options.return_alignment});
           continue;
@@ -737,8 +737,8 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
           TaskFor(*pending, model, std::move(pending->documents[i]->sentences()[j].ids),
                   miss.options, std::move(miss.constraints));
       task.done = [this, pending, i, j, key = std::move(miss.key),
-                   aligned = miss.options.return_alignment](
-                      absl::StatusOr<TranslationResult> result) {
+                   aligned =
+                       miss.options.return_alignment](absl::StatusOr<TranslationResult> result) {
         if (result.ok()) CacheResult(key, *result);
         if (result.ok() && pending->chains[i].size() > 1) {
           // The next leg tokenises: on the core's threads, not the decoding worker's.
@@ -887,8 +887,8 @@ void TranslationCore::NextLeg(std::shared_ptr<Pending> pending, int i, size_t j,
     std::shared_ptr<const TermConstraints> constraints;
     absl::Status fits;
     if (pieces[k].terms != nullptr) {
-      constraints = std::shared_ptr<const TermConstraints>(pieces[k].terms,
-                                                           &pieces[k].terms->constraints);
+      constraints =
+          std::shared_ptr<const TermConstraints>(pieces[k].terms, &pieces[k].terms->constraints);
       options = ConstrainedOptions(options);
       fits = CheckTermsFit(*constraints, options, slot.config,
                            static_cast<int>(pieces[k].ids.size()), name);

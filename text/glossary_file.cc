@@ -40,22 +40,6 @@ absl::string_view TrimBlanks(absl::string_view text) {
 
 bool IsBlank(absl::string_view text) { return TrimBlanks(text).empty(); }
 
-// The first control character of `text` (valid UTF-8): C0, DEL, C1, U+2028 and U+2029.
-std::optional<uint32_t> FindControl(absl::string_view text) {
-  const auto* bytes = reinterpret_cast<const unsigned char*>(text.data());
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (bytes[i] < 0x20 || bytes[i] == 0x7F) return bytes[i];
-    if (bytes[i] == 0xC2 && i + 1 < text.size() && bytes[i + 1] >= 0x80 && bytes[i + 1] <= 0x9F) {
-      return bytes[i + 1];
-    }
-    if (bytes[i] == 0xE2 && i + 2 < text.size() && bytes[i + 1] == 0x80 &&
-        (bytes[i + 2] == 0xA8 || bytes[i + 2] == 0xA9)) {
-      return 0x2000u + bytes[i + 2] - 0x80u;
-    }
-  }
-  return std::nullopt;
-}
-
 class Reader {
  public:
   Reader(const GlossaryFileOptions& options, absl::string_view what)
@@ -75,7 +59,7 @@ class Reader {
                                 options_.limits.max_term_bytes, " bytes a term"));
     }
     if (!IsValidUtf8(term)) return Error(line, absl::StrCat("the ", role, " is not valid UTF-8"));
-    if (const std::optional<uint32_t> control = FindControl(term); control.has_value()) {
+    if (const std::optional<uint32_t> control = FirstControlCharacter(term); control.has_value()) {
       return Error(line,
                    absl::StrFormat("the %s holds a control character (U+%04X)", role, *control));
     }

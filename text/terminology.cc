@@ -15,22 +15,6 @@
 namespace mtserve {
 namespace {
 
-// The first control character (C0, DEL, C1, U+2028, U+2029) of valid UTF-8 `text`.
-std::optional<uint32_t> FirstControl(absl::string_view text) {
-  const auto* bytes = reinterpret_cast<const unsigned char*>(text.data());
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (bytes[i] < 0x20 || bytes[i] == 0x7F) return bytes[i];
-    if (bytes[i] == 0xC2 && i + 1 < text.size() && bytes[i + 1] >= 0x80 && bytes[i + 1] <= 0x9F) {
-      return bytes[i + 1];
-    }
-    if (bytes[i] == 0xE2 && i + 2 < text.size() && bytes[i + 1] == 0x80 &&
-        (bytes[i + 2] == 0xA8 || bytes[i + 2] == 0xA9)) {
-      return 0x2000u + bytes[i + 2] - 0x80u;
-    }
-  }
-  return std::nullopt;
-}
-
 // `term`, named `name` ("options.glossary[2].source"), as a term may be.
 absl::Status CheckTerm(absl::string_view term, const std::string& name,
                        const TerminologyLimits& limits) {
@@ -41,7 +25,7 @@ absl::Status CheckTerm(absl::string_view term, const std::string& name,
                                                    limits.max_term_bytes, " bytes a term"));
   }
   if (!IsValidUtf8(term)) return absl::InvalidArgumentError(absl::StrCat(name, ": not UTF-8"));
-  if (const std::optional<uint32_t> control = FirstControl(term); control.has_value()) {
+  if (const std::optional<uint32_t> control = FirstControlCharacter(term); control.has_value()) {
     return absl::InvalidArgumentError(
         absl::StrFormat("%s: holds a control character (U+%04X)", name, *control));
   }

@@ -3,6 +3,9 @@
 #ifndef MTSERVE_TEXT_UTF8_H_
 #define MTSERVE_TEXT_UTF8_H_
 
+#include <cstdint>
+#include <optional>
+
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 
@@ -13,6 +16,10 @@ bool IsValidUtf8(absl::string_view text);
 
 // An InvalidArgument naming `field` if `text` is not valid UTF-8.
 absl::Status CheckUtf8(absl::string_view text, absl::string_view field);
+
+// The first control character of valid UTF-8 `text` (C0, DEL, C1, U+2028 and U+2029: what a term
+// of a glossary may not hold), or nullopt.
+std::optional<uint32_t> FirstControlCharacter(absl::string_view text);
 
 }  // namespace mtserve
 

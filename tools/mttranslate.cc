@@ -41,11 +41,11 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "absl/strings/match.h"
 #include "absl/synchronization/mutex.h"
 #include "base/json_file.h"
 #include "base/repeated_flag_values.h"
@@ -443,10 +443,12 @@ int Run(int argc, char** argv) {
     if (m < 0) continue;
     LoadedModel& model = models[m];
     // Office documents' language tags say the language the line's last model writes.
-    const SentenceRules rules{
-        model.splitter.get(), &model.model->tokenizer(), model.max_tokens, subtitle_layout,
-        LanguageTag(models[line_chain[i].back()].model->config().target_lang),
-        matchers[line_chain[i].back()].get()};
+    const SentenceRules rules{model.splitter.get(),
+                              &model.model->tokenizer(),
+                              model.max_tokens,
+                              subtitle_layout,
+                              LanguageTag(models[line_chain[i].back()].model->config().target_lang),
+                              matchers[line_chain[i].back()].get()};
     absl::StatusOr<std::unique_ptr<Document>> document = PrepareDocument(lines[i], *format, rules);
     if (!document.ok()) {
       std::cerr << "mttranslate: " << (whole_input ? "stdin" : absl::StrCat("line ", i + 1)) << ": "
@@ -458,10 +460,10 @@ int Run(int argc, char** argv) {
       const SourceSentence& sentence = documents[i]->sentences()[j];
       sources.push_back(&sentence.ids);
       sentence_model.push_back(m);
-      sentence_terms.push_back(sentence.terms != nullptr && line_chain[i].size() == 1
-                                   ? std::shared_ptr<const TermConstraints>(
-                                         sentence.terms, &sentence.terms->constraints)
-                                   : nullptr);
+      sentence_terms.push_back(
+          sentence.terms != nullptr && line_chain[i].size() == 1
+              ? std::shared_ptr<const TermConstraints>(sentence.terms, &sentence.terms->constraints)
+              : nullptr);
       // HTML's inline markup and runs of characters the model cannot spell are placed by the
       // alignment (text/document.h), which changes no token: all of the model's sentences are
       // decoded with it, as the server decodes those sentences.
@@ -532,8 +534,8 @@ int Run(int argc, char** argv) {
         }
         absl::StatusOr<std::vector<std::vector<Hypothesis>>> out =
             translators[run.model]->TranslateIds(
-                batch, run.constrained ? ConstrainedOptions(model.options) : model.options,
-                nullptr, batch_terms);
+                batch, run.constrained ? ConstrainedOptions(model.options) : model.options, nullptr,
+                batch_terms);
         if (!out.ok()) {
           absl::MutexLock lock(&error_mutex);
           error = out.status();

@@ -50,7 +50,8 @@ inline constexpr int kConstrainedBeamSize = 4;
 // hypotheses, so that the search has alternatives to place a term among; a beam or sampling stays
 // as asked. The server and mttranslate both decode such inputs with these.
 inline DecodingOptions ConstrainedOptions(DecodingOptions options) {
-  if (options.beam_size == 1 && options.sampling_topk <= 1) options.beam_size = kConstrainedBeamSize;
+  if (options.beam_size == 1 && options.sampling_topk <= 1)
+    options.beam_size = kConstrainedBeamSize;
   return options;
 }
 

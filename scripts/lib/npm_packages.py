@@ -35,3 +35,13 @@ def npm_ci(package_dir, install_dir):
         shutil.copy(os.path.join(package_dir, name), install_dir)
     subprocess.run(["npm", "ci", "--prefix", install_dir, "--no-audit", "--no-fund"], check=True)
     return node_modules
+
+
+def run_node_checks(package_dir, install_dir, script, *args):
+    """Runs `node package_dir/script ARGS...` with package_dir's pinned packages (npm_ci) on its
+    module path; returns (exit code, its output, stderr merged)."""
+    node_modules = npm_ci(package_dir, install_dir)
+    node = subprocess.run(["node", os.path.join(package_dir, script), *args],
+                          env={**os.environ, "NODE_PATH": node_modules},
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
+    return node.returncode, node.stdout

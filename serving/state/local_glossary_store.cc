@@ -19,6 +19,7 @@
 #include "base/json_file.h"
 #include "nlohmann/json.hpp"
 #include "serving/state/job_id.h"
+#include "serving/state/state_files.h"
 
 namespace mtserve {
 namespace {
@@ -28,33 +29,7 @@ constexpr absl::string_view kFileSuffix = ".json";
 constexpr absl::string_view kTempSuffix = ".tmp";
 
 absl::Status ErrnoError(absl::string_view what, const std::string& path) {
-  const int error = errno;
-  return absl::UnavailableError(
-      absl::StrCat("cannot ", what, " ", path, ": ", std::strerror(error)));
-}
-
-// Writes `bytes` to a new file at `path` (mode 0600), flushed to disk.
-absl::Status WriteNewFile(const std::string& path, const std::string& bytes) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return ErrnoError("create", path);
-  size_t written = 0;
-  while (written < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      absl::Status status = ErrnoError("write", path);
-      ::close(fd);
-      ::unlink(path.c_str());
-      return status;
-    }
-    written += static_cast<size_t>(n);
-  }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
-    absl::Status status = ErrnoError("write", path);
-    ::unlink(path.c_str());
-    return status;
-  }
-  return absl::OkStatus();
+  return FileError(absl::StatusCode::kUnavailable, what, path);
 }
 
 absl::Status NotFound() { return absl::NotFoundError("no such glossary"); }
@@ -241,7 +216,9 @@ absl::StatusOr<GlossaryInfo> LocalGlossaryStore::Create(Glossary glossary, int m
     // Outside mutex_: Get and List go on while the file is written.
     const std::string temp = PathOf(selector, /*temporary=*/true);
     const std::string path = PathOf(selector, /*temporary=*/false);
-    if (absl::Status written = WriteNewFile(temp, GlossaryFileJson(glossary)); !written.ok()) {
+    if (absl::Status written = WriteNewFile(temp, GlossaryFileJson(glossary), /*durable=*/true,
+                                            absl::StatusCode::kUnavailable);
+        !written.ok()) {
       return written;
     }
     if (::rename(temp.c_str(), path.c_str()) != 0) {

@@ -13,6 +13,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "serving/state/job_id.h"
+#include "serving/state/state_files.h"
 
 namespace mtserve {
 namespace {
@@ -22,32 +23,7 @@ constexpr absl::string_view kResultSuffix = ".result";
 constexpr absl::string_view kTempSuffix = ".tmp";
 
 absl::Status ErrnoError(absl::string_view what, const std::string& path) {
-  const int error = errno;
-  return absl::InternalError(absl::StrCat("cannot ", what, " ", path, ": ", std::strerror(error)));
-}
-
-// Writes `bytes` to a new file at `path`.
-absl::Status WriteNewFile(const std::string& path, const std::string& bytes) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) return ErrnoError("create", path);
-  size_t written = 0;
-  while (written < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      absl::Status status = ErrnoError("write", path);
-      ::close(fd);
-      ::unlink(path.c_str());
-      return status;
-    }
-    written += static_cast<size_t>(n);
-  }
-  if (::close(fd) != 0) {
-    absl::Status status = ErrnoError("write", path);
-    ::unlink(path.c_str());
-    return status;
-  }
-  return absl::OkStatus();
+  return FileError(absl::StatusCode::kInternal, what, path);
 }
 
 // Up to `length` bytes of the file at `path` from `offset`.
@@ -258,7 +234,10 @@ absl::Status LocalJobStore::PutResult(absl::string_view id, std::string result,
   }
   if (!temp.empty()) {
     // Outside the mutex: a large result's write holds up no other job.
-    if (absl::Status written = WriteNewFile(temp, result); !written.ok()) return written;
+    if (absl::Status written =
+            WriteNewFile(temp, result, /*durable=*/false, absl::StatusCode::kInternal);
+        !written.ok())
+      return written;
     result.clear();
     result.shrink_to_fit();
   }

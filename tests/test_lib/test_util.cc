@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
 #include <system_error>
 
 #include "absl/strings/str_cat.h"
@@ -13,6 +14,13 @@
 namespace mtserve::testing {
 
 std::string TestDataDir() { return MTSERVE_TEST_DATA_DIR; }
+
+std::string ReadOfficeFixture(const std::string& name) {
+  std::ifstream in(std::string(MTSERVE_TEST_DATA_DIR) + "/office/" + name, std::ios::binary);
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  return bytes.str();
+}
 
 std::string ModelsDir() { return MTSERVE_MODELS_DIR; }
 

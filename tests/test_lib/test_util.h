@@ -47,6 +47,8 @@ namespace mtserve::testing {
 
 // tests/data in the source tree.
 std::string TestDataDir();
+// The bytes of tests/data/office/`name` (an office document fixture), empty if it cannot be read.
+std::string ReadOfficeFixture(const std::string& name);
 // models/ in the source tree: the embedded model and the other trained ones (multi30k-de-en,
 // multi30k-fr-en).
 std::string ModelsDir();

@@ -23,14 +23,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-std::string ReadFixture(const std::string& name) {
-  std::ifstream in(std::filesystem::path(testing::TestDataDir()) / "office" / name,
-                   std::ios::binary);
-  std::stringstream bytes;
-  bytes << in.rdbuf();
-  return bytes.str();
-}
-
 class TermsTranslateTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -38,8 +30,10 @@ class TermsTranslateTest : public ::testing::Test {
     ASSERT_OK_AND_ASSIGN(splitter_, SentenceSplitter::Create("en"));
     Terminology t;
     // Forms the model would never write by itself.
-    t.glossary = {{"red shirt", {"Zorblax-Hemd"}}, {"bike", {"Velociped"}},
-                  {"river", {"Flussbett"}}, {"park", {"Stadtgarten"}}};
+    t.glossary = {{"red shirt", {"Zorblax-Hemd"}},
+                  {"bike", {"Velociped"}},
+                  {"river", {"Flussbett"}},
+                  {"park", {"Stadtgarten"}}};
     t.keep_patterns = {KeepPattern::kPlaceholders};
     ASSERT_OK_AND_ASSIGN(matcher_, CompileTerminology(t, model_->tokenizer(), "options."));
   }
@@ -86,9 +80,9 @@ TEST_F(TermsTranslateTest, TextFormats) {
     EXPECT_THAT(translated, HasSubstr("{name}")) << text;
   }
   // Without the terminology the model writes none of them.
-  const std::string plain = testing::TranslateDocument(model_, *splitter_, sentence,
-                                                       DocumentFormat::kPlainText)
-                                .value_or("");
+  const std::string plain =
+      testing::TranslateDocument(model_, *splitter_, sentence, DocumentFormat::kPlainText)
+          .value_or("");
   EXPECT_THAT(plain, ::testing::Not(HasSubstr("Zorblax")));
 }
 
@@ -108,9 +102,9 @@ TEST_F(TermsTranslateTest, OfficeFiles) {
       {DocumentFormat::kPptx, "slides.pptx"},
   };
   for (const auto& [format, name] : files) {
-    const std::string translated = Entries(Translate(ReadFixture(name), format));
-    EXPECT_THAT(translated, format == DocumentFormat::kPptx ? HasSubstr("Stadtgarten")
-                                                            : HasSubstr("Flussbett"))
+    const std::string translated = Entries(Translate(testing::ReadOfficeFixture(name), format));
+    EXPECT_THAT(translated,
+                format == DocumentFormat::kPptx ? HasSubstr("Stadtgarten") : HasSubstr("Flussbett"))
         << name;
   }
 }

@@ -20,7 +20,6 @@ Usage: deepl_api_test.py BIN_DIR NODE_TEST_DIR NPM_DIR MULTI30K_TEXT [-- UNITTES
 import hashlib
 import json
 import os
-import subprocess
 import sys
 import time
 import urllib.parse
@@ -30,7 +29,7 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../test_lib"))
 import e2e_suite  # noqa: E402
 from e2e_suite import call  # noqa: E402
-from npm_packages import npm_ci  # noqa: E402
+from npm_packages import run_node_checks  # noqa: E402
 
 FLAGS = ["--workers=1", "--http_threads=4", "--max_text_bytes=4096"]
 # The Multi30k test set; SENTENCES its first four.
@@ -303,13 +302,9 @@ class TranslateTest(DeepLTestCase):
 
     def test_the_npm_client_translates_as_the_native_api(self):
         args = e2e_suite.ARGS
-        node_modules = npm_ci(args.node_test_dir, args.npm_dir)
-        node = subprocess.run(
-            ["node", os.path.join(args.node_test_dir, "client_test.js"), str(self.port),
-             *SENTENCES],
-            env={**os.environ, "NODE_PATH": node_modules},
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
-        self.assertEqual(node.returncode, 0, f"client_test.js's checks:\n{node.stdout}")
+        code, output = run_node_checks(args.node_test_dir, args.npm_dir, "client_test.js",
+                                       str(self.port), *SENTENCES)
+        self.assertEqual(code, 0, f"client_test.js's checks:\n{output}")
 
 
 class DocumentTest(DeepLTestCase):

@@ -17,7 +17,6 @@ Usage: libretranslate_test.py BIN_DIR MODEL_DIR NODE_TEST_DIR NPM_DIR MULTI30K_T
 import json
 import os
 import shutil
-import subprocess
 import sys
 import urllib.parse
 
@@ -25,7 +24,7 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../test_lib"))
 import e2e_suite  # noqa: E402
 from e2e_suite import call  # noqa: E402
-from npm_packages import npm_ci  # noqa: E402
+from npm_packages import run_node_checks  # noqa: E402
 
 FLAGS = ["--workers=1", "--http_threads=4", "--max_text_bytes=4096", "--max_beam_size=8"]
 # The Multi30k test set; SENTENCES its first four.
@@ -279,13 +278,9 @@ class OneModelTest(LibreTranslateTestCase):
 
     def test_the_npm_client_translates_as_the_native_api(self):
         args = e2e_suite.ARGS
-        node_modules = npm_ci(args.node_test_dir, args.npm_dir)
-        node = subprocess.run(
-            ["node", os.path.join(args.node_test_dir, "client_test.js"), str(self.port),
-             *SENTENCES],
-            env={**os.environ, "NODE_PATH": node_modules},
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
-        self.assertEqual(node.returncode, 0, f"client_test.js's checks:\n{node.stdout}")
+        code, output = run_node_checks(args.node_test_dir, args.npm_dir, "client_test.js",
+                                       str(self.port), *SENTENCES)
+        self.assertEqual(code, 0, f"client_test.js's checks:\n{output}")
 
 
 class TwoModelsTest(LibreTranslateTestCase):

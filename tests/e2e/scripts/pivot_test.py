@@ -6,7 +6,8 @@ name (the second with split_sentences false), over HTTP's /v1/translate, LibreTr
 /translate and mttranslate; a text of several sentences keeps its layout and sentence ranges;
 inline HTML markup lands on the word aligned through the bridge; "auto" into German detects a
 French text and pivots; /languages lists fr -> de; with a --model_memory that holds one of the
-two models, a pivot is refused at once.
+two models, a pivot is refused at once; a glossary's French term is written in German on the last
+leg, a placeholder kept through both, as mttranslate does it.
 
 Usage: pivot_test.py BIN_DIR STUBS_DIR MODELS_DIR [-- unittest arguments]
 """
@@ -100,6 +101,37 @@ class PivotTest(e2e_suite.MtserveTestCase):
         self.assertEqual(out.stdout.splitlines(),
                          [t["hypotheses"][0]["text"] for t in served["translations"]])
         self.assertEqual(out.stdout.splitlines()[0], self.by_hand(FRENCH))
+
+    def test_terms_are_written_on_the_leg_into_german(self):
+        # A French source term and a German form the models would not write; a placeholder the
+        # vocabularies lack kept as written through both legs.
+        text = "Un homme court vers {lieu}."
+        answer = self.translate({"texts": [text], "source_language": "fr", "target_language": "de",
+                                 "options": {"glossary": [{"source": "homme",
+                                                           "targets": ["Zorblaxer"]}],
+                                             "keep_patterns": ["KEEP_PATTERN_PLACEHOLDERS"],
+                                             "beam_size": 4, "num_hypotheses": 2}})
+        hypotheses = answer["translations"][0]["hypotheses"]
+        self.assertEqual(len(hypotheses), 2)
+        for hypothesis in hypotheses:
+            self.assertIn("Zorblaxer", hypothesis["text"])
+            self.assertIn("{lieu}", hypothesis["text"])
+        self.assertNotIn("Zorblaxer", self.by_hand(text))
+        # mttranslate pivots the same way.
+        result = subprocess.run(
+            [e2e_suite.binary("mttranslate"), "--threads=1", "--beam_size=4", "--source=fr",
+             "--target=de", "--keep_patterns=placeholders", f"--glossary={self.glossary_file()}",
+             *(f"--model={e2e_suite.ARGS.models_dir}/{m}"
+               for m in ("multi30k-fr-en", "multi30k-en-de"))],
+            input=text + "\n", capture_output=True, text=True, timeout=300)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(result.stdout, hypotheses[0]["text"] + "\n")
+
+    def glossary_file(self):
+        path = os.path.join(self.temp_dir(), "homme.tsv")
+        with open(path, "w") as f:
+            f.write("homme\tZorblaxer\n")
+        return path
 
     def test_a_budget_too_small_for_both_legs_is_refused_at_once(self):
         # Room for one of the models (each about 32 MiB in float32): both legs of a pivot are held

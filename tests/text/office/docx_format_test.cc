@@ -39,14 +39,6 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::Not;
 
-std::string ReadFixture(const std::string& name) {
-  std::ifstream in(std::filesystem::path(testing::TestDataDir()) / "office" / name,
-                   std::ios::binary);
-  std::stringstream bytes;
-  bytes << in.rdbuf();
-  return bytes.str();
-}
-
 class OfficeFormatTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -103,7 +95,7 @@ class DocxFormatTest : public OfficeFormatTest {
   void SetUp() override {
     OfficeFormatTest::SetUp();
     if (HasFatalFailure()) return;
-    source_ = ReadFixture("formatted.docx");
+    source_ = testing::ReadOfficeFixture("formatted.docx");
     ASSERT_FALSE(source_.empty());
     TextTranslation t = Translate(source_, DocumentFormat::kDocx);
     ASSERT_EQ(t.hypotheses.size(), 1u);
@@ -282,7 +274,7 @@ TEST_F(DocxFormatTest, ASignatureIsLeftOutOfTheTranslation) {
 }
 
 TEST_F(OfficeFormatTest, FootnotesAreTranslatedAndTheirReferencesKept) {
-  const std::string source = ReadFixture("footnote.docx");
+  const std::string source = testing::ReadOfficeFixture("footnote.docx");
   TextTranslation t = Translate(source, DocumentFormat::kDocx);
   ASSERT_EQ(t.hypotheses.size(), 1u);
   ASSERT_OK_AND_ASSIGN(OfficePackage out, OfficePackage::Open(t.hypotheses[0].text));
@@ -296,7 +288,7 @@ TEST_F(OfficeFormatTest, FootnotesAreTranslatedAndTheirReferencesKept) {
 }
 
 TEST_F(OfficeFormatTest, PptxSlidesNotesAndTablesAreTranslated) {
-  const std::string source = ReadFixture("slides.pptx");
+  const std::string source = testing::ReadOfficeFixture("slides.pptx");
   TextTranslation t = Translate(source, DocumentFormat::kPptx);
   ASSERT_EQ(t.hypotheses.size(), 1u);
   ASSERT_OK_AND_ASSIGN(OfficePackage out, OfficePackage::Open(t.hypotheses[0].text));
@@ -338,11 +330,12 @@ TEST_F(OfficeFormatTest, PptxSlidesNotesAndTablesAreTranslated) {
 TEST_F(OfficeFormatTest, APresentationIsNotAWordDocument) {
   SentenceRules rules{splitter_.get(), &tokenizer(), 256, {}, "de"};
   absl::StatusOr<std::unique_ptr<Document>> document =
-      PrepareDocument(ReadFixture("slides.pptx"), DocumentFormat::kDocx, rules);
+      PrepareDocument(testing::ReadOfficeFixture("slides.pptx"), DocumentFormat::kDocx, rules);
   ASSERT_FALSE(document.ok());
   EXPECT_EQ(document.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(document.status().message(), HasSubstr("word/document.xml"));
-  document = PrepareDocument(ReadFixture("formatted.docx"), DocumentFormat::kPptx, rules);
+  document =
+      PrepareDocument(testing::ReadOfficeFixture("formatted.docx"), DocumentFormat::kPptx, rules);
   ASSERT_FALSE(document.ok());
   EXPECT_THAT(document.status().message(), HasSubstr("ppt/presentation.xml"));
 }

@@ -157,14 +157,6 @@ TEST(EpubPackageTest, NcxLabelsAndTitleAreRuns) {
   EXPECT_TRUE(ParseEpubXml("out", out).ok());
 }
 
-// Whole books: the package's reading and writing must be there (text/office/office_package.cc).
-std::string ReadFixture(absl::string_view name) {
-  std::ifstream in(absl::StrCat(testing::TestDataDir(), "/office/", name), std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
 // The standard output of `command`, and whether it exited 0.
 std::pair<std::string, bool> RunCommand(const std::string& command) {
   std::string out;
@@ -193,7 +185,7 @@ class EpubFormatTest : public ::testing::TestWithParam<const char*> {
 };
 
 TEST_P(EpubFormatTest, BookIsTranslatedWithItsFormattingAndEveryOtherEntryKept) {
-  const std::string source = ReadFixture(GetParam());
+  const std::string source = testing::ReadOfficeFixture(GetParam());
   ASSERT_FALSE(source.empty());
   ASSERT_OK_AND_ASSIGN(const std::string translated, Translate(source, DocumentFormat::kEpub));
   ASSERT_OK_AND_ASSIGN(OfficePackage before, OfficePackage::Open(source));
@@ -258,7 +250,8 @@ TEST_P(EpubFormatTest, BookIsTranslatedWithItsFormattingAndEveryOtherEntryKept) 
 }
 
 TEST_P(EpubFormatTest, HostileBooksAreRefusedNamingThePart) {
-  ASSERT_OK_AND_ASSIGN(OfficePackage book, OfficePackage::Open(ReadFixture(GetParam())));
+  ASSERT_OK_AND_ASSIGN(OfficePackage book,
+                       OfficePackage::Open(testing::ReadOfficeFixture(GetParam())));
   ASSERT_OK_AND_ASSIGN(const std::string container, book.Read("META-INF/container.xml"));
   ASSERT_OK_AND_ASSIGN(const std::string opf, book.Read("EPUB/content.opf"));
   ASSERT_OK_AND_ASSIGN(const std::string chapter, book.Read("EPUB/text/ch001.xhtml"));

@@ -27,13 +27,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-std::string ReadFixture(const std::string& name) {
-  std::ifstream in(absl::StrCat(testing::TestDataDir(), "/office/", name), std::ios::binary);
-  std::stringstream bytes;
-  bytes << in.rdbuf();
-  return bytes.str();
-}
-
 // What ODF readers show of a paragraph: its text with text:s as spaces, text:tab as a tab,
 // text:line-break as a line feed; notes, frames and comments left out.
 std::string VisibleText(const pugi::xml_node& node) {
@@ -94,7 +87,8 @@ class OdfFormatTest : public ::testing::Test {
     ASSERT_OK_AND_ASSIGN(model_, testing::TestModel());
     ASSERT_OK_AND_ASSIGN(splitter_, SentenceSplitter::Create("en"));
     // Until the package is implemented, whole files cannot be read.
-    const absl::StatusOr<OfficePackage> package = OfficePackage::Open(ReadFixture("report.odt"));
+    const absl::StatusOr<OfficePackage> package =
+        OfficePackage::Open(testing::ReadOfficeFixture("report.odt"));
     if (absl::IsUnimplemented(package.status())) GTEST_SKIP() << package.status();
   }
   const Tokenizer& tokenizer() const { return model_->tokenizer(); }
@@ -124,7 +118,7 @@ std::string Entry(const std::string& package_bytes, const std::string& name) {
 }
 
 TEST_F(OdfFormatTest, ATextDocumentsParagraphsAreTheirPlainTranslations) {
-  const std::string source = ReadFixture("report.odt");
+  const std::string source = testing::ReadOfficeFixture("report.odt");
   const TextTranslation translation = Translate(source, DocumentFormat::kOdt);
   ASSERT_EQ(translation.hypotheses.size(), 1u);
   const std::string out = translation.hypotheses[0].text;
@@ -183,7 +177,7 @@ TEST_F(OdfFormatTest, ATextDocumentsParagraphsAreTheirPlainTranslations) {
 }
 
 TEST_F(OdfFormatTest, ATextDocumentsHeadersTitleLanguageAndOtherEntries) {
-  const std::string source = ReadFixture("report.odt");
+  const std::string source = testing::ReadOfficeFixture("report.odt");
   const std::string out = Translate(source, DocumentFormat::kOdt).hypotheses.at(0).text;
 
   const auto styles = ParseXml(Entry(out, "styles.xml"));
@@ -220,7 +214,7 @@ TEST_F(OdfFormatTest, ATextDocumentsHeadersTitleLanguageAndOtherEntries) {
 }
 
 TEST_F(OdfFormatTest, APresentationsSlidesAndNotesAreTranslated) {
-  const std::string source = ReadFixture("slides.odp");
+  const std::string source = testing::ReadOfficeFixture("slides.odp");
   const std::string out = Translate(source, DocumentFormat::kOdp).hypotheses.at(0).text;
   const auto before = ParseXml(Entry(source, "content.xml"));
   const auto after = ParseXml(Entry(out, "content.xml"));
@@ -248,8 +242,9 @@ TEST_F(OdfFormatTest, APresentationsSlidesAndNotesAreTranslated) {
 
 // pandoc and odfpy, which nobody here wrote, read the translated files and find the translation.
 TEST_F(OdfFormatTest, OtherReadersReadTheTranslation) {
-  const std::string out =
-      Translate(ReadFixture("report.odt"), DocumentFormat::kOdt).hypotheses.at(0).text;
+  const std::string out = Translate(testing::ReadOfficeFixture("report.odt"), DocumentFormat::kOdt)
+                              .hypotheses.at(0)
+                              .text;
   const std::string expected = Plain("A dog is running.");
   const std::string odfpy = RunOn(out, ".odt",
                                   "/usr/bin/python3 -c 'import sys\n"
@@ -259,13 +254,16 @@ TEST_F(OdfFormatTest, OtherReadersReadTheTranslation) {
                                   "for p in d.getElementsByType(text.P): "
                                   "print(teletype.extractText(p))'");
   EXPECT_THAT(odfpy, HasSubstr(expected));
-  const std::string slides = RunOn(
-      Translate(ReadFixture("slides.odp"), DocumentFormat::kOdp).hypotheses.at(0).text, ".odp",
-      "/usr/bin/python3 -c 'import sys\n"
-      "from odf.opendocument import load\n"
-      "from odf import text, teletype\n"
-      "d = load(sys.argv[1])\n"
-      "for p in d.getElementsByType(text.P): print(teletype.extractText(p))'");
+  const std::string slides =
+      RunOn(Translate(testing::ReadOfficeFixture("slides.odp"), DocumentFormat::kOdp)
+                .hypotheses.at(0)
+                .text,
+            ".odp",
+            "/usr/bin/python3 -c 'import sys\n"
+            "from odf.opendocument import load\n"
+            "from odf import text, teletype\n"
+            "d = load(sys.argv[1])\n"
+            "for p in d.getElementsByType(text.P): print(teletype.extractText(p))'");
   EXPECT_THAT(slides, HasSubstr(Plain("Say this slowly.")));
   const std::string pandoc = RunOn(out, ".odt", "pandoc -f odt -t plain --wrap=none");
   if (pandoc.empty() && RunOn("", ".txt", "pandoc --version").empty()) {
@@ -278,7 +276,8 @@ TEST_F(OdfFormatTest, OtherReadersReadTheTranslation) {
 // A signed document (its signature in META-INF/documentsignatures.xml, added to the fixture): the
 // translation would break the signature, so it is left out; every other entry is kept, in order.
 TEST_F(OdfFormatTest, ASignatureIsLeftOutOfTheTranslation) {
-  ASSERT_OK_AND_ASSIGN(OfficePackage source, OfficePackage::Open(ReadFixture("report.odt")));
+  ASSERT_OK_AND_ASSIGN(OfficePackage source,
+                       OfficePackage::Open(testing::ReadOfficeFixture("report.odt")));
   std::vector<std::pair<std::string, std::string>> entries;
   for (const std::string& name : source.names()) entries.push_back({name, *source.Read(name)});
   entries.push_back({"META-INF/documentsignatures.xml", "<dsig:document-signatures/>"});
@@ -292,7 +291,8 @@ TEST_F(OdfFormatTest, ASignatureIsLeftOutOfTheTranslation) {
 
 TEST_F(OdfFormatTest, RefusesWhatIsNotAnOdtOrOdp) {
   const SentenceRules rules{splitter_.get(), &tokenizer(), 256, {}, "de"};
-  absl::StatusOr<OfficePackage> package = OfficePackage::Open(ReadFixture("report.odt"));
+  absl::StatusOr<OfficePackage> package =
+      OfficePackage::Open(testing::ReadOfficeFixture("report.odt"));
   ASSERT_TRUE(package.ok()) << package.status();
   const std::string spreadsheet =
       package->Write({{"mimetype", "application/vnd.oasis.opendocument.spreadsheet"}});
