@@ -870,9 +870,10 @@ void TranslationCore::NextLeg(std::shared_ptr<Pending> pending, int i, size_t j,
   std::vector<SourceSentence>& pieces = bridge->document->sentences();
   bridge->results.resize(pieces.size());
   // The sentence's terms are written on the last leg, into the requested language, by the
-  // bridge's first piece (a bridge is one piece unless cut at the model's token limit).
+  // bridge's first piece (a bridge is one piece unless cut at the model's token limit), whose
+  // tokens are not the source's the terms were found in.
   if (leg + 1 == chain.size() && !pieces.empty()) {
-    pieces.front().terms = pending->documents[i]->sentences()[j].terms;
+    pieces.front().terms = WithoutSourcePositions(pending->documents[i]->sentences()[j].terms);
   }
   struct Piece {
     size_t index;

@@ -23,9 +23,11 @@ Segment Trimmed(absl::string_view text) {
   return {begin, end};
 }
 
-// Attaches `terms`' occurrences in `piece` of `text` to `sentence`.
+// Attaches `terms`' occurrences in `piece` of `text` to `sentence`, with the source tokens of
+// each (`tokenizer` encoded the sentence's ids).
 absl::Status AttachTerms(absl::string_view text, const TermMatcher* terms,
-                         absl::Span<const Segment> kept, SourceSentence& sentence) {
+                         absl::Span<const Segment> kept, const Tokenizer& tokenizer,
+                         SourceSentence& sentence) {
   if (terms == nullptr) return absl::OkStatus();
   absl::StatusOr<std::shared_ptr<const SentenceTerms>> found =
       terms->Match(text, sentence.range, kept);
@@ -35,6 +37,13 @@ absl::Status AttachTerms(absl::string_view text, const TermMatcher* terms,
                                                    found.status().message()));
   }
   sentence.terms = *std::move(found);
+  if (sentence.terms != nullptr) {
+    std::vector<Segment> pieces;
+    const std::vector<int> ids = tokenizer.EncodeSourceWithSpans(
+        text.substr(sentence.range.begin, sentence.range.end - sentence.range.begin), pieces);
+    // (The same encoding as the sentence's ids: otherwise the positions stay unknown.)
+    if (ids == sentence.ids) sentence.terms = WithSourcePositions(sentence.terms, pieces);
+  }
   return absl::OkStatus();
 }
 
@@ -125,7 +134,8 @@ absl::StatusOr<std::vector<SourceSentence>> SplitIntoSentences(
     }
     if (!fits) AppendPieces(text, range, tokenizer, max_tokens, whole, stopped, sentences);
     for (size_t j = first; j < sentences.size(); ++j) {
-      if (absl::Status s = AttachTerms(text, terms, kept, sentences[j]); !s.ok()) return s;
+      if (absl::Status s = AttachTerms(text, terms, kept, tokenizer, sentences[j]); !s.ok())
+        return s;
     }
   }
   return sentences;

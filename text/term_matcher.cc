@@ -330,6 +330,37 @@ std::vector<Segment> TermMatcher::Find(absl::string_view text, Segment range,
   return out;
 }
 
+std::shared_ptr<const SentenceTerms> WithSourcePositions(std::shared_ptr<const SentenceTerms> terms,
+                                                         absl::Span<const Segment> pieces) {
+  if (terms == nullptr) return nullptr;
+  auto placed = std::make_shared<SentenceTerms>(*terms);
+  for (size_t t = 0; t < placed->terms.size(); ++t) {
+    const Segment& source = placed->terms[t].source;
+    TermConstraint& constraint = placed->constraints.terms[t];
+    constraint.source_begin = constraint.source_end = -1;
+    for (size_t i = 0; i < pieces.size(); ++i) {
+      // A piece overlaps the occurrence (an empty one: lies inside it).
+      if (pieces[i].begin < source.end &&
+          (pieces[i].end > source.begin ||
+           (pieces[i].begin == pieces[i].end && pieces[i].begin >= source.begin))) {
+        if (constraint.source_begin < 0) constraint.source_begin = static_cast<int>(i);
+        constraint.source_end = static_cast<int>(i) + 1;
+      }
+    }
+  }
+  return placed;
+}
+
+std::shared_ptr<const SentenceTerms> WithoutSourcePositions(
+    std::shared_ptr<const SentenceTerms> terms) {
+  if (terms == nullptr) return nullptr;
+  auto unplaced = std::make_shared<SentenceTerms>(*terms);
+  for (TermConstraint& constraint : unplaced->constraints.terms) {
+    constraint.source_begin = constraint.source_end = -1;
+  }
+  return unplaced;
+}
+
 absl::StatusOr<std::shared_ptr<const SentenceTerms>> TermMatcher::Match(
     absl::string_view text, Segment sentence, absl::Span<const Segment> kept) const {
   const std::vector<Occurrence> found = Occurrences(text, sentence, kept);

@@ -47,6 +47,17 @@ struct SentenceTerms {
   const TermForm* Placed(const PlacedTerm& placed) const;
 };
 
+// `terms` with each constraint's source tokens (TermConstraint::source_begin, source_end) set:
+// the pieces of `pieces` (the sentence's source pieces, bytes from the sentence's start, one per
+// id of its source but </s>: Tokenizer::EncodeSourceWithSpans) that overlap its occurrence
+// (SentenceTerms::Term::source); null if `terms` is.
+std::shared_ptr<const SentenceTerms> WithSourcePositions(std::shared_ptr<const SentenceTerms> terms,
+                                                         absl::Span<const Segment> pieces);
+// `terms` with every constraint's source tokens unknown (-1): for a decode whose source is not
+// the text the terms were found in (a pivot's last leg reads a bridge); null if `terms` is.
+std::shared_ptr<const SentenceTerms> WithoutSourcePositions(
+    std::shared_ptr<const SentenceTerms> terms);
+
 class TermMatcher {
  public:
   // The occurrences in `sentence` (bytes of `text`, valid UTF-8) of the glossary's sources

@@ -615,10 +615,11 @@ int Run(int argc, char** argv) {
         Step& step = steps.emplace_back(
             Step{s, from, to, std::move(text), *std::move(bridge), round.size()});
         // The sentence's terms are written on the last leg by the bridge's first piece, as the
-        // server does it.
+        // server does it (the bridge's tokens are not the source's the terms were found in).
         std::vector<SourceSentence>& pieces = step.bridge->sentences();
         if (leg + 1 == line_chain[i].size() && !pieces.empty()) {
-          pieces.front().terms = documents[i]->sentences()[s - line_first[i]].terms;
+          pieces.front().terms =
+              WithoutSourcePositions(documents[i]->sentences()[s - line_first[i]].terms);
         }
         for (const SourceSentence& piece : pieces) {
           round.push_back(&piece.ids);

@@ -21,6 +21,8 @@ struct Beam {
   // With term constraints only.
   TermProgress progress;
   std::vector<PlacedTerm> terms;
+  // Its match in progress began where the alignment reached the term's source (SelectConstrained).
+  bool guided = false;
 };
 
 struct Candidate {
@@ -86,7 +88,7 @@ class BeamSearch : public Search {
   void Add(Decoder& decoder, int sentence, int source_tokens,
            std::shared_ptr<const TermConstraints> constraints) override {
     decoder.AddRows(1);
-    beams_.push_back({sentence, 0.f, {}, {}, {}, {}, {}});
+    beams_.push_back({sentence, 0.f, {}, {}, {}, {}, {}, false});
     ids_.push_back(params_.start_id);
     if (static_cast<size_t>(sentence) >= finished_.size()) {
       finished_.resize(sentence + 1, FinishedHypotheses(params_.options.beam_size));
@@ -147,9 +149,14 @@ class BeamSearch : public Search {
     const int per_row = std::min(2 * beam_size, vocab);
 
     // Each row's alignment this step goes to the candidates it parents, so a hypothesis's
-    // alignment follows its lineage exactly as its ids do.
+    // alignment follows its lineage exactly as its ids do. Rows of sentences with constraints
+    // need it to place their terms (SelectConstrained) whether or not it is returned.
     const bool with_alignment = params_.options.return_alignment;
-    decoder.Step(ctx, ids_, row_sentence_, log_probs_, with_alignment ? &alignment_ : nullptr);
+    bool need_alignment = with_alignment;
+    for (int r = 0; r < rows && !need_alignment; ++r) {
+      need_alignment = trackers_[beams_[r].sentence] != nullptr;
+    }
+    decoder.Step(ctx, ids_, row_sentence_, log_probs_, need_alignment ? &alignment_ : nullptr);
     lengths_.resize(rows);
     for (int r = 0; r < rows; ++r) lengths_[r] = static_cast<int>(beams_[r].ids.size());
     params_.logits_processor.Apply(ctx, log_probs_.data(), rows, vocab, lengths_);
@@ -258,6 +265,7 @@ class BeamSearch : public Search {
     Candidate candidate;
     TermProgress progress;
     std::optional<PlacedTerm> placed;
+    bool guided;
   };
 
   // Adds the endings and next beams of the sentence of rows [first, end), which has term
@@ -276,27 +284,61 @@ class BeamSearch : public Search {
     for (int r = first; r < end; ++r) {
       const Beam& beam = beams_[r];
       const float* row = log_probs_.data() + static_cast<size_t>(r) * vocab;
-      auto add = [&](int token) {
+      auto add = [&](int token, bool aligned_start) {
         const float token_log_prob = row[token];
         if (!std::isfinite(token_log_prob) ||
             !tracker.Permitted(beam.progress, token, position, left, eos_id)) {
           return;
         }
         TermTracker::Advanced advanced = tracker.Advance(beam.progress, token, position);
+        const TermProgress& next = advanced.progress;
+        const bool guided =
+            next.node != 0 && (aligned_start || (beam.guided && beam.progress.node != 0 &&
+                                                 next.begin == beam.progress.begin));
         term_candidates_.push_back({{beam.log_prob + token_log_prob, r, token, token_log_prob},
-                                    advanced.progress,
-                                    advanced.placed});
+                                    next,
+                                    advanced.placed,
+                                    guided});
       };
       // A row whose next token is restricted has only its proposals to give.
       const bool forced = tracker.Forced(beam.progress, left);
       const int* top = candidate_ids_.data() + r * per_row;
+      // A row that aligns the token it generates with an unmet term's source proposes, besides
+      // its best tokens, the starts of that term's forms; a term whose source is known is not
+      // proposed elsewhere (but where the row would rather end), so it is placed where the
+      // model translates its source rather than where the model's own word for it would be.
+      // A match the model began by itself (its best tokens) is continued only towards a term
+      // whose source is unknown, and gives way to the alignment.
+      const bool guided = beam.guided && beam.progress.node != 0;
+      const int aligned = forced || guided ? -1 : tracker.AlignedTerm(beam.progress, alignment_[r]);
+      aligned_starts_.clear();
+      if (aligned >= 0) {
+        tracker.StartsAmong(beam.progress, uint64_t{1} << aligned, position, aligned_starts_);
+      }
+      auto aligned_start = [&](int token) {
+        return std::binary_search(aligned_starts_.begin(), aligned_starts_.end(), token);
+      };
+      const bool ending = !forced && top[0] == eos_id && !tracker.AllMet(beam.progress);
       if (!forced) {
-        for (int k = 0; k < per_row; ++k) add(top[k]);
+        for (int k = 0; k < per_row; ++k) add(top[k], aligned_start(top[k]));
       }
       proposals_.clear();
-      tracker.Proposals(beam.progress, position, proposals_);
+      if (forced) {
+        tracker.Proposals(beam.progress, position, proposals_);
+      } else {
+        tracker.ContinuationsAmong(beam.progress, guided ? ~uint64_t{0} : ~tracker.located(),
+                                   proposals_);
+        tracker.StartsAmong(beam.progress, ending ? ~uint64_t{0} : ~tracker.located(), position,
+                            proposals_);
+        proposals_.insert(proposals_.end(), aligned_starts_.begin(), aligned_starts_.end());
+        std::sort(proposals_.begin(), proposals_.end());
+        proposals_.erase(std::unique(proposals_.begin(), proposals_.end()), proposals_.end());
+      }
       for (int token : proposals_) {
-        if (forced || std::find(top, top + per_row, token) == top + per_row) add(token);
+        if (forced || std::find(top, top + per_row, token) == top + per_row) {
+          // (A start where the row would end counts as guided too.)
+          add(token, ending || aligned_start(token));
+        }
       }
     }
     // Best first; equal scores keep row then rank order, so results do not depend on the sort.
@@ -365,6 +407,7 @@ class BeamSearch : public Search {
       next.token_log_probs.push_back(c.candidate.token_log_prob);
       if (with_alignment) next.alignment.push_back(alignment_[c.candidate.row]);
       next.progress = c.progress;
+      next.guided = c.guided;
       if (c.placed.has_value()) next.terms.push_back(*c.placed);
       parents_.push_back(c.candidate.row);
       ids_.push_back(c.candidate.token);
@@ -389,10 +432,12 @@ class BeamSearch : public Search {
   std::vector<Candidate> candidates_;
   std::vector<Beam> next_beams_;
   std::vector<int> parents_;
-  std::vector<int> alignment_;  // Per row, this step's (with return_alignment only).
+  // Per row, this step's (with return_alignment, or for a sentence with constraints).
+  std::vector<int> alignment_;
   // Constrained sentences' selection.
   std::vector<TermCandidate> term_candidates_;
   std::vector<int> proposals_;
+  std::vector<int> aligned_starts_;
   std::vector<int> bank_of_;  // Per candidate; -1: an ending.
   std::vector<int> bank_candidates_;
   std::vector<int> bank_slots_;

@@ -27,10 +27,12 @@ class GreedySearch : public Search {
       max_lengths_.resize(sentence + 1);
       trackers_.resize(sentence + 1);
       progress_.resize(sentence + 1);
+      guided_.resize(sentence + 1);
     }
     hypotheses_[sentence] = Hypothesis();
     trackers_[sentence].reset();
     progress_[sentence] = TermProgress();
+    guided_[sentence] = false;
     if (constraints != nullptr && !constraints->terms.empty()) {
       trackers_[sentence] = std::make_unique<TermTracker>(*constraints);
     }
@@ -66,7 +68,12 @@ class GreedySearch : public Search {
     if (rows == 0) return;
     const int vocab = params_.vocab_size;
     const bool with_alignment = params_.options.return_alignment;
-    decoder.Step(ctx, ids_, row_sentence_, log_probs_, with_alignment ? &alignment_ : nullptr);
+    // Rows of sentences with constraints need it to place their terms (ConstrainedToken).
+    bool need_alignment = with_alignment;
+    for (int r = 0; r < rows && !need_alignment; ++r) {
+      need_alignment = trackers_[row_sentence_[r]] != nullptr;
+    }
+    decoder.Step(ctx, ids_, row_sentence_, log_probs_, need_alignment ? &alignment_ : nullptr);
     lengths_.resize(rows);
     for (int r = 0; r < rows; ++r) {
       lengths_[r] = static_cast<int>(hypotheses_[row_sentence_[r]].ids.size());
@@ -87,10 +94,15 @@ class GreedySearch : public Search {
       const int sentence = row_sentence_[r];
       Hypothesis& hypothesis = hypotheses_[sentence];
       if (trackers_[sentence] != nullptr) {
-        next_ids_[r] = ConstrainedToken(r, sentence, next_ids_[r]);
+        bool guided = false;
+        next_ids_[r] = ConstrainedToken(r, sentence, next_ids_[r], guided);
+        const TermProgress before = progress_[sentence];
         const TermTracker::Advanced advanced = trackers_[sentence]->Advance(
-            progress_[sentence], next_ids_[r], static_cast<int>(hypothesis.ids.size()));
+            before, next_ids_[r], static_cast<int>(hypothesis.ids.size()));
         progress_[sentence] = advanced.progress;
+        guided_[sentence] =
+            advanced.progress.node != 0 && (guided || (guided_[sentence] && before.node != 0 &&
+                                                       advanced.progress.begin == before.begin));
         if (advanced.placed.has_value()) hypothesis.terms.push_back(*advanced.placed);
       }
       const int token = next_ids_[r];
@@ -118,8 +130,9 @@ class GreedySearch : public Search {
   }
 
  private:
-  // The token row `r` of a constrained `sentence` takes instead of `chosen` (see CreateGreedy).
-  int ConstrainedToken(int r, int sentence, int chosen) {
+  // The token row `r` of a constrained `sentence` takes instead of `chosen` (see CreateGreedy);
+  // `guided` says whether it starts a term where the alignment reaches the term's source.
+  int ConstrainedToken(int r, int sentence, int chosen, bool& guided) {
     const TermTracker& tracker = *trackers_[sentence];
     const TermProgress& progress = progress_[sentence];
     const int position = static_cast<int>(hypotheses_[sentence].ids.size());
@@ -130,10 +143,21 @@ class GreedySearch : public Search {
       std::erase_if(tokens_, [&](int token) {
         return !tracker.Permitted(progress, token, position, left, params_.eos_id);
       });
-    } else if (progress.node != 0) {
+    } else if (progress.node != 0 && guided_[sentence]) {
       tracker.Continuations(progress, tokens_);
+    } else if (const int aligned = tracker.AlignedTerm(progress, alignment_[r]); aligned >= 0) {
+      // The token aligns with an unmet term's source: the term starts here (whatever match the
+      // model began by itself elsewhere).
+      tracker.StartsAmong(progress, uint64_t{1} << aligned, position, tokens_);
+      guided = true;
+    } else if (progress.node != 0) {
+      // A match the model began by itself: continued towards a term whose source is unknown
+      // (one whose source is known starts where the alignment reaches it).
+      tracker.ContinuationsAmong(progress, ~tracker.located(), tokens_);
+      if (tokens_.empty()) return chosen;
     } else if (chosen == params_.eos_id && !tracker.AllMet(progress)) {
       tracker.Starts(progress, position, tokens_);
+      guided = true;
     } else {
       return chosen;
     }
@@ -156,12 +180,14 @@ class GreedySearch : public Search {
   std::vector<int> max_lengths_;
   std::vector<std::unique_ptr<const TermTracker>> trackers_;  // Null: unconstrained.
   std::vector<TermProgress> progress_;
+  std::vector<char> guided_;  // The match in progress began where the alignment said, or at </s>.
 
   FloatBuffer log_probs_;
   std::vector<int> tokens_;
   std::vector<int> lengths_;
   std::vector<int> next_ids_;
-  std::vector<int> alignment_;  // Per row, this step's (with return_alignment only).
+  // Per row, this step's (with return_alignment, or for a sentence with constraints).
+  std::vector<int> alignment_;
   std::vector<int> kept_;
 };
 

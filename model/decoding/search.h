@@ -43,7 +43,10 @@ class Search {
   // unmet constraint, the form is continued (its most likely continuation, whatever is drawn);
   // </s> chosen while a constraint is unmet is replaced by the most likely token that starts one;
   // and when the tokens left to the length bound are just enough for the unmet constraints, the
-  // most likely token that keeps them satisfiable is taken.
+  // most likely token that keeps them satisfiable is taken. A constraint whose source tokens are
+  // known (TermConstraint::source_begin) starts where the decoder's alignment for the token
+  // being generated falls among them (its forms' most likely first token); a match the model
+  // began by itself is continued only towards a constraint whose source is unknown.
   static std::unique_ptr<Search> CreateGreedy(SearchParams params);
   // Beam search with length-normalised scores. With term constraints, dynamic beam allocation
   // (Post & Vilar 2018, allocated as Sockeye does): each row proposes, besides its best tokens,
@@ -54,7 +57,12 @@ class Search {
   // below; </s> is allowed only once all are met, and an ending counts when it ranks within
   // the beam among the candidates of the rows that meet them all. The length bound restricts
   // tokens as in greedy search. Such a sentence stops as soon as it has beam_size ended
-  // hypotheses, and returns hypotheses cut at the bound only for want of ended ones.
+  // hypotheses, and returns hypotheses cut at the bound only for want of ended ones. A
+  // constraint whose source tokens are known (TermConstraint::source_begin) is proposed only by
+  // the rows whose alignment for the token being generated falls among them (besides their best
+  // tokens), by rows whose best token is </s>, and under the length bound; its match is continued
+  // by proposals only where it began so. Sentences with constraints compute the alignment
+  // whether or not it is returned.
   static std::unique_ptr<Search> CreateBeam(SearchParams params);
   // The one `params.options` asks for.
   static std::unique_ptr<Search> Create(SearchParams params);

@@ -55,6 +55,12 @@ absl::Status ValidateTermConstraints(const TermConstraints& constraints, const M
       return absl::InvalidArgumentError(
           absl::StrCat("input ", input, ": term constraint ", t, " has no forms"));
     }
+    const bool unknown = term.source_begin == -1 && term.source_end == -1;
+    if (!unknown && !(term.source_begin >= 0 && term.source_begin < term.source_end)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "input ", input, ": term constraint ", t, "'s source span [", term.source_begin, ", ",
+          term.source_end, ") is neither unknown (-1, -1) nor a non-empty range of positions"));
+    }
     for (size_t f = 0; f < term.forms.size(); ++f) {
       if (absl::Status status = check_form(term.forms[f], t, "", f); !status.ok()) return status;
     }

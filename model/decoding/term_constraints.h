@@ -26,6 +26,12 @@ struct TermConstraint {
   // Forms that satisfy it only as a hypothesis's first tokens: a form with its first letter's
   // case changed, which a translation may start a sentence with. May be empty.
   std::vector<std::vector<int>> initial_forms;
+  // The source tokens of its occurrence: [source_begin, source_end) of the input's ids (</s>
+  // excluded); -1 both when unknown (a pivot's last leg reads a bridge text, not the source the
+  // term was found in). Where known, a search places the term where the decoder's alignment
+  // reaches it (Search::CreateBeam); they never change which hypotheses satisfy it.
+  int source_begin = -1;
+  int source_end = -1;
 };
 
 struct TermConstraints {
@@ -63,8 +69,9 @@ int MinimumConstrainedTokens(const TermConstraints& constraints);
 // InvalidArgument naming input `input` unless its constraints can be decoded by `config`'s model
 // within `length_bound` generated tokens (InputMaxLength, </s> included): at most
 // kMaxTermConstraints, each with a form, every form non-empty and made of ids the model can
-// generate (not </s>, pad or another never generated id), and MinimumConstrainedTokens at most
-// `length_bound` - 1 (room for </s>).
+// generate (not </s>, pad or another never generated id), its source span unknown (both -1) or
+// 0 <= source_begin < source_end, and MinimumConstrainedTokens at most `length_bound` - 1 (room
+// for </s>).
 absl::Status ValidateTermConstraints(const TermConstraints& constraints, const ModelConfig& config,
                                      int length_bound, int input);
 

@@ -19,6 +19,8 @@ TermTracker::TermTracker(const TermConstraints& constraints)
       Insert(term.forms[f], t, static_cast<int>(f), false);
     }
     shortest_.push_back(shortest == INT_MAX ? 0 : shortest);
+    sources_.emplace_back(term.source_begin, term.source_end);
+    if (term.source_begin >= 0) located_ |= uint64_t{1} << t;
     for (size_t f = 0; f < term.initial_forms.size(); ++f) {
       Insert(term.initial_forms[f], t, static_cast<int>(f), true);
     }
@@ -162,6 +164,37 @@ void TermTracker::Proposals(const TermProgress& p, int position, std::vector<int
   Starts(p, position, tokens);
   std::sort(tokens.begin() + first, tokens.end());
   tokens.erase(std::unique(tokens.begin() + first, tokens.end()), tokens.end());
+}
+
+int TermTracker::AlignedTerm(const TermProgress& p, int aligned) const {
+  if (aligned < 0) return -1;
+  for (int t = 0; t < terms_; ++t) {
+    if ((p.met >> t & 1) == 0 && sources_[t].first <= aligned && aligned < sources_[t].second) {
+      return t;
+    }
+  }
+  return -1;
+}
+
+void TermTracker::ContinuationsAmong(const TermProgress& p, uint64_t terms,
+                                     std::vector<int>& tokens) const {
+  if (p.node == 0) return;
+  const uint64_t wanted = terms & ~p.met;
+  for (const auto& [token, child] : nodes_[p.node].children) {
+    const Node& n = nodes_[child];
+    if (((n.reach | (p.begin == 0 ? n.reach_initial : 0)) & wanted) != 0) tokens.push_back(token);
+  }
+}
+
+void TermTracker::StartsAmong(const TermProgress& p, uint64_t terms, int position,
+                              std::vector<int>& tokens) const {
+  const uint64_t wanted = terms & ~p.met;
+  for (const auto& [token, child] : nodes_[0].children) {
+    const Node& n = nodes_[child];
+    if (((n.reach | (position == 0 ? n.reach_initial : 0)) & wanted) != 0) {
+      tokens.push_back(token);
+    }
+  }
 }
 
 }  // namespace mtserve

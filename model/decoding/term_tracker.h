@@ -76,6 +76,21 @@ class TermTracker {
   // Both, ascending, each once.
   void Proposals(const TermProgress& p, int position, std::vector<int>& tokens) const;
 
+  // The constraints whose source span is known (bit t: constraint t).
+  uint64_t located() const { return located_; }
+  // Appends the tokens that continue the match in progress towards an unmet constraint among
+  // `terms` (bit t: constraint t), ascending.
+  void ContinuationsAmong(const TermProgress& p, uint64_t terms, std::vector<int>& tokens) const;
+  // Appends the tokens that start a form at `position` of an unmet constraint among `terms`
+  // (bit t: constraint t), ascending.
+  void StartsAmong(const TermProgress& p, uint64_t terms, int position,
+                   std::vector<int>& tokens) const;
+
+  // The unmet constraint whose source span (TermConstraint::source_begin, source_end) holds
+  // source position `aligned` (where the decoder's cross-attention weighs most for the token
+  // being generated); -1 if none.
+  int AlignedTerm(const TermProgress& p, int aligned) const;
+
  private:
   struct End {
     int term;
@@ -107,6 +122,9 @@ class TermTracker {
   uint64_t all_ = 0;
   int tokens_ = 0;
   std::vector<int> shortest_;  // Per constraint: its shortest (regular) form's length.
+  // Per constraint: its source span; (-1, -1) unknown.
+  std::vector<std::pair<int, int>> sources_;
+  uint64_t located_ = 0;
   std::vector<End> ends_;
   std::vector<Node> nodes_;  // nodes_[0]: the root.
 };

@@ -63,6 +63,9 @@ std::optional<std::string> SentenceCacheKey(const std::string& model,
   // back when the text is joined, from the request's own terms).
   if (constraints != nullptr) {
     for (const TermConstraint& term : constraints->terms) {
+      // Where its source is decides where the decoder places it.
+      Append(key, term.source_begin);
+      Append(key, term.source_end);
       for (const auto* forms : {&term.forms, &term.initial_forms}) {
         Append(key, forms->size());
         for (const std::vector<int>& form : *forms) {

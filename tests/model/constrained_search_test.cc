@@ -4,6 +4,7 @@
 // batch; constraints that cannot be met are refused; inputs without constraints decode as they
 // did. Sentences from tests/data/multi30k/test_2016_flickr.en.
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <optional>
@@ -375,7 +376,13 @@ TEST_F(ConstrainedSearchTest, InfeasibleConstraintsAreRefused) {
   const int pad = (*TestModel())->config().pad_token_id;
   TermConstraints many;
   many.terms.assign(kMaxTermConstraints + 1, Term({{zorblax_[0]}}));
+  TermConstraint empty_span = Term({zorblax_});
+  empty_span.source_begin = empty_span.source_end = 3;
+  TermConstraint half_known = Term({zorblax_});
+  half_known.source_end = 2;
   const std::vector<std::pair<Constraints, std::string>> invalid = {
+      {{Terms({empty_span})}, "source span [3, 3) is neither unknown"},
+      {{Terms({half_known})}, "source span [-1, 2) is neither unknown"},
       {{Terms(std::move(many.terms))}, "the limit is 64"},
       {{Terms({Term({{zorblax_[0], eos()}})})}, "holds </s>"},
       {{Terms({Term({{pad}})})}, absl::StrCat("holds token id ", pad)},
@@ -452,6 +459,69 @@ TEST_F(ConstrainedSearchTest, ConstrainedInputsAreIndependentOfTheirBatch) {
         for (const Hypothesis& h : *joined[i]) ExpectMeets(h, *constraints[i]);
       }
     }
+  }
+}
+
+// (i) Where a constraint's source tokens are given, the term goes where the decoder's alignment
+// reaches them: in each source, a word of the unconstrained translation (the first token aligned
+// with some source token) is given a term the model never writes, "Zorblax", with that token as
+// its source. Greedy search writes the term exactly where its own word began (the tokens before
+// are those it generated without the term); beam search within two tokens of it. Without source
+// tokens, neither would (greedy search puts a term the model never writes where it would end).
+// The alignment is not returned unless asked for.
+TEST_F(ConstrainedSearchTest, ATermGoesWhereTheAlignmentReachesItsSource) {
+  Translator translator(*TestModel(), kThreads);
+  for (const NamedOptions& search :
+       {NamedOptions{"greedy", Greedy()}, NamedOptions{"beam 4", Beam(4, 1)}}) {
+    SCOPED_TRACE(search.name);
+    DecodingOptions aligned = search.options;
+    aligned.return_alignment = true;
+    const std::vector<Hypotheses> plain = Translate(translator, sources_, aligned);
+    int elsewhere_without = 0;
+    for (size_t i = 0; i < sources_.size(); ++i) {
+      const Hypothesis& h = plain[i][0];
+      const int source_tokens = static_cast<int>(sources_[i].size()) - 1;  // Less </s>.
+      SCOPED_TRACE(tokenizer().DecodeTarget(h.ids));
+      ASSERT_EQ(h.alignment.size(), h.ids.size());
+      // The last word (a piece that starts a word, of 3 letters or more) before the last two
+      // tokens that is the first token aligned with its source token (not </s>).
+      int word = -1;
+      for (int k = static_cast<int>(h.ids.size()) - 3; k >= 1 && word < 0; --k) {
+        const std::string& piece = tokenizer().vocab().Piece(h.ids[k]);
+        const int s = h.alignment[k];
+        if (piece.rfind("\xE2\x96\x81", 0) != 0 || piece.size() < 3 + 3 || s >= source_tokens ||
+            std::find(h.alignment.begin(), h.alignment.begin() + k, s) != h.alignment.begin() + k) {
+          continue;
+        }
+        word = k;
+      }
+      ASSERT_GE(word, 0) << "no word to replace";
+      SCOPED_TRACE(absl::StrCat("its word at ", word, ": ", tokenizer().vocab().Piece(h.ids[word]),
+                                ", source token ", h.alignment[word]));
+      TermConstraint term = Term({zorblax_});
+      term.source_begin = h.alignment[word];
+      term.source_end = term.source_begin + 1;
+      const Hypothesis placed =
+          Translate(translator, {sources_[i]}, search.options, {Terms({term})})[0][0];
+      SCOPED_TRACE(tokenizer().DecodeTarget(placed.ids));
+      ExpectMeets(placed, *Terms({term}));
+      EXPECT_TRUE(placed.alignment.empty());
+      ASSERT_EQ(placed.terms.size(), 1u);
+      if (search.options.beam_size == 1) {
+        EXPECT_EQ(placed.terms[0].begin, word);
+        EXPECT_EQ(Ids(placed.ids.begin(), placed.ids.begin() + word),
+                  Ids(h.ids.begin(), h.ids.begin() + word));
+      } else {
+        EXPECT_LE(std::abs(placed.terms[0].begin - word), 2);
+      }
+      // Without the source tokens, the term lands elsewhere.
+      const Hypothesis unplaced =
+          Translate(translator, {sources_[i]}, search.options, {Terms({Term({zorblax_})})})[0][0];
+      ASSERT_EQ(unplaced.terms.size(), 1u);
+      if (std::abs(unplaced.terms[0].begin - word) > 2) ++elsewhere_without;
+    }
+    // (So the placement is the source tokens' doing, not the model's.)
+    EXPECT_GT(elsewhere_without, 0);
   }
 }
 

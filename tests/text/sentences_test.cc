@@ -12,6 +12,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "model/translator.h"
 #include "tests/test_lib/bleu.h"
 #include "tests/test_lib/test_util.h"
@@ -58,6 +59,56 @@ TEST_F(SentencesTest, WithoutASplitterTheTrimmedTextIsOneSentence) {
   EXPECT_THAT(Texts(text, s), ElementsAre("A dog runs. Two cats sleep."));
   EXPECT_TRUE(SplitIntoSentences(" \n\t", nullptr, tokenizer(), 512).empty());
   EXPECT_TRUE(SplitIntoSentences("", splitter_.get(), tokenizer(), 512).empty());
+}
+
+// Each term's constraint names the source tokens of its occurrence in its own sentence's ids:
+// the pieces that spell the occurrence's words (read back from the pieces, not from spans).
+TEST_F(SentencesTest, TermsKnowTheSourceTokensOfTheirOccurrence) {
+  Terminology terminology;
+  terminology.glossary = {{"bike", {"Zweirad"}}, {"balance beam", {"Schwebebalken"}}};
+  terminology.keep_patterns = {KeepPattern::kUrls};
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<const TermMatcher> matcher,
+                       CompileTerminology(terminology, tokenizer(), "options."));
+  const std::string text =
+      "A man rides a bike past the unbelievably tall balance beam. "
+      "See https://example.com/a?b=1 for a bike.";
+  ASSERT_OK_AND_ASSIGN(
+      const std::vector<SourceSentence> s,
+      SplitIntoSentences(text, splitter_.get(), tokenizer(), 512, matcher.get(), {}, nullptr));
+  ASSERT_EQ(s.size(), 2u);
+  // The words a constraint's source tokens spell: its pieces joined, word marks as spaces.
+  auto spelled = [&](const SourceSentence& sentence, const TermConstraint& term) {
+    const std::vector<std::string> pieces = tokenizer().SourcePieces(
+        text.substr(sentence.range.begin, sentence.range.end - sentence.range.begin));
+    EXPECT_EQ(pieces.size() + 1, sentence.ids.size());
+    EXPECT_GE(term.source_begin, 0);
+    EXPECT_LE(term.source_end, static_cast<int>(pieces.size()));
+    std::string words;
+    for (int i = std::max(term.source_begin, 0); i < std::min<int>(term.source_end, pieces.size());
+         ++i) {
+      words += pieces[i];
+    }
+    absl::StrReplaceAll({{"\xE2\x96\x81", " "}}, &words);
+    return std::string(absl::StripAsciiWhitespace(words));
+  };
+  std::vector<std::vector<std::string>> found;
+  for (const SourceSentence& sentence : s) {
+    ASSERT_NE(sentence.terms, nullptr);
+    std::vector<std::string>& words = found.emplace_back();
+    for (const TermConstraint& term : sentence.terms->constraints.terms) {
+      words.push_back(spelled(sentence, term));
+    }
+  }
+  EXPECT_THAT(found[0], ElementsAre("bike", "balance beam"));
+  EXPECT_THAT(found[1], ElementsAre("https://example.com/a?b=1", "bike"));
+  // A pivot's last leg has other tokens: the positions go, the forms stay.
+  const std::shared_ptr<const SentenceTerms> unplaced = WithoutSourcePositions(s[1].terms);
+  ASSERT_EQ(unplaced->constraints.terms.size(), 2u);
+  for (size_t t = 0; t < 2; ++t) {
+    EXPECT_EQ(unplaced->constraints.terms[t].source_begin, -1);
+    EXPECT_EQ(unplaced->constraints.terms[t].source_end, -1);
+    EXPECT_EQ(unplaced->constraints.terms[t].forms, s[1].terms->constraints.terms[t].forms);
+  }
 }
 
 // A sentence over the limit comes back in pieces within it that cover every word.
