@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "model/decoding/search.h"
@@ -9,8 +11,26 @@
 #include "model/layers/encoder.h"
 #include "model/ops/compute_context.h"
 #include "model/ops/shape_buckets.h"
+#include "model/vocab.h"
 
 namespace mtserve {
+namespace {
+
+// Whether each piece of `vocab` continues the word before it: no SentencePiece word-start mark
+// (U+2581), not a special token, and a letter, digit, hyphen (a compound) or any non-ASCII
+// character first.
+std::vector<bool> WordContinuations(const Vocab& vocab) {
+  std::vector<bool> continues(vocab.size(), false);
+  for (int id = 0; id < vocab.size(); ++id) {
+    const std::string& piece = vocab.Piece(id);
+    if (piece.empty() || absl::StartsWith(piece, "\u2581") || piece.front() == '<') continue;
+    const unsigned char first = static_cast<unsigned char>(piece.front());
+    continues[id] = first >= 0x80 || absl::ascii_isalnum(first) || first == '-';
+  }
+  return continues;
+}
+
+}  // namespace
 
 // What a translator computes with, and the decode in progress.
 class Translator::Impl {
@@ -32,6 +52,8 @@ class Translator::Impl {
   FloatBuffer encoder_output_;
   std::unique_ptr<Search> search_;  // While a session is open.
   SearchParams search_params_;      // Those of the session's search, for checking inputs.
+  // SearchParams::word_continuations of the model's target vocabulary, made by the first decode.
+  std::shared_ptr<const std::vector<bool>> word_continuations_;
 };
 
 Translator::Translator(std::shared_ptr<const Model> model, int num_threads)
@@ -86,6 +108,11 @@ absl::StatusOr<std::unique_ptr<DecodeSession>> Translator::StartDecoding(
   impl.ctx_.BindToCallingThread();
   impl.decoder_.Reset();
   SearchParams params = MakeSearchParams(config, options);
+  if (impl.word_continuations_ == nullptr) {
+    impl.word_continuations_ = std::make_shared<const std::vector<bool>>(
+        WordContinuations(impl.model_->tokenizer().vocab()));
+  }
+  params.word_continuations = impl.word_continuations_;
   impl.search_params_ = params;
   params.cancelled = std::move(cancelled);
   impl.search_ = Search::Create(std::move(params));

@@ -176,7 +176,11 @@ TextTranslation JoinSentences(absl::string_view text, absl::Span<const SourceSen
     size_t copied = 0;      // Bytes of `text` up to which the layout has been copied.
     int source_offset = 0;  // Source tokens of the sentences before this one.
     for (size_t i = 0; i < sentences.size(); ++i) {
-      const Hypothesis& part = results[i].hypotheses[h];
+      // A sentence has num_hypotheses hypotheses (the engine's contract); one with fewer (never
+      // seen) gives its last again rather than reading past them.
+      if (results[i].hypotheses.empty()) continue;
+      const Hypothesis& part =
+          results[i].hypotheses[std::min<size_t>(h, results[i].hypotheses.size() - 1)];
       absl::StrAppend(&out.text, text.substr(copied, sentences[i].range.begin - copied));
       joined.hypothesis_sentences[h].push_back(
           {out.text.size(), out.text.size() + part.text.size()});

@@ -284,9 +284,14 @@ class BeamSearch : public Search {
     for (int r = first; r < end; ++r) {
       const Beam& beam = beams_[r];
       const float* row = log_probs_.data() + static_cast<size_t>(r) * vocab;
+      // A placed term's last token is not followed by one that glues onto its word.
+      const bool after_term = !beam.terms.empty() && beam.terms.back().end == position &&
+                              params_.word_continuations != nullptr;
+      const size_t row_first = term_candidates_.size();
       auto add = [&](int token, bool aligned_start) {
         const float token_log_prob = row[token];
         if (!std::isfinite(token_log_prob) ||
+            (after_term && (*params_.word_continuations)[token]) ||
             !tracker.Permitted(beam.progress, token, position, left, eos_id)) {
           return;
         }
@@ -339,6 +344,16 @@ class BeamSearch : public Search {
           // (A start where the row would end counts as guided too.)
           add(token, ending || aligned_start(token));
         }
+      }
+      // After a term, a row whose best tokens all glue onto it goes on with its best token that
+      // does not, so that it still has a candidate.
+      if (after_term && !forced && term_candidates_.size() == row_first) {
+        int best = -1;
+        for (int token = 0; token < vocab; ++token) {
+          if ((*params_.word_continuations)[token] || !std::isfinite(row[token])) continue;
+          if (best < 0 || row[token] > row[best]) best = token;
+        }
+        if (best >= 0) add(best, false);
       }
     }
     // Best first; equal scores keep row then rank order, so results do not depend on the sort.

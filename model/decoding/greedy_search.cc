@@ -137,6 +137,18 @@ class GreedySearch : public Search {
     const TermProgress& progress = progress_[sentence];
     const int position = static_cast<int>(hypotheses_[sentence].ids.size());
     const int left = max_lengths_[sentence] - position - 1;
+    const float* row = log_probs_.data() + static_cast<size_t>(r) * params_.vocab_size;
+    // A placed term's last token is not followed by one that glues onto its word: the best
+    // token that does not, instead.
+    const std::vector<PlacedTerm>& placed = hypotheses_[sentence].terms;
+    if (!placed.empty() && placed.back().end == position && params_.word_continuations != nullptr &&
+        (*params_.word_continuations)[chosen]) {
+      int best = params_.eos_id;
+      for (int token = 0; token < params_.vocab_size; ++token) {
+        if (!(*params_.word_continuations)[token] && row[token] > row[best]) best = token;
+      }
+      chosen = best;
+    }
     tokens_.clear();
     if (tracker.Forced(progress, left)) {
       tracker.Proposals(progress, position, tokens_);
@@ -161,7 +173,6 @@ class GreedySearch : public Search {
     } else {
       return chosen;
     }
-    const float* row = log_probs_.data() + static_cast<size_t>(r) * params_.vocab_size;
     int best = tokens_.empty() ? chosen : tokens_[0];
     for (int token : tokens_) {
       if (row[token] > row[best]) best = token;

@@ -30,6 +30,11 @@ struct SearchParams {
   // Polled once per step for each unfinished sentence (a Decoder sentence id); a sentence for
   // which it returns true leaves at once and gets no hypotheses. The others go on.
   std::function<bool(int sentence)> cancelled;
+  // Per target id (null: none), whether its piece continues the word before it (no word-start
+  // mark, and a letter, digit or hyphen first): a constrained search never follows a placed term's
+  // last token with one, so that a form stays a word of its own ("Zorb & Co", not "Zorb &
+  // Corisiss").
+  std::shared_ptr<const std::vector<bool>> word_continuations;
 };
 
 // The parameters for decoding inputs of `config`'s model with `options`.
