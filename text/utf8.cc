@@ -61,6 +61,9 @@ std::optional<uint32_t> FirstControlCharacter(absl::string_view text) {
         (bytes[i + 2] == 0xA8 || bytes[i + 2] == 0xA9)) {
       return 0x2000u + bytes[i + 2] - 0x80u;
     }
+    if (bytes[i] == 0xEF && i + 2 < text.size() && bytes[i + 1] == 0xBB && bytes[i + 2] == 0xBF) {
+      return 0xFEFFu;
+    }
   }
   return std::nullopt;
 }

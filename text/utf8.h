@@ -17,8 +17,9 @@ bool IsValidUtf8(absl::string_view text);
 // An InvalidArgument naming `field` if `text` is not valid UTF-8.
 absl::Status CheckUtf8(absl::string_view text, absl::string_view field);
 
-// The first control character of valid UTF-8 `text` (C0, DEL, C1, U+2028 and U+2029: what a term
-// of a glossary may not hold), or nullopt.
+// The first control character of valid UTF-8 `text` (C0, DEL, C1, U+2028, U+2029, and U+FEFF,
+// the byte order mark, invisible in a term and taken for a file's BOM at a line's start: what a
+// term of a glossary may not hold), or nullopt.
 std::optional<uint32_t> FirstControlCharacter(absl::string_view text);
 
 }  // namespace mtserve
