@@ -134,9 +134,13 @@ TEST(GlossaryFileTest, TermsMustBeUtf8WithoutControlCharacters) {
   EXPECT_THAT(separator.status().message(), HasSubstr("(U+2028)"));
   // A byte order mark is the file's only at its start: inside a line (after spaces, found by
   // fuzzing) it would be written back at a line's start and read as the file's.
-  const auto bom = Tsv("  \xEF\xBB\xBF" "0c\tit\n");
+  const auto bom =
+      Tsv("  \xEF\xBB\xBF"
+          "0c\tit\n");
   EXPECT_THAT(bom.status().message(), HasSubstr("(U+FEFF)"));
-  ASSERT_TRUE(Tsv("\xEF\xBB\xBF" "0c\tit\n").ok());
+  ASSERT_TRUE(Tsv("\xEF\xBB\xBF"
+                  "0c\tit\n")
+                  .ok());
   // Not control characters: other letters of the same lead bytes.
   const auto fine = Tsv("\xC2\xA9 x\t\xE2\x80\x94\n");  // (c) x -> em dash.
   ASSERT_TRUE(fine.ok()) << fine.status();

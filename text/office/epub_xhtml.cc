@@ -190,6 +190,30 @@ absl::StatusOr<std::unique_ptr<pugi::xml_document>> ParseEpubXml(absl::string_vi
     return absl::InvalidArgumentError(
         absl::StrCat("part ", name, ": a NUL byte (at byte ", nul, ") is not XML"));
   }
+  // An XML declaration is `<?xml` and quoted pseudo-attributes up to the first `?>`: one whose
+  // quotes do not close there (`version="2.0?>...`) is read by pugixml as running on to a later
+  // quote, over what an HTML parser reads as text and tags, and the two would disagree on the
+  // part's words.
+  if (absl::StartsWith(bytes, "<?xml") || absl::StartsWith(bytes, "\xEF\xBB\xBF<?xml")) {
+    const size_t open = bytes.find("<?xml");
+    const size_t close = bytes.find("?>", open);
+    char quote = 0;
+    bool well_formed = close != absl::string_view::npos;
+    for (size_t i = open + 5; well_formed && i < close; ++i) {
+      const char c = bytes[i];
+      if (quote != 0) {
+        if (c == quote) quote = 0;
+      } else if (c == '"' || c == '\'') {
+        quote = c;
+      } else if (c == '<' || c == '>') {
+        well_formed = false;
+      }
+    }
+    if (!well_formed || quote != 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "part ", name, ": malformed XML declaration (its quotes or its ?> do not close)"));
+    }
+  }
   std::string blanked;
   for (const XmlPiece& piece : ScanXml(bytes)) {
     if (piece.kind == XmlPiece::kStartTag || piece.kind == XmlPiece::kEmptyTag) break;

@@ -222,5 +222,14 @@ TEST(EpubXhtmlTest, HostileOrMalformedXhtmlIsRefusedNamingThePart) {
   }
 }
 
+// A declaration whose quotes do not close before its ?> is refused: pugixml would read it on to a
+// later quote, over what the HTML parser reads as the part's words (found by fuzzing).
+TEST(EpubXhtmlTest, AMalformedXmlDeclarationIsRefused) {
+  const auto refused = ParseEpubXml("ch.xhtml", "<?xml version=\"2.0?><p>a \" b</p>");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.status().message(), HasSubstr("part ch.xhtml: malformed XML declaration"));
+  EXPECT_TRUE(ParseEpubXml("ch.xhtml", "<?xml version='1.0' encoding=\"utf-8\"?><p>a</p>").ok());
+}
+
 }  // namespace
 }  // namespace mtserve
