@@ -18,6 +18,7 @@ import tempfile
 import threading
 import time
 import unittest
+import urllib.parse
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../scripts/lib"))
 from mtserve_process import MtserveProcess  # noqa: E402
@@ -80,6 +81,35 @@ def call(port, method, path, body=None, headers=None, timeout=120):
         return response.status, response.headers, response.read()
     finally:
         connection.close()
+
+
+def post_json(port, path, body, headers=None):
+    """call() with `body` as JSON."""
+    return call(port, "POST", path, json.dumps(body),
+                {"Content-Type": "application/json", **(headers or {})})
+
+
+def post_form(port, path, fields, headers=None):
+    """call() with `fields` URL-encoded: a dict, or a list of pairs (a name repeated)."""
+    return call(port, "POST", path, urllib.parse.urlencode(fields),
+                {"Content-Type": "application/x-www-form-urlencoded", **(headers or {})})
+
+
+def parse_json(result):
+    """The JSON body of a call() result, or None if it is not JSON."""
+    try:
+        return json.loads(result[2])
+    except ValueError:
+        return None
+
+
+def native_translations(port, texts, **options):
+    """The `translations` of the native API's /v1/translate for `texts` with `options`, for
+    suites that compare another API's answers with it."""
+    status, _, body = post_json(port, "/v1/translate", {"texts": texts, "options": options})
+    if status != 200:
+        raise RuntimeError(f"/v1/translate: {status} {body[:300]!r}")
+    return json.loads(body)["translations"]
 
 
 def metric_series(text, metric, **labels):

@@ -22,13 +22,13 @@ import json
 import os
 import sys
 import time
-import urllib.parse
-import uuid
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../test_lib"))
 import e2e_suite  # noqa: E402
-from e2e_suite import call  # noqa: E402
+from e2e_suite import call, native_translations, parse_json as parse  # noqa: E402
+from e2e_suite import post_form, post_json  # noqa: E402
+from urllib3.filepost import encode_multipart_formdata  # noqa: E402
 from npm_packages import run_node_checks  # noqa: E402
 
 FLAGS = ["--workers=1", "--http_threads=4", "--max_text_bytes=4096"]
@@ -43,45 +43,18 @@ def setUpModule():
     SENTENCES.extend(ALL_SENTENCES[:4])
 
 
-def post_json(port, path, body, headers=None):
-    return call(port, "POST", path, json.dumps(body),
-                {"Content-Type": "application/json", **(headers or {})})
-
-
-def post_form(port, path, fields, headers=None):
-    """`fields` a dict or a list of pairs (a name repeated: DeepL's `text`)."""
-    return call(port, "POST", path, urllib.parse.urlencode(fields),
-                {"Content-Type": FORM, **(headers or {})})
-
-
 def multipart(fields, files):
-    """(body, Content-Type) of a multipart/form-data form: `fields` {name: value}, `files`
-    {name: (file name, bytes)}."""
-    boundary = uuid.uuid4().hex
-    body = b""
-    for name, value in fields.items():
-        body += (f"--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n"
-                 f"{value}\r\n").encode()
-    for name, (file_name, data) in files.items():
-        body += (f"--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"; "
-                 f"filename=\"{file_name}\"\r\nContent-Type: text/plain\r\n\r\n").encode()
-        body += data + b"\r\n"
-    body += f"--{boundary}--\r\n".encode()
-    return body, f"multipart/form-data; boundary={boundary}"
-
-
-def parse(result):
-    try:
-        return json.loads(result[2])
-    except ValueError:
-        return None
+    """(body, Content-Type) of a multipart/form-data form, by urllib3 (code nobody here wrote):
+    `fields` {name: value}, `files` {name: (file name, bytes)}."""
+    parts = dict(fields)
+    parts.update({name: (file_name, data, "text/plain")
+                  for name, (file_name, data) in files.items()})
+    return encode_multipart_formdata(parts)
 
 
 def native(port, texts, **options):
-    status, _, body = post_json(port, "/v1/translate", {"texts": texts, "options": options})
-    if status != 200:
-        raise RuntimeError(f"/v1/translate: {status} {body[:300]!r}")
-    return [t["hypotheses"][0]["text"] for t in json.loads(body)["translations"]]
+    """The best hypothesis's text of each of `texts` through the native API."""
+    return [t["hypotheses"][0]["text"] for t in native_translations(port, texts, **options)]
 
 
 class DeepLTestCase(e2e_suite.MtserveTestCase):
@@ -216,6 +189,7 @@ class TranslateTest(DeepLTestCase):
 
     def test_bad_requests_are_400_naming_the_field(self):
         good = {"text": ["a"], "target_lang": "DE"}
+        multipart_body, multipart_type = multipart({"text": "a", "target_lang": "DE"}, {})
         for name, result, needles in [
                 ("no text", post_json(self.port, "/v2/translate", {"target_lang": "DE"}),
                  ["'text' not specified"]),
@@ -251,8 +225,8 @@ class TranslateTest(DeepLTestCase):
                 ("not JSON", call(self.port, "POST", "/v2/translate", "{oops",
                                   {"Content-Type": "application/json"}), ["not JSON"]),
                 ("a multipart body",
-                 call(self.port, "POST", "/v2/translate", *multipart(good, {})[:1],
-                      {"Content-Type": multipart(good, {})[1]}), ["multipart"]),
+                 call(self.port, "POST", "/v2/translate", multipart_body,
+                      {"Content-Type": multipart_type}), ["multipart"]),
                 ("a target nobody serves",
                  post_json(self.port, "/v2/translate", {**good, "target_lang": "FR"}),
                  ["target_lang: no model here translates into fr"]),

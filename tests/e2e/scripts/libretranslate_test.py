@@ -18,12 +18,12 @@ import json
 import os
 import shutil
 import sys
-import urllib.parse
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../test_lib"))
 import e2e_suite  # noqa: E402
-from e2e_suite import call  # noqa: E402
+from e2e_suite import call, post_form, post_json  # noqa: E402
+from e2e_suite import native_translations as native, parse_json as parse  # noqa: E402
 from npm_packages import run_node_checks  # noqa: E402
 
 FLAGS = ["--workers=1", "--http_threads=4", "--max_text_bytes=4096", "--max_beam_size=8"]
@@ -35,30 +35,6 @@ SENTENCES = []
 def setUpModule():
     ALL_SENTENCES.extend(e2e_suite.nonblank_lines(e2e_suite.ARGS.multi30k_text))
     SENTENCES.extend(ALL_SENTENCES[:4])
-
-
-def post_json(port, path, body, headers=None):
-    return call(port, "POST", path, json.dumps(body),
-                {"Content-Type": "application/json", **(headers or {})})
-
-
-def post_form(port, path, fields):
-    return call(port, "POST", path, urllib.parse.urlencode(fields),
-                {"Content-Type": "application/x-www-form-urlencoded"})
-
-
-def parse(result):
-    try:
-        return json.loads(result[2])
-    except ValueError:
-        return None
-
-
-def native(port, texts, **options):
-    status, _, body = post_json(port, "/v1/translate", {"texts": texts, "options": options})
-    if status != 200:
-        raise RuntimeError(f"/v1/translate: {status} {body[:300]!r}")
-    return json.loads(body)["translations"]
 
 
 class LibreTranslateTestCase(e2e_suite.MtserveTestCase):

@@ -24,7 +24,7 @@ import unittest
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../test_lib"))
 import e2e_suite  # noqa: E402
-from e2e_suite import binary, call  # noqa: E402
+from e2e_suite import binary, post_json  # noqa: E402
 
 PLAIN_PARAGRAPH = "A dog runs on the beach."
 DOCUMENT = f"""---
@@ -56,10 +56,6 @@ code stays here
 See <https://example.com/auto> for more.
 """
 OPTIONS = {"format": "TEXT_FORMAT_MARKDOWN"}  # Greedy, as mttranslate and LibreTranslate decode.
-
-
-def post_json(port, path, body):
-    return call(port, "POST", path, json.dumps(body), {"Content-Type": "application/json"})
 
 
 def pandoc_json(markdown):
