@@ -642,9 +642,8 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
         }
         // Its terms are written by the chain's last model (the first leg of a pivot has none).
         std::shared_ptr<const TermConstraints> constraints;
-        if (sentence.terms != nullptr && last == model) {
-          constraints =
-              std::shared_ptr<const TermConstraints>(sentence.terms, &sentence.terms->constraints);
+        if (last == model) constraints = ConstraintsOf(sentence.terms);
+        if (constraints != nullptr) {
           options = ConstrainedOptions(options);
           MT_RETURN_IF_ERROR(CheckTermsFit(*constraints, options, config,
                                            static_cast<int>(sentence.ids.size()),
@@ -885,11 +884,9 @@ void TranslationCore::NextLeg(std::shared_ptr<Pending> pending, int i, size_t j,
   for (size_t k = 0; k < pieces.size(); ++k) {
     DecodingOptions options = *pending->options[model];
     if (aligned || bridge->document->NeedsAlignment(k)) options.return_alignment = true;
-    std::shared_ptr<const TermConstraints> constraints;
+    std::shared_ptr<const TermConstraints> constraints = ConstraintsOf(pieces[k].terms);
     absl::Status fits;
-    if (pieces[k].terms != nullptr) {
-      constraints =
-          std::shared_ptr<const TermConstraints>(pieces[k].terms, &pieces[k].terms->constraints);
+    if (constraints != nullptr) {
       options = ConstrainedOptions(options);
       fits = CheckTermsFit(*constraints, options, slot.config,
                            static_cast<int>(pieces[k].ids.size()), name);

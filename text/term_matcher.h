@@ -57,6 +57,12 @@ std::shared_ptr<const SentenceTerms> WithSourcePositions(std::shared_ptr<const S
 // the text the terms were found in (a pivot's last leg reads a bridge); null if `terms` is.
 std::shared_ptr<const SentenceTerms> WithoutSourcePositions(
     std::shared_ptr<const SentenceTerms> terms);
+// The constraints the decoder is given for `terms` (sharing their ownership); null if `terms` is.
+inline std::shared_ptr<const TermConstraints> ConstraintsOf(
+    const std::shared_ptr<const SentenceTerms>& terms) {
+  if (terms == nullptr) return nullptr;
+  return std::shared_ptr<const TermConstraints>(terms, &terms->constraints);
+}
 
 class TermMatcher {
  public:

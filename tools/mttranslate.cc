@@ -460,10 +460,7 @@ int Run(int argc, char** argv) {
       const SourceSentence& sentence = documents[i]->sentences()[j];
       sources.push_back(&sentence.ids);
       sentence_model.push_back(m);
-      sentence_terms.push_back(
-          sentence.terms != nullptr && line_chain[i].size() == 1
-              ? std::shared_ptr<const TermConstraints>(sentence.terms, &sentence.terms->constraints)
-              : nullptr);
+      sentence_terms.push_back(line_chain[i].size() == 1 ? ConstraintsOf(sentence.terms) : nullptr);
       // HTML's inline markup and runs of characters the model cannot spell are placed by the
       // alignment (text/document.h), which changes no token: all of the model's sentences are
       // decoded with it, as the server decodes those sentences.
@@ -624,9 +621,7 @@ int Run(int argc, char** argv) {
         for (const SourceSentence& piece : pieces) {
           round.push_back(&piece.ids);
           round_model.push_back(to);
-          round_terms.push_back(piece.terms != nullptr ? std::shared_ptr<const TermConstraints>(
-                                                             piece.terms, &piece.terms->constraints)
-                                                       : nullptr);
+          round_terms.push_back(ConstraintsOf(piece.terms));
         }
       }
     }

@@ -11,8 +11,10 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "model/decoding/term_constraints.h"
 #include "model/translator.h"
 #include "text/document.h"
+#include "text/term_matcher.h"
 
 namespace mtserve::testing {
 
@@ -32,11 +34,11 @@ inline absl::StatusOr<TextTranslation> TranslateDocument(std::shared_ptr<const M
     DecodingOptions options;
     options.return_alignment = (*document)->NeedsAlignment(j);
     // A sentence's terms (SentenceRules::terms) are its decode's constraints.
-    // As the server does, a sentence with terms is decoded with a beam of 4.
+    // As the server does, a sentence with terms is decoded with ConstrainedOptions (a beam).
     std::vector<std::shared_ptr<const TermConstraints>> constraints;
     if (s.terms != nullptr) {
-      constraints.emplace_back(s.terms, &s.terms->constraints);
-      options.beam_size = 4;
+      constraints.push_back(ConstraintsOf(s.terms));
+      options = ConstrainedOptions(options);
     }
     absl::StatusOr<std::vector<std::vector<Hypothesis>>> out =
         translator.TranslateIds({s.ids}, options, nullptr, constraints);
