@@ -376,22 +376,32 @@ class BeamSearch : public Search {
       ++rank;
     }
 
-    // The beam's slots shared among the banks of 0 to all constraint tokens met (TokensMet),
-    // the remainder to the bank that meets all; then, from the top bank down, the slots a bank
-    // has no candidates for pass to the bank below (Sockeye's allocation, which favours the
-    // hypotheses that have come furthest when there are more banks than slots); any slots left
-    // go to the best candidates not yet taken.
+    // Half the beam goes first to the best candidates that are not endings, whatever their bank:
+    // the model's own best paths are not pruned by the banks, so a sentence that meets its terms
+    // by itself is mostly translated as it would be without them (the banks alone favour the
+    // hypotheses that have come furthest, and replaced it with one that rushed its terms in:
+    // docs/benchmarks.md#glossaries). The other half is shared among the banks of 0 to all
+    // constraint tokens met (TokensMet), the remainder to the bank that meets all; then, from the
+    // top bank down, the slots a bank has no candidates for pass to the bank below (Sockeye's
+    // allocation); any slots left go to the best candidates not yet taken.
     const int banks = tracker.tokens() + 1;
     const size_t count = term_candidates_.size();
+    taken_.assign(count, 0);
+    int taken = 0;
+    for (size_t i = 0; i < count && taken < beam_size / 2; ++i) {
+      if (term_candidates_[i].candidate.token == eos_id) continue;
+      taken_[i] = 1;
+      ++taken;
+    }
     bank_of_.resize(count);
     bank_candidates_.assign(banks, 0);
     for (size_t i = 0; i < count; ++i) {
       const TermCandidate& c = term_candidates_[i];
       bank_of_[i] = c.candidate.token == eos_id ? -1 : tracker.TokensMet(c.progress);
-      if (bank_of_[i] >= 0) ++bank_candidates_[bank_of_[i]];
+      if (bank_of_[i] >= 0 && !taken_[i]) ++bank_candidates_[bank_of_[i]];
     }
-    bank_slots_.assign(banks, beam_size / banks);
-    bank_slots_[banks - 1] += beam_size % banks;
+    bank_slots_.assign(banks, (beam_size - taken) / banks);
+    bank_slots_[banks - 1] += (beam_size - taken) % banks;
     for (int b = banks - 1; b >= 0; --b) {
       const int unused = bank_slots_[b] - bank_candidates_[b];
       if (unused > 0) {
@@ -399,10 +409,8 @@ class BeamSearch : public Search {
         bank_slots_[(b + banks - 1) % banks] += unused;
       }
     }
-    taken_.assign(count, 0);
-    int taken = 0;
     for (size_t i = 0; i < count; ++i) {
-      if (bank_of_[i] >= 0 && bank_slots_[bank_of_[i]] > 0) {
+      if (!taken_[i] && bank_of_[i] >= 0 && bank_slots_[bank_of_[i]] > 0) {
         --bank_slots_[bank_of_[i]];
         taken_[i] = 1;
         ++taken;

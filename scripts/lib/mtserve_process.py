@@ -5,6 +5,7 @@ import os
 import re
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -111,6 +112,11 @@ class MtserveProcess:
     def stop(self):
         if self.process.poll() is None:
             self.process.terminate()
+        elif self.process.returncode != 0:
+            # It ended by itself (a test may have meant it to): its log, for a test that failed
+            # because it did (the output of a test that passes is not shown).
+            print(f"mtserve (pid {self.pid}) had exited with status {self.process.returncode} "
+                  f"before it was stopped; it printed:\n{self.stderr()}", file=sys.stderr)
         self.process.wait(timeout=120)
         self.log.close()
         self.dir.cleanup()
