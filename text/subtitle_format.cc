@@ -8,8 +8,11 @@
 // closest to the cues their source words are in, by the decoder's alignment (a word counts the
 // cues of the source pieces its tokens were aligned to; a word aligned to nothing, or every word
 // of a translation without an alignment, counts, at half the weight, the cue at its relative
-// position in the sentence). Cue text is then wrapped (SubtitleDocument::CueText) and its styling
-// tags placed on the aligned words, by position where the alignment says nothing.
+// position in the sentence). A placed glossary form or kept span (text/term_matcher.h) counts as
+// one word, never divided between two cues: the cut goes before or after it, so that the cue it is
+// in shows the form whole (and a cue left without a word keeps its own text). Cue text is then
+// wrapped (SubtitleDocument::CueText) and its styling tags placed on the aligned words, by position
+// where the alignment says nothing.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -18,6 +21,7 @@
 #include <utility>
 
 #include "absl/strings/ascii.h"
+#include "absl/types/span.h"
 #include "text/document_formats.h"
 #include "text/inline_placement.h"
 #include "text/sentences.h"
@@ -34,9 +38,29 @@ struct Share {
   Segment target;  // Bytes of the joined translation.
 };
 
+// `units` (bytes of a text, in order) with those over one of `terms` (in order, none overlapping
+// another) merged into one: a cut between two of them would split the term.
+std::vector<Segment> MergedOverTerms(const std::vector<Segment>& units,
+                                     absl::Span<const Segment> terms) {
+  std::vector<Segment> merged;
+  size_t t = 0;
+  for (const Segment& unit : units) {
+    while (t < terms.size() && terms[t].end <= unit.begin) ++t;
+    // terms[t], the first to end after the unit begins, is the only one that can reach back over
+    // the unit before it.
+    if (!merged.empty() && t < terms.size() && terms[t].begin < merged.back().end) {
+      merged.back().end = unit.end;
+    } else {
+      merged.push_back(unit);
+    }
+  }
+  return merged;
+}
+
 // The units a translation `text` is divided by: its words, or its characters if it has fewer
-// words than `cues`.
-std::vector<Segment> Units(absl::string_view text, size_t cues) {
+// words than `cues`; those over one of `terms` (the placed terms' bytes of it) merged, so that no
+// cue ends inside a term and the next starts with the rest of it.
+std::vector<Segment> Units(absl::string_view text, size_t cues, absl::Span<const Segment> terms) {
   std::vector<Segment> words;
   for (size_t i = 0; i < text.size();) {
     if (absl::ascii_isspace(static_cast<unsigned char>(text[i]))) {
@@ -48,6 +72,7 @@ std::vector<Segment> Units(absl::string_view text, size_t cues) {
     words.push_back({i, j});
     i = j;
   }
+  words = MergedOverTerms(words, terms);
   if (words.size() >= cues) return words;
   std::vector<Segment> chars;
   for (size_t i = 0; i < text.size();) {
@@ -56,7 +81,7 @@ std::vector<Segment> Units(absl::string_view text, size_t cues) {
     if (!absl::ascii_isspace(static_cast<unsigned char>(text[i]))) chars.push_back({i, j});
     i = j;
   }
-  return chars;
+  return MergedOverTerms(chars, terms);
 }
 
 // The division of `units` among `cues` cues (in order, each at least one unit while they last)
@@ -168,6 +193,25 @@ class SubtitleTextDocument : public Document {
     return cues.empty() ? Segment{0, 0} : cues.back().payload;
   }
 
+  // Where sentence j's translation `part` (its text as RestoreUnknownRuns made it) holds the forms
+  // of the terms it placed: bytes of its text, in order; none if its text is not that.
+  std::vector<Segment> PlacedTerms(size_t j, const Hypothesis& part,
+                                   const Tokenizer& source_tokenizer,
+                                   const Tokenizer& tokenizer) const {
+    std::vector<Segment> placed;
+    const SentenceTerms* terms = sentences_[j].terms.get();
+    if (terms == nullptr || part.terms.empty()) return placed;
+    const Segment range = sentences_[j].range;
+    const absl::string_view sentence =
+        absl::string_view(document_.stream()).substr(range.begin, range.end - range.begin);
+    const UnknownRuns runs = FindUnknownRuns(sentence, part.ids, part.alignment, source_tokenizer,
+                                             tokenizer, terms, part.terms);
+    if (WithUnknownRuns(tokenizer.DecodeTarget(part.ids), sentence, runs, &placed) != part.text) {
+      placed.clear();
+    }
+    return placed;
+  }
+
   // Sentence j's translation `part` (at `target` in the joined `translated`) divided among its
   // cues `span`: a Share added to each.
   void DivideSentence(size_t j, Segment span, const Hypothesis& part, const std::string& translated,
@@ -186,8 +230,9 @@ class SubtitleTextDocument : public Document {
     }
     const absl::string_view text =
         absl::string_view(translated).substr(target.begin, target.end - target.begin);
-    const std::vector<Segment> units = Units(text, over.size());
     const Segment sentence = sentences_[j].range;
+    const std::vector<Segment> units =
+        Units(text, over.size(), PlacedTerms(j, part, source_tokenizer, tokenizer));
     const std::vector<AlignedToken> tokens =
         AlignedTokens(document_.stream(), sentence, part, source_tokenizer, tokenizer);
     // The cue index (in `over`) of a stream byte.

@@ -89,6 +89,7 @@ UnknownRuns FindUnknownRuns(absl::string_view sentence, absl::Span<const int> id
     insertion.at = at;
     insertion.erase = end - at;
     insertion.bytes = form->text;
+    insertion.term = true;
     insertion.token = p.begin;
     insertion.token_end = p.end;
     for (int k = p.begin; k < p.end; ++k) in_term[k] = true;
@@ -132,13 +133,17 @@ UnknownRuns FindUnknownRuns(absl::string_view sentence, absl::Span<const int> id
 }
 
 std::string WithUnknownRuns(absl::string_view decoded, absl::string_view sentence,
-                            const UnknownRuns& runs) {
+                            const UnknownRuns& runs, std::vector<Segment>* placed_terms) {
+  if (placed_terms != nullptr) placed_terms->clear();
   if (runs.verbatim) return std::string(sentence);
   std::string out;
   size_t copied = 0;
   for (const UnknownRuns::Insertion& insertion : runs.insertions) {
     const size_t at = std::max(copied, std::min(insertion.at, decoded.size()));
     absl::StrAppend(&out, decoded.substr(copied, at - copied));
+    if (insertion.term && placed_terms != nullptr) {
+      placed_terms->push_back({out.size(), out.size() + insertion.bytes.size()});
+    }
     out += insertion.bytes;
     copied = std::min(at + insertion.erase, decoded.size());
   }

@@ -38,7 +38,8 @@ struct UnknownRuns {
                         // placed term's form.
     size_t token = 0;
     size_t token_end = 0;
-    size_t erase = 0;  // A placed term: what its ids decode to, less the space around it.
+    size_t erase = 0;   // A placed term: what its ids decode to, less the space around it.
+    bool term = false;  // A placed term's form, not a run.
   };
   std::vector<Insertion> insertions;
   std::vector<Segment> dropped;  // Runs not put back: bytes of the sentence, in order.
@@ -59,8 +60,10 @@ UnknownRuns FindUnknownRuns(absl::string_view sentence, absl::Span<const int> id
                             absl::Span<const PlacedTerm> placed = {});
 
 // `decoded` (DecodeTarget of the hypothesis's ids) with `runs` put in; `sentence` if verbatim.
+// `placed_terms` (optional) is set to where the placed terms' forms lie in it (bytes of it, in
+// order).
 std::string WithUnknownRuns(absl::string_view decoded, absl::string_view sentence,
-                            const UnknownRuns& runs);
+                            const UnknownRuns& runs, std::vector<Segment>* placed_terms = nullptr);
 
 // Where byte `position` of the decoded text is once `runs` are put in: after the insertions before
 // it, and after one at it too if `after_insertion_at` (a token that starts there); a position

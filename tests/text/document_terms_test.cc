@@ -1,19 +1,25 @@
 // Terms through a document (text/document.h with SentenceRules::terms): attached to the sentences
 // of every format, never split or cut inside, and put into the joined translation as their forms'
 // exact bytes from hand-made hypotheses (ids and PlacedTerm), markup placed around them by the
-// alignment, unknown characters included.
+// alignment, unknown characters included, and never divided between the cues a subtitle sentence
+// runs over.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "model/translator.h"
 #include "tests/test_lib/test_util.h"
 #include "text/document.h"
+#include "text/inline_placement.h"
 #include "text/sentences.h"
+#include "text/subtitle_document.h"
 #include "text/term_matcher.h"
 
 namespace mtserve {
@@ -95,6 +101,36 @@ class DocumentTermsTest : public ::testing::Test {
   std::shared_ptr<const Model> model_;
   std::unique_ptr<SentenceSplitter> splitter_;
 };
+
+// The cues' text of SubRip `file` (line ends as spaces).
+std::vector<std::string> CueTexts(const std::string& file) {
+  absl::StatusOr<SubtitleDocument> document =
+      SubtitleDocument::Parse(file, SubtitleDocument::Kind::kSrt);
+  EXPECT_TRUE(document.ok()) << document.status();
+  std::vector<std::string> out;
+  if (!document.ok()) return out;
+  for (const SubtitleDocument::Cue& cue : document->cues()) {
+    out.push_back(document->stream().substr(cue.text.begin, cue.text.end - cue.text.begin));
+  }
+  return out;
+}
+
+// Expects `form` whole in exactly one of `cues`, and no other cue to hold any of `pieces` (parts
+// of it).
+void ExpectWholeInOneCue(const std::vector<std::string>& cues, absl::string_view form,
+                         const std::vector<std::string>& pieces) {
+  int whole = 0;
+  for (const std::string& cue : cues) {
+    if (absl::StrContains(cue, form)) {
+      ++whole;
+      continue;
+    }
+    for (const std::string& piece : pieces) {
+      EXPECT_FALSE(absl::StrContains(cue, piece)) << "a cue with part of " << form << ": " << cue;
+    }
+  }
+  EXPECT_EQ(whole, 1) << form;
+}
 
 Terminology Placeholders() {
   Terminology t;
@@ -353,6 +389,112 @@ TEST_F(DocumentTermsTest, EveryTextFormatJoinsTheFormExactly) {
         << text;
     EXPECT_THAT(joined.dropped[0], IsEmpty()) << text;
   }
+}
+
+// A sentence over two cues whose words are divided by their relative position: the one that
+// falls at the cue boundary is the middle of a multi-word form.
+TEST_F(DocumentTermsTest, SubtitlesNeverDivideAFormBetweenCuesByPosition) {
+  Terminology t;
+  t.glossary = {{"life vest", {"gilet de sauvetage"}}};
+  auto matcher = Compile(t);
+  const std::string srt =
+      "1\n00:00:01,000 --> 00:00:02,000\nPut on your life\n\n"
+      "2\n00:00:02,100 --> 00:00:04,000\nvest before we sail.\n";
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Document> document,
+                       PrepareDocument(srt, DocumentFormat::kSrt, Rules(matcher.get())));
+  ASSERT_EQ(document->sentences().size(), 1u);
+  const SentenceTerms* terms = document->sentences()[0].terms.get();
+  ASSERT_NE(terms, nullptr);
+  // No alignment: every word goes by its relative position ("de" ends the first cue's share).
+  const TextTranslation joined =
+      Join(*document, {Make({{"Mettez votre"}, {"", 0}, {"avant de partir."}}, terms)});
+  const std::vector<std::string> cues = CueTexts(joined.hypotheses[0].text);
+  ASSERT_EQ(cues.size(), 2u);
+  ExpectWholeInOneCue(cues, "gilet de sauvetage", {"gilet", "sauvetage"});
+  // Nothing lost or repeated: the cues read the translation in order.
+  EXPECT_EQ(absl::StrCat(cues[0], " ", cues[1]),
+            "Mettez votre gilet de sauvetage avant de partir.");
+}
+
+// The same where the alignment ties the form's first word to the first cue and the rest to the
+// second.
+TEST_F(DocumentTermsTest, SubtitlesNeverDivideAFormBetweenCuesByAlignment) {
+  Terminology t;
+  t.glossary = {{"life vest", {"gilet de sauvetage"}}};
+  auto matcher = Compile(t);
+  const std::string srt =
+      "1\n00:00:01,000 --> 00:00:02,000\nPut on your life\n\n"
+      "2\n00:00:02,100 --> 00:00:04,000\nvest before we sail.\n";
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Document> document,
+                       PrepareDocument(srt, DocumentFormat::kSrt, Rules(matcher.get())));
+  ASSERT_EQ(document->sentences().size(), 1u);
+  const SourceSentence& sentence = document->sentences()[0];
+  ASSERT_NE(sentence.terms, nullptr);
+  Hypothesis h = Make({{"Mettez votre"}, {"", 0}, {"avant de partir."}}, sentence.terms.get());
+  // Each target word aligned to the source piece that starts the source word it translates.
+  const std::string source = "Put on your life vest before we sail.";
+  std::vector<Segment> pieces;
+  tokenizer().EncodeSourceWithSpans(source, pieces);
+  auto piece_at = [&](const std::string& word) {
+    const size_t at = source.find(word);
+    for (size_t i = 0; i < pieces.size(); ++i) {
+      if (pieces[i].end > at) return static_cast<int>(i);
+    }
+    return 0;
+  };
+  const std::pair<std::string, std::string> words[] = {
+      {"Mettez", "Put"},   {"votre", "your"},     {"gilet", "life"}, {"de sauvetage", "vest"},
+      {"avant", "before"}, {"de partir", "sail"}, {".", "."}};
+  const std::vector<Segment> tokens = TargetTokenRanges(h.ids, h.text, tokenizer());
+  h.alignment.assign(h.ids.size(), piece_at("sail"));
+  size_t from = 0;
+  for (const auto& [target, source_word] : words) {
+    const size_t begin = h.text.find(target, from);
+    ASSERT_NE(begin, std::string::npos) << target;
+    const size_t end = begin + target.size();
+    for (size_t k = 0; k < tokens.size(); ++k) {
+      if (tokens[k].begin >= begin && tokens[k].begin < end) h.alignment[k] = piece_at(source_word);
+    }
+    from = end;
+  }
+  const TextTranslation joined = Join(*document, {h});
+  const std::vector<std::string> cues = CueTexts(joined.hypotheses[0].text);
+  ASSERT_EQ(cues.size(), 2u);
+  ExpectWholeInOneCue(cues, "gilet de sauvetage", {"gilet", "sauvetage"});
+  EXPECT_EQ(absl::StrCat(cues[0], " ", cues[1]),
+            "Mettez votre gilet de sauvetage avant de partir.");
+}
+
+// A translation of fewer words than cues is divided by characters: never inside a kept span.
+TEST_F(DocumentTermsTest, SubtitlesNeverDivideAKeptSpanBetweenCuesByCharacter) {
+  auto matcher = Compile(Placeholders());
+  const std::string srt =
+      "1\n00:00:01,000 --> 00:00:02,000\nWell hello there\n\n"
+      "2\n00:00:02,100 --> 00:00:03,000\n{name}\n\n"
+      "3\n00:00:03,100 --> 00:00:04,000\n!\n";
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Document> document,
+                       PrepareDocument(srt, DocumentFormat::kSrt, Rules(matcher.get())));
+  ASSERT_EQ(document->sentences().size(), 1u);
+  const SentenceTerms* terms = document->sentences()[0].terms.get();
+  ASSERT_NE(terms, nullptr);
+  // "Hallo {name}!": two words, the "!" written within the second (the ids "Hallo!" ends with).
+  Hypothesis h = Make({{"Hallo"}, {"", 0}}, terms);
+  std::vector<int> hallo = tokenizer().EncodeTarget("Hallo"),
+                   bang = tokenizer().EncodeTarget("Hallo!");
+  hallo.pop_back();
+  bang.pop_back();
+  ASSERT_GT(bang.size(), hallo.size());
+  ASSERT_TRUE(std::equal(hallo.begin(), hallo.end(), bang.begin()));
+  h.ids.insert(h.ids.end() - 1, bang.begin() + hallo.size(), bang.end());
+  h.text = tokenizer().DecodeTarget(h.ids);
+  h.token_log_probs.assign(h.ids.size(), -0.1f);
+  const TextTranslation joined = Join(*document, {h});
+  const std::vector<std::string> cues = CueTexts(joined.hypotheses[0].text);
+  ASSERT_EQ(cues.size(), 3u);
+  ExpectWholeInOneCue(cues, "{name}", {"{", "}"});
+  // Nothing lost or repeated (the spaces aside: a cue's share may start or end with one).
+  EXPECT_EQ(absl::StrReplaceAll(absl::StrCat(cues[0], cues[1], cues[2]), {{" ", ""}}),
+            "Hallo{name}!");
 }
 
 }  // namespace

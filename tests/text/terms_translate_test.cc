@@ -11,11 +11,13 @@
 #include <sstream>
 #include <string>
 
+#include "absl/strings/match.h"
 #include "model/translator.h"
 #include "tests/test_lib/test_util.h"
 #include "tests/test_lib/translate_document.h"
 #include "text/document.h"
 #include "text/office/office_package.h"
+#include "text/subtitle_document.h"
 #include "text/term_matcher.h"
 
 namespace mtserve {
@@ -33,7 +35,8 @@ class TermsTranslateTest : public ::testing::Test {
     t.glossary = {{"red shirt", {"Zorblax-Hemd"}},
                   {"bike", {"Velociped"}},
                   {"river", {"Flussbett"}},
-                  {"park", {"Stadtgarten"}}};
+                  {"park", {"Stadtgarten"}},
+                  {"blue jacket", {"Jacke aus Zorblax"}}};
     t.keep_patterns = {KeepPattern::kPlaceholders};
     ASSERT_OK_AND_ASSIGN(matcher_, CompileTerminology(t, model_->tokenizer(), "options."));
   }
@@ -93,6 +96,29 @@ TEST_F(TermsTranslateTest, HtmlMarkupAroundATermAndTranslateNo) {
   EXPECT_THAT(translated, HasSubstr("<b>Zorblax-Hemd</b>"));
   EXPECT_THAT(translated, HasSubstr("<span translate=\"no\">Brompton</span>"));
   EXPECT_THAT(translated, HasSubstr("Velociped"));
+}
+
+TEST_F(TermsTranslateTest, SubtitleSentenceOverTwoCuesKeepsAFormInOneCue) {
+  // The sentence's words divided over its cues never divide the form's three words.
+  const std::string translated = Translate(
+      "1\n00:00:01,000 --> 00:00:02,000\nA man in a blue\n\n"
+      "2\n00:00:02,100 --> 00:00:04,000\njacket is riding a bike.\n",
+      DocumentFormat::kSrt);
+  absl::StatusOr<SubtitleDocument> document =
+      SubtitleDocument::Parse(translated, SubtitleDocument::Kind::kSrt);
+  ASSERT_TRUE(document.ok()) << document.status() << "\n" << translated;
+  ASSERT_EQ(document->cues().size(), 2u) << translated;
+  int whole = 0;
+  for (const SubtitleDocument::Cue& cue : document->cues()) {
+    const std::string text =
+        document->stream().substr(cue.text.begin, cue.text.end - cue.text.begin);
+    if (absl::StrContains(text, "Jacke aus Zorblax")) {
+      ++whole;
+    } else {
+      EXPECT_FALSE(absl::StrContains(text, "Zorblax")) << translated;
+    }
+  }
+  EXPECT_EQ(whole, 1) << translated;
 }
 
 TEST_F(TermsTranslateTest, OfficeFiles) {
