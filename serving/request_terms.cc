@@ -1,5 +1,6 @@
 #include "serving/request_terms.h"
 
+#include <map>
 #include <set>
 #include <utility>
 
@@ -37,10 +38,25 @@ absl::StatusOr<Terminology> RequestTerminology(
                        "; the request translates from ", source, " into ", target));
     }
   }
+  // Sources compared as the matcher compares them (SourceKey: case-folded with
+  // glossary_ignore_case): the request's own entry wins over the glossary's; two of the
+  // glossary's that are one source ignoring case contradict each other, as a request's would.
   std::set<std::string> listed;
-  for (const GlossaryEntry& entry : terms.glossary) listed.insert(entry.source);
+  for (const GlossaryEntry& entry : terms.glossary) {
+    listed.insert(SourceKey(entry.source, terms.ignore_case));
+  }
+  std::map<std::string, std::string> stored;  // Key → the glossary's source.
   for (GlossaryEntry& entry : glossary->entries) {
-    if (listed.count(entry.source) == 0) terms.glossary.push_back(std::move(entry));
+    std::string key = SourceKey(entry.source, terms.ignore_case);
+    if (listed.count(key) != 0) continue;
+    auto [it, added] = stored.emplace(std::move(key), entry.source);
+    if (!added) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, " \"", options.glossary_id, "\": its sources \"", it->second,
+                       "\" and \"", entry.source, "\" differ only in case; ", request.terms_field,
+                       "glossary_ignore_case matches them alike, so they cannot both be used"));
+    }
+    terms.glossary.push_back(std::move(entry));
   }
   return terms;
 }

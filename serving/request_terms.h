@@ -21,10 +21,12 @@ namespace mtserve {
 
 // The terminology `request` translates with: its own (checked against `limits`), then the
 // entries of the stored glossary its glossary_id names (through `glossaries`, null when the
-// server has none, with the request's API key) whose source it does not list itself. NOT_FOUND
-// naming the field for an unknown id; INVALID_ARGUMENT when the glossary's languages are not
-// those of every text's translation (`pairs`: each translated text's source and target
-// languages, as its chain's first model reads and last model writes).
+// server has none, with the request's API key) whose source it does not list itself (sources
+// compared by SourceKey: ignoring case with ignore_case). NOT_FOUND naming the field for an
+// unknown id; INVALID_ARGUMENT when the glossary's languages are not those of every text's
+// translation (`pairs`: each translated text's source and target languages, as its chain's first
+// model reads and last model writes), or, with ignore_case, when two of its sources differ only
+// in case (a glossary is stored with its case; such sources would be one term).
 absl::StatusOr<Terminology> RequestTerminology(
     const TranslationRequest& request, const TerminologyLimits& limits,
     const Glossaries* glossaries, const std::vector<std::pair<std::string, std::string>>& pairs);

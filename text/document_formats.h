@@ -9,6 +9,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "text/document.h"
+#include "text/html_document.h"
 #include "text/subtitle_document.h"
 
 namespace mtserve {
@@ -24,6 +25,10 @@ absl::StatusOr<std::unique_ptr<Document>> PreparePlainText(
 // decoder's alignment where it says and by position elsewhere.
 absl::StatusOr<std::unique_ptr<Document>> PrepareHtml(absl::string_view text,
                                                       const SentenceRules& rules);
+// How HTML is taken apart for `rules` (html_format.cc), HTML's and an EPUB's XHTML's alike:
+// rules.ignore_tags not translated, and with rules.terms an inline element not to be translated
+// kept as written inside its sentence (HtmlOptions::keep_inline).
+HtmlOptions HtmlOptionsFor(const SentenceRules& rules);
 
 // Markdown (markdown_format.cc): the document's runs (text/markdown_document.h), translated and
 // joined as HTML's are.

@@ -1,6 +1,7 @@
 // HTML as a Document (text/document_formats.h): the document's runs of text
 // (text/html_document.h) translated as text/runs_document.h translates runs, the document
-// rendered around their translations.
+// rendered around their translations; and what is not translated for a request's rules, for
+// HTML and an EPUB's XHTML alike (HtmlOptionsFor).
 #include <memory>
 #include <utility>
 
@@ -36,14 +37,19 @@ class HtmlTextDocument : public RunsDocument {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Document>> PrepareHtml(absl::string_view text,
-                                                      const SentenceRules& rules) {
+HtmlOptions HtmlOptionsFor(const SentenceRules& rules) {
   // With a terminology, an inline element not to be translated is a span of its sentence kept as
   // written (its text a constraint), not the end of the sentence.
   HtmlOptions options;
   options.keep_inline = rules.terms != nullptr;
   options.ignore_tags = rules.ignore_tags;
-  absl::StatusOr<HtmlDocument> document = HtmlDocument::Parse(std::string(text), options);
+  return options;
+}
+
+absl::StatusOr<std::unique_ptr<Document>> PrepareHtml(absl::string_view text,
+                                                      const SentenceRules& rules) {
+  absl::StatusOr<HtmlDocument> document =
+      HtmlDocument::Parse(std::string(text), HtmlOptionsFor(rules));
   if (!document.ok()) return document.status();
   return std::make_unique<HtmlTextDocument>(*std::move(document), rules);
 }

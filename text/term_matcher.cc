@@ -209,7 +209,7 @@ absl::StatusOr<std::shared_ptr<const TermMatcher>> CompileTerminology(
   };
   for (size_t i = 0; i < terminology.glossary.size(); ++i) {
     const GlossaryEntry& entry = terminology.glossary[i];
-    const std::string key = terminology.ignore_case ? FoldCase(entry.source).text : entry.source;
+    const std::string key = SourceKey(entry.source, terminology.ignore_case);
     auto [it, inserted] = by_source.emplace(key, static_cast<int>(matcher->terms_.size()));
     if (inserted) {
       matcher->terms_.emplace_back();

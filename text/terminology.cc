@@ -1,4 +1,5 @@
-// The one check of a terminology's bounds and form (terminology.h).
+// The one check of a terminology's bounds and form, and the one comparison of its sources
+// (terminology.h).
 #include "text/terminology.h"
 
 #include <cstdint>
@@ -7,9 +8,9 @@
 #include <string>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "text/case_fold.h"
 #include "text/utf8.h"
 
 namespace mtserve {
@@ -38,6 +39,10 @@ absl::Status CheckTerm(absl::string_view term, const std::string& name,
 
 }  // namespace
 
+std::string SourceKey(absl::string_view source, bool ignore_case) {
+  return ignore_case ? FoldCase(source).text : std::string(source);
+}
+
 absl::Status ValidateTerminology(const Terminology& terminology, const TerminologyLimits& limits,
                                  absl::string_view field) {
   const size_t entries = terminology.glossary.size() + terminology.keep.size();
@@ -47,9 +52,8 @@ absl::Status ValidateTerminology(const Terminology& terminology, const Terminolo
                      " entries and ", terminology.keep.size(), " kept terms, over the limit of ",
                      limits.max_entries, " together"));
   }
-  // Each source by its spelling, and (with ignore_case) by its lower case.
+  // Each source by its SourceKey, as the matcher tells sources apart.
   absl::flat_hash_map<std::string, size_t> sources;
-  absl::flat_hash_map<std::string, size_t> folded;
   for (size_t i = 0; i < terminology.glossary.size(); ++i) {
     const GlossaryEntry& entry = terminology.glossary[i];
     const std::string name = absl::StrCat(field, "glossary[", i, "]");
@@ -74,16 +78,13 @@ absl::Status ValidateTerminology(const Terminology& terminology, const Terminolo
         return status;
       }
     }
-    sources.emplace(entry.source, i);  // The same source again is merged by its users.
-    if (terminology.ignore_case) {
-      const std::string lower = absl::AsciiStrToLower(entry.source);
-      auto [it, added] = folded.emplace(lower, i);
-      if (!added && terminology.glossary[it->second].source != entry.source) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(name, ".source: \"", entry.source, "\" is ", field, "glossary[",
-                         it->second, "]'s source \"", terminology.glossary[it->second].source,
-                         "\" in another case; matching ignores case, so they cannot differ"));
-      }
+    // The same source again is merged by its users; another that folds alike contradicts it.
+    auto [it, added] = sources.emplace(SourceKey(entry.source, terminology.ignore_case), i);
+    if (!added && terminology.glossary[it->second].source != entry.source) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(name, ".source: \"", entry.source, "\" is ", field, "glossary[", it->second,
+                       "]'s source \"", terminology.glossary[it->second].source,
+                       "\" in another case; matching ignores case, so they cannot differ"));
     }
   }
   for (size_t i = 0; i < terminology.keep.size(); ++i) {
@@ -91,10 +92,15 @@ absl::Status ValidateTerminology(const Terminology& terminology, const Terminolo
     if (absl::Status status = CheckTerm(terminology.keep[i], name, limits); !status.ok()) {
       return status;
     }
-    if (auto it = sources.find(terminology.keep[i]); it != sources.end()) {
-      return absl::InvalidArgumentError(absl::StrCat(name, ": \"", terminology.keep[i],
-                                                     "\" is also ", field, "glossary[", it->second,
-                                                     "]'s source"));
+    if (auto it = sources.find(SourceKey(terminology.keep[i], terminology.ignore_case));
+        it != sources.end()) {
+      const std::string& source = terminology.glossary[it->second].source;
+      return absl::InvalidArgumentError(absl::StrCat(
+          name, ": \"", terminology.keep[i], "\" is also ", field, "glossary[", it->second,
+          "]'s source",
+          source == terminology.keep[i]
+              ? ""
+              : absl::StrCat(" \"", source, "\" in another case; matching ignores case")));
     }
   }
   for (size_t i = 0; i < terminology.keep_patterns.size(); ++i) {

@@ -45,12 +45,20 @@ struct TerminologyLimits {
   int max_term_bytes = 256;   // Bytes of one source term or target form.
 };
 
+// What makes two glossary sources one term: `source` as written, or with `ignore_case`
+// (Terminology::ignore_case) its Unicode full case folding (text/case_fold.h: "Straße" and
+// "STRASSE" are both "strasse"), as the matcher compares them. The one comparison of sources:
+// ValidateTerminology, CompileTerminology (text/term_matcher.h) and a stored glossary joined to a
+// request (serving/request_terms.h) all use it.
+std::string SourceKey(absl::string_view source, bool ignore_case);
+
 // InvalidArgument naming the field (`field` is how callers know the terminology's fields:
 // "options." for the native API) and the entry, its index and the limit, for: too many entries or
 // forms, an empty or too long term or form, a term or form that is not valid UTF-8 or holds control
 // characters or markup (`<`, `>`), an entry without targets, a source listed twice with
 // contradicting cases (the same term twice is merged, not refused), a kept term that is also a
-// glossary source. The one place a terminology is checked.
+// glossary source (sources and kept terms compared by SourceKey). The one place a terminology is
+// checked.
 absl::Status ValidateTerminology(const Terminology& terminology, const TerminologyLimits& limits,
                                  absl::string_view field);
 

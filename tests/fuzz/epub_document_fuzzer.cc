@@ -1,9 +1,9 @@
 // An EPUB's package document and XHTML (text/office/epub_package.h, epub_xhtml.h) taken apart
 // and rendered, on the request threads' stack (tests/test_lib/request_thread_stack.h): the input
-// is a package document, a NUL, then an XHTML document (also read as an NCX). Any bytes are
-// either refused with INVALID_ARGUMENT or taken apart; the manifest's entries stay inside the
-// archive; every part accepted renders, around translations of another length holding the
-// characters XML escapes, into XML that parses again.
+// is a package document, a NUL, then an XHTML document (also read as an NCX, and taken apart with
+// and without spans kept as written). Any bytes are either refused with INVALID_ARGUMENT or taken
+// apart; the manifest's entries stay inside the archive; every part accepted renders, around
+// translations of another length holding the characters XML escapes, into XML that parses again.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -66,11 +66,26 @@ void FuzzOne(const std::string& input) {
     const auto container = mtserve::PackageDocumentName(opf);
     FUZZ_CHECK(container.ok() || absl::IsInvalidArgument(container.status()));
   }
-  const auto part = mtserve::TakeApartXhtml("OEBPS/ch1.xhtml", xhtml, "en", "de");
-  if (part.ok()) {
+  // As without a terminology, and as with one (inline elements not translated kept in their
+  // runs, <x> listed as DeepL's ignore_tags list tags): each kept range is in its run's text, in
+  // order.
+  mtserve::HtmlOptions keeping;
+  keeping.keep_inline = true;
+  keeping.ignore_tags = {"x"};
+  for (const mtserve::HtmlOptions& options : {mtserve::HtmlOptions(), keeping}) {
+    const auto part = mtserve::TakeApartXhtml("OEBPS/ch1.xhtml", xhtml, "en", "de", options);
+    if (!part.ok()) {
+      FUZZ_CHECK(absl::IsInvalidArgument(part.status()));
+      continue;
+    }
+    for (const mtserve::PartRuns::Run& run : (*part)->runs()) {
+      size_t end = 0;
+      for (const mtserve::Segment& kept : run.kept) {
+        FUZZ_CHECK(end <= kept.begin && kept.begin < kept.end && kept.end <= run.text.size());
+        end = kept.end;
+      }
+    }
     CheckRenders(**part);
-  } else {
-    FUZZ_CHECK(absl::IsInvalidArgument(part.status()));
   }
   const auto ncx = mtserve::TakeApartNcx("OEBPS/toc.ncx", xhtml, "en", "de");
   if (ncx.ok()) {

@@ -1,11 +1,13 @@
 // EPUB 2 and 3 files as a Document (text/office/office_document.h). The package document (OPF)
 // is found from META-INF/container.xml; its manifest's XHTML documents (the spine's in reading
 // order, then the others, the EPUB 3 navigation document among them) are translated through the
-// HTML path (text/office/epub_xhtml.h); the OPF's dc:title and dc:description and the EPUB 2
-// table of contents' (NCX) labels and title are runs of plain text (text/office/epub_package.h).
-// dc:language, the XHTML documents' lang and xml:lang on <html>, and those equal to the source
-// language elsewhere become the target language. Every other entry (mimetype, styles, images,
-// fonts) is written back as it was.
+// HTML path (text/office/epub_xhtml.h), with HTML's rules for what is not translated
+// (HtmlOptionsFor: translate="no", notranslate, ignore_tags; with a terminology such an inline
+// element is kept as written inside its sentence); the OPF's dc:title and dc:description and the
+// EPUB 2 table of contents' (NCX) labels and title are runs of plain text
+// (text/office/epub_package.h). dc:language, the XHTML documents' lang and xml:lang on <html>,
+// and those equal to the source language elsewhere become the target language. Every other entry
+// (mimetype, styles, images, fonts) is written back as it was.
 #include <string>
 #include <utility>
 #include <vector>
@@ -26,7 +28,8 @@ absl::Status PartError(absl::string_view name, absl::string_view what) {
 }
 
 absl::StatusOr<std::vector<OfficePart>> TakeApartEpub(const OfficePackage& package,
-                                                      absl::string_view target_language) {
+                                                      absl::string_view target_language,
+                                                      const HtmlOptions& html) {
   if (!package.Has("mimetype")) return PartError("mimetype", "missing: not an EPUB");
   absl::StatusOr<std::string> mimetype = package.Read("mimetype");
   if (!mimetype.ok()) return mimetype.status();
@@ -72,7 +75,7 @@ absl::StatusOr<std::vector<OfficePart>> TakeApartEpub(const OfficePackage& packa
     absl::StatusOr<std::string> bytes = read(item);
     if (!bytes.ok()) return bytes.status();
     absl::StatusOr<std::unique_ptr<PartRuns>> runs =
-        TakeApartXhtml(item.name, *bytes, opf->source_language, target_language);
+        TakeApartXhtml(item.name, *bytes, opf->source_language, target_language, html);
     if (!runs.ok()) return runs.status();
     parts.push_back({item.name, *std::move(runs)});
   }
@@ -83,7 +86,11 @@ absl::StatusOr<std::vector<OfficePart>> TakeApartEpub(const OfficePackage& packa
 
 absl::StatusOr<std::unique_ptr<Document>> PrepareEpub(absl::string_view bytes,
                                                       const SentenceRules& rules) {
-  return PrepareOffice(bytes, rules, TakeApartEpub);
+  const HtmlOptions html = HtmlOptionsFor(rules);
+  return PrepareOffice(bytes, rules,
+                       [&html](const OfficePackage& package, absl::string_view target_language) {
+                         return TakeApartEpub(package, target_language, html);
+                       });
 }
 
 }  // namespace mtserve

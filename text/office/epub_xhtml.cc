@@ -143,7 +143,9 @@ class XhtmlPart : public PartRuns {
  public:
   XhtmlPart(HtmlDocument document, const std::vector<HtmlDocument::Run>& left)
       : document_(std::move(document)) {
-    for (const HtmlDocument::Run& run : document_.runs()) runs_.push_back({run.text, run.inlines});
+    for (const HtmlDocument::Run& run : document_.runs()) {
+      runs_.push_back({run.text, run.inlines, run.kept});
+    }
     for (const HtmlDocument::Run& run : left) kept_.push_back(run.text);
   }
 
@@ -298,12 +300,13 @@ std::vector<XmlEdit> LanguageEdits(absl::string_view xml, const std::vector<XmlP
 absl::StatusOr<std::unique_ptr<PartRuns>> TakeApartXhtml(absl::string_view name,
                                                          absl::string_view bytes,
                                                          absl::string_view source_language,
-                                                         absl::string_view target_language) {
+                                                         absl::string_view target_language,
+                                                         const HtmlOptions& options) {
   absl::StatusOr<std::unique_ptr<pugi::xml_document>> xml = ParseEpubXml(name, bytes);
   if (!xml.ok()) return xml.status();
   std::string prepared = PrepareForHtml(bytes, source_language, target_language);
   const std::vector<XmlPiece> pieces = ScanXml(prepared);
-  absl::StatusOr<HtmlDocument> document = HtmlDocument::Parse(prepared);
+  absl::StatusOr<HtmlDocument> document = HtmlDocument::Parse(prepared, options);
   if (!document.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("part ", name, ": ", document.status().message()));

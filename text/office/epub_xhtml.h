@@ -29,6 +29,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "pugixml.hpp"
+#include "text/html_document.h"
 #include "text/office/office_document.h"
 #include "text/office/xml_scan.h"
 
@@ -49,14 +50,17 @@ std::vector<XmlEdit> LanguageEdits(absl::string_view xml, const std::vector<XmlP
                                    const std::vector<std::string>& sources,
                                    absl::string_view target, bool root_too);
 
-// XHTML part `name` taken apart (see above); its <html> element's language attributes and any
-// other equal to `source_language` or to the <html> element's own set to `target_language`
-// ("" leaves them). INVALID_ARGUMENT naming the part for XML ParseEpubXml refuses or HTML
-// HtmlDocument::Parse refuses (nesting, attributes).
+// XHTML part `name` taken apart (see above) by HTML's rules and `options` (what is not
+// translated, as HTML's: translate="no", class "notranslate", ignore_tags, and with keep_inline
+// such an inline element inside a run kept as written in it, PartRuns::Run::kept); its <html>
+// element's language attributes and any other equal to `source_language` or to the <html>
+// element's own set to `target_language` ("" leaves them). INVALID_ARGUMENT naming the part for
+// XML ParseEpubXml refuses or HTML HtmlDocument::Parse refuses (nesting, attributes).
 absl::StatusOr<std::unique_ptr<PartRuns>> TakeApartXhtml(absl::string_view name,
                                                          absl::string_view bytes,
                                                          absl::string_view source_language,
-                                                         absl::string_view target_language);
+                                                         absl::string_view target_language,
+                                                         const HtmlOptions& options = {});
 
 }  // namespace mtserve
 

@@ -40,7 +40,7 @@ class OfficeDocument : public RunsDocument {
   size_t num_runs() const override { return index_.size(); }
   RunView run(size_t r) const override {
     const PartRuns::Run& run = parts_[index_[r].first].runs->runs()[index_[r].second];
-    return {run.text, run.inlines};
+    return {run.text, run.inlines, run.kept};
   }
   Segment SourceBytes(size_t r, Segment range) const override {
     return {offset_[r] + range.begin, offset_[r] + range.end};

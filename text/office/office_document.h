@@ -22,6 +22,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "base/segment.h"
 #include "text/document.h"
 #include "text/inline_spans.h"
 #include "text/office/office_package.h"
@@ -36,6 +37,9 @@ class PartRuns {
   struct Run {
     std::string text;
     std::vector<InlineSpan> inlines;
+    // Ranges of `text` kept as written, in order (an XHTML element with translate="no" inside
+    // the run, with a terminology: text/html_document.h's Run::kept).
+    std::vector<Segment> kept = {};
   };
 
   virtual ~PartRuns() = default;

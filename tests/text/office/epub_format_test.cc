@@ -3,7 +3,9 @@
 // (tests/data/office/book2.epub and book3.epub, made by tools/make_office_fixtures.py)
 // translated by the test model and read back: every rendered part parses as XML, untouched
 // entries are identical, plain paragraphs are their text's plain translation, emphasis and links
-// are kept on words, language tags are the target's, and pandoc reads the result.
+// are kept on words, language tags are the target's, and pandoc reads the result. A book of
+// hand-written parts with translate="no" and ignore_tags elements, translated with a terminology,
+// read back by python3's zipfile and xml.etree: those elements' text as written, as HTML's.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -25,11 +27,13 @@
 #include "tests/test_lib/part_runs.h"
 #include "tests/test_lib/test_util.h"
 #include "tests/test_lib/translate_document.h"
+#include "tests/test_lib/zip_archive.h"
 #include "text/document.h"
 #include "text/office/epub_package.h"
 #include "text/office/epub_xhtml.h"
 #include "text/office/office_package.h"
 #include "text/office/xml_scan.h"
+#include "text/term_matcher.h"
 
 namespace mtserve {
 namespace {
@@ -289,6 +293,123 @@ TEST_P(EpubFormatTest, HostileBooksAreRefusedNamingThePart) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Pandoc, EpubFormatTest, ::testing::Values("book3.epub", "book2.epub"));
+
+// A chapter with a sentence holding an inline <span translate="no">, a paragraph marked
+// translate="no" and an element of a tag the request's ignore_tags lists, in a book of its
+// own parts (tests/test_lib/zip_archive.h).
+constexpr char kKeptParagraph[] =
+    "<p>A man in a red shirt is riding a <span translate=\"no\">Zorblax 3000</span> bike.</p>";
+constexpr char kKeptBlock[] = "<p translate=\"no\">The dog runs in the park.</p>";
+constexpr char kIgnoredTag[] = "<p>A woman is holding a <product>Quux Omega</product> camera.</p>";
+
+std::string BookWithKeptSpans() {
+  const std::string opf =
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+      "<package version=\"3.0\" xmlns=\"http://www.idpf.org/2007/opf\" unique-identifier=\"id\">"
+      "<metadata xmlns:dc=\"http://purl.org/dc/elements/1.1/\"><dc:identifier id=\"id\">urn:x"
+      "</dc:identifier><dc:title>Kept</dc:title><dc:language>en</dc:language></metadata>"
+      "<manifest><item id=\"c1\" href=\"ch1.xhtml\" media-type=\"application/xhtml+xml\"/>"
+      "</manifest><spine><itemref idref=\"c1\"/></spine></package>\n";
+  const std::string chapter = absl::StrCat(
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE html>\n"
+      "<html xmlns=\"http://www.w3.org/1999/xhtml\" xml:lang=\"en\" lang=\"en\">\n"
+      "<head><title>Kept</title></head>\n<body>\n",
+      kKeptParagraph, "\n", kKeptBlock, "\n", kIgnoredTag, "\n</body>\n</html>\n");
+  return testing::ZipArchive(
+      {{"mimetype", "application/epub+zip"},
+       {"META-INF/container.xml",
+        "<?xml version=\"1.0\"?><container version=\"1.0\" "
+        "xmlns=\"urn:oasis:names:tc:opendocument:xmlns:container\"><rootfiles><rootfile "
+        "full-path=\"OEBPS/content.opf\" media-type=\"application/oebps-package+xml\"/>"
+        "</rootfiles></container>"},
+       {"OEBPS/content.opf", opf},
+       {"OEBPS/ch1.xhtml", chapter}});
+}
+
+// An EPUB's XHTML gets HTML's handling of what is not to be translated (HtmlOptionsFor): with a
+// terminology, an inline translate="no" element and one of an ignore_tags tag are kept as
+// written inside their sentences; a paragraph marked translate="no" is kept whole.
+class EpubKeptSpansTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_OK_AND_ASSIGN(model_, testing::TestModel());
+    ASSERT_OK_AND_ASSIGN(splitter_, SentenceSplitter::Create("en"));
+    ASSERT_OK_AND_ASSIGN(matcher_,
+                         CompileTerminology(Terminology(), model_->tokenizer(), "options."));
+  }
+
+  SentenceRules Rules() const {
+    SentenceRules rules{splitter_.get(), &model_->tokenizer(), 256, {}, "de"};
+    rules.terms = matcher_.get();
+    rules.ignore_tags = {"product"};
+    return rules;
+  }
+
+  std::shared_ptr<const Model> model_;
+  std::unique_ptr<SentenceSplitter> splitter_;
+  std::shared_ptr<const TermMatcher> matcher_;
+};
+
+TEST_F(EpubKeptSpansTest, InlineSpansAreKeptTermsOfTheirSentences) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Document> document,
+                       PrepareDocument(BookWithKeptSpans(), DocumentFormat::kEpub, Rules()));
+  // The title twice (dc:title, <title>) and the two paragraphs translated, each one sentence.
+  std::vector<std::string> kept;
+  for (const SourceSentence& s : document->sentences()) {
+    if (s.terms == nullptr) continue;
+    for (const SentenceTerms::Term& t : s.terms->terms) {
+      EXPECT_TRUE(t.kept);
+      kept.push_back(t.forms[0].text);
+    }
+  }
+  EXPECT_THAT(kept, ElementsAre("Zorblax 3000", "Quux Omega"));
+  EXPECT_EQ(document->sentences().size(), 4u);
+}
+
+TEST_F(EpubKeptSpansTest, TranslatedBookHoldsTheSpansAsWrittenAsHtmlDoes) {
+  const std::string source = BookWithKeptSpans();
+  ASSERT_OK_AND_ASSIGN(const TextTranslation translation,
+                       testing::TranslateDocument(model_, source, DocumentFormat::kEpub, Rules()));
+  const std::string& translated = translation.hypotheses[0].text;
+  // Read back by python3's zipfile and xml.etree: each paragraph's translate attribute, its text,
+  // and each element's in it with its tag and text.
+  const std::string path = absl::StrCat(::testing::TempDir(), "/kept-spans.epub");
+  std::ofstream(path, std::ios::binary) << translated;
+  const std::string script = absl::StrCat(::testing::TempDir(), "/kept_spans.py");
+  std::ofstream(script) << R"(import sys, zipfile, xml.etree.ElementTree as ET
+X = '{http://www.w3.org/1999/xhtml}'
+root = ET.fromstring(zipfile.ZipFile(sys.argv[1]).read('OEBPS/ch1.xhtml'))
+for p in root.iter(X + 'p'):
+    print('p|%s|%s' % (p.get('translate', ''), ''.join(p.itertext())))
+    for e in p:
+        print('%s|%s|%s' % (e.tag[len(X):], e.get('translate', ''), e.text))
+)";
+  const auto [out, ok] = RunCommand(absl::StrCat("python3 '", script, "' '", path, "' 2>&1"));
+  ASSERT_TRUE(ok) << out;
+  const std::vector<std::string> lines = absl::StrSplit(out, '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 5u) << out;
+  // The sentence with the span is translated around it; the span is as written.
+  EXPECT_THAT(lines[0], ::testing::StartsWith("p||"));
+  EXPECT_THAT(lines[0], Not(HasSubstr("riding")));
+  EXPECT_THAT(lines[0], HasSubstr("Zorblax 3000"));
+  EXPECT_EQ(lines[1], "span|no|Zorblax 3000");
+  // The paragraph marked translate="no" is as written.
+  EXPECT_EQ(lines[2], "p|no|The dog runs in the park.");
+  // The ignore_tags element is as written, its sentence translated around it.
+  EXPECT_THAT(lines[3], Not(HasSubstr("holding")));
+  EXPECT_EQ(lines[4], "product||Quux Omega");
+
+  // Each paragraph is what the HTML path makes of it with the same rules.
+  ASSERT_OK_AND_ASSIGN(OfficePackage package, OfficePackage::Open(translated));
+  ASSERT_OK_AND_ASSIGN(const std::string chapter, package.Read("OEBPS/ch1.xhtml"));
+  for (const char* paragraph : {kKeptParagraph, kKeptBlock, kIgnoredTag}) {
+    ASSERT_OK_AND_ASSIGN(
+        const TextTranslation html,
+        testing::TranslateDocument(model_, paragraph, DocumentFormat::kHtml, Rules()));
+    EXPECT_THAT(chapter, HasSubstr(html.hypotheses[0].text)) << paragraph;
+  }
+  EXPECT_THAT(chapter, HasSubstr(kKeptBlock));
+}
 
 }  // namespace
 }  // namespace mtserve
