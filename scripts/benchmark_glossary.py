@@ -16,13 +16,15 @@ For beam 4 and greedy, without and with the terms, prints:
                the last answer (best of ROUNDS rounds, the runs with and without terms
                alternating in each)
   unmet lines  lines whose best translation misses a term (the guarantee says none)
+  unchanged    with terms: of the lines whose translation without them already holds them all,
+               those translated the same with them
 
 Run after scripts/build.sh. Until the server honours options.glossary it ignores the field (the
 runs with terms then equal those without: the script says so) or refuses it (the script stops
 with the server's answer).
 
 Usage: scripts/benchmark_glossary.py [BUILD_DIR] [--concurrency=8] [--rounds=2]
-           [--glossary=FILE.jsonl] [--lines=N]
+           [--glossary=FILE.jsonl] [--lines=N] [--beam_size=4]
 """
 import argparse
 import concurrent.futures
@@ -43,7 +45,6 @@ from machine import cpu_model  # noqa: E402
 from mtserve_process import MtserveProcess  # noqa: E402
 
 TEST_SET = os.path.join(ROOT, "tests", "data", "multi30k", "test_2016_flickr")
-SEARCHES = [("beam 4", {"beam_size": 4}), ("greedy", {"beam_size": 1})]
 
 
 class Refused(Exception):
@@ -104,6 +105,18 @@ def term_hits(sources, glossaries, translations):
     return hits, occurrences, unmet, examples
 
 
+def unchanged(sources, glossaries, without, with_terms):
+    """(lines whose translation `without` terms holds them all, those of them the same
+    `with_terms`)."""
+    held = same = 0
+    for source, glossary, plain, constrained in zip(sources, glossaries, without, with_terms):
+        if glossary and all(found == met for found, met in (
+                entry_counts(source, entry, plain[0], plain[1]) for entry in glossary)):
+            held += 1
+            same += plain[0] == constrained[0]
+    return held, same
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -113,7 +126,10 @@ def main():
     parser.add_argument("--glossary", help="the terms (tools/make_glossary_benchmark.py's "
                                            "output); made from the dictionary by default")
     parser.add_argument("--lines", type=int, help="only the test set's first N lines")
+    parser.add_argument("--beam_size", type=int, default=4, help="the beam search's width")
     args = parser.parse_args()
+    searches = [(f"beam {args.beam_size}", {"beam_size": args.beam_size}),
+                ("greedy", {"beam_size": 1})]
 
     with open(TEST_SET + ".en", encoding="utf-8") as f:
         sources = f.read().splitlines()
@@ -146,7 +162,7 @@ def main():
         try:
             run(server.http_port, sources[:64], None, {"beam_size": 4}, args.concurrency)
             for r in range(args.rounds):
-                for name, options in SEARCHES:
+                for name, options in searches:
                     for terms in (False, True):
                         seconds, translations, sentences = run(
                             server.http_port, sources, glossaries if terms else None, options,
@@ -161,15 +177,20 @@ def main():
             sys.exit(f"benchmark_glossary: the server refused a request: {e}")
 
     print(f"{'search':<8} {'terms':<8} {'term hits':>18} {'BLEU':>6} {'sentences/s':>12} "
-          f"{'unmet lines':>12}")
-    for name, _ in SEARCHES:
+          f"{'unmet lines':>12} {'unchanged':>10}")
+    for name, _ in searches:
         for terms in (False, True):
             translations, sentences = outputs[(name, terms)]
             hits, occurrences, unmet, examples = term_hits(sources, glossaries, translations)
             bleu = corpus_bleu([t for t, _ in translations], references)
             rate = f"{hits}/{occurrences} {100 * hits / max(1, occurrences):.1f}%"
             print(f"{name:<8} {'with' if terms else 'without':<8} {rate:>18} {bleu:>6.2f} "
-                  f"{sentences / best[(name, terms)]:>12.1f} {unmet:>12}")
+                  f"{sentences / best[(name, terms)]:>12.1f} {unmet:>12}", end="")
+            if terms:
+                held, same = unchanged(sources, glossaries, outputs[(name, False)][0],
+                                       translations)
+                print(f" {same:>4}/{held}", end="")
+            print()
             if terms:
                 for example in examples:
                     print(f"  {example}", file=sys.stderr)
