@@ -47,7 +47,7 @@ std::vector<Segment> Clamped(absl::Span<const InlineSpan> spans, const Translate
 
 std::vector<Segment> PlaceSpansByPosition(absl::string_view source_text,
                                           absl::Span<const InlineSpan> spans,
-                                          absl::string_view text) {
+                                          absl::string_view text, absl::Span<const Segment> forms) {
   const size_t source = source_text.size(), target = text.size();
   std::vector<Segment> out;
   for (const InlineSpan& in : spans) {
@@ -69,6 +69,9 @@ std::vector<Segment> PlaceSpansByPosition(absl::string_view source_text,
     }
     out.push_back(WidenToWords(
         text, {in.range.begin * target / source, (in.range.end * target + source - 1) / source}));
+  }
+  for (size_t i = 0; i < out.size() && !forms.empty(); ++i) {
+    out[i] = OutsideForms(text, out[i], forms, spans[i].fixed);
   }
   return out;
 }

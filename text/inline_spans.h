@@ -38,10 +38,13 @@ struct TranslatedRun {
 
 // Where the spans of a run of text `source` go in its translation `text` by their relative
 // position, each widened to whole words (a span over the whole run goes over the whole
-// translation; an empty one stays empty, at the start of a word).
+// translation; an empty one stays empty, at the start of a word), and to whole `forms` (the bytes
+// of `text` that placed glossary forms and kept spans hold, in order: text/words.h OutsideForms; a
+// fixed span leaves a form out rather than writing its own bytes in place of it).
 std::vector<Segment> PlaceSpansByPosition(absl::string_view source,
                                           absl::Span<const InlineSpan> spans,
-                                          absl::string_view text);
+                                          absl::string_view text,
+                                          absl::Span<const Segment> forms = {});
 
 // Appends `t` (the translation of a run with `spans`) to `out` with the spans around their
 // ranges, its text written by `write_text` (which escapes it for where it stands). Ranges are

@@ -14,7 +14,7 @@ namespace {
 
 // Where a run's inline markup goes in hypothesis `k` of its translation `joined`: where it was if
 // the translation is the run's text unchanged; else by the decoder's alignment where it says, and
-// by position elsewhere.
+// by position elsewhere, over each placed form whole or not at all.
 std::vector<Segment> PlaceInlines(absl::string_view run_text, absl::Span<const InlineSpan> spans,
                                   absl::Span<const SourceSentence> sentences,
                                   absl::Span<const TranslationResult> results,
@@ -23,11 +23,19 @@ std::vector<Segment> PlaceInlines(absl::string_view run_text, absl::Span<const I
   const std::string& text = joined.hypotheses[k].text;
   std::vector<Segment> ranges;
   for (const InlineSpan& in : spans) ranges.push_back(in.range);
-  if (text == run_text) return ranges;
-  std::vector<Segment> placed = PlaceSpansByPosition(run_text, spans, text);
-  if (spans.empty()) return placed;
+  if (text == run_text || spans.empty()) return ranges;
   std::vector<Hypothesis> parts;
   for (const TranslationResult& r : results) parts.push_back(r.hypotheses[k]);
+  // The placed forms' bytes of `text`.
+  std::vector<Segment> forms;
+  const std::vector<Segment>& in_text = joined.hypothesis_sentences[k];
+  for (size_t j = 0; j < sentences.size() && in_text.size() == sentences.size(); ++j) {
+    for (const Segment& form :
+         PlacedForms(run_text, sentences[j], parts[j], source_tokenizer, tokenizer)) {
+      forms.push_back({in_text[j].begin + form.begin, in_text[j].begin + form.end});
+    }
+  }
+  std::vector<Segment> placed = PlaceSpansByPosition(run_text, spans, text, forms);
   const std::vector<std::optional<Segment>> aligned =
       PlaceByAlignment(run_text, sentences, parts, text, joined.hypothesis_sentences[k],
                        source_tokenizer, tokenizer, ranges);

@@ -12,7 +12,8 @@
 // one word, never divided between two cues: the cut goes before or after it, so that the cue it is
 // in shows the form whole (and a cue left without a word keeps its own text). Cue text is then
 // wrapped (SubtitleDocument::CueText) and its styling tags placed on the aligned words, by position
-// where the alignment says nothing.
+// where the alignment says nothing (over a placed form whole or not at all, and a point such as a
+// timestamp never between its words: text/words.h OutsideForms).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -193,25 +194,6 @@ class SubtitleTextDocument : public Document {
     return cues.empty() ? Segment{0, 0} : cues.back().payload;
   }
 
-  // Where sentence j's translation `part` (its text as RestoreUnknownRuns made it) holds the forms
-  // of the terms it placed: bytes of its text, in order; none if its text is not that.
-  std::vector<Segment> PlacedTerms(size_t j, const Hypothesis& part,
-                                   const Tokenizer& source_tokenizer,
-                                   const Tokenizer& tokenizer) const {
-    std::vector<Segment> placed;
-    const SentenceTerms* terms = sentences_[j].terms.get();
-    if (terms == nullptr || part.terms.empty()) return placed;
-    const Segment range = sentences_[j].range;
-    const absl::string_view sentence =
-        absl::string_view(document_.stream()).substr(range.begin, range.end - range.begin);
-    const UnknownRuns runs = FindUnknownRuns(sentence, part.ids, part.alignment, source_tokenizer,
-                                             tokenizer, terms, part.terms);
-    if (WithUnknownRuns(tokenizer.DecodeTarget(part.ids), sentence, runs, &placed) != part.text) {
-      placed.clear();
-    }
-    return placed;
-  }
-
   // Sentence j's translation `part` (at `target` in the joined `translated`) divided among its
   // cues `span`: a Share added to each.
   void DivideSentence(size_t j, Segment span, const Hypothesis& part, const std::string& translated,
@@ -232,7 +214,8 @@ class SubtitleTextDocument : public Document {
         absl::string_view(translated).substr(target.begin, target.end - target.begin);
     const Segment sentence = sentences_[j].range;
     const std::vector<Segment> units =
-        Units(text, over.size(), PlacedTerms(j, part, source_tokenizer, tokenizer));
+        Units(text, over.size(),
+              PlacedForms(document_.stream(), sentences_[j], part, source_tokenizer, tokenizer));
     const std::vector<AlignedToken> tokens =
         AlignedTokens(document_.stream(), sentence, part, source_tokenizer, tokenizer);
     // The cue index (in `over`) of a stream byte.
@@ -316,6 +299,20 @@ class SubtitleTextDocument : public Document {
       }
       return found;
     };
+    // The placed forms in `text`: a share holds a form whole or none of it (DivideSentence).
+    std::vector<Segment> forms;
+    for (size_t s = 0; s < shares.size() && !cue.inlines.empty(); ++s) {
+      const size_t j = shares[s].sentence;
+      const Segment share = shares[s].target;
+      for (const Segment& form : PlacedForms(document_.stream(), sentences_[j], parts[j][k],
+                                             source_tokenizer, tokenizer)) {
+        const size_t begin = joined_sentences[j].begin + form.begin;
+        const size_t end = joined_sentences[j].begin + form.end;
+        if (begin >= share.begin && end <= share.end) {
+          forms.push_back({at[s] + begin - share.begin, at[s] + end - share.begin});
+        }
+      }
+    }
     // By the alignment: over the sentences the cue's shares are of.
     std::vector<std::optional<Segment>> aligned(cue.inlines.size());
     std::vector<Segment> ranges;
@@ -358,13 +355,14 @@ class SubtitleTextDocument : public Document {
                !absl::ascii_isspace(static_cast<unsigned char>(text[p - 1]))) {
           --p;
         }
-        placed.push_back({p, p});
+        placed.push_back(OutsideForms(text, {p, p}, forms));
         continue;
       }
       std::optional<Segment> range;
       if (aligned[n].has_value()) range = in_text(*aligned[n]);
       if (!range.has_value()) {
-        range = WidenToWords(text, {by_position(source.begin), by_position(source.end)});
+        range = OutsideForms(
+            text, WidenToWords(text, {by_position(source.begin), by_position(source.end)}), forms);
       }
       placed.push_back(*range);
     }

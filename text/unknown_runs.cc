@@ -151,6 +151,22 @@ std::string WithUnknownRuns(absl::string_view decoded, absl::string_view sentenc
   return out;
 }
 
+std::vector<Segment> PlacedForms(absl::string_view text, const SourceSentence& sentence,
+                                 const Hypothesis& part, const Tokenizer& source_tokenizer,
+                                 const Tokenizer& tokenizer) {
+  std::vector<Segment> placed;
+  const SentenceTerms* terms = sentence.terms.get();
+  if (terms == nullptr || part.terms.empty()) return placed;
+  const absl::string_view source =
+      text.substr(sentence.range.begin, sentence.range.end - sentence.range.begin);
+  const UnknownRuns runs = FindUnknownRuns(source, part.ids, part.alignment, source_tokenizer,
+                                           tokenizer, terms, part.terms);
+  if (WithUnknownRuns(tokenizer.DecodeTarget(part.ids), source, runs, &placed) != part.text) {
+    placed.clear();
+  }
+  return placed;
+}
+
 size_t ShiftedByUnknownRuns(const UnknownRuns& runs, size_t position, bool after_insertion_at) {
   int64_t shifted = static_cast<int64_t>(position);
   for (const UnknownRuns::Insertion& insertion : runs.insertions) {

@@ -65,6 +65,13 @@ UnknownRuns FindUnknownRuns(absl::string_view sentence, absl::Span<const int> id
 std::string WithUnknownRuns(absl::string_view decoded, absl::string_view sentence,
                             const UnknownRuns& runs, std::vector<Segment>* placed_terms = nullptr);
 
+// Where `part` (a hypothesis of `sentence`, bytes of `text`, its text as RestoreUnknownRuns made
+// it; tokenizers as FindUnknownRuns's) holds the forms of the terms it placed: bytes of its text,
+// in order; none if it placed none or its text is not that.
+std::vector<Segment> PlacedForms(absl::string_view text, const SourceSentence& sentence,
+                                 const Hypothesis& part, const Tokenizer& source_tokenizer,
+                                 const Tokenizer& tokenizer);
+
 // Where byte `position` of the decoded text is once `runs` are put in: after the insertions before
 // it, and after one at it too if `after_insertion_at` (a token that starts there); a position
 // inside bytes a term replaced stays inside its form.

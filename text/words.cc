@@ -26,4 +26,26 @@ Segment WidenToWords(absl::string_view text, Segment range) {
   return {begin, std::max(begin, end)};
 }
 
+Segment OutsideForms(absl::string_view text, Segment range, absl::Span<const Segment> forms,
+                     bool shrink) {
+  // The form `position` is strictly inside, if any: the first to end after it.
+  auto inside = [&](size_t position) -> const Segment* {
+    const auto form = std::upper_bound(forms.begin(), forms.end(), position,
+                                       [](size_t p, const Segment& f) { return p < f.end; });
+    return form != forms.end() && form->begin < position ? &*form : nullptr;
+  };
+  if (range.begin == range.end) {
+    const Segment* form = inside(range.begin);
+    if (form == nullptr) return range;
+    if (range.begin - form->begin <= form->end - range.begin) return {form->begin, form->begin};
+    size_t at = std::min(form->end, text.size());
+    while (at < text.size() && absl::ascii_isspace(static_cast<unsigned char>(text[at]))) ++at;
+    return {at, at};
+  }
+  if (const Segment* form = inside(range.begin)) range.begin = shrink ? form->end : form->begin;
+  if (const Segment* form = inside(range.end)) range.end = shrink ? form->begin : form->end;
+  range.end = std::max(range.end, range.begin);
+  return range;
+}
+
 }  // namespace mtserve

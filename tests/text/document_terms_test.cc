@@ -1,8 +1,9 @@
 // Terms through a document (text/document.h with SentenceRules::terms): attached to the sentences
 // of every format, never split or cut inside, and put into the joined translation as their forms'
 // exact bytes from hand-made hypotheses (ids and PlacedTerm), markup placed around them by the
-// alignment, unknown characters included, and never divided between the cues a subtitle sentence
-// runs over.
+// alignment, unknown characters included, never divided between the cues a subtitle sentence
+// runs over, and markup placed by position (a DOCX run's formatting, an ODF tab, a subtitle's
+// <i>) never inside a multi-word form.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -15,9 +16,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "model/translator.h"
+#include "pugixml.hpp"
 #include "tests/test_lib/test_util.h"
+#include "tests/test_lib/zip_archive.h"
 #include "text/document.h"
 #include "text/inline_placement.h"
+#include "text/office/office_package.h"
 #include "text/sentences.h"
 #include "text/subtitle_document.h"
 #include "text/term_matcher.h"
@@ -130,6 +134,25 @@ void ExpectWholeInOneCue(const std::vector<std::string>& cues, absl::string_view
     }
   }
   EXPECT_EQ(whole, 1) << form;
+}
+
+// Entry `name` of office package `bytes`, parsed (whitespace-only text kept).
+std::unique_ptr<pugi::xml_document> PackagePart(const std::string& bytes, const std::string& name) {
+  auto document = std::make_unique<pugi::xml_document>();
+  absl::StatusOr<OfficePackage> package = OfficePackage::Open(bytes);
+  EXPECT_TRUE(package.ok()) << package.status();
+  if (!package.ok()) return document;
+  absl::StatusOr<std::string> part = package->Read(name);
+  EXPECT_TRUE(part.ok()) << part.status();
+  if (!part.ok()) return document;
+  EXPECT_TRUE(document->load_string(part->c_str(), pugi::parse_default | pugi::parse_ws_pcdata));
+  return document;
+}
+
+Terminology LifeVest() {
+  Terminology t;
+  t.glossary = {{"life vest", {"gilet de sauvetage"}}};
+  return t;
 }
 
 Terminology Placeholders() {
@@ -495,6 +518,102 @@ TEST_F(DocumentTermsTest, SubtitlesNeverDivideAKeptSpanBetweenCuesByCharacter) {
   // Nothing lost or repeated (the spaces aside: a cue's share may start or end with one).
   EXPECT_EQ(absl::StrReplaceAll(absl::StrCat(cues[0], cues[1], cues[2]), {{" ", ""}}),
             "Hallo{name}!");
+}
+
+// Markup placed by position covers a multi-word form whole or not at all. Each source below has
+// markup outside "life vest" (so that no placed term's tokens say where it goes; no alignment is
+// given) whose relative position falls between the words of "gilet de sauvetage" in its
+// translation.
+// A DOCX run's formatting (bold on "Always wear your ") ends, by position, after "gilet".
+TEST_F(DocumentTermsTest, DocxFormattingByPositionCoversAFormWhole) {
+  auto matcher = Compile(LifeVest());
+  const std::string form = LifeVest().glossary[0].targets[0];
+  const std::string docx = testing::ZipArchive(
+      {{"[Content_Types].xml",
+        "<?xml version=\"1.0\"?><Types xmlns=\"http://schemas.openxmlformats.org/package/2006/"
+        "content-types\"/>"},
+       {"word/document.xml",
+        "<?xml version=\"1.0\"?><w:document xmlns:w=\"http://schemas.openxmlformats.org/"
+        "wordprocessingml/2006/main\"><w:body><w:p>"
+        "<w:r><w:rPr><w:b/></w:rPr><w:t xml:space=\"preserve\">Always wear your </w:t></w:r>"
+        "<w:r><w:t>life vest on deck.</w:t></w:r></w:p></w:body></w:document>"}});
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Document> document,
+                       PrepareDocument(docx, DocumentFormat::kDocx, Rules(matcher.get())));
+  ASSERT_EQ(document->sentences().size(), 1u);
+  const SentenceTerms* terms = document->sentences()[0].terms.get();
+  ASSERT_NE(terms, nullptr);
+  const TextTranslation joined =
+      Join(*document, {Make({{"Portez toujours votre"}, {"", 0}, {"sur le pont."}}, terms)});
+  const auto part = PackagePart(joined.hypotheses[0].text, "word/document.xml");
+  std::string all, bold;
+  for (const pugi::xpath_node& r : part->select_nodes("//w:r")) {
+    const std::string text = r.node().child("w:t").text().get();
+    all += text;
+    if (r.node().child("w:rPr").child("w:b")) bold += text;
+  }
+  EXPECT_EQ(all, "Portez toujours votre gilet de sauvetage sur le pont.");
+  // The bold text holds the form whole (widened over it), not "gilet" alone.
+  EXPECT_THAT(bold, ::testing::HasSubstr(form));
+}
+
+// An ODF tab (before "on deck") falls, by position, at the start of "sauvetage": it would be seen
+// inside the form. It goes to the form's nearer edge.
+TEST_F(DocumentTermsTest, OdfTabByPositionNeverFallsInsideAForm) {
+  auto matcher = Compile(LifeVest());
+  const std::string form = LifeVest().glossary[0].targets[0];
+  const std::string odt = testing::ZipArchive(
+      {{"mimetype", "application/vnd.oasis.opendocument.text"},
+       {"content.xml",
+        "<?xml version=\"1.0\"?><office:document-content "
+        "xmlns:office=\"urn:oasis:names:tc:opendocument:xmlns:office:1.0\" "
+        "xmlns:text=\"urn:oasis:names:tc:opendocument:xmlns:text:1.0\" office:version=\"1.2\">"
+        "<office:body><office:text><text:p>Always wear your life vest<text:tab/>on deck, sailor."
+        "</text:p></office:text></office:body></office:document-content>"}});
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Document> document,
+                       PrepareDocument(odt, DocumentFormat::kOdt, Rules(matcher.get())));
+  ASSERT_EQ(document->sentences().size(), 1u);
+  const SentenceTerms* terms = document->sentences()[0].terms.get();
+  ASSERT_NE(terms, nullptr);
+  const TextTranslation joined =
+      Join(*document, {Make({{"Portez toujours votre"}, {"", 0}, {"sur le pont, marin."}}, terms)});
+  const auto content = PackagePart(joined.hypotheses[0].text, "content.xml");
+  const pugi::xml_node p = content->select_node("//text:p").node();
+  ASSERT_TRUE(p.child("text:tab")) << joined.hypotheses[0].text;
+  // The paragraph as a reader shows it: text nodes, a tab as a tab.
+  std::string visible;
+  for (const pugi::xml_node& child : p.children()) {
+    if (child.type() == pugi::node_pcdata) {
+      visible += child.value();
+    } else if (std::string(child.name()) == "text:tab") {
+      visible += '\t';
+    } else {
+      visible += child.text().get();
+    }
+  }
+  EXPECT_THAT(visible, ::testing::HasSubstr(form));
+}
+
+// A subtitle's <i> over "Always wear your" ends, by position, after "gilet".
+TEST_F(DocumentTermsTest, SubtitleTagByPositionCoversAFormWhole) {
+  auto matcher = Compile(LifeVest());
+  const std::string form = LifeVest().glossary[0].targets[0];
+  const std::string srt =
+      "1\n00:00:01,000 --> 00:00:04,000\n<i>Always wear your</i> life vest on deck.\n";
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Document> document,
+                       PrepareDocument(srt, DocumentFormat::kSrt, Rules(matcher.get())));
+  ASSERT_EQ(document->sentences().size(), 1u);
+  const SentenceTerms* terms = document->sentences()[0].terms.get();
+  ASSERT_NE(terms, nullptr);
+  const TextTranslation joined =
+      Join(*document, {Make({{"Portez toujours votre"}, {"", 0}, {"sur le pont."}}, terms)});
+  const std::string& out = joined.hypotheses[0].text;
+  const size_t open = out.find("<i>"), close = out.find("</i>");
+  ASSERT_NE(open, std::string::npos) << out;
+  ASSERT_NE(close, std::string::npos) << out;
+  // Its lines wrapped (a line end may fall at any space: docs/api.md), read as one.
+  EXPECT_THAT(absl::StrReplaceAll(out.substr(open, close - open), {{"\n", " "}}),
+              ::testing::HasSubstr(form))
+      << out;
 }
 
 }  // namespace
