@@ -265,6 +265,7 @@ class BeamSearch : public Search {
     Candidate candidate;
     TermProgress progress;
     std::optional<PlacedTerm> placed;
+    std::optional<PlacedTerm> extended;  // The row's last term, grown by the token (Extended).
     bool guided;
   };
 
@@ -290,8 +291,13 @@ class BeamSearch : public Search {
       const size_t row_first = term_candidates_.size();
       auto add = [&](int token, bool aligned_start) {
         const float token_log_prob = row[token];
+        // (Unless it makes the term a longer form of its own.)
+        std::optional<PlacedTerm> extended;
+        if (after_term && (*params_.word_continuations)[token]) {
+          extended = tracker.Extended(beam.terms.back(), beam.ids, token);
+          if (!extended.has_value()) return;
+        }
         if (!std::isfinite(token_log_prob) ||
-            (after_term && (*params_.word_continuations)[token]) ||
             !tracker.Permitted(beam.progress, token, position, left, eos_id)) {
           return;
         }
@@ -303,6 +309,7 @@ class BeamSearch : public Search {
         term_candidates_.push_back({{beam.log_prob + token_log_prob, r, token, token_log_prob},
                                     next,
                                     advanced.placed,
+                                    extended,
                                     guided});
       };
       // A row whose next token is restricted has only its proposals to give.
@@ -431,6 +438,7 @@ class BeamSearch : public Search {
       if (with_alignment) next.alignment.push_back(alignment_[c.candidate.row]);
       next.progress = c.progress;
       next.guided = c.guided;
+      if (c.extended.has_value()) next.terms.back() = *c.extended;
       if (c.placed.has_value()) next.terms.push_back(*c.placed);
       parents_.push_back(c.candidate.row);
       ids_.push_back(c.candidate.token);

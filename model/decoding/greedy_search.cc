@@ -103,6 +103,15 @@ class GreedySearch : public Search {
         guided_[sentence] =
             advanced.progress.node != 0 && (guided || (guided_[sentence] && before.node != 0 &&
                                                        advanced.progress.begin == before.begin));
+        if (!hypothesis.terms.empty()) {
+          // (A piece that glues onto the last term only where it makes it a longer form.)
+          if (std::optional<PlacedTerm> extended = trackers_[sentence]->Extended(
+                  hypothesis.terms.back(), hypothesis.ids, next_ids_[r]);
+              extended.has_value() && params_.word_continuations != nullptr &&
+              (*params_.word_continuations)[next_ids_[r]]) {
+            hypothesis.terms.back() = *extended;
+          }
+        }
         if (advanced.placed.has_value()) hypothesis.terms.push_back(*advanced.placed);
       }
       const int token = next_ids_[r];
@@ -142,7 +151,8 @@ class GreedySearch : public Search {
     // token that does not, instead.
     const std::vector<PlacedTerm>& placed = hypotheses_[sentence].terms;
     if (!placed.empty() && placed.back().end == position && params_.word_continuations != nullptr &&
-        (*params_.word_continuations)[chosen]) {
+        (*params_.word_continuations)[chosen] &&
+        !tracker.Extended(placed.back(), hypotheses_[sentence].ids, chosen).has_value()) {
       int best = params_.eos_id;
       for (int token = 0; token < params_.vocab_size; ++token) {
         if (!(*params_.word_continuations)[token] && row[token] > row[best]) best = token;

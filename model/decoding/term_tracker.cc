@@ -138,6 +138,22 @@ TermTracker::Advanced TermTracker::Advance(const TermProgress& p, int token, int
   return result;
 }
 
+std::optional<PlacedTerm> TermTracker::Extended(const PlacedTerm& placed,
+                                                const std::vector<int>& ids, int token) const {
+  if (placed.end != static_cast<int>(ids.size())) return std::nullopt;
+  int node = 0;
+  for (int i = placed.begin; i < placed.end && node >= 0; ++i) node = Child(node, ids[i]);
+  if (node >= 0) node = Child(node, token);
+  if (node < 0) return std::nullopt;
+  for (int e : nodes_[node].ends) {  // Regular forms first.
+    const End& end = ends_[e];
+    if (end.term == placed.term && (!end.initial || placed.begin == 0)) {
+      return PlacedTerm{end.term, end.form, end.initial, placed.begin, placed.end + 1};
+    }
+  }
+  return std::nullopt;
+}
+
 bool TermTracker::Permitted(const TermProgress& p, int token, int position, int left,
                             int eos_id) const {
   if (token == eos_id) return AllMet(p);

@@ -86,6 +86,13 @@ class TermTracker {
   void StartsAmong(const TermProgress& p, uint64_t terms, int position,
                    std::vector<int>& tokens) const;
 
+  // `placed` (the last term `ids` placed, ending at ids' end) grown by `token` when its form's
+  // ids and `token` are a whole other form of the same constraint (`Rad`, then `es` for
+  // `Rades`): a form that begins another is met as soon as it is written, and a piece that glues
+  // onto it is otherwise refused (SearchParams::word_continuations).
+  std::optional<PlacedTerm> Extended(const PlacedTerm& placed, const std::vector<int>& ids,
+                                     int token) const;
+
   // The unmet constraint whose source span (TermConstraint::source_begin, source_end) holds
   // source position `aligned` (where the decoder's cross-attention weighs most for the token
   // being generated); -1 if none.

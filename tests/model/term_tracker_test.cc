@@ -111,6 +111,28 @@ TEST(TermTrackerTest, InitialFormsCountOnlyAtTheStart) {
   EXPECT_THAT(starts, ElementsAre(5));
 }
 
+// A form that begins another of its constraint ("Rad", "Rad es") is met when written; the
+// token that makes it the longer one grows the placed term, and nothing else does.
+TEST(TermTrackerTest, ATokenThatMakesAPlacedFormALongerOneExtendsIt) {
+  const TermTracker tracker({{Term({{5}, {5, 6}, {5, 6, 7}}, {{8, 6}}), Term({{6}})}});
+  const Ids ids = {1, 5};
+  const Fed fed = Feed(tracker, ids);
+  ASSERT_THAT(fed.placed, ElementsAre(IsPlaced(0, 0, false, 1, 2)));
+  const std::optional<PlacedTerm> grown = tracker.Extended(fed.placed[0], ids, 6);
+  ASSERT_TRUE(grown.has_value());
+  EXPECT_THAT(*grown, IsPlaced(0, 1, false, 1, 3));
+  // Again, from the longer form.
+  EXPECT_THAT(tracker.Extended(*grown, {1, 5, 6}, 7),
+              ::testing::Optional(IsPlaced(0, 2, false, 1, 4)));
+  // A token that makes no form of the same constraint (6 alone is the other's), a placed term
+  // that is not at the end, and a form past the end of the list.
+  EXPECT_FALSE(tracker.Extended(fed.placed[0], ids, 7).has_value());
+  EXPECT_FALSE(tracker.Extended(fed.placed[0], {1, 5, 2}, 6).has_value());
+  EXPECT_FALSE(tracker.Extended(*grown, {1, 5, 6, 7}, 9).has_value());
+  // An initial form grows nothing placed after the start (8 then 6 is one, at position 1).
+  EXPECT_FALSE(tracker.Extended(PlacedTerm{0, 0, false, 1, 2}, {1, 8}, 6).has_value());
+}
+
 TEST(TermTrackerTest, NeededCountsShortestFormsAndTheMatchInProgress) {
   const TermTracker tracker({{Term({{5, 6, 7}, {8, 9}}), Term({{3}})}});
   EXPECT_EQ(tracker.Needed(TermProgress()), 3);
