@@ -57,6 +57,19 @@ Segment Trimmed(absl::string_view text, Segment span) {
   return span;
 }
 
+// The bytes of `text` each token of `previous`'s best wrote (its decoded text's, with the runs put
+// in), when its alignment links them to the sentence's source tokens; empty otherwise (a sentence
+// taken as its own translation, nothing in it the model could spell, has no such link).
+std::vector<Segment> WrittenInBridge(const TranslationResult& previous, const Tokenizer& tokenizer,
+                                     const BridgeText& text) {
+  if (previous.hypotheses.empty()) return {};
+  const Hypothesis& best = previous.hypotheses.front();
+  if (best.alignment.empty() || best.alignment.size() != best.ids.size() || text.runs.verbatim) {
+    return {};
+  }
+  return WithRunsPutIn(TargetTokenRanges(best.ids, best.text, tokenizer), text.runs);
+}
+
 }  // namespace
 
 BridgeText MakeBridgeText(const TranslationResult& result, absl::string_view sentence,
@@ -103,6 +116,30 @@ absl::StatusOr<std::unique_ptr<Document>> PrepareBridge(const BridgeText& bridge
   return document;
 }
 
+std::shared_ptr<const SentenceTerms> BridgeTerms(std::shared_ptr<const SentenceTerms> terms,
+                                                 const TranslationResult& previous,
+                                                 const Tokenizer& tokenizer, const BridgeText& text,
+                                                 const Document& bridge,
+                                                 const Tokenizer& bridge_tokenizer) {
+  if (terms == nullptr) return nullptr;
+  // (A run put back counts without the space it brought, as the sentence's own pieces do.)
+  std::vector<Segment> written = WrittenInBridge(previous, tokenizer, text);
+  for (Segment& span : written) span = Trimmed(text.text, span);
+  if (written.empty() || bridge.sentences().size() != 1) return WithoutSourcePositions(terms);
+  const SourceSentence& piece = bridge.sentences().front();
+  std::vector<Segment> pieces;
+  const std::vector<int> ids = bridge_tokenizer.EncodeSourceWithSpans(
+      absl::string_view(text.text).substr(piece.range.begin, piece.range.end - piece.range.begin),
+      pieces);
+  if (ids != piece.ids) return WithoutSourcePositions(terms);
+  for (Segment& span : pieces) {
+    span.begin += piece.range.begin;
+    span.end += piece.range.begin;
+  }
+  return WithTranslatedSourcePositions(std::move(terms), previous.hypotheses.front().alignment,
+                                       written, pieces);
+}
+
 TranslationResult ComposeLegs(const TranslationResult& first, const Tokenizer& first_tokenizer,
                               const BridgeText& bridge_text, const Document& bridge,
                               TextTranslation second, const Tokenizer& second_tokenizer) {
@@ -123,14 +160,8 @@ TranslationResult ComposeLegs(const TranslationResult& first, const Tokenizer& f
     }
     bridge_tokens.push_back({piece.range.end, piece.range.end});
   }
-  // A sentence taken as its own translation (nothing in it the first model could spell) has no
-  // link from the bridge to its tokens.
-  const bool first_aligned = !best.alignment.empty() && best.alignment.size() == best.ids.size() &&
-                             !bridge_text.runs.verbatim;
-  const std::vector<Segment> written =
-      first_aligned
-          ? WithRunsPutIn(TargetTokenRanges(best.ids, best.text, first_tokenizer), bridge_text.runs)
-          : std::vector<Segment>();
+  const std::vector<Segment> written = WrittenInBridge(first, first_tokenizer, bridge_text);
+  const bool first_aligned = !written.empty();
   const int source_end = std::max(0, first.source_tokens - 1);  // The source's </s>.
   auto through_bridge = [&](int b) {
     if (b < 0 || static_cast<size_t>(b) >= bridge_tokens.size()) return source_end;

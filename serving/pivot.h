@@ -5,7 +5,8 @@
 // call's answer, is the next leg's input, taken as one text (no sentence splitting: cut to the
 // next model's token limit only) and joined back by text/document.h as any plain text; the
 // sentence's result is the last leg's, its scores the legs' sums and its alignment composed
-// through each bridge text, so that markup and unknown characters land on the right target words.
+// through each bridge text, so that markup and unknown characters land on the right target words;
+// the sentence's terms are written by the last leg where the legs before translated their source.
 #ifndef MTSERVE_SERVING_PIVOT_H_
 #define MTSERVE_SERVING_PIVOT_H_
 
@@ -18,6 +19,7 @@
 #include "model/tokenizer.h"
 #include "model/translator.h"
 #include "text/document.h"
+#include "text/term_matcher.h"
 #include "text/text_translation.h"
 #include "text/unknown_runs.h"
 
@@ -44,6 +46,20 @@ BridgeText MakeBridgeText(const TranslationResult& result, absl::string_view sen
 // composes (every leg of such a sentence is decoded with the alignment), rather than twice.
 absl::StatusOr<std::unique_ptr<Document>> PrepareBridge(const BridgeText& bridge,
                                                         const Tokenizer& tokenizer, int max_tokens);
+
+// `terms`, the sentence's (their source tokens those of the chain's first model), for the first
+// piece of `bridge` (PrepareBridge of `text`, MakeBridgeText of `previous`, the legs so far, whose
+// last model's tokenizer is `tokenizer`; `bridge_tokenizer`, the next leg's), which writes them on
+// a pivot's last leg: their source tokens in that piece found through `previous`'s best
+// alignment, into the sentence's source tokens (composed through the legs before by ComposeLegs):
+// text/term_matcher.h's WithTranslatedSourcePositions. Unknown (-1) where the best carries no
+// alignment, the bridge is the sentence taken as written or cut into several pieces, or its piece
+// does not encode as its ids; null if `terms` is.
+std::shared_ptr<const SentenceTerms> BridgeTerms(std::shared_ptr<const SentenceTerms> terms,
+                                                 const TranslationResult& previous,
+                                                 const Tokenizer& tokenizer, const BridgeText& text,
+                                                 const Document& bridge,
+                                                 const Tokenizer& bridge_tokenizer);
 
 // The sentence's translation through two legs: `first`, the first leg's result (decoded by the
 // model of `first_tokenizer`), and `second`, the next leg's translation of its bridge text `text`

@@ -635,9 +635,11 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
         const SourceSentence& sentence = text.sentences()[j];
         // HTML's inline markup and the runs of characters the model cannot spell are placed by
         // the decoder's alignment (text/document.h); dropped from the answer unless asked for.
-        // Through a chain, each leg's alignment is needed for the last's (serving/pivot.h).
+        // Through a chain, each leg's alignment is needed for the last's, and for where the
+        // last writes the sentence's terms (serving/pivot.h).
         DecodingOptions options = *pending->options[model];
-        if (text.NeedsAlignment(j) || (last != model && pending->options[last]->return_alignment)) {
+        if (text.NeedsAlignment(j) || (last != model && (pending->options[last]->return_alignment ||
+                                                         sentence.terms != nullptr))) {
           options.return_alignment = true;
         }
         // Its terms are written by the chain's last model (the first leg of a pivot has none).
@@ -869,10 +871,12 @@ void TranslationCore::NextLeg(std::shared_ptr<Pending> pending, int i, size_t j,
   std::vector<SourceSentence>& pieces = bridge->document->sentences();
   bridge->results.resize(pieces.size());
   // The sentence's terms are written on the last leg, into the requested language, by the
-  // bridge's first piece (a bridge is one piece unless cut at the model's token limit), whose
-  // tokens are not the source's the terms were found in.
+  // bridge's first piece (a bridge is one piece unless cut at the model's token limit), each
+  // where the legs before translated its source (their alignment, serving/pivot.h).
   if (leg + 1 == chain.size() && !pieces.empty()) {
-    pieces.front().terms = WithoutSourcePositions(pending->documents[i]->sentences()[j].terms);
+    pieces.front().terms = BridgeTerms(pending->documents[i]->sentences()[j].terms,
+                                       bridge->previous, bridge->from->tokenizer(), bridge->text,
+                                       *bridge->document, bridge->to->tokenizer());
   }
   struct Piece {
     size_t index;

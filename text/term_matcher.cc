@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
@@ -323,6 +325,25 @@ std::vector<TermMatcher::Occurrence> TermMatcher::Occurrences(
   return taken;
 }
 
+namespace {
+
+// Sets `constraint`'s source tokens to the pieces of `pieces` that overlap `bytes` (an empty piece:
+// lies inside it); unknown (-1) if none does.
+void SetSourcePositions(Segment bytes, absl::Span<const Segment> pieces,
+                        TermConstraint& constraint) {
+  constraint.source_begin = constraint.source_end = -1;
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    if (pieces[i].begin < bytes.end &&
+        (pieces[i].end > bytes.begin ||
+         (pieces[i].begin == pieces[i].end && pieces[i].begin >= bytes.begin))) {
+      if (constraint.source_begin < 0) constraint.source_begin = static_cast<int>(i);
+      constraint.source_end = static_cast<int>(i) + 1;
+    }
+  }
+}
+
+}  // namespace
+
 std::vector<Segment> TermMatcher::Find(absl::string_view text, Segment range,
                                        absl::Span<const Segment> kept) const {
   std::vector<Segment> out;
@@ -335,18 +356,48 @@ std::shared_ptr<const SentenceTerms> WithSourcePositions(std::shared_ptr<const S
   if (terms == nullptr) return nullptr;
   auto placed = std::make_shared<SentenceTerms>(*terms);
   for (size_t t = 0; t < placed->terms.size(); ++t) {
-    const Segment& source = placed->terms[t].source;
-    TermConstraint& constraint = placed->constraints.terms[t];
+    SetSourcePositions(placed->terms[t].source, pieces, placed->constraints.terms[t]);
+  }
+  return placed;
+}
+
+std::shared_ptr<const SentenceTerms> WithTranslatedSourcePositions(
+    std::shared_ptr<const SentenceTerms> terms, absl::Span<const int> alignment,
+    absl::Span<const Segment> written, absl::Span<const Segment> pieces) {
+  if (terms == nullptr) return nullptr;
+  auto placed = std::make_shared<SentenceTerms>(*terms);
+  std::vector<TermConstraint>& constraints = placed->constraints.terms;
+  for (TermConstraint& constraint : constraints) {
+    const int begin = constraint.source_begin, end = constraint.source_end;
     constraint.source_begin = constraint.source_end = -1;
-    for (size_t i = 0; i < pieces.size(); ++i) {
-      // A piece overlaps the occurrence (an empty one: lies inside it).
-      if (pieces[i].begin < source.end &&
-          (pieces[i].end > source.begin ||
-           (pieces[i].begin == pieces[i].end && pieces[i].begin >= source.begin))) {
-        if (constraint.source_begin < 0) constraint.source_begin = static_cast<int>(i);
-        constraint.source_end = static_cast<int>(i) + 1;
+    if (begin < 0 || alignment.size() != written.size()) continue;
+    // The bytes written by the tokens aligned into its source tokens, from the first's start to
+    // the last's end.
+    std::optional<Segment> bytes;
+    for (size_t k = 0; k < alignment.size(); ++k) {
+      if (alignment[k] < begin || alignment[k] >= end || written[k].begin >= written[k].end) {
+        continue;
+      }
+      if (!bytes.has_value()) bytes = written[k];
+      bytes->begin = std::min(bytes->begin, written[k].begin);
+      bytes->end = std::max(bytes->end, written[k].end);
+    }
+    if (bytes.has_value()) SetSourcePositions(*bytes, pieces, constraint);
+  }
+  // Terms whose pieces overlap another's are left unknown: which one the alignment reaches there
+  // cannot be told.
+  std::vector<bool> shared(constraints.size(), false);
+  for (size_t a = 0; a < constraints.size(); ++a) {
+    for (size_t b = a + 1; b < constraints.size(); ++b) {
+      if (constraints[a].source_begin >= 0 && constraints[b].source_begin >= 0 &&
+          constraints[a].source_begin < constraints[b].source_end &&
+          constraints[b].source_begin < constraints[a].source_end) {
+        shared[a] = shared[b] = true;
       }
     }
+  }
+  for (size_t t = 0; t < constraints.size(); ++t) {
+    if (shared[t]) constraints[t].source_begin = constraints[t].source_end = -1;
   }
   return placed;
 }

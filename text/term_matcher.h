@@ -53,8 +53,20 @@ struct SentenceTerms {
 // (SentenceTerms::Term::source); null if `terms` is.
 std::shared_ptr<const SentenceTerms> WithSourcePositions(std::shared_ptr<const SentenceTerms> terms,
                                                          absl::Span<const Segment> pieces);
+// `terms` (their source tokens those of the sentence they were found in: WithSourcePositions) for
+// a decode whose source is a translation of that sentence (a pivot's bridge text): `written`, the
+// bytes of that text each token of the translation wrote, and `alignment`, the sentence's source
+// token each was aligned to, one per token; `pieces`, the decode's source pieces (bytes of the
+// same text, as for WithSourcePositions). A constraint's source tokens are the pieces that
+// overlap the bytes written by the tokens aligned into its own (from the first's start to the
+// last's end); unknown (-1) where it had none, no token that wrote bytes is aligned into them,
+// `alignment` and `written` differ in size, or they overlap another constraint's (the alignment
+// could not tell the two apart). Null if `terms` is.
+std::shared_ptr<const SentenceTerms> WithTranslatedSourcePositions(
+    std::shared_ptr<const SentenceTerms> terms, absl::Span<const int> alignment,
+    absl::Span<const Segment> written, absl::Span<const Segment> pieces);
 // `terms` with every constraint's source tokens unknown (-1): for a decode whose source is not
-// the text the terms were found in (a pivot's last leg reads a bridge); null if `terms` is.
+// the text the terms were found in, where no alignment links the two; null if `terms` is.
 std::shared_ptr<const SentenceTerms> WithoutSourcePositions(
     std::shared_ptr<const SentenceTerms> terms);
 // The constraints the decoder is given for `terms` (sharing their ownership); null if `terms` is.

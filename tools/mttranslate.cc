@@ -464,8 +464,11 @@ int Run(int argc, char** argv) {
       // HTML's inline markup and runs of characters the model cannot spell are placed by the
       // alignment (text/document.h), which changes no token: all of the model's sentences are
       // decoded with it, as the server decodes those sentences.
-      // Through a chain, every leg is (serving/pivot.h composes the last's through them).
-      if (documents[i]->NeedsAlignment(j)) {
+      // Through a chain, every leg is (serving/pivot.h composes the last's through them), and
+      // the legs before the last for a sentence with terms (the last writes each where they
+      // translated its source).
+      if (documents[i]->NeedsAlignment(j) ||
+          (line_chain[i].size() > 1 && sentence.terms != nullptr)) {
         for (const int c : line_chain[i]) models[c].options.return_alignment = true;
       }
     }
@@ -611,12 +614,14 @@ int Run(int argc, char** argv) {
         }
         Step& step = steps.emplace_back(
             Step{s, from, to, std::move(text), *std::move(bridge), round.size()});
-        // The sentence's terms are written on the last leg by the bridge's first piece, as the
-        // server does it (the bridge's tokens are not the source's the terms were found in).
+        // The sentence's terms are written on the last leg by the bridge's first piece, each
+        // where the legs before translated its source, as the server does it.
         std::vector<SourceSentence>& pieces = step.bridge->sentences();
         if (leg + 1 == line_chain[i].size() && !pieces.empty()) {
           pieces.front().terms =
-              WithoutSourcePositions(documents[i]->sentences()[s - line_first[i]].terms);
+              BridgeTerms(documents[i]->sentences()[s - line_first[i]].terms, results[s],
+                          models[from].model->tokenizer(), *step.text, *step.bridge,
+                          models[to].model->tokenizer());
         }
         for (const SourceSentence& piece : pieces) {
           round.push_back(&piece.ids);

@@ -27,9 +27,10 @@ struct TermConstraint {
   // case changed, which a translation may start a sentence with. May be empty.
   std::vector<std::vector<int>> initial_forms;
   // The source tokens of its occurrence: [source_begin, source_end) of the input's ids (</s>
-  // excluded); -1 both when unknown (a pivot's last leg reads a bridge text, not the source the
-  // term was found in). Where known, a search places the term where the decoder's alignment
-  // reaches it (Search::CreateBeam); they never change which hypotheses satisfy it.
+  // excluded); -1 both when unknown (a pivot's last leg whose bridge text the alignment of the
+  // legs before does not link to the source the term was found in). Where known, a search places
+  // the term where the decoder's alignment reaches it (Search::CreateBeam); they never change
+  // which hypotheses satisfy it.
   int source_begin = -1;
   int source_end = -1;
 };

@@ -3,7 +3,7 @@
 // characters the first model cannot spell, which a direct translation puts back where the decoder
 // generated an unknown token for it (text/unknown_runs.h), is carried through the bridge text
 // and comes back in the last leg's translation, not listed as dropped, exactly where a direct
-// call on the bridge text would put it.
+// call on the bridge text would put it; a term's source tokens are carried across the bridge.
 #include "serving/pivot.h"
 
 #include <gmock/gmock.h>
@@ -11,6 +11,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model/model.h"
@@ -156,6 +157,53 @@ TEST_F(PivotTest, WithoutTheSentenceTheBridgeIsTheDecodedText) {
   const BridgeText bridge = MakeBridgeText(first, "", fr_en(), fr_en());
   EXPECT_EQ(bridge.text, "A dog runs.");
   EXPECT_THAT(bridge.runs.insertions, IsEmpty());
+}
+
+// A term's source tokens are carried to the last leg's: those of the bridge's piece that the first
+// leg's tokens aligned into the term's source wrote; unknown where the bridge is cut into several
+// pieces or the first leg carries no alignment.
+TEST_F(PivotTest, ATermsSourceTokensAreTheBridgesThatTheFirstLegTranslatedItInto) {
+  const std::string sentence = "Un chien 🐕 court.";
+  const int source_unknown = UnknownPosition(fr_en(), sentence);
+  ASSERT_GE(source_unknown, 0);
+  const TranslationResult first =
+      WithUnknown(fr_en(), "A dog", "runs.", source_unknown,
+                  static_cast<int>(fr_en().EncodeSource(sentence).size()));
+  const BridgeText bridge = MakeBridgeText(first, sentence, fr_en(), fr_en());
+  ASSERT_EQ(bridge.text, "A dog 🐕 runs.");
+  // A term over "🐕" (kept as written, say): the first leg's unknown token wrote it.
+  auto terms = std::make_shared<SentenceTerms>();
+  TermConstraint& term = terms->constraints.terms.emplace_back();
+  term.forms = {{en_de().unk_id()}};
+  term.source_begin = source_unknown;
+  term.source_end = source_unknown + 1;
+  terms->terms.emplace_back();
+  auto positions = [](const std::shared_ptr<const SentenceTerms>& placed) {
+    EXPECT_NE(placed, nullptr);
+    if (placed == nullptr) return std::pair(-2, -2);
+    return std::pair(placed->constraints.terms[0].source_begin,
+                     placed->constraints.terms[0].source_end);
+  };
+
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Document> whole, PrepareBridge(bridge, en_de(), 256));
+  ASSERT_EQ(whole->sentences().size(), 1u);
+  const int bridge_unknown = UnknownPosition(en_de(), bridge.text);
+  ASSERT_GE(bridge_unknown, 0);
+  EXPECT_EQ(positions(BridgeTerms(terms, first, fr_en(), bridge, *whole, en_de())),
+            std::pair(bridge_unknown, bridge_unknown + 1));
+
+  // Cut into pieces at the next model's token limit.
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Document> cut, PrepareBridge(bridge, en_de(), 4));
+  ASSERT_GT(cut->sentences().size(), 1u);
+  EXPECT_EQ(positions(BridgeTerms(terms, first, fr_en(), bridge, *cut, en_de())),
+            std::pair(-1, -1));
+
+  // A first leg without its alignment.
+  TranslationResult unaligned = first;
+  unaligned.hypotheses[0].alignment.clear();
+  EXPECT_EQ(positions(BridgeTerms(terms, unaligned, fr_en(), bridge, *whole, en_de())),
+            std::pair(-1, -1));
+  EXPECT_EQ(BridgeTerms(nullptr, first, fr_en(), bridge, *whole, en_de()), nullptr);
 }
 
 }  // namespace

@@ -3,7 +3,8 @@
 // or detected on its own, and translates exactly as a request naming that model does; a text no
 // model can read into the target gets its own error while the others are answered; a pair no
 // model serves goes through a chain (fr->en->de: fr-en then en-de) and translates exactly as the
-// two legs asked for by name do, layout, sentence ranges and inline markup kept; and the
+// two legs asked for by name do, layout, sentence ranges and inline markup kept, a term placed
+// where the first leg translated its source; and the
 // request-level errors every front end shares. The core serves the three trained models (en-de,
 // de-en, fr-en) with the real engine. Expected values: the models' own translations through
 // requests by name, and the languages of Multi30k's test sentences.
@@ -360,6 +361,31 @@ TEST_F(CorePivotTest, InlineMarkupLandsOnTheWordAlignedThroughTheBridge) {
   ASSERT_TRUE(reply.ok()) << reply.status();
   ASSERT_GE(reply->translations[0].hypotheses[0].alignment.size(), 2u);
   EXPECT_EQ(reply->translations[0].hypotheses[0].alignment[1], 1);
+}
+
+// A term is written on the last leg where the first leg translated its source: the French
+// "chapeau" into the German "Zorblaxer" gives what en-de writes from fr-en's translation ("A man
+// in an orange hat looking at something.") with the English word fr-en aligned to it, "hat", as
+// the glossary's source (found in en-de's own source, the term placed where en-de translates
+// it). Where that is, the term comes after "Mann" ("homme" comes before "chapeau"); a search that
+// does not know (the source tokens of the bridge left unknown) wrote "Ein Zorblaxer Mann mit
+// einem orangefarbenen Hut ...".
+TEST_F(CorePivotTest, ATermGoesWhereTheFirstLegTranslatedItsSource) {
+  Serve();
+  const std::string english = Named("fr-en", kFrench, {}).text;
+  ASSERT_EQ(english, "A man in an orange hat looking at something.");
+  RequestedOptions by_name;
+  by_name.split_sentences = false;
+  by_name.terms.glossary = {{"hat", {"Zorblaxer"}}};
+  const std::string expected = Named("en-de", english, by_name).text;
+  TranslationRequest request = Routed({kFrench}, "de", "fr");
+  request.options.terms.glossary = {{"chapeau", {"Zorblaxer"}}};
+  absl::StatusOr<TranslationReply> reply = Translate(std::move(request));
+  ASSERT_TRUE(reply.ok()) << reply.status();
+  const std::string& got = reply->translations[0].hypotheses[0].text;
+  EXPECT_EQ(got, expected);
+  EXPECT_THAT(got, HasSubstr("Zorblaxer"));
+  EXPECT_LT(got.find("Mann"), got.find("Zorblaxer")) << got;
 }
 
 TEST_F(CorePivotTest, AlternativesAreTheLastLegsNBest) {

@@ -1,7 +1,8 @@
 // A terminology compiled for the test model (text/term_matcher.h): its forms spelled in the target
 // vocabulary and refused when they do not read back, and its occurrences found in sentences as
 // whole words, longest first, without overlaps, by case or by Unicode case folding, with the keep
-// patterns' spans and a format's kept spans, within the limit per sentence.
+// patterns' spans and a format's kept spans, within the limit per sentence; and their source
+// tokens carried into a translation of the sentence through its alignment (a pivot's bridge).
 #include "text/term_matcher.h"
 
 #include <gmock/gmock.h>
@@ -9,6 +10,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -256,6 +258,75 @@ TEST_F(TermMatcherTest, DuplicateSourcesAreMerged) {
                        matcher->Match(text, {0, text.size()}));
   ASSERT_NE(terms, nullptr);
   EXPECT_THAT(terms->constraints.terms[0].forms, ElementsAre(Spelled("Auto"), Spelled("Wagen")));
+}
+
+// Hand-made: the sentence "Un homme avec un chapeau orange ." read as the source tokens Un(0)
+// homme(1) avec(2) un(3) chap(4) eau(5) orange(6) .(7) </s>(8), translated "A man in an orange
+// hat." whose tokens (A, man, in, an, orange, ha, t, ., </s>) wrote bytes 0-1, 2-5, 6-8, 9-11,
+// 12-18, 19-21, 21-22, 22-23 and nothing, aligned to 0, 1, 2, 3, 6, 4, 5, 7, 8; that translation
+// read as the pieces 0-1, 1-5, 5-8, 8-11, 11-18, 18-22, 22-23 (each with the space before it).
+class TranslatedSourcePositionsTest : public ::testing::Test {
+ protected:
+  // Constraints over the given source tokens (each [begin, end), -1 for unknown).
+  static std::shared_ptr<const SentenceTerms> Terms(std::vector<std::pair<int, int>> sources) {
+    auto terms = std::make_shared<SentenceTerms>();
+    for (const auto& [begin, end] : sources) {
+      TermConstraint& constraint = terms->constraints.terms.emplace_back();
+      constraint.forms = {{7}};
+      constraint.source_begin = begin;
+      constraint.source_end = end;
+      terms->terms.emplace_back();
+    }
+    return terms;
+  }
+  static std::vector<std::pair<int, int>> Positions(const SentenceTerms& terms) {
+    std::vector<std::pair<int, int>> out;
+    for (const TermConstraint& c : terms.constraints.terms) {
+      out.emplace_back(c.source_begin, c.source_end);
+    }
+    return out;
+  }
+
+  const std::vector<int> alignment_ = {0, 1, 2, 3, 6, 4, 5, 7, 8};
+  const std::vector<Segment> written_ = {{0, 1},   {2, 5},   {6, 8},   {9, 11}, {12, 18},
+                                         {19, 21}, {21, 22}, {22, 23}, {23, 23}};
+  const std::vector<Segment> pieces_ = {{0, 1},   {1, 5},   {5, 8},  {8, 11},
+                                        {11, 18}, {18, 22}, {22, 23}};
+};
+
+TEST_F(TranslatedSourcePositionsTest, EachTermGoesToThePiecesItsSourceWasTranslatedInto) {
+  // "homme" -> "man" (piece 1); "chapeau" (two tokens) -> "hat" (two tokens, piece 5), after
+  // "orange" there as the translation reorders them; "orange" -> piece 4; an unknown source
+  // stays unknown.
+  const std::shared_ptr<const SentenceTerms> placed = WithTranslatedSourcePositions(
+      Terms({{1, 2}, {4, 6}, {-1, -1}, {6, 7}}), alignment_, written_, pieces_);
+  ASSERT_NE(placed, nullptr);
+  EXPECT_THAT(Positions(*placed),
+              ElementsAre(std::pair(1, 2), std::pair(5, 6), std::pair(-1, -1), std::pair(4, 5)));
+  // A source wider than one word spans from the first word it went to to the last: "avec un
+  // chapeau" -> "in an orange hat" (pieces 2 to 5).
+  EXPECT_THAT(
+      Positions(*WithTranslatedSourcePositions(Terms({{2, 6}}), alignment_, written_, pieces_)),
+      ElementsAre(std::pair(2, 6)));
+  EXPECT_EQ(WithTranslatedSourcePositions(nullptr, alignment_, written_, pieces_), nullptr);
+}
+
+TEST_F(TranslatedSourcePositionsTest, WhatTheAlignmentCannotTellStaysUnknown) {
+  // No token aligned into it ("Un homme" is 0-1; source token 8 is </s>, which wrote nothing).
+  std::vector<int> alignment = alignment_;
+  alignment[1] = 0;
+  EXPECT_THAT(Positions(*WithTranslatedSourcePositions(Terms({{1, 2}, {8, 9}}), alignment, written_,
+                                                       pieces_)),
+              ElementsAre(std::pair(-1, -1), std::pair(-1, -1)));
+  // Two terms whose words fall in the same piece: "hat" is one piece for "chap" and for "eau".
+  EXPECT_THAT(Positions(*WithTranslatedSourcePositions(Terms({{4, 5}, {5, 6}, {1, 2}}), alignment_,
+                                                       written_, pieces_)),
+              ElementsAre(std::pair(-1, -1), std::pair(-1, -1), std::pair(1, 2)));
+  // An alignment that is not one source token per written token.
+  EXPECT_THAT(Positions(*WithTranslatedSourcePositions(
+                  Terms({{1, 2}}), std::vector<int>(alignment_.begin(), alignment_.end() - 1),
+                  written_, pieces_)),
+              ElementsAre(std::pair(-1, -1)));
 }
 
 }  // namespace

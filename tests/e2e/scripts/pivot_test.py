@@ -7,7 +7,8 @@ name (the second with split_sentences false), over HTTP's /v1/translate, LibreTr
 inline HTML markup lands on the word aligned through the bridge; "auto" into German detects a
 French text and pivots; /languages lists fr -> de; with a --model_memory that holds one of the
 two models, a pivot is refused at once; a glossary's French term is written in German on the last
-leg, a placeholder kept through both, as mttranslate does it.
+leg, a placeholder kept through both, as mttranslate does it, where en-de translates the English
+word fr-en translated the term's source into.
 
 Usage: pivot_test.py BIN_DIR STUBS_DIR MODELS_DIR [-- unittest arguments]
 """
@@ -127,11 +128,41 @@ class PivotTest(e2e_suite.MtserveTestCase):
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertEqual(result.stdout, hypotheses[0]["text"] + "\n")
 
-    def glossary_file(self):
-        path = os.path.join(self.temp_dir(), "homme.tsv")
+    def glossary_file(self, source="homme"):
+        path = os.path.join(self.temp_dir(), f"{source}.tsv")
         with open(path, "w") as f:
-            f.write("homme\tZorblaxer\n")
+            f.write(f"{source}\tZorblaxer\n")
         return path
+
+    def test_a_term_goes_where_the_first_leg_translated_its_source(self):
+        # fr-en writes "hat" for "chapeau": the German term for "chapeau" is written where en-de
+        # translates "hat", as en-de asked by name places it with "hat" as the glossary's source
+        # (after "Mann", the translation of "homme", which comes before "chapeau"; placed without
+        # the first leg's alignment it came first: "Ein Zorblaxer Mann mit ...").
+        text = "Un homme avec un chapeau orange regardant quelque chose."
+        english = self.translate({"model": "multi30k-fr-en", "texts": [text]})
+        english = english["translations"][0]["hypotheses"][0]["text"]
+        self.assertEqual(english, "A man in an orange hat looking at something.")
+        by_name = self.translate({"model": "multi30k-en-de", "texts": [english],
+                                  "options": {"split_sentences": False,
+                                              "glossary": [{"source": "hat",
+                                                            "targets": ["Zorblaxer"]}]}})
+        expected = by_name["translations"][0]["hypotheses"][0]["text"]
+        answer = self.translate({"texts": [text], "source_language": "fr", "target_language": "de",
+                                 "options": {"glossary": [{"source": "chapeau",
+                                                           "targets": ["Zorblaxer"]}]}})
+        got = answer["translations"][0]["hypotheses"][0]["text"]
+        self.assertEqual(got, expected)
+        self.assertLess(got.index("Mann"), got.index("Zorblaxer"), got)
+        # mttranslate pivots the same way.
+        result = subprocess.run(
+            [e2e_suite.binary("mttranslate"), "--threads=1", "--source=fr", "--target=de",
+             f"--glossary={self.glossary_file('chapeau')}",
+             *(f"--model={e2e_suite.ARGS.models_dir}/{m}"
+               for m in ("multi30k-fr-en", "multi30k-en-de"))],
+            input=text + "\n", capture_output=True, text=True, timeout=300)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(result.stdout, got + "\n")
 
     def test_a_budget_too_small_for_both_legs_is_refused_at_once(self):
         # Room for one of the models (each about 32 MiB in float32): both legs of a pivot are held
