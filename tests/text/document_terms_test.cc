@@ -70,6 +70,12 @@ class DocumentTermsTest : public ::testing::Test {
     int term = -1;     // Or constraint `term`'s form `form` of `terms`.
     int form = 0;
   };
+  // Defined with LifeVest(), below.
+  std::unique_ptr<Document> PrepareLifeVest(const std::string& bytes, DocumentFormat format);
+  std::string JoinLifeVest(const std::string& bytes, DocumentFormat format,
+                           const std::string& before, const std::string& after);
+  std::shared_ptr<const TermMatcher> life_vest_;  // PrepareLifeVest's.
+
   Hypothesis Make(const std::vector<Word>& words, const SentenceTerms* terms,
                   const std::vector<int>& align_to = {}) const {
     Hypothesis h;
@@ -414,45 +420,39 @@ TEST_F(DocumentTermsTest, EveryTextFormatJoinsTheFormExactly) {
   }
 }
 
+// kLifeVestCues translated as "Mettez votre gilet de sauvetage avant de partir.": the form whole
+// in one cue, and nothing lost or repeated (the cues read the translation in order).
+void ExpectLifeVestCues(const std::string& file) {
+  const std::vector<std::string> cues = CueTexts(file);
+  ASSERT_EQ(cues.size(), 2u);
+  ExpectWholeInOneCue(cues, "gilet de sauvetage", {"gilet", "sauvetage"});
+  EXPECT_EQ(absl::StrCat(cues[0], " ", cues[1]),
+            "Mettez votre gilet de sauvetage avant de partir.");
+}
+
+// One sentence over two cues, holding LifeVest()'s term.
+constexpr char kLifeVestCues[] =
+    "1\n00:00:01,000 --> 00:00:02,000\nPut on your life\n\n"
+    "2\n00:00:02,100 --> 00:00:04,000\nvest before we sail.\n";
+
 // A sentence over two cues whose words are divided by their relative position: the one that
 // falls at the cue boundary is the middle of a multi-word form.
 TEST_F(DocumentTermsTest, SubtitlesNeverDivideAFormBetweenCuesByPosition) {
-  Terminology t;
-  t.glossary = {{"life vest", {"gilet de sauvetage"}}};
-  auto matcher = Compile(t);
-  const std::string srt =
-      "1\n00:00:01,000 --> 00:00:02,000\nPut on your life\n\n"
-      "2\n00:00:02,100 --> 00:00:04,000\nvest before we sail.\n";
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Document> document,
-                       PrepareDocument(srt, DocumentFormat::kSrt, Rules(matcher.get())));
-  ASSERT_EQ(document->sentences().size(), 1u);
+  const std::unique_ptr<Document> document = PrepareLifeVest(kLifeVestCues, DocumentFormat::kSrt);
+  ASSERT_NE(document, nullptr);
   const SentenceTerms* terms = document->sentences()[0].terms.get();
-  ASSERT_NE(terms, nullptr);
   // No alignment: every word goes by its relative position ("de" ends the first cue's share).
   const TextTranslation joined =
       Join(*document, {Make({{"Mettez votre"}, {"", 0}, {"avant de partir."}}, terms)});
-  const std::vector<std::string> cues = CueTexts(joined.hypotheses[0].text);
-  ASSERT_EQ(cues.size(), 2u);
-  ExpectWholeInOneCue(cues, "gilet de sauvetage", {"gilet", "sauvetage"});
-  // Nothing lost or repeated: the cues read the translation in order.
-  EXPECT_EQ(absl::StrCat(cues[0], " ", cues[1]),
-            "Mettez votre gilet de sauvetage avant de partir.");
+  ExpectLifeVestCues(joined.hypotheses[0].text);
 }
 
 // The same where the alignment ties the form's first word to the first cue and the rest to the
 // second.
 TEST_F(DocumentTermsTest, SubtitlesNeverDivideAFormBetweenCuesByAlignment) {
-  Terminology t;
-  t.glossary = {{"life vest", {"gilet de sauvetage"}}};
-  auto matcher = Compile(t);
-  const std::string srt =
-      "1\n00:00:01,000 --> 00:00:02,000\nPut on your life\n\n"
-      "2\n00:00:02,100 --> 00:00:04,000\nvest before we sail.\n";
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Document> document,
-                       PrepareDocument(srt, DocumentFormat::kSrt, Rules(matcher.get())));
-  ASSERT_EQ(document->sentences().size(), 1u);
+  const std::unique_ptr<Document> document = PrepareLifeVest(kLifeVestCues, DocumentFormat::kSrt);
+  ASSERT_NE(document, nullptr);
   const SourceSentence& sentence = document->sentences()[0];
-  ASSERT_NE(sentence.terms, nullptr);
   Hypothesis h = Make({{"Mettez votre"}, {"", 0}, {"avant de partir."}}, sentence.terms.get());
   // Each target word aligned to the source piece that starts the source word it translates.
   const std::string source = "Put on your life vest before we sail.";
@@ -481,11 +481,7 @@ TEST_F(DocumentTermsTest, SubtitlesNeverDivideAFormBetweenCuesByAlignment) {
     from = end;
   }
   const TextTranslation joined = Join(*document, {h});
-  const std::vector<std::string> cues = CueTexts(joined.hypotheses[0].text);
-  ASSERT_EQ(cues.size(), 2u);
-  ExpectWholeInOneCue(cues, "gilet de sauvetage", {"gilet", "sauvetage"});
-  EXPECT_EQ(absl::StrCat(cues[0], " ", cues[1]),
-            "Mettez votre gilet de sauvetage avant de partir.");
+  ExpectLifeVestCues(joined.hypotheses[0].text);
 }
 
 // A translation of fewer words than cues is divided by characters: never inside a kept span.
@@ -520,13 +516,38 @@ TEST_F(DocumentTermsTest, SubtitlesNeverDivideAKeptSpanBetweenCuesByCharacter) {
             "Hallo{name}!");
 }
 
+// `bytes`, a document of `format` with one sentence holding "life vest" (LifeVest()'s term),
+// taken apart; null (and a failure) if it is not that.
+std::unique_ptr<Document> DocumentTermsTest::PrepareLifeVest(const std::string& bytes,
+                                                             DocumentFormat format) {
+  life_vest_ = Compile(LifeVest());
+  absl::StatusOr<std::unique_ptr<Document>> document =
+      PrepareDocument(bytes, format, Rules(life_vest_.get()));
+  EXPECT_TRUE(document.ok()) << document.status();
+  if (!document.ok() || (*document)->sentences().size() != 1 ||
+      (*document)->sentences()[0].terms == nullptr) {
+    ADD_FAILURE() << "not one sentence holding the term";
+    return nullptr;
+  }
+  return *std::move(document);
+}
+
+// The same joined with the translation "`before` gilet de sauvetage `after`", no alignment given:
+// the joined text ("" on a failure).
+std::string DocumentTermsTest::JoinLifeVest(const std::string& bytes, DocumentFormat format,
+                                            const std::string& before, const std::string& after) {
+  const std::unique_ptr<Document> document = PrepareLifeVest(bytes, format);
+  if (document == nullptr) return "";
+  const SentenceTerms* terms = document->sentences()[0].terms.get();
+  return Join(*document, {Make({{before}, {"", 0}, {after}}, terms)}).hypotheses[0].text;
+}
+
 // Markup placed by position covers a multi-word form whole or not at all. Each source below has
 // markup outside "life vest" (so that no placed term's tokens say where it goes; no alignment is
 // given) whose relative position falls between the words of "gilet de sauvetage" in its
 // translation.
 // A DOCX run's formatting (bold on "Always wear your ") ends, by position, after "gilet".
 TEST_F(DocumentTermsTest, DocxFormattingByPositionCoversAFormWhole) {
-  auto matcher = Compile(LifeVest());
   const std::string form = LifeVest().glossary[0].targets[0];
   const std::string docx = testing::ZipArchive(
       {{"[Content_Types].xml",
@@ -537,14 +558,9 @@ TEST_F(DocumentTermsTest, DocxFormattingByPositionCoversAFormWhole) {
         "wordprocessingml/2006/main\"><w:body><w:p>"
         "<w:r><w:rPr><w:b/></w:rPr><w:t xml:space=\"preserve\">Always wear your </w:t></w:r>"
         "<w:r><w:t>life vest on deck.</w:t></w:r></w:p></w:body></w:document>"}});
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Document> document,
-                       PrepareDocument(docx, DocumentFormat::kDocx, Rules(matcher.get())));
-  ASSERT_EQ(document->sentences().size(), 1u);
-  const SentenceTerms* terms = document->sentences()[0].terms.get();
-  ASSERT_NE(terms, nullptr);
-  const TextTranslation joined =
-      Join(*document, {Make({{"Portez toujours votre"}, {"", 0}, {"sur le pont."}}, terms)});
-  const auto part = PackagePart(joined.hypotheses[0].text, "word/document.xml");
+  const std::string joined =
+      JoinLifeVest(docx, DocumentFormat::kDocx, "Portez toujours votre", "sur le pont.");
+  const auto part = PackagePart(joined, "word/document.xml");
   std::string all, bold;
   for (const pugi::xpath_node& r : part->select_nodes("//w:r")) {
     const std::string text = r.node().child("w:t").text().get();
@@ -559,7 +575,6 @@ TEST_F(DocumentTermsTest, DocxFormattingByPositionCoversAFormWhole) {
 // An ODF tab (before "on deck") falls, by position, at the start of "sauvetage": it would be seen
 // inside the form. It goes to the form's nearer edge.
 TEST_F(DocumentTermsTest, OdfTabByPositionNeverFallsInsideAForm) {
-  auto matcher = Compile(LifeVest());
   const std::string form = LifeVest().glossary[0].targets[0];
   const std::string odt = testing::ZipArchive(
       {{"mimetype", "application/vnd.oasis.opendocument.text"},
@@ -569,16 +584,11 @@ TEST_F(DocumentTermsTest, OdfTabByPositionNeverFallsInsideAForm) {
         "xmlns:text=\"urn:oasis:names:tc:opendocument:xmlns:text:1.0\" office:version=\"1.2\">"
         "<office:body><office:text><text:p>Always wear your life vest<text:tab/>on deck, sailor."
         "</text:p></office:text></office:body></office:document-content>"}});
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Document> document,
-                       PrepareDocument(odt, DocumentFormat::kOdt, Rules(matcher.get())));
-  ASSERT_EQ(document->sentences().size(), 1u);
-  const SentenceTerms* terms = document->sentences()[0].terms.get();
-  ASSERT_NE(terms, nullptr);
-  const TextTranslation joined =
-      Join(*document, {Make({{"Portez toujours votre"}, {"", 0}, {"sur le pont, marin."}}, terms)});
-  const auto content = PackagePart(joined.hypotheses[0].text, "content.xml");
+  const std::string joined =
+      JoinLifeVest(odt, DocumentFormat::kOdt, "Portez toujours votre", "sur le pont, marin.");
+  const auto content = PackagePart(joined, "content.xml");
   const pugi::xml_node p = content->select_node("//text:p").node();
-  ASSERT_TRUE(p.child("text:tab")) << joined.hypotheses[0].text;
+  ASSERT_TRUE(p.child("text:tab")) << joined;
   // The paragraph as a reader shows it: text nodes, a tab as a tab.
   std::string visible;
   for (const pugi::xml_node& child : p.children()) {
@@ -595,18 +605,11 @@ TEST_F(DocumentTermsTest, OdfTabByPositionNeverFallsInsideAForm) {
 
 // A subtitle's <i> over "Always wear your" ends, by position, after "gilet".
 TEST_F(DocumentTermsTest, SubtitleTagByPositionCoversAFormWhole) {
-  auto matcher = Compile(LifeVest());
   const std::string form = LifeVest().glossary[0].targets[0];
   const std::string srt =
       "1\n00:00:01,000 --> 00:00:04,000\n<i>Always wear your</i> life vest on deck.\n";
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Document> document,
-                       PrepareDocument(srt, DocumentFormat::kSrt, Rules(matcher.get())));
-  ASSERT_EQ(document->sentences().size(), 1u);
-  const SentenceTerms* terms = document->sentences()[0].terms.get();
-  ASSERT_NE(terms, nullptr);
-  const TextTranslation joined =
-      Join(*document, {Make({{"Portez toujours votre"}, {"", 0}, {"sur le pont."}}, terms)});
-  const std::string& out = joined.hypotheses[0].text;
+  const std::string out =
+      JoinLifeVest(srt, DocumentFormat::kSrt, "Portez toujours votre", "sur le pont.");
   const size_t open = out.find("<i>"), close = out.find("</i>");
   ASSERT_NE(open, std::string::npos) << out;
   ASSERT_NE(close, std::string::npos) << out;
