@@ -102,17 +102,21 @@ absl::Status CheckTextBytes(absl::string_view text, absl::string_view field, int
 }
 
 absl::Status CheckDecodeMemory(int source_tokens, const DecodingOptions& options,
-                               const ModelConfig& config, const RequestLimits& limits,
-                               absl::string_view field) {
+                               const TermConstraints* constraints, const ModelConfig& config,
+                               const RequestLimits& limits, absl::string_view field) {
   if (limits.worker_memory_bytes <= 0) return absl::OkStatus();
   const DecodeMemory memory(config, options);
-  const int64_t needed = memory.Admitting(1, source_tokens, 1, source_tokens);
+  const int64_t terms = memory.Terms(constraints);
+  const int64_t needed = memory.Admitting(1, source_tokens, 1, source_tokens, terms);
   if (needed <= limits.worker_memory_bytes) return absl::OkStatus();
+  const std::string for_terms =
+      terms == 0 ? "" : absl::StrCat(", ", FormatBytes(terms), " of it for its terms");
   return absl::InvalidArgumentError(absl::StrCat(
       field, " (", source_tokens, " tokens) can need up to ", FormatBytes(needed),
       " to decode with options.beam_size ", memory.beam_size(), " and options.max_length ",
-      memory.max_length(), "; the limit is ", FormatBytes(limits.worker_memory_bytes),
-      " (the server's --worker_memory); a smaller max_length or beam_size fits"));
+      memory.max_length(), for_terms, "; the limit is ", FormatBytes(limits.worker_memory_bytes),
+      " (the server's --worker_memory); a smaller max_length or beam_size",
+      terms == 0 ? "" : ", or fewer or shorter terms,", " fits"));
 }
 
 }  // namespace mtserve
