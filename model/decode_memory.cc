@@ -1,7 +1,9 @@
 #include "model/decode_memory.h"
 
 #include <algorithm>
+#include <vector>
 
+#include "model/decoding/term_tracker.h"
 #include "model/ops/shape_buckets.h"
 
 namespace mtserve {
@@ -50,16 +52,57 @@ DecodeMemory::DecodeMemory(const ModelConfig& config, const DecodingOptions& opt
     row_bytes_ += length * kFloat + sizeof(int) + length * 2 * 2 * sizeof(int);
     row_bytes_per_source_token_ += kFloat;
     text_bytes_ += beam_size_ * length * sizeof(int);
+  } else {
+    // A decode with a text with constraints computes every row's alignment (not kept in the
+    // hypotheses): the last cross-attention's probabilities and this step's position.
+    alignment_row_bytes_ = length * kFloat + sizeof(int);
+    alignment_row_bytes_per_source_token_ = kFloat;
   }
 }
 
-int64_t DecodeMemory::Decoding(int64_t texts, int64_t longest) const {
+int64_t DecodeMemory::Terms(const TermConstraints* constraints) const {
+  if (constraints == nullptr || constraints->terms.empty()) return 0;
+  const TermSizes sizes = SizesOf(*constraints);
+  const int64_t beam = beam_size_;
+  // The constraints, held by the search while the text decodes (each vector at most twice its
+  // size, as push_back and initializer lists make them).
+  int64_t bytes =
+      sizeof(TermConstraints) + 2 * (sizes.terms * static_cast<int64_t>(sizeof(TermConstraint)) +
+                                     sizes.forms * static_cast<int64_t>(sizeof(std::vector<int>)) +
+                                     sizes.tokens * static_cast<int64_t>(sizeof(int)));
+  // The trie of their forms.
+  bytes += TermTracker::MemoryBound(sizes);
+  // Placed terms, one per constraint at most, in vectors at most twice that: in the rows of the
+  // live and the next beam, and (as many) in a beam of finished hypotheses and the one being
+  // added. A greedy search's one hypothesis holds fewer.
+  bytes += (2 * beam * 2 + beam + 1) * sizes.terms * static_cast<int64_t>(sizeof(PlacedTerm));
+  // A step's candidates, in vectors at most twice that: per row its 2 x beam best tokens, its
+  // proposals (the tokens that continue its match and those that start a form: a trie node has
+  // at most one child per form) and one more after a term, each with its bank and whether it is
+  // taken.
+  const int64_t candidates = beam * (2 * beam + 2 * sizes.forms + 1);
+  bytes += 2 * candidates * (kTermCandidateBytes + static_cast<int64_t>(sizeof(int) + 1));
+  // Proposals (continuations, starts and aligned starts before they are made unique; a greedy
+  // search's fewer), aligned starts, and the banks (0 to all constraint tokens met), each in a
+  // vector at most twice that.
+  bytes += 2 * (3 * sizes.forms + sizes.forms + 2 * (sizes.tokens + 1)) *
+           static_cast<int64_t>(sizeof(int));
+  return bytes;
+}
+
+int64_t DecodeMemory::Decoding(int64_t texts, int64_t longest, int64_t terms) const {
   const int64_t rows = texts * beam_size_;
   const int64_t cache = rows * max_length_ * cache_bytes_per_token_;
+  int64_t row_bytes = row_bytes_;
+  int64_t row_bytes_per_source_token = row_bytes_per_source_token_;
+  if (terms > 0) {
+    row_bytes += alignment_row_bytes_;
+    row_bytes_per_source_token += alignment_row_bytes_per_source_token_;
+  }
   // Source keys and values are kept for the batch's padded length (shape_buckets.h).
-  return kCacheSlackFactor * cache + kCacheChunkBytes + rows * row_bytes_ +
-         rows * longest * row_bytes_per_source_token_ + texts * text_bytes_ +
-         texts * BucketLength(longest) * cross_bytes_per_token_;
+  return kCacheSlackFactor * cache + kCacheChunkBytes + rows * row_bytes +
+         rows * longest * row_bytes_per_source_token + texts * text_bytes_ +
+         texts * BucketLength(longest) * cross_bytes_per_token_ + terms;
 }
 
 int64_t DecodeMemory::Encoding(int64_t texts, int64_t longest) const {

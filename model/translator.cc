@@ -136,10 +136,13 @@ absl::StatusOr<std::vector<int>> DecodeSession::AddInputs(
   const SearchParams& params = translator_->search_params_;
   for (size_t i = 0; i < constraints.size(); ++i) {
     if (constraints[i] == nullptr) continue;
-    const int length_bound =
-        InputMaxLength(params.options, params.max_length, static_cast<int>(sources[i].size()));
-    MT_RETURN_IF_ERROR(ValidateTermConstraints(*constraints[i], translator_->model_->config(),
-                                               length_bound, static_cast<int>(i)));
+    const absl::Status valid =
+        ValidateTermConstraints(*constraints[i], translator_->model_->config(), params.options,
+                                static_cast<int>(sources[i].size()));
+    if (valid.ok()) continue;
+    // One input is the caller's to name; of several, the message says which.
+    if (sources.size() == 1) return valid;
+    return absl::InvalidArgumentError(absl::StrCat("input ", i, ": ", valid.message()));
   }
   MT_ASSIGN_OR_RETURN(std::vector<int> sentences, translator_->Encode(sources));
   for (size_t i = 0; i < sentences.size(); ++i) {

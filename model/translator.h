@@ -92,7 +92,8 @@ class DecodeSession {
   // constraints meets them all and says where (Hypothesis::terms; see Search::CreateBeam and
   // CreateGreedy for how). Constraints that are invalid, more than kMaxTermConstraints, or
   // need more tokens than the source's length bound allows before its </s>
-  // (ValidateTermConstraints) fail the call with an InvalidArgument naming the input.
+  // (ValidateTermConstraints) fail the call with an InvalidArgument naming the limit, and the
+  // input ("input I: ") when there are several.
   absl::StatusOr<std::vector<int>> AddInputs(
       const std::vector<std::vector<int>>& sources,
       const std::vector<std::shared_ptr<const TermConstraints>>& constraints = {});

@@ -118,13 +118,13 @@ std::vector<TranslationTask> BatchScheduler::NextBatch(std::vector<DroppedTask>&
 }
 
 std::vector<TranslationTask> BatchScheduler::TakeJoiners(const std::string& key, int decoding,
-                                                         int longest, int finished,
+                                                         int longest, int64_t terms, int finished,
                                                          std::vector<DroppedTask>& dropped) {
   absl::MutexLock lock(&mutex_);
   policy_.Finished(finished);
   const absl::Time now = clock_();
   policy_.RemoveDeadTasks(now, dropped);
-  return policy_.TakeJoiners(key, decoding, longest, now);
+  return policy_.TakeJoiners(key, decoding, longest, now, terms);
 }
 
 void BatchScheduler::AnswerDropped(std::vector<DroppedTask>& dropped) {
@@ -193,6 +193,13 @@ void BatchScheduler::RunDecode(DecodeEngine& engine, std::vector<TranslationTask
       if (task.has_value()) longest = std::max(longest, SourceLength(*task));
     }
     return longest;
+  };
+  auto term_bytes = [&] {
+    int64_t terms = 0;
+    for (const auto& task : decoding) {
+      if (task.has_value()) terms += task->term_bytes;
+    }
+    return terms;
   };
 
   // Adds `tasks` to the decode, or answers them with why they cannot be.
@@ -281,8 +288,9 @@ void BatchScheduler::RunDecode(DecodeEngine& engine, std::vector<TranslationTask
       metrics_->AddTokens(model_name, input_tokens, generated_tokens);
     }
 
-    std::vector<TranslationTask> joiners = TakeJoiners(key, decoding_count, longest_source(),
-                                                       static_cast<int>(finished.size()), dropped);
+    std::vector<TranslationTask> joiners =
+        TakeJoiners(key, decoding_count, longest_source(), term_bytes(),
+                    static_cast<int>(finished.size()), dropped);
     AnswerDropped(dropped);
     if (!joiners.empty()) admit(joiners);
   }

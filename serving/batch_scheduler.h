@@ -103,9 +103,11 @@ class BatchScheduler {
   std::vector<TranslationTask> NextBatch(std::vector<DroppedTask>& dropped, size_t& forgotten_seen,
                                          std::vector<int>& forget);
   // Takes the queued texts that may join a running decode of `key` holding `decoding` texts whose
-  // longest source has `longest` tokens, after accounting for `finished` texts that left it.
+  // longest source has `longest` tokens and whose constraints take `terms` bytes, after
+  // accounting for `finished` texts that left it.
   std::vector<TranslationTask> TakeJoiners(const std::string& key, int decoding, int longest,
-                                           int finished, std::vector<DroppedTask>& dropped);
+                                           int64_t terms, int finished,
+                                           std::vector<DroppedTask>& dropped);
   // Decodes `batch` and every text that joins it until none is left.
   void RunDecode(DecodeEngine& engine, std::vector<TranslationTask> batch);
   void AnswerDropped(std::vector<DroppedTask>& dropped);

@@ -142,12 +142,17 @@ void BatchingPolicy::RemoveDeadTasks(absl::Time now, std::vector<DroppedTask>& d
 }
 
 bool BatchingPolicy::Fits(const TranslationTask& any, int texts, int longest, int joining,
-                          int joining_longest) const {
+                          int joining_longest, int64_t terms) const {
   if (static_cast<int64_t>(longest) * texts > options_.max_batch_tokens) return false;
   return options_.worker_memory_bytes <= 0 ||
          DecodeMemory(model_configs_[any.model], any.options)
-                 .Admitting(texts, longest, joining, joining_longest) <=
+                 .Admitting(texts, longest, joining, joining_longest, terms) <=
              options_.worker_memory_bytes;
+}
+
+int64_t BatchingPolicy::TermBytes(const TranslationTask& task) const {
+  if (task.constraints == nullptr) return 0;
+  return DecodeMemory(model_configs_[task.model], task.options).Terms(task.constraints.get());
 }
 
 int BatchingPolicy::BatchLimit() const {
@@ -164,7 +169,8 @@ bool BatchingPolicy::IsReady(const Queue& queue, absl::Time now) const {
   // A queue holding more than one decode can take is as full as a batch gets.
   const int longest = queue.longest();
   const TranslationTask& any = queue.requests.begin()->second.front();
-  return !Fits(any, queue.size, longest, queue.size, longest);
+  // (Not counting the texts' constraints: admission does.)
+  return !Fits(any, queue.size, longest, queue.size, longest, 0);
 }
 
 std::vector<TranslationTask> BatchingPolicy::TakeInTurn(
@@ -188,6 +194,7 @@ std::vector<TranslationTask> BatchingPolicy::TakeInTurn(
       continue;
     }
     taken.push_back(std::move(texts[i]));
+    taken.back().term_bytes = TermBytes(taken.back());
     texts.erase(texts.begin() + i);
     --queue.size;
     queue.turns.Served(*id);
@@ -216,14 +223,17 @@ std::vector<TranslationTask> BatchingPolicy::TakeBatch(absl::Time now) {
   if (oldest == queues_.end()) return {};
   int texts = 0;
   int longest = 0;
+  int64_t terms = 0;
   // The first text always runs, even alone over the budgets (CheckDecodeMemory keeps texts
   // that could not fit a worker's memory alone out).
   std::vector<TranslationTask> batch =
       TakeInTurn(oldest->second, BatchLimit(), [&](const TranslationTask& task) {
         const int length = std::max(longest, SourceLength(task));
-        if (texts > 0 && !Fits(task, texts + 1, length, texts + 1, length)) return false;
+        const int64_t with = terms + TermBytes(task);
+        if (texts > 0 && !Fits(task, texts + 1, length, texts + 1, length, with)) return false;
         ++texts;
         longest = length;
+        terms = with;
         return true;
       });
   if (oldest->second.requests.empty()) queues_.erase(oldest);
@@ -244,7 +254,8 @@ absl::Time BatchingPolicy::NextWake() const {
 }
 
 std::vector<TranslationTask> BatchingPolicy::TakeJoiners(const std::string& key, int decoding,
-                                                         int longest, absl::Time now) {
+                                                         int longest, absl::Time now,
+                                                         int64_t terms) {
   Admit();
   auto it = queues_.find(key);
   if (it == queues_.end()) return {};
@@ -269,7 +280,9 @@ std::vector<TranslationTask> BatchingPolicy::TakeJoiners(const std::string& key,
   std::vector<TranslationTask> joiners = TakeInTurn(queue, room, [&](const TranslationTask& task) {
     const int length = std::max(longest, SourceLength(task));
     const int with = std::max(joining_longest, SourceLength(task));
-    if (!Fits(task, decoding + joining + 1, length, joining + 1, with)) return false;
+    const int64_t with_terms = terms + TermBytes(task);
+    if (!Fits(task, decoding + joining + 1, length, joining + 1, with, with_terms)) return false;
+    terms = with_terms;
     ++joining;
     longest = length;
     joining_longest = with;

@@ -16,9 +16,9 @@
 // - A decode holds at most BatchLimit() texts (max_batch_size, but no more than a fair share of
 //   the texts queued or decoding over the workers), at most max_batch_tokens (texts x longest
 //   source), and no more than worker_memory_bytes by DecodeMemory's bound (encoding the texts
-//   that join included). The first text of a decode always runs, even alone over the budgets; in
-//   its turn a request gives its first text that fits (within max_batch_size of its next), and
-//   one with none gives its turn to the next request.
+//   that join, and the texts' term constraints, included). The first text of a decode always runs,
+//   even alone over the budgets; in its turn a request gives its first text that fits (within
+//   max_batch_size of its next), and one with none gives its turn to the next request.
 // - A queue is ready when it holds max_batch_size texts, its fair share while other decodes run,
 //   more than one decode can take, when its oldest text has waited max_queue_delay, or when
 //   draining. An idle worker starts the ready queue whose oldest text is oldest.
@@ -67,6 +67,9 @@ struct TranslationTask {
   // The terms its translation must write (null: none), model/decoding/term_constraints.h.
   std::shared_ptr<const TermConstraints> constraints;
   DecodingOptions options;
+  // What its constraints add to a decode's memory (DecodeMemory::Terms): set when it is taken
+  // to decode.
+  int64_t term_bytes = 0;
   absl::Time deadline = absl::InfiniteFuture();
   // Whether the text's caller went away (optional). Polled while queued and once per decoding
   // step; once it returns true the text is answered CANCELLED and it is not polled again.
@@ -140,9 +143,10 @@ class BatchingPolicy {
   absl::Time NextWake() const;
 
   // The queued texts that join a running decode of `key` holding `decoding` texts whose longest
-  // source has `longest` tokens, in turn, taken out of the queue and counted as running.
+  // source has `longest` tokens and whose constraints take `terms` bytes (their term_bytes), in
+  // turn, taken out of the queue and counted as running.
   std::vector<TranslationTask> TakeJoiners(const std::string& key, int decoding, int longest,
-                                           absl::Time now);
+                                           absl::Time now, int64_t terms = 0);
 
   // `texts` running texts finished, left or were refused by the engine.
   void Finished(int texts) { running_ -= texts; }
@@ -182,14 +186,18 @@ class BatchingPolicy {
   void Admit();
   // Takes texts from `queue` in turn, each request's first that `fits` accepts (looking
   // max_batch_size texts ahead; a request with none is passed over), until `limit` texts are
-  // taken or none fits. `fits` is called once per text it accepts, as it is taken.
+  // taken or none fits. `fits` is called once per text it accepts, as it is taken. Sets the
+  // texts' term_bytes.
   std::vector<TranslationTask> TakeInTurn(Queue& queue, int limit,
                                           const std::function<bool(const TranslationTask&)>& fits);
   bool IsReady(const Queue& queue, absl::Time now) const;
-  // Whether a decode of `texts` texts whose longest source has `longest` tokens, `joining` of them
-  // (the longest of which has `joining_longest`) being encoded now, fits the batching limits.
-  bool Fits(const TranslationTask& any, int texts, int longest, int joining,
-            int joining_longest) const;
+  // Whether a decode of `texts` texts whose longest source has `longest` tokens and whose
+  // constraints take `terms` bytes, `joining` of them (the longest of which has `joining_longest`)
+  // being encoded now, fits the batching limits.
+  bool Fits(const TranslationTask& any, int texts, int longest, int joining, int joining_longest,
+            int64_t terms) const;
+  // What `task`'s constraints add to a decode (DecodeMemory::Terms).
+  int64_t TermBytes(const TranslationTask& task) const;
 
   const BatchingOptions options_;
   std::vector<ModelConfig> model_configs_;

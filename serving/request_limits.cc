@@ -8,6 +8,7 @@
 #include "base/byte_size.h"
 #include "base/status_macros.h"
 #include "model/decode_memory.h"
+#include "model/decoding/term_constraints.h"
 
 namespace mtserve {
 namespace {
@@ -35,10 +36,10 @@ ValueBounds RequestValueBounds(const RequestLimits& limits) {
       int64_t{limits.terms.max_entries} * (3 + int64_t{limits.terms.max_targets});
   return {.max_depth = kMaxJsonDepth,
           .max_values = int64_t{limits.max_texts_per_request} + term_values + kOtherValues,
-          .values_limit = absl::StrCat(
-              "the server's --max_texts_per_request (", limits.max_texts_per_request,
-              "), plus --max_request_terms (", limits.terms.max_entries, ") times ",
-              3 + limits.terms.max_targets, ", plus ", kOtherValues)};
+          .values_limit =
+              absl::StrCat("the server's --max_texts_per_request (", limits.max_texts_per_request,
+                           "), plus --max_request_terms (", limits.terms.max_entries, ") times ",
+                           3 + limits.terms.max_targets, ", plus ", kOtherValues)};
 }
 
 absl::StatusOr<DecodingOptions> ToDecodingOptions(const RequestedOptions& proto,
@@ -102,17 +103,32 @@ absl::Status CheckTextBytes(absl::string_view text, absl::string_view field, int
 }
 
 absl::Status CheckDecodeMemory(int source_tokens, const DecodingOptions& options,
-                               const ModelConfig& config, const RequestLimits& limits,
-                               absl::string_view field) {
+                               const TermConstraints* constraints, const ModelConfig& config,
+                               const RequestLimits& limits, absl::string_view field) {
   if (limits.worker_memory_bytes <= 0) return absl::OkStatus();
   const DecodeMemory memory(config, options);
-  const int64_t needed = memory.Admitting(1, source_tokens, 1, source_tokens);
+  const int64_t terms = memory.Terms(constraints);
+  const int64_t needed = memory.Admitting(1, source_tokens, 1, source_tokens, terms);
   if (needed <= limits.worker_memory_bytes) return absl::OkStatus();
+  const std::string for_terms =
+      terms == 0 ? "" : absl::StrCat(", ", FormatBytes(terms), " of it for its terms");
   return absl::InvalidArgumentError(absl::StrCat(
       field, " (", source_tokens, " tokens) can need up to ", FormatBytes(needed),
       " to decode with options.beam_size ", memory.beam_size(), " and options.max_length ",
-      memory.max_length(), "; the limit is ", FormatBytes(limits.worker_memory_bytes),
-      " (the server's --worker_memory); a smaller max_length or beam_size fits"));
+      memory.max_length(), for_terms, "; the limit is ", FormatBytes(limits.worker_memory_bytes),
+      " (the server's --worker_memory); a smaller max_length or beam_size",
+      terms == 0 ? "" : ", or fewer or shorter terms,", " fits"));
+}
+
+absl::Status CheckDecodable(int source_tokens, const DecodingOptions& options,
+                            const TermConstraints* constraints, const ModelConfig& config,
+                            const RequestLimits& limits, absl::string_view field) {
+  if (constraints != nullptr) {
+    const absl::Status valid =
+        ValidateTermConstraints(*constraints, config, options, source_tokens);
+    if (!valid.ok()) return absl::Status(valid.code(), absl::StrCat(field, ": ", valid.message()));
+  }
+  return CheckDecodeMemory(source_tokens, options, constraints, config, limits, field);
 }
 
 }  // namespace mtserve

@@ -13,11 +13,11 @@
 #include "absl/strings/string_view.h"
 #include "base/json_file.h"
 #include "model/decoding/decoding_options.h"
+#include "model/decoding/term_constraints.h"
 #include "model/model_config.h"
 #include "serving/translation_request.h"
-#include "text/terminology.h"
-#include "text/terminology.h"
 #include "text/subtitle_document.h"
+#include "text/terminology.h"
 
 namespace mtserve {
 
@@ -72,10 +72,19 @@ absl::Status CheckTextBytes(absl::string_view text, absl::string_view field, int
                             absl::string_view flag);
 
 // An InvalidArgument naming `field` when decoding a text of `source_tokens` tokens with `options`
-// could need more memory than a worker may hold even alone (see model/decode_memory.h).
+// and `constraints` (null: none) could need more memory than a worker may hold even alone (see
+// model/decode_memory.h).
 absl::Status CheckDecodeMemory(int source_tokens, const DecodingOptions& options,
-                               const ModelConfig& config, const RequestLimits& limits,
-                               absl::string_view field);
+                               const TermConstraints* constraints, const ModelConfig& config,
+                               const RequestLimits& limits, absl::string_view field);
+
+// What a sentence of `source_tokens` tokens must pass before it is queued, naming `field`: its
+// `constraints` (null: none) fit its length bound (the engine's ValidateTermConstraints, which
+// the decode makes again: asked here, a request is refused before any of it is decoded), and
+// CheckDecodeMemory.
+absl::Status CheckDecodable(int source_tokens, const DecodingOptions& options,
+                            const TermConstraints* constraints, const ModelConfig& config,
+                            const RequestLimits& limits, absl::string_view field);
 
 }  // namespace mtserve
 

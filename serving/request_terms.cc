@@ -61,15 +61,4 @@ absl::StatusOr<Terminology> RequestTerminology(
   return terms;
 }
 
-absl::Status CheckTermsFit(const TermConstraints& constraints, const DecodingOptions& options,
-                           const ModelConfig& config, int source_tokens, absl::string_view name) {
-  const int bound = InputMaxLength(options, EffectiveMaxLength(options, config), source_tokens) - 1;
-  const int needed = MinimumConstrainedTokens(constraints);
-  if (needed <= bound) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(
-      name, ": its terms need ", needed, " tokens of translation; a translation of it may have ",
-      bound, " (options.max_length, or ", options.max_length_factor, " times its ", source_tokens,
-      " source tokens plus ", options.max_length_offset, ")"));
-}
-
 }  // namespace mtserve

@@ -1,8 +1,8 @@
 // A request's terminology, from what it sent to what each sentence's decode is given: its own
 // glossary entries and kept terms checked (text/terminology.h's limits), a stored glossary it names
-// joined to them (serving/glossaries.h), and a sentence whose terms cannot fit in its length bound
-// refused, naming it. (Such a sentence's decoding options: model/decoding/term_constraints.h's
-// ConstrainedOptions.)
+// joined to them (serving/glossaries.h). (A sentence's terms are decoded with
+// model/decoding/term_constraints.h's ConstrainedOptions; the engine refuses those that cannot fit
+// its length bound, ValidateTermConstraints, and the sentence's error names it.)
 #ifndef MTSERVE_SERVING_REQUEST_TERMS_H_
 #define MTSERVE_SERVING_REQUEST_TERMS_H_
 
@@ -11,9 +11,6 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "model/decoding/decoding_options.h"
-#include "model/decoding/term_constraints.h"
-#include "model/model_config.h"
 #include "serving/glossaries.h"
 #include "serving/translation_request.h"
 
@@ -30,12 +27,6 @@ namespace mtserve {
 absl::StatusOr<Terminology> RequestTerminology(
     const TranslationRequest& request, const TerminologyLimits& limits,
     const Glossaries* glossaries, const std::vector<std::pair<std::string, std::string>>& pairs);
-
-// INVALID_ARGUMENT naming the sentence (`name`) and both figures when `constraints` need more
-// tokens than a sentence of `source_tokens` (</s> included) may generate with `options` on a model
-// of `config` (its length bound, less its </s>).
-absl::Status CheckTermsFit(const TermConstraints& constraints, const DecodingOptions& options,
-                           const ModelConfig& config, int source_tokens, absl::string_view name);
 
 }  // namespace mtserve
 

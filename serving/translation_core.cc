@@ -645,14 +645,10 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
         // Its terms are written by the chain's last model (the first leg of a pivot has none).
         std::shared_ptr<const TermConstraints> constraints;
         if (last == model) constraints = ConstraintsOf(sentence.terms);
-        if (constraints != nullptr) {
-          options = ConstrainedOptions(options);
-          MT_RETURN_IF_ERROR(CheckTermsFit(*constraints, options, config,
-                                           static_cast<int>(sentence.ids.size()),
-                                           text.SentenceName(field, j)));
-        }
-        MT_RETURN_IF_ERROR(CheckDecodeMemory(static_cast<int>(sentence.ids.size()), options, config,
-                                             limits_, text.SentenceName(field, j)));
+        if (constraints != nullptr) options = ConstrainedOptions(options);
+        MT_RETURN_IF_ERROR(CheckDecodable(static_cast<int>(sentence.ids.size()), options,
+                                          constraints.get(), config, limits_,
+                                          text.SentenceName(field, j)));
         std::optional<std::string> key =
             SentenceCacheKey(cache_identities.at(model), options, sentence.ids, constraints.get());
         if (std::optional<TranslationResult> cached = LookUpCache(key)) {
@@ -889,16 +885,9 @@ void TranslationCore::NextLeg(std::shared_ptr<Pending> pending, int i, size_t j,
     DecodingOptions options = *pending->options[model];
     if (aligned || bridge->document->NeedsAlignment(k)) options.return_alignment = true;
     std::shared_ptr<const TermConstraints> constraints = ConstraintsOf(pieces[k].terms);
-    absl::Status fits;
-    if (constraints != nullptr) {
-      options = ConstrainedOptions(options);
-      fits = CheckTermsFit(*constraints, options, slot.config,
-                           static_cast<int>(pieces[k].ids.size()), name);
-    }
-    if (fits.ok()) {
-      fits = CheckDecodeMemory(static_cast<int>(pieces[k].ids.size()), options, slot.config,
-                               limits_, name);
-    }
+    if (constraints != nullptr) options = ConstrainedOptions(options);
+    const absl::Status fits = CheckDecodable(static_cast<int>(pieces[k].ids.size()), options,
+                                             constraints.get(), slot.config, limits_, name);
     if (!fits.ok()) {
       SentenceDone(*pending, i, j, fits);
       return;

@@ -4,6 +4,7 @@
 #include <optional>
 #include <vector>
 
+#include "model/decode_memory.h"
 #include "model/decoding/search.h"
 #include "model/decoding/term_tracker.h"
 #include "model/kernels/top_k.h"
@@ -31,6 +32,16 @@ struct Candidate {
   int token;
   float token_log_prob;
 };
+
+// A candidate of a constrained sentence: with the progress it makes.
+struct TermCandidate {
+  Candidate candidate;
+  TermProgress progress;
+  std::optional<PlacedTerm> placed;
+  std::optional<PlacedTerm> extended;  // The row's last term, grown by the token (Extended).
+  bool guided;
+};
+static_assert(sizeof(TermCandidate) <= kTermCandidateBytes);
 
 float NormalizedScore(float log_prob, int length, float length_penalty) {
   return length_penalty == 0 ? log_prob
@@ -94,11 +105,14 @@ class BeamSearch : public Search {
       finished_.resize(sentence + 1, FinishedHypotheses(params_.options.beam_size));
       max_lengths_.resize(sentence + 1);
       trackers_.resize(sentence + 1);
+      constraints_.resize(sentence + 1);
     }
     finished_[sentence] = FinishedHypotheses(params_.options.beam_size);
-    trackers_[sentence].reset();
+    Release(sentence);
     if (constraints != nullptr && !constraints->terms.empty()) {
       trackers_[sentence] = std::make_unique<TermTracker>(*constraints);
+      constraints_[sentence] = std::move(constraints);
+      ++constrained_;
     }
     max_lengths_[sentence] = InputMaxLength(params_.options, params_.max_length, source_tokens);
     ++sentences_;
@@ -118,9 +132,19 @@ class BeamSearch : public Search {
     for (const FinishedHypotheses& finished : finished_) {
       for (const Hypothesis& h : finished.hypotheses()) {
         bytes += (h.ids.capacity() + h.alignment.capacity()) * sizeof(int) +
-                 h.token_log_probs.capacity() * sizeof(float);
+                 h.token_log_probs.capacity() * sizeof(float) +
+                 h.terms.capacity() * sizeof(PlacedTerm);
       }
     }
+    for (size_t s = 0; s < trackers_.size(); ++s) {
+      if (trackers_[s] != nullptr) bytes += trackers_[s]->memory_bytes();
+      if (constraints_[s] != nullptr) bytes += MemoryBytes(*constraints_[s]);
+    }
+    bytes += term_candidates_.capacity() * sizeof(TermCandidate) +
+             (proposals_.capacity() + aligned_starts_.capacity() + bank_of_.capacity() +
+              bank_candidates_.capacity() + bank_slots_.capacity()) *
+                 sizeof(int) +
+             taken_.capacity();
     return bytes;
   }
 
@@ -131,6 +155,7 @@ class BeamSearch : public Search {
     if (params_.cancelled) {
       const size_t before = finished.size();
       const std::vector<int> kept = RowsNotCancelled(params_, row_sentence_, decoder, finished);
+      for (size_t i = before; i < finished.size(); ++i) Release(finished[i].sentence);
       if (kept.size() != beams_.size()) {
         sentences_ -= static_cast<int>(finished.size() - before);
         KeepRows(beams_, kept);
@@ -251,6 +276,7 @@ class BeamSearch : public Search {
         hypotheses.resize(std::min<size_t>(hypotheses.size(), params_.options.num_hypotheses));
         finished.push_back({sentence, std::move(hypotheses)});
         decoder.RemoveSentence(sentence);
+        Release(sentence);
         --sentences_;
       }
       first = end;
@@ -260,14 +286,21 @@ class BeamSearch : public Search {
   }
 
  private:
-  // A candidate of a constrained sentence: with the progress it makes.
-  struct TermCandidate {
-    Candidate candidate;
-    TermProgress progress;
-    std::optional<PlacedTerm> placed;
-    std::optional<PlacedTerm> extended;  // The row's last term, grown by the token (Extended).
-    bool guided;
-  };
+  // Drops `sentence`'s constraints and tracker, and the selection's buffers once no sentence
+  // has constraints.
+  void Release(int sentence) {
+    if (trackers_[sentence] == nullptr) return;
+    trackers_[sentence].reset();
+    constraints_[sentence].reset();
+    if (--constrained_ > 0) return;
+    term_candidates_ = {};
+    proposals_ = {};
+    aligned_starts_ = {};
+    bank_of_ = {};
+    bank_candidates_ = {};
+    bank_slots_ = {};
+    taken_ = {};
+  }
 
   // Adds the endings and next beams of the sentence of rows [first, end), which has term
   // constraints, by dynamic beam allocation (see CreateBeam).
@@ -454,6 +487,8 @@ class BeamSearch : public Search {
   std::vector<int> max_lengths_;              // Per sentence id.
   // Per sentence id; null: unconstrained.
   std::vector<std::unique_ptr<const TermTracker>> trackers_;
+  std::vector<std::shared_ptr<const TermConstraints>> constraints_;
+  int constrained_ = 0;  // Sentences with a tracker.
 
   std::vector<int> row_sentence_;
   FloatBuffer log_probs_;

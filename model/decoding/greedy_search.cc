@@ -28,13 +28,15 @@ class GreedySearch : public Search {
       trackers_.resize(sentence + 1);
       progress_.resize(sentence + 1);
       guided_.resize(sentence + 1);
+      constraints_.resize(sentence + 1);
     }
     hypotheses_[sentence] = Hypothesis();
-    trackers_[sentence].reset();
+    Release(sentence);
     progress_[sentence] = TermProgress();
     guided_[sentence] = false;
     if (constraints != nullptr && !constraints->terms.empty()) {
       trackers_[sentence] = std::make_unique<TermTracker>(*constraints);
+      constraints_[sentence] = std::move(constraints);
     }
     max_lengths_[sentence] = InputMaxLength(params_.options, params_.max_length, source_tokens);
     // Each sentence draws from its own generator, so its sample does not depend on the others.
@@ -49,15 +51,23 @@ class GreedySearch : public Search {
     size_t bytes = log_probs_.bytes();
     for (const Hypothesis& h : hypotheses_) {
       bytes += (h.ids.capacity() + h.alignment.capacity()) * sizeof(int) +
-               h.token_log_probs.capacity() * sizeof(float);
+               h.token_log_probs.capacity() * sizeof(float) +
+               h.terms.capacity() * sizeof(PlacedTerm);
     }
+    for (size_t s = 0; s < trackers_.size(); ++s) {
+      if (trackers_[s] != nullptr) bytes += trackers_[s]->memory_bytes();
+      if (constraints_[s] != nullptr) bytes += MemoryBytes(*constraints_[s]);
+    }
+    bytes += tokens_.capacity() * sizeof(int);
     return bytes;
   }
 
   void Step(ComputeContext& ctx, Decoder& decoder,
             std::vector<FinishedSentence>& finished) override {
     if (params_.cancelled) {
+      const size_t before = finished.size();
       const std::vector<int> kept = RowsNotCancelled(params_, row_sentence_, decoder, finished);
+      for (size_t i = before; i < finished.size(); ++i) Release(finished[i].sentence);
       if (kept.size() != ids_.size()) {
         KeepRows(ids_, kept);
         KeepRows(row_sentence_, kept);
@@ -126,6 +136,7 @@ class GreedySearch : public Search {
         hypothesis.truncated = token == params_.eos_id ? 0 : 1;
         finished.push_back({sentence, {std::move(hypothesis)}});
         decoder.RemoveSentence(sentence);
+        Release(sentence);
       } else {
         kept_.push_back(r);
         ids_[r] = token;
@@ -139,6 +150,12 @@ class GreedySearch : public Search {
   }
 
  private:
+  // Drops `sentence`'s constraints and tracker.
+  void Release(int sentence) {
+    trackers_[sentence].reset();
+    constraints_[sentence].reset();
+  }
+
   // The token row `r` of a constrained `sentence` takes instead of `chosen` (see CreateGreedy);
   // `guided` says whether it starts a term where the alignment reaches the term's source.
   int ConstrainedToken(int r, int sentence, int chosen, bool& guided) {
@@ -200,6 +217,7 @@ class GreedySearch : public Search {
   std::vector<std::mt19937_64> generators_;
   std::vector<int> max_lengths_;
   std::vector<std::unique_ptr<const TermTracker>> trackers_;  // Null: unconstrained.
+  std::vector<std::shared_ptr<const TermConstraints>> constraints_;
   std::vector<TermProgress> progress_;
   std::vector<char> guided_;  // The match in progress began where the alignment said, or at </s>.
 

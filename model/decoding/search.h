@@ -85,7 +85,9 @@ class Search {
   // Sentences still decoding.
   virtual int sentences() const = 0;
 
-  // Bytes held: log-probabilities, hypotheses.
+  // Bytes held: log-probabilities, hypotheses, and for sentences with constraints the
+  // constraints (held while they decode), their TermTrackers, the terms their hypotheses placed
+  // and a step's candidates and proposals (DecodeMemory::Terms bounds these).
   virtual size_t memory_bytes() const = 0;
 
   // One step for every sentence. Appends those that finish, or were cancelled, to `finished` and

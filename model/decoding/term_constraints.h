@@ -8,9 +8,12 @@
 #ifndef MTSERVE_MODEL_DECODING_TERM_CONSTRAINTS_H_
 #define MTSERVE_MODEL_DECODING_TERM_CONSTRAINTS_H_
 
+#include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "model/decoding/decoding_options.h"
 #include "model/model_config.h"
 
@@ -62,19 +65,33 @@ inline DecodingOptions ConstrainedOptions(DecodingOptions options) {
   return options;
 }
 
+// What bounds the memory an input's constraints take in a decode (Search::TermBytes,
+// DecodeMemory::Terms): their count, their forms (initial ones included) and those forms' tokens.
+struct TermSizes {
+  int64_t terms = 0;
+  int64_t forms = 0;
+  int64_t tokens = 0;
+};
+TermSizes SizesOf(const TermConstraints& constraints);
+// The bytes `constraints` hold, as allocated.
+size_t MemoryBytes(const TermConstraints& constraints);
+
 // The fewest tokens that satisfy all of `constraints` (each constraint's shortest form, summed):
 // an input whose length bound (InputMaxLength, less its </s>) is below this cannot be
 // translated with them, and is refused before decoding.
 int MinimumConstrainedTokens(const TermConstraints& constraints);
 
-// InvalidArgument naming input `input` unless its constraints can be decoded by `config`'s model
-// within `length_bound` generated tokens (InputMaxLength, </s> included): at most
-// kMaxTermConstraints, each with a form, every form non-empty and made of ids the model can
-// generate (not </s>, pad or another never generated id), its source span unknown (both -1) or
-// 0 <= source_begin < source_end, and MinimumConstrainedTokens at most `length_bound` - 1 (room
-// for </s>).
+// InvalidArgument unless the constraints of an input of `source_tokens` tokens (</s> included)
+// can be decoded with `options` by `config`'s model: at most kMaxTermConstraints, each with a
+// form, every form non-empty and made of ids the model can generate (not </s>, pad or another
+// never generated id), its source span unknown (both -1) or 0 <= source_begin < source_end, and
+// MinimumConstrainedTokens within the input's length bound less its </s> (the message names both
+// figures and the options that make the bound). The one check of an input's constraints:
+// DecodeSession::AddInputs makes it, which the server and mttranslate both decode through (the
+// server also asks it before queuing a sentence, so that a request is refused before any of it
+// is decoded); the message does not name the input (the caller does).
 absl::Status ValidateTermConstraints(const TermConstraints& constraints, const ModelConfig& config,
-                                     int length_bound, int input);
+                                     const DecodingOptions& options, int source_tokens);
 
 }  // namespace mtserve
 

@@ -213,4 +213,15 @@ void TermTracker::StartsAmong(const TermProgress& p, uint64_t terms, int positio
   }
 }
 
+size_t TermTracker::memory_bytes() const {
+  size_t bytes = sizeof(TermTracker) + shortest_.capacity() * sizeof(int) +
+                 sources_.capacity() * sizeof(std::pair<int, int>) +
+                 ends_.capacity() * sizeof(End) + nodes_.capacity() * sizeof(Node);
+  for (const Node& node : nodes_) {
+    bytes += node.children.capacity() * sizeof(std::pair<int, int>) +
+             (node.ends.capacity() + node.below.capacity()) * sizeof(int);
+  }
+  return bytes;
+}
+
 }  // namespace mtserve

@@ -11,6 +11,7 @@
 #define MTSERVE_MODEL_DECODING_TERM_TRACKER_H_
 
 #include <bit>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <utility>
@@ -98,6 +99,13 @@ class TermTracker {
   // being generated); -1 if none.
   int AlignedTerm(const TermProgress& p, int aligned) const;
 
+  // The bytes it holds, as allocated (itself included).
+  size_t memory_bytes() const;
+  // The most a tracker of constraints of `sizes` holds: a trie node per token at most, and every
+  // vector at most twice what it holds (as push_back and insert grow them). Inline: DecodeMemory,
+  // which uses it, is in the library without the searches.
+  static int64_t MemoryBound(const TermSizes& sizes);
+
  private:
   struct End {
     int term;
@@ -135,6 +143,18 @@ class TermTracker {
   std::vector<End> ends_;
   std::vector<Node> nodes_;  // nodes_[0]: the root.
 };
+
+inline int64_t TermTracker::MemoryBound(const TermSizes& sizes) {
+  // Nodes: the root and one per token at most; children: one per node but the root; ends: one per
+  // form; below: one per token of a form.
+  const int64_t nodes = 1 + sizes.tokens;
+  return static_cast<int64_t>(sizeof(TermTracker)) +
+         2 * (sizes.terms * static_cast<int64_t>(sizeof(int) + sizeof(std::pair<int, int>)) +
+              sizes.forms * static_cast<int64_t>(sizeof(End)) +
+              nodes * static_cast<int64_t>(sizeof(Node)) +
+              sizes.tokens * static_cast<int64_t>(sizeof(std::pair<int, int>)) +
+              (sizes.forms + sizes.tokens) * static_cast<int64_t>(sizeof(int)));
+}
 
 }  // namespace mtserve
 

@@ -2,7 +2,7 @@
 // of an input with term constraints holds one form of each, where Hypothesis::terms says, in
 // greedy search, beam search and sampling, under a tight length bound, whatever shares the
 // batch; constraints that cannot be met are refused; inputs without constraints decode as they
-// did. Sentences from tests/data/multi30k/test_2016_flickr.en.
+// did; DecodeMemory counts what they take. Sentences from tests/data/multi30k/test_2016_flickr.en.
 #include <algorithm>
 #include <cstdlib>
 #include <map>
@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "model/decode_memory.h"
 #include "model/decoding/decoding_options.h"
 #include "model/decoding/hypothesis.h"
 #include "model/decoding/term_constraints.h"
@@ -31,6 +32,7 @@ using ::mtserve::testing::ReadLines;
 using ::mtserve::testing::TestDataDir;
 using ::mtserve::testing::TestModel;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using Hypotheses = std::vector<Hypothesis>;
 using Ids = std::vector<int>;
 using Constraints = std::vector<std::shared_ptr<const TermConstraints>>;
@@ -429,8 +431,9 @@ TEST_F(ConstrainedSearchTest, InfeasibleConstraintsAreRefused) {
         session->AddInputs({sources_[0], sources_[1]}, {nullptr, Terms({Term({zorblax_})})});
     EXPECT_EQ(added.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_THAT(added.status().message(),
-                HasSubstr(absl::StrCat("input 1 may generate at most ", needed - 1, " tokens")));
-    EXPECT_THAT(added.status().message(), HasSubstr(absl::StrCat("need ", needed, " tokens")));
+                HasSubstr(absl::StrCat("input 1: its terms need ", needed,
+                                       " tokens of translation; a translation of it may have ",
+                                       needed - 1, " (max_length ", needed)));
     EXPECT_EQ(session->inputs(), 0);
   }
   // One more token of room is enough.
@@ -445,7 +448,14 @@ TEST_F(ConstrainedSearchTest, InfeasibleConstraintsAreRefused) {
   const auto refused =
       translator.TranslateIds({short_source}, by_source, nullptr, {Terms({Term({zorblax_})})});
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(refused.status().message(), HasSubstr("input 0 may generate at most"));
+  // One input: the caller names it; the message names what makes its bound.
+  EXPECT_THAT(refused.status().message(),
+              HasSubstr(absl::StrCat("its terms need ", zorblax_.size(),
+                                     " tokens of translation; a translation of it may have ")));
+  EXPECT_THAT(refused.status().message(),
+              HasSubstr(absl::StrCat("max_length_factor 0.1 times its ", short_source.size(),
+                                     " source tokens plus max_length_offset 1")));
+  EXPECT_THAT(refused.status().message(), Not(HasSubstr("input 0")));
 
   const int vocab = (*TestModel())->config().vocab_size;
   const int pad = (*TestModel())->config().pad_token_id;
@@ -597,6 +607,90 @@ TEST_F(ConstrainedSearchTest, ATermGoesWhereTheAlignmentReachesItsSource) {
     }
     // (So the placement is the source tokens' doing, not the model's.)
     EXPECT_GT(elsewhere_without, 0);
+  }
+}
+
+// (j) What constraints take is counted: DecodeMemory's bound holds a decode of inputs with many
+// constraints of many long forms at every step, and grows with them by at least what holding
+// their tokens takes; the decode reports holding them.
+TEST_F(ConstrainedSearchTest, DecodeMemoryCountsTheConstraints) {
+  // Forms cut from a long target text: per constraint a one-token form (so that all fit the
+  // length bound), seven of 12 to 30 tokens and their initial forms.
+  const Ids pool = Target(
+      "Ein Mann mit einem orangefarbenen Hut starrt auf etwas, während zwei junge Frauen in "
+      "einem grünen Garten Blumen pflanzen und ein kleiner Hund über die sonnige Wiese läuft.");
+  ASSERT_GE(pool.size(), 30u);
+  constexpr int kTerms = 24;
+  auto constraints_for = [&](int shift) {
+    std::vector<TermConstraint> terms;
+    for (int t = 0; t < kTerms; ++t) {
+      TermConstraint term;
+      term.forms.push_back({pool[(t + shift) % pool.size()]});
+      for (int f = 1; f < 8; ++f) {
+        const size_t length = 12 + (t * 7 + f * 3) % 19;
+        Ids form;
+        for (size_t k = 0; k < length; ++k) {
+          form.push_back(pool[(t + f * 5 + k + shift) % pool.size()]);
+        }
+        term.forms.push_back(form);
+        term.initial_forms.push_back(Ids(form.rbegin(), form.rend()));
+      }
+      terms.push_back(std::move(term));
+    }
+    return Terms(std::move(terms));
+  };
+  const Constraints constraints = {constraints_for(0), constraints_for(3), constraints_for(7)};
+  // Their tokens, counted here: the constraints and the trie of their forms each hold every one.
+  int64_t tokens = 0;
+  for (const auto& c : constraints) {
+    for (const TermConstraint& term : c->terms) {
+      for (const Ids& form : term.forms) tokens += static_cast<int64_t>(form.size());
+      for (const Ids& form : term.initial_forms) tokens += static_cast<int64_t>(form.size());
+    }
+  }
+  const std::vector<Ids> sources = {sources_[0], sources_[1], sources_[2]};
+  for (const NamedOptions& search : {NamedOptions{"greedy", Greedy()}, {"beam 4", Beam(4, 2)}}) {
+    SCOPED_TRACE(search.name);
+    DecodingOptions options = search.options;
+    options.min_length = options.max_length = 60;  // Every hypothesis to the bound.
+    const DecodeMemory bound((*TestModel())->config(), options);
+    EXPECT_EQ(bound.Terms(nullptr), 0);
+    int64_t terms = 0;
+    for (const auto& c : constraints) terms += bound.Terms(c.get());
+    EXPECT_GE(terms, 2 * tokens * static_cast<int64_t>(sizeof(int)));
+    int longest = 0;
+    for (const Ids& source : sources) longest = std::max(longest, static_cast<int>(source.size()));
+    EXPECT_GE(bound.Decoding(3, longest, terms) - bound.Decoding(3, longest),
+              2 * tokens * static_cast<int64_t>(sizeof(int)));
+
+    // The first step's memory with and without the constraints.
+    auto first_step = [&](const Constraints& given, size_t& held_first) {
+      Translator translator(*TestModel(), kThreads);
+      absl::StatusOr<std::unique_ptr<DecodeSession>> session = translator.StartDecoding(options);
+      ASSERT_TRUE(session.ok()) << session.status();
+      ASSERT_TRUE((*session)->AddInputs(sources, given).ok());
+      std::vector<FinishedSentence> finished;
+      for (int step = 0; (*session)->inputs() > 0; ++step) {
+        (*session)->Step(finished);
+        const size_t held = (*session)->memory_bytes();
+        if (step == 0) held_first = held;
+        const int64_t allowed = bound.Decoding(3, longest, given.empty() ? 0 : terms);
+        ASSERT_LE(static_cast<int64_t>(held), allowed) << "step " << step;
+      }
+      ASSERT_EQ(finished.size(), sources.size());
+      if (given.empty()) return;
+      for (size_t i = 0; i < finished.size(); ++i) {
+        for (const Hypothesis& h : finished[i].hypotheses) {
+          ExpectMeets(h, *constraints[finished[i].sentence]);
+        }
+      }
+    };
+    size_t with = 0;
+    size_t without = 0;
+    first_step(constraints, with);
+    first_step({}, without);
+    EXPECT_GE(static_cast<int64_t>(with) - static_cast<int64_t>(without),
+              2 * tokens * static_cast<int64_t>(sizeof(int)));
   }
 }
 

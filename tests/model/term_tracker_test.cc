@@ -1,7 +1,7 @@
 // The constraint state machine (model/decoding/term_tracker.h) and the checks of term
 // constraints (term_constraints.h) on hand-made ids, without a model: matching, resets, initial
-// forms, the tokens still needed, and that choosing only permitted tokens always meets every
-// constraint within the length bound.
+// forms, the tokens still needed, the memory held, and that choosing only permitted tokens always
+// meets every constraint within the length bound.
 #include "model/decoding/term_tracker.h"
 
 #include <algorithm>
@@ -12,6 +12,7 @@
 #include "absl/status/status.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "model/decoding/decoding_options.h"
 #include "model/decoding/term_constraints.h"
 #include "model/model_config.h"
 
@@ -232,18 +233,30 @@ ModelConfig SmallConfig() {
   config.eos_token_id = kEos;
   config.pad_token_id = 19;
   config.never_generated_ids = {18, 19};
+  config.max_position_embeddings = 1024;
+  config.max_length = 513;  // 512 generated tokens by default.
   return config;
+}
+
+// A length bound of `bound` generated tokens (</s> included) for any source.
+DecodingOptions BoundOf(int bound) {
+  DecodingOptions options;
+  options.max_length = bound;
+  return options;
 }
 
 TEST(ValidateTermConstraintsTest, RefusesWhatCannotBeDecoded) {
   const ModelConfig config = SmallConfig();
-  EXPECT_TRUE(ValidateTermConstraints({{Term({{1, 2}}, {{3}})}}, config, 3, 0).ok());
+  constexpr int kSourceTokens = 5;
+  EXPECT_TRUE(
+      ValidateTermConstraints({{Term({{1, 2}}, {{3}})}}, config, BoundOf(3), kSourceTokens).ok());
   auto message = [&](const TermConstraints& constraints, int bound = 30) {
-    const absl::Status status = ValidateTermConstraints(constraints, config, bound, 4);
+    const absl::Status status =
+        ValidateTermConstraints(constraints, config, BoundOf(bound), kSourceTokens);
     EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
     return std::string(status.message());
   };
-  EXPECT_THAT(message({{Term({})}}), HasSubstr("input 4: term constraint 0 has no forms"));
+  EXPECT_THAT(message({{Term({})}}), HasSubstr("term constraint 0 has no forms"));
   EXPECT_THAT(message({{Term({{1}, {}})}}), HasSubstr("form 1 is empty"));
   EXPECT_THAT(message({{Term({{1, kEos}})}}), HasSubstr("</s>"));
   EXPECT_THAT(message({{Term({{1}}), Term({{19}})}}),
@@ -254,14 +267,58 @@ TEST(ValidateTermConstraintsTest, RefusesWhatCannotBeDecoded) {
   many.terms.assign(kMaxTermConstraints + 1, Term({{1}}));
   EXPECT_THAT(message(many, 1000), HasSubstr("65 term constraints; the limit is 64"));
   many.terms.pop_back();
-  EXPECT_TRUE(ValidateTermConstraints(many, config, 65, 0).ok());
+  EXPECT_TRUE(ValidateTermConstraints(many, config, BoundOf(65), kSourceTokens).ok());
   // Three tokens needed: a bound of 4 leaves room for them and </s>, 3 does not.
   const TermConstraints three{{Term({{1, 2}, {3, 4, 5}}), Term({{6}})}};
   EXPECT_EQ(MinimumConstrainedTokens(three), 3);
-  EXPECT_TRUE(ValidateTermConstraints(three, config, 4, 0).ok());
-  EXPECT_THAT(message(three, 3), HasSubstr("input 4 may generate at most 2 tokens"));
-  EXPECT_THAT(message(three, 3), HasSubstr("its length bound is 3 tokens"));
-  EXPECT_THAT(message(three, 3), HasSubstr("need 3 tokens"));
+  EXPECT_TRUE(ValidateTermConstraints(three, config, BoundOf(4), kSourceTokens).ok());
+  EXPECT_THAT(message(three, 3),
+              HasSubstr("its terms need 3 tokens of translation; a translation of it may have 2 "
+                        "(max_length 3, or max_length_factor"));
+  // The source's bound counts too, and the message names what makes it.
+  DecodingOptions by_source;
+  by_source.max_length_factor = 0.5f;
+  by_source.max_length_offset = 1;
+  const absl::Status short_source = ValidateTermConstraints(three, config, by_source, 4);
+  EXPECT_EQ(short_source.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(short_source.message(),
+              HasSubstr("a translation of it may have 2 (max_length 512, or max_length_factor 0.5 "
+                        "times its 4 source tokens plus max_length_offset 1, less its </s>)"));
+}
+
+// What a tracker holds is counted (it keeps every token of every form: at least an int each)
+// and within the bound DecodeMemory admits by, for the most constraints an input may have, each
+// with the forms of a glossary entry (8 targets and their initial forms) of many tokens.
+TEST(TermTrackerTest, MemoryIsCountedAndBounded) {
+  std::mt19937 random(7);
+  TermConstraints constraints;
+  int64_t forms = 0;
+  int64_t tokens = 0;
+  for (int t = 0; t < kMaxTermConstraints; ++t) {
+    TermConstraint term;
+    for (int f = 0; f < 16; ++f) {
+      Ids form(1 + random() % 40);
+      // Tokens 1 to 17: forms share prefixes, and some branch.
+      for (int& id : form) id = 1 + static_cast<int>(random() % 17);
+      (f < 8 ? term.forms : term.initial_forms).push_back(form);
+      ++forms;
+      tokens += static_cast<int64_t>(form.size());
+    }
+    constraints.terms.push_back(std::move(term));
+  }
+  const TermSizes sizes = SizesOf(constraints);
+  EXPECT_EQ(sizes.terms, kMaxTermConstraints);
+  EXPECT_EQ(sizes.forms, forms);
+  EXPECT_EQ(sizes.tokens, tokens);
+  EXPECT_GE(MemoryBytes(constraints), static_cast<size_t>(tokens) * sizeof(int));
+  const TermTracker tracker(constraints);
+  EXPECT_GE(tracker.memory_bytes(), static_cast<size_t>(tokens + forms) * sizeof(int));
+  EXPECT_LE(static_cast<int64_t>(tracker.memory_bytes()), TermTracker::MemoryBound(sizes));
+  // One constraint of one short form holds far less.
+  const TermConstraints one{{Term({{1, 2}})}};
+  EXPECT_LT(TermTracker(one).memory_bytes() * 100, tracker.memory_bytes());
+  EXPECT_LE(static_cast<int64_t>(TermTracker(one).memory_bytes()),
+            TermTracker::MemoryBound(SizesOf(one)));
 }
 
 TEST(TermTrackerTest, SixtyFourConstraintsAreTracked) {

@@ -22,6 +22,7 @@
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "model/decode_memory.h"
 #include "model/translator.h"
 #include "serving/auth/api_key_auth.h"
 #include "serving/batch_scheduler.h"
@@ -31,6 +32,7 @@
 #include "tests/test_lib/api_key_files.h"
 #include "tests/test_lib/fake_engine.h"
 #include "tests/test_lib/test_util.h"
+#include "text/terminology.h"
 #include "text/text_translation.h"
 
 namespace mtserve {
@@ -357,6 +359,58 @@ TEST_F(CoreLimitsTest, ASentenceThatCannotFitTheMemoryBudgetIsNamed) {
   for (int i = 0; i < 40; ++i) absl::StrAppend(&text, " and a dog runs on the beach");
   ExpectError(core->Translate(Request({text}, options)), absl::StatusCode::kInvalidArgument,
               {"texts[0] sentence 2 of 2 (bytes 12-", "--worker_memory"});
+}
+
+// A sentence whose decode fits the memory budget, but not with the memory its glossary terms take
+// in the search (each a few hundred bytes per token of its forms), is refused at once, naming
+// it, the budget and the terms' share; without them it translates.
+TEST_F(CoreLimitsTest, TermsThatPushASentenceOverTheMemoryBudgetAreRefused) {
+  const RequestedOptions plain = Beam(4, 1, /*max_length=*/40);
+  // The budget: what the sentence's decode needs without terms, and 64 KiB more.
+  ASSERT_OK_AND_ASSIGN(const DecodingOptions decoding,
+                       ToDecodingOptions(plain, model_->config(), RequestLimits()));
+  const int source_tokens =
+      static_cast<int>(model_->tokenizer().EncodeSource("A dog runs.").size());
+  RequestLimits limits = SmallMemoryLimits();
+  limits.worker_memory_bytes =
+      DecodeMemory(model_->config(), decoding).Admitting(1, source_tokens, 1, source_tokens) +
+      (64 << 10);
+  std::unique_ptr<Core> core = Serve(limits);
+  const absl::StatusOr<TranslationReply> fits = core->Translate(Request({"A dog runs."}, plain));
+  ASSERT_TRUE(fits.ok()) << fits.status();
+  // One glossary entry of 8 targets of about 200 bytes each: its forms hold hundreds of tokens.
+  RequestedOptions with_terms = plain;
+  GlossaryEntry entry{"dog", {"Hund"}};
+  for (int t = 1; t < 8; ++t) {
+    std::string target = absl::StrCat("Hund", t);
+    while (target.size() < 200) absl::StrAppend(&target, " Schäferhund", t, " mit Leine");
+    entry.targets.push_back(target);
+  }
+  with_terms.terms.glossary.push_back(entry);
+  ExpectError(core->Translate(Request({"A dog runs."}, with_terms)),
+              absl::StatusCode::kInvalidArgument,
+              {absl::StrCat("texts[0] (", source_tokens, " tokens) can need up to"),
+               "of it for its terms; the limit is", "(the server's --worker_memory)",
+               "or fewer or shorter terms"});
+}
+
+// A sentence whose terms need more tokens than its translation may have is refused by the
+// engine's one check of them, named, with both figures and the options that make the bound.
+TEST_F(CoreLimitsTest, TermsLongerThanTheLengthBoundAreRefused) {
+  std::unique_ptr<Core> core = Serve(LowLimits());
+  RequestedOptions options = Beam(2, 1, /*max_length=*/4);
+  options.terms.glossary.push_back({"dog", {"Schäferhund mit langer Leine"}});
+  ExpectError(core->Translate(Request({"A cat sleeps.", "A dog runs."}, options)),
+              absl::StatusCode::kInvalidArgument,
+              {"texts[1]: its terms need ",
+               " tokens of translation; a translation of it may have 3 "
+               "(max_length 4, or max_length_factor"});
+  // With room for them, it translates.
+  options.max_length = 30;
+  const absl::StatusOr<TranslationReply> reply =
+      core->Translate(Request({"A cat sleeps.", "A dog runs."}, options));
+  ASSERT_TRUE(reply.ok()) << reply.status();
+  EXPECT_THAT(reply->translations[1].hypotheses[0].text, HasSubstr("Schäferhund mit langer Leine"));
 }
 
 TEST_F(CoreLimitsTest, InvalidUtf8IsInvalidArgument) {
