@@ -123,7 +123,7 @@ TEST(KeepPatternsTest, OnlyTheAskedPatternsAndOnlyWithinTheRange) {
 }
 
 TEST(KeepPatternsTest, ArbitraryBytesAreSafe) {
-  const std::string bytes("{{\xFF}} %\xC3 <9\x80> $\xE2\x82 http://\xF0 a@\xC0.com 5 \xC2", 48);
+  const std::string bytes = "{{\xFF}} %\xC3 <9\x80> $\xE2\x82 http://\xF0 a@\xC0.com 5 \xC2";
   const KeepPattern all[] = {KeepPattern::kUrls, KeepPattern::kEmails,
                              KeepPattern::kNumbersWithUnits, KeepPattern::kPlaceholders};
   for (const PatternSpan& span : FindKeepPatterns(bytes, {0, bytes.size()}, all)) {
