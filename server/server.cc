@@ -354,9 +354,9 @@ absl::Status Server::WriteReadyFile(absl::string_view state) const {
 
 absl::Status Server::Serve() {
   std::vector<ModelConfig> configs;
-  for (const ModelRepository::Slot& slot : repository_->catalog()->slots) {
-    configs.push_back(slot.config);
-  }
+  // Held for the loop (a rescan may replace the catalog meanwhile).
+  const std::shared_ptr<const ModelRepository::Catalog> catalog = repository_->catalog();
+  for (const ModelRepository::Slot& slot : catalog->slots) configs.push_back(slot.config);
   // Each worker's engine finds a slot's model in the repository (a request holds it loaded).
   scheduler_ = std::make_unique<BatchScheduler>(
       std::move(configs), config_.batching, metrics_.get(),

@@ -182,7 +182,10 @@ absl::StatusOr<std::vector<GlossaryInfo>> Glossaries::List(
   absl::StatusOr<std::string> owner = Owner(api_key);
   if (!owner.ok()) return owner.status();
   std::vector<GlossaryInfo> infos;
-  for (const auto& [id, glossary] : *files()) infos.push_back(glossary->info);
+  // Held for the loop: a range-for over `*files()` keeps the map but not the pointer that owns
+  // it, which a reload of the files may drop meanwhile.
+  const std::shared_ptr<const Files> files = this->files();
+  for (const auto& [id, glossary] : *files) infos.push_back(glossary->info);
   for (GlossaryInfo& info : store_->List(*owner)) infos.push_back(std::move(info));
   return infos;
 }
