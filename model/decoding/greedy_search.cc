@@ -113,12 +113,12 @@ class GreedySearch : public Search {
         guided_[sentence] =
             advanced.progress.node != 0 && (guided || (guided_[sentence] && before.node != 0 &&
                                                        advanced.progress.begin == before.begin));
-        if (!hypothesis.terms.empty()) {
-          // (A piece that glues onto the last term only where it makes it a longer form.)
+        // A piece that glues onto the last term (only where it makes it a longer form: see
+        // ConstrainedToken) grows it.
+        if (!hypothesis.terms.empty() && params_.word_continuations != nullptr &&
+            (*params_.word_continuations)[next_ids_[r]]) {
           if (std::optional<PlacedTerm> extended = trackers_[sentence]->Extended(
-                  hypothesis.terms.back(), hypothesis.ids, next_ids_[r]);
-              extended.has_value() && params_.word_continuations != nullptr &&
-              (*params_.word_continuations)[next_ids_[r]]) {
+                  hypothesis.terms.back(), hypothesis.ids, next_ids_[r])) {
             hypothesis.terms.back() = *extended;
           }
         }
