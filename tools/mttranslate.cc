@@ -121,6 +121,9 @@ ABSL_FLAG(int, threads, 2, "Compute threads in all.");
 ABSL_FLAG(int, workers, 0,
           "Worker threads, each translating its own batches with threads/workers compute "
           "threads; 0: one worker per thread.");
+ABSL_FLAG(bool, shortlist, true,
+          "Decode with the model's lexical shortlist when its directory has one (vmap.txt or "
+          "lex.s2t); false: the whole vocabulary.");
 ABSL_FLAG(bool, with_scores, false, "Prefix each translation with its score and a tab.");
 ABSL_FLAG(bool, with_alignment, false,
           "Follow each translation with a tab and its alignment as space-separated source-target "
@@ -301,6 +304,7 @@ int Run(int argc, char** argv) {
   options.min_length = absl::GetFlag(FLAGS_min_length);
   const bool with_alignment = absl::GetFlag(FLAGS_with_alignment);
   options.return_alignment = with_alignment;
+  options.shortlist = absl::GetFlag(FLAGS_shortlist);
   const int batch_size = absl::GetFlag(FLAGS_batch_size);
   const int threads = absl::GetFlag(FLAGS_threads);
   int workers = absl::GetFlag(FLAGS_workers);

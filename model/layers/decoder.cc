@@ -38,6 +38,7 @@ void Decoder::Reset() {
   // The step buffers stay (Fit shrinks them when a step needs far less); the cache keeps a
   // bounded pool (KvCache::Clear).
   cache_.Clear();
+  RestrictOutputs({});
   sentences_.clear();
   free_sentences_.clear();
   free_groups_.clear();
@@ -95,7 +96,7 @@ std::vector<int> Decoder::AddSentences(ComputeContext& ctx, const float* encoder
 }
 
 size_t Decoder::memory_bytes() const {
-  size_t bytes = cache_.memory_bytes() + x_.bytes() + qkv_.bytes() + query_.bytes() +
+  size_t bytes = static_cast<size_t>(restricted_projection_.memory_bytes()) + cache_.memory_bytes() + x_.bytes() + qkv_.bytes() + query_.bytes() +
                  context_.bytes() + ffn_.bytes() + attention_.bytes() + cross_key_values_.bytes();
   for (const SourceGroup& group : groups_) {
     for (const FloatBuffer& buffer : group.key_values) bytes += buffer.bytes();
@@ -231,8 +232,15 @@ void Decoder::Step(ComputeContext& ctx, const std::vector<int>& ids,
     layer.fc2.Forward(ctx, ffn, rows, x, Epilogue::kAddToOutput);
     layer.ffn_norm.Forward(ctx, x, rows);
   }
-  model_.weights().output_projection.Forward(
-      ctx, x, rows, logits.Fit(static_cast<size_t>(rows) * config.vocab_size));
+  const Linear& projection =
+      restricted_ ? restricted_projection_ : model_.weights().output_projection;
+  projection.Forward(ctx, x, rows,
+                     logits.Fit(static_cast<size_t>(rows) * projection.out_features()));
+}
+
+void Decoder::RestrictOutputs(absl::Span<const int> ids) {
+  restricted_ = !ids.empty();
+  restricted_projection_ = restricted_ ? model_.weights().output_projection.Outputs(ids) : Linear();
 }
 
 }  // namespace mtserve
