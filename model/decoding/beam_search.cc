@@ -8,6 +8,7 @@
 #include "model/decoding/search.h"
 #include "model/decoding/term_tracker.h"
 #include "model/kernels/top_k.h"
+#include "model/ops/phase_profile.h"
 
 namespace mtserve {
 namespace {
@@ -150,6 +151,7 @@ class BeamSearch : public Search {
 
   void Step(ComputeContext& ctx, Decoder& decoder,
             std::vector<FinishedSentence>& finished) override {
+    ScopedPhase phase(ctx, Phase::kSearch);
     row_sentence_.resize(beams_.size());
     for (size_t r = 0; r < beams_.size(); ++r) row_sentence_[r] = beams_[r].sentence;
     if (params_.cancelled) {
@@ -186,6 +188,7 @@ class BeamSearch : public Search {
     for (int r = 0; r < rows; ++r) lengths_[r] = static_cast<int>(beams_[r].ids.size());
     params_.logits_processor.Apply(ctx, log_probs_.data(), rows, vocab, lengths_);
 
+    phase.Switch(Phase::kTopK);
     candidate_ids_.resize(static_cast<size_t>(rows) * per_row);
     candidate_log_probs_.resize(candidate_ids_.size());
 #pragma omp parallel for schedule(static)
@@ -194,6 +197,7 @@ class BeamSearch : public Search {
            candidate_ids_.data() + r * per_row, candidate_log_probs_.data() + r * per_row);
     }
 
+    phase.Switch(Phase::kSearch);
     next_beams_.clear();
     parents_.clear();
     ids_.clear();

@@ -2,12 +2,14 @@
 
 #include <cmath>
 
+#include "model/ops/phase_profile.h"
 #include "model/ops/softmax.h"
 
 namespace mtserve {
 
 void LogitsProcessor::Apply(ComputeContext& ctx, float* logits, int rows, int vocab_size,
                             const std::vector<int>& lengths) const {
+  ScopedPhase phase(ctx, Phase::kLogits);
   for (int r = 0; r < rows; ++r) {
     float* row = logits + static_cast<size_t>(r) * vocab_size;
     for (int id : suppressed_ids) row[id] = -INFINITY;
