@@ -8,6 +8,7 @@
 #include "model/decoding/search.h"
 #include "model/decoding/term_tracker.h"
 #include "model/kernels/top_k.h"
+#include "model/ops/phase_profile.h"
 
 namespace mtserve {
 namespace {
@@ -158,6 +159,7 @@ class BeamSearch : public Search {
 
   void Step(ComputeContext& ctx, Decoder& decoder,
             std::vector<FinishedSentence>& finished) override {
+    ScopedPhase phase(ctx, Phase::kSearch);
     row_sentence_.resize(beams_.size());
     for (size_t r = 0; r < beams_.size(); ++r) row_sentence_[r] = beams_[r].sentence;
     if (params_.cancelled) {
@@ -194,6 +196,7 @@ class BeamSearch : public Search {
     // (a vocabulary smaller than that has fewer candidates to give).
     const int per_row = std::min(2 * beam_size, width);
 
+    phase.Switch(Phase::kTopK);
     candidate_ids_.resize(static_cast<size_t>(rows) * per_row);
     candidate_log_probs_.resize(candidate_ids_.size());
 #pragma omp parallel for schedule(static)
@@ -204,6 +207,7 @@ class BeamSearch : public Search {
       for (int k = 0; k < per_row; ++k) ids[k] = columns_.Id(ids[k]);
     }
 
+    phase.Switch(Phase::kSearch);
     next_beams_.clear();
     parents_.clear();
     ids_.clear();

@@ -6,6 +6,7 @@
 #include "model/decoding/sampler.h"
 #include "model/decoding/search.h"
 #include "model/decoding/term_tracker.h"
+#include "model/ops/phase_profile.h"
 
 namespace mtserve {
 namespace {
@@ -70,6 +71,7 @@ class GreedySearch : public Search {
 
   void Step(ComputeContext& ctx, Decoder& decoder,
             std::vector<FinishedSentence>& finished) override {
+    ScopedPhase phase(ctx, Phase::kSearch);
     if (params_.cancelled) {
       const size_t before = finished.size();
       const std::vector<int> kept = RowsNotCancelled(params_, row_sentence_, decoder, finished);
@@ -96,6 +98,7 @@ class GreedySearch : public Search {
                          log_probs_, need_alignment ? &alignment_ : nullptr);
     const int width = columns_.count;
 
+    phase.Switch(Phase::kTopK);
     next_ids_.resize(rows);
     const bool sampling = params_.options.sampling_topk > 1;
 #pragma omp parallel for schedule(static) if (rows > 1)
@@ -105,6 +108,7 @@ class GreedySearch : public Search {
           sampler_.Sample(row, width, sampling ? &generators_[row_sentence_[r]] : nullptr));
     }
 
+    phase.Switch(Phase::kSearch);
     kept_.clear();
     for (int r = 0; r < rows; ++r) {
       const int sentence = row_sentence_[r];

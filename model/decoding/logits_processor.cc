@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "model/ops/phase_profile.h"
 #include "model/ops/softmax.h"
 
 namespace mtserve {
@@ -9,6 +10,7 @@ namespace mtserve {
 void LogitsProcessor::Apply(ComputeContext& ctx, float* logits, int rows,
                             const OutputColumns& columns, const std::vector<int>& lengths) const {
   const int eos = columns.Column(eos_id);
+  ScopedPhase phase(ctx, Phase::kLogits);
   for (int r = 0; r < rows; ++r) {
     float* row = logits + static_cast<size_t>(r) * columns.count;
     for (int id : suppressed_ids) {

@@ -1,5 +1,7 @@
 #include "model/decoding/search.h"
 
+#include "model/ops/phase_profile.h"
+
 namespace mtserve {
 
 SearchParams MakeSearchParams(const ModelConfig& config, const DecodingOptions& options) {
@@ -22,10 +24,14 @@ OutputColumns ScoreStep(ComputeContext& ctx, const SearchParams& params, Decoder
                         VocabularySelection* selection, const std::vector<int>& ids,
                         const std::vector<int>& row_sentence, const std::vector<int>& lengths,
                         FloatBuffer& log_probs, std::vector<int>* alignment) {
-  if (selection != nullptr) selection->Prepare(decoder);
+  if (selection != nullptr) {
+    ScopedPhase phase(ctx, Phase::kShortlist);
+    selection->Prepare(decoder);
+  }
   decoder.Step(ctx, ids, row_sentence, log_probs, alignment);
   OutputColumns columns{params.vocab_size};
   if (selection != nullptr) {
+    ScopedPhase phase(ctx, Phase::kShortlist);
     columns = selection->columns();
     selection->Mask(log_probs.data(), row_sentence);
   }

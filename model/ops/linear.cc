@@ -5,6 +5,7 @@
 
 #include "model/float16.h"
 #include "model/kernels/quantize.h"
+#include "model/ops/phase_profile.h"
 
 namespace mtserve {
 namespace {
@@ -223,6 +224,7 @@ void Linear::CopyWeightRow(int out_index, float* dst) const {
 void Linear::Forward(ComputeContext& ctx, const float* x, int64_t rows, float* y, Epilogue epilogue,
                      int64_t x_stride) const {
   if (x_stride == 0) x_stride = in_;
+  if (PhaseProfile* profile = ctx.phase_profile()) profile->AddMacs(rows * in_ * out_);
   // Large inputs go in blocks of kMaxRows: as fast, and the encoder's ever-changing
   // batch x length row counts then need primitives for a few remainders, not one per batch.
   for (int64_t first = 0; first < rows; first += kMaxRows) {
