@@ -58,8 +58,8 @@ DecodeMemory::DecodeMemory(const ModelConfig& config, const DecodingOptions& opt
     alignment_row_bytes_ = length * kFloat + sizeof(int);
     alignment_row_bytes_per_source_token_ = kFloat;
   }
-  if (options.shortlist) {
-    // With a lexical shortlist (the model may have none: counted all the same): the decoder's
+  if (options.shortlist && config.lexical_shortlist) {
+    // With a lexical shortlist: the decoder's
     // projection onto the union of candidates, at most kMaxShortlistShare of the vocabulary, its
     // weights counted in float32 with bias, scales and offsets, three times (the one in use, the
     // one replacing it, and the plain copy packed into it); the selection's counts and maps per

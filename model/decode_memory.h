@@ -8,8 +8,9 @@
 // decoder step (the vocabulary's logits included), hypotheses (and alignments, when asked for),
 // and the encoder's scratch while texts join; for texts with term constraints, what the search
 // holds for them (Terms: the constraints, the trie of their forms, placed terms, a step's
-// candidates and proposals) and the alignment every row then computes; with options.shortlist, a
-// lexical shortlist's projection, maps and masks (VocabularySelection). Not counted: the weights
+// candidates and proposals) and the alignment every row then computes; with options.shortlist and
+// a model that has one, a lexical shortlist's projection, maps and masks (VocabularySelection).
+// Not counted: the weights
 // (shared by all workers), oneDNN's primitives and their scratchpad, bfloat16 and int8 layers'
 // converted inputs (at most Linear::kMaxRows rows of the widest layer: all bounded by the model's
 // shape and the shapes a worker sees, not by the texts), and the allocator's own overhead.

@@ -1,6 +1,7 @@
 #include "model/model_config.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <limits>
 #include <optional>
 #include <string>
@@ -10,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "model/shortlist.h"
 #include "base/excerpt.h"
 #include "base/json_file.h"
 #include "base/status_macros.h"
@@ -304,9 +306,17 @@ absl::StatusOr<ModelConfig> LoadModelConfig(const std::string& dir) {
                       ReadOptionalFile(JoinPath(dir, "generation_config.json")));
   MT_ASSIGN_OR_RETURN(const std::optional<ConfigFile> tokenizer,
                       ReadOptionalFile(JoinPath(dir, "tokenizer_config.json")));
-  return ParseModelConfig({config_path, std::move(config_text)},
-                          generation.has_value() ? &*generation : nullptr,
-                          tokenizer.has_value() ? &*tokenizer : nullptr);
+  MT_ASSIGN_OR_RETURN(ModelConfig config,
+                      ParseModelConfig({config_path, std::move(config_text)},
+                                       generation.has_value() ? &*generation : nullptr,
+                                       tokenizer.has_value() ? &*tokenizer : nullptr));
+  for (const absl::string_view name : {Shortlist::kVocabularyMapFile, Shortlist::kLexicalFile}) {
+    std::error_code error;
+    if (std::filesystem::exists(JoinPath(dir, std::string(name)), error)) {
+      config.lexical_shortlist = true;
+    }
+  }
+  return config;
 }
 
 absl::StatusOr<ModelConfig> ParseModelConfig(const ConfigFile& config_file,

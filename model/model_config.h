@@ -39,9 +39,15 @@ struct ModelConfig {
   // From tokenizer_config.json when present (informational: ListModels reports them).
   std::string source_lang;
   std::string target_lang;
+
+  // The directory holds a lexical shortlist file (model/shortlist.h; LoadModelConfig looks, and
+  // Model::Load reads it): decodes with DecodingOptions::shortlist then hold its projection
+  // (DecodeMemory counts it).
+  bool lexical_shortlist = false;
 };
 
-// Reads `dir`/config.json and, if present, `dir`/generation_config.json and tokenizer_config.json.
+// Reads `dir`/config.json and, if present, `dir`/generation_config.json and tokenizer_config.json,
+// and notes whether a lexical shortlist file is there.
 // Rejects what the engine does not implement (pre-norm layers, layernorm_embedding, a final layer
 // norm, learned positions, a model_type other than "marian") with an error naming the file and key.
 absl::StatusOr<ModelConfig> LoadModelConfig(const std::string& dir);

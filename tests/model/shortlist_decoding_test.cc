@@ -19,6 +19,7 @@
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
 #include "model/compute_type.h"
+#include "model/decode_memory.h"
 #include "model/decoding/decoding_options.h"
 #include "model/decoding/vocabulary_selection.h"
 #include "model/model.h"
@@ -80,6 +81,7 @@ class ShortlistDecodingTest : public ::testing::TestWithParam<ComputeType> {
     EXPECT_TRUE(model.ok()) << model.status();
     if (!model.ok()) return nullptr;
     EXPECT_NE((*model)->shortlist(), nullptr);
+    EXPECT_TRUE((*model)->config().lexical_shortlist);
     return *model;
   }
 
@@ -135,6 +137,13 @@ class ShortlistDecodingTest : public ::testing::TestWithParam<ComputeType> {
       }
       finished.clear();
       (*session)->Step(finished);
+      // Within the bound the server admits by, the shortlist's projection and masks included.
+      int longest = 0;
+      for (int i = 0; i < next; ++i) {
+        longest = std::max(longest, static_cast<int>(sources_[i].size()));
+      }
+      EXPECT_LE((*session)->memory_bytes(),
+                DecodeMemory(model->config(), options).Decoding(next, longest));
       for (FinishedSentence& f : finished) joined[index_of[f.sentence]] = std::move(f.hypotheses);
     }
     for (int i = 0; i < kSentences; ++i) {
