@@ -8,6 +8,7 @@
 #include "model/checkpoint.h"
 #include "model/model_size.h"
 #include "model/model_weights.h"
+#include "model/shortlist.h"
 
 namespace mtserve {
 namespace {
@@ -62,15 +63,29 @@ class WeightReader {
 Model::~Model() = default;
 
 const std::vector<std::string>& Model::Files() {
-  static const std::vector<std::string>* const files = new std::vector<std::string>{
-      "config.json", "generation_config.json", "tokenizer_config.json", "source.spm", "target.spm",
-      "vocab.json",  "model.safetensors"};
+  // The last two are the shortlists a directory may hold (shortlist.h).
+  static_assert(Shortlist::kVocabularyMapFile == "vmap.txt" &&
+                Shortlist::kLexicalFile == "lex.s2t");
+  static const std::vector<std::string>* const files =
+      new std::vector<std::string>{"config.json",
+                                   "generation_config.json",
+                                   "tokenizer_config.json",
+                                   "source.spm",
+                                   "target.spm",
+                                   "vocab.json",
+                                   "model.safetensors",
+                                   "vmap.txt",
+                                   "lex.s2t"};
   return *files;
 }
 
 int64_t Model::weight_bytes() const { return weights_->memory_bytes(); }
 
 int64_t Model::tokenizer_bytes() const { return TokenizerBytes(tokenizer_->vocab().size()); }
+
+int64_t Model::shortlist_bytes() const {
+  return shortlist_ == nullptr ? 0 : shortlist_->memory_bytes();
+}
 
 absl::StatusOr<std::shared_ptr<const Model>> Model::Load(const std::string& dir,
                                                          ComputeType compute_type) {
@@ -96,6 +111,8 @@ absl::StatusOr<std::shared_ptr<const Model>> Model::LoadFrom(const std::string& 
   MT_ASSIGN_OR_RETURN(model->config_, LoadModelConfig(dir));
   const ModelConfig& config = model->config_;
   MT_ASSIGN_OR_RETURN(model->tokenizer_, Tokenizer::Load(dir, config));
+  MT_ASSIGN_OR_RETURN(model->shortlist_,
+                      Shortlist::FindInModelDirectory(dir, model->tokenizer_->vocab()));
   MT_ASSIGN_OR_RETURN(std::unique_ptr<Checkpoint> checkpoint, Checkpoint::Open(dir, config));
   WeightReader reader(*checkpoint, compute_type);
   const int d = config.d_model;

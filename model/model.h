@@ -1,5 +1,6 @@
-// A loaded translation model: config, tokenizer and weights packed for oneDNN. Immutable once
-// loaded, so one Model serves any number of worker threads.
+// A loaded translation model: config, tokenizer, weights packed for oneDNN and the lexical
+// shortlist its directory may hold. Immutable once loaded, so one Model serves any number of
+// worker threads.
 #ifndef MTSERVE_MODEL_MODEL_H_
 #define MTSERVE_MODEL_MODEL_H_
 
@@ -16,12 +17,14 @@
 namespace mtserve {
 
 struct ModelWeights;  // model_weights.h: internal to the engine.
+class Shortlist;      // shortlist.h.
 
 class Model {
  public:
   // Reads config, tokenizer and checkpoint from a Hugging Face MarianMT directory, and packs the
   // linear layers' weights for `compute_type` (quantising them for int8, rounding them for
-  // bfloat16; the float copy read from the checkpoint is freed layer by layer).
+  // bfloat16; the float copy read from the checkpoint is freed layer by layer), and the shortlist
+  // the directory holds (Shortlist::FindInModelDirectory: an invalid one fails the load).
   // FailedPrecondition when this CPU cannot run the type (CheckComputeTypeSupported).
   static absl::StatusOr<std::shared_ptr<const Model>> Load(
       const std::string& dir, ComputeType compute_type = ComputeType::kFloat32);
@@ -31,25 +34,31 @@ class Model {
   const Tokenizer& tokenizer() const { return *tokenizer_; }
   // The arithmetic the linear layers compute in.
   ComputeType compute_type() const { return compute_type_; }
-  // A hash of the files the load read (kFiles: config, tokenizer, weights), 32 hex digits
-  // (base/file_hash.h): the same for identical files under any folder, another one when any of
-  // them changed. With compute_type(), what decides the model's translations.
+  // A hash of the files the load read (Files(): config, tokenizer, weights, shortlist), 32 hex
+  // digits (base/file_hash.h): the same for identical files under any folder, another one when any
+  // of them changed. With compute_type(), what decides the model's translations.
   const std::string& content_fingerprint() const { return content_fingerprint_; }
   // The files of a checkpoint that Load reads (the optional ones may be absent).
   static const std::vector<std::string>& Files();
 
+  // The lexical shortlist of the model's directory (vmap.txt, else lex.s2t), or null without one.
+  const Shortlist* shortlist() const { return shortlist_.get(); }
+
   // The packed weights (for the engine's layers).
   const ModelWeights& weights() const { return *weights_; }
 
-  // The memory this model holds: weight_bytes() + tokenizer_bytes(). EstimateModelBytes
-  // (model_size.h) gives the same figure from the files before loading.
-  int64_t resident_bytes() const { return weight_bytes() + tokenizer_bytes(); }
+  // The memory this model holds: weight_bytes() + tokenizer_bytes() + shortlist_bytes().
+  // EstimateModelBytes (model_size.h) gives the same figure from the files before loading, but for
+  // the shortlist.
+  int64_t resident_bytes() const { return weight_bytes() + tokenizer_bytes() + shortlist_bytes(); }
   // Its packed weights, biases, scales, layer norms and positions, summed from their allocations
   // (ModelWeights::memory_bytes()).
   int64_t weight_bytes() const;
   // Its tokenizer's, by the measured rule TokenizerBytes (model_size.h) for its vocabulary:
   // libsentencepiece does not tell what its models hold.
   int64_t tokenizer_bytes() const;
+  // Its shortlist's (Shortlist::memory_bytes()), 0 without one.
+  int64_t shortlist_bytes() const;
 
   ~Model();
 
@@ -63,6 +72,7 @@ class Model {
   ModelConfig config_;
   std::unique_ptr<Tokenizer> tokenizer_;
   std::unique_ptr<ModelWeights> weights_;
+  std::shared_ptr<const Shortlist> shortlist_;
 };
 
 }  // namespace mtserve

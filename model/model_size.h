@@ -19,7 +19,9 @@
 //   float32 gamma and beta;
 // - the tokenizer: TokenizerBytes below.
 // Every buffer is counted rounded up to 64 bytes, as AlignedBuffer allocates it. Not counted: the
-// allocator's own overhead, oneDNN's handle objects (some hundred bytes a layer), the config.
+// allocator's own overhead, oneDNN's handle objects (some hundred bytes a layer), the config, and
+// a lexical shortlist in the directory (shortlist.h), which resident_bytes() counts once loaded:
+// the estimate equals resident_bytes() for a directory without one.
 #ifndef MTSERVE_MODEL_MODEL_SIZE_H_
 #define MTSERVE_MODEL_MODEL_SIZE_H_
 

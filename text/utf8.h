@@ -8,11 +8,9 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "base/utf8.h"  // IsValidUtf8.
 
 namespace mtserve {
-
-// Whether `text` is well-formed UTF-8 (no overlong forms, surrogates or code points > U+10FFFF).
-bool IsValidUtf8(absl::string_view text);
 
 // An InvalidArgument naming `field` if `text` is not valid UTF-8.
 absl::Status CheckUtf8(absl::string_view text, absl::string_view field);
