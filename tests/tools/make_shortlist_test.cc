@@ -2,7 +2,8 @@
 // translations of a small training sample: it parses as a vocabulary map of the model's pieces,
 // its always-line holds the model's most generated tokens (counted here from the model's own
 // translations of the sample), and it covers those translations: every token the model generated
-// for a line is on the always-line or on the line of one of that line's source pieces.
+// for a line is on the always-line or on the line of one of that line's source pieces (and among
+// the candidates the engine's reader of the list, model/shortlist.h, gives that line).
 #include "tools/shortlist_derivation.h"
 
 #include <algorithm>
@@ -19,6 +20,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "model/model.h"
+#include "model/shortlist.h"
 #include "model/translator.h"
 #include "tests/test_lib/test_util.h"
 
@@ -137,6 +139,13 @@ class MakeShortlistTest : public ::testing::TestWithParam<ShortlistCounting> {
     ParseVocabularyMap(written.text, tokenizer.vocab(), parsed);
     EXPECT_EQ(written.always, static_cast<int>(parsed.always.size()));
     EXPECT_EQ(written.rules, static_cast<int>(parsed.rules.size()));
+    // The engine reads it the same, every piece found.
+    absl::StatusOr<Shortlist> read =
+        Shortlist::ParseVocabularyMap(written.text, "vmap.txt", tokenizer.vocab());
+    ASSERT_TRUE(read.ok()) << read.status();
+    EXPECT_EQ(read->skipped_pieces(), 0);
+    EXPECT_THAT(read->always(), ::testing::ElementsAreArray(parsed.always));
+    engine_list_ = std::make_unique<Shortlist>(*std::move(read));
   }
 
   // The shortlist derived from the sample with `options`, parsed.
@@ -147,6 +156,7 @@ class MakeShortlistTest : public ::testing::TestWithParam<ShortlistCounting> {
   }
 
   std::shared_ptr<const Model> model_;
+  std::unique_ptr<Shortlist> engine_list_;  // The last list Write made, as the engine reads it.
   std::vector<std::string> lines_;
   std::vector<std::vector<int>> sources_;
   std::vector<std::vector<int>> generated_;
@@ -200,10 +210,15 @@ TEST_P(MakeShortlistTest, CoversItsOwnTranslations) {
         reachable.insert(rule->second.begin(), rule->second.end());
       }
     }
+    std::vector<int> candidates;
+    engine_list_->Candidates(sources_[i], candidates);
     for (int id : generated_[i]) {
       EXPECT_TRUE(reachable.contains(id))
           << "line " << i + 1 << " (" << lines_[i] << "): '"
           << model_->tokenizer().vocab().Piece(id) << "' is not reachable";
+      EXPECT_TRUE(std::binary_search(candidates.begin(), candidates.end(), id))
+          << "line " << i + 1 << ": the engine's candidates lack '"
+          << model_->tokenizer().vocab().Piece(id) << "'";
     }
   }
 }
