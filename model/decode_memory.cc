@@ -58,6 +58,17 @@ DecodeMemory::DecodeMemory(const ModelConfig& config, const DecodingOptions& opt
     alignment_row_bytes_ = length * kFloat + sizeof(int);
     alignment_row_bytes_per_source_token_ = kFloat;
   }
+  if (options.shortlist) {
+    // With a lexical shortlist (the model may have none: counted all the same): the decoder's
+    // projection onto the union of candidates, at most kMaxShortlistShare of the vocabulary, its
+    // weights counted in float32 with bias, scales and offsets, three times (the one in use, the
+    // one replacing it, and the plain copy packed into it); the selection's counts and maps per
+    // id; per text its candidates (a vector at most twice their number) and its mask.
+    const int64_t vocab = config.vocab_size;
+    const int64_t width = static_cast<int64_t>(kMaxShortlistShare * vocab);
+    decode_bytes_ = 3 * width * (d + 3) * kFloat + 3 * vocab * sizeof(int);
+    text_bytes_ += 2 * vocab * sizeof(int) + width;
+  }
 }
 
 int64_t DecodeMemory::Terms(const TermConstraints* constraints) const {
@@ -100,7 +111,7 @@ int64_t DecodeMemory::Decoding(int64_t texts, int64_t longest, int64_t terms) co
     row_bytes_per_source_token += alignment_row_bytes_per_source_token_;
   }
   // Source keys and values are kept for the batch's padded length (shape_buckets.h).
-  return kCacheSlackFactor * cache + kCacheChunkBytes + rows * row_bytes +
+  return kCacheSlackFactor * cache + kCacheChunkBytes + decode_bytes_ + rows * row_bytes +
          rows * longest * row_bytes_per_source_token + texts * text_bytes_ +
          texts * BucketLength(longest) * cross_bytes_per_token_ + terms;
 }

@@ -8,7 +8,8 @@
 // decoder step (the vocabulary's logits included), hypotheses (and alignments, when asked for),
 // and the encoder's scratch while texts join; for texts with term constraints, what the search
 // holds for them (Terms: the constraints, the trie of their forms, placed terms, a step's
-// candidates and proposals) and the alignment every row then computes. Not counted: the weights
+// candidates and proposals) and the alignment every row then computes; with options.shortlist, a
+// lexical shortlist's projection, maps and masks (VocabularySelection). Not counted: the weights
 // (shared by all workers), oneDNN's primitives and their scratchpad, bfloat16 and int8 layers'
 // converted inputs (at most Linear::kMaxRows rows of the widest layer: all bounded by the model's
 // shape and the shapes a worker sees, not by the texts), and the allocator's own overhead.
@@ -60,6 +61,7 @@ class DecodeMemory {
   int64_t row_bytes_;  // Per beam, besides its cache: activations, pointer tables, ...
   int64_t row_bytes_per_source_token_;
   int64_t text_bytes_;  // Per text, besides its beams: finished hypotheses.
+  int64_t decode_bytes_ = 0;  // Per decode: a lexical shortlist's projection and maps.
   // Per row and per row and source token: the alignment that constraints make every row compute
   // (0 with return_alignment, already counted).
   int64_t alignment_row_bytes_ = 0;

@@ -9,6 +9,7 @@
 #include "model/decoding/search.h"
 #include "model/layers/decoder.h"
 #include "model/layers/encoder.h"
+#include "model/shortlist.h"
 #include "model/ops/compute_context.h"
 #include "model/ops/shape_buckets.h"
 #include "model/vocab.h"
@@ -28,6 +29,24 @@ std::vector<bool> WordContinuations(const Vocab& vocab) {
     continues[id] = first >= 0x80 || absl::ascii_isalnum(first) || first == '-';
   }
   return continues;
+}
+
+// The ids an input of `source` ids with `terms` (null: none) may generate by `shortlist`: the
+// shortlist's, the source's own (a name or number is copied through), every token of its terms'
+// forms, and </s>.
+std::vector<int> Candidates(const Shortlist& shortlist, const std::vector<int>& source,
+                            const TermConstraints* terms, int eos_id) {
+  std::vector<int> ids(source);
+  ids.push_back(eos_id);
+  if (terms != nullptr) {
+    for (const TermConstraint& term : terms->terms) {
+      for (const auto* forms : {&term.forms, &term.initial_forms}) {
+        for (const std::vector<int>& form : *forms) ids.insert(ids.end(), form.begin(), form.end());
+      }
+    }
+  }
+  shortlist.Candidates(source, ids);
+  return ids;
 }
 
 }  // namespace
@@ -145,10 +164,15 @@ absl::StatusOr<std::vector<int>> DecodeSession::AddInputs(
     return absl::InvalidArgumentError(absl::StrCat("input ", i, ": ", valid.message()));
   }
   MT_ASSIGN_OR_RETURN(std::vector<int> sentences, translator_->Encode(sources));
+  const Shortlist* shortlist =
+      params.options.shortlist ? translator_->model_->shortlist() : nullptr;
   for (size_t i = 0; i < sentences.size(); ++i) {
-    translator_->search_->Add(translator_->decoder_, sentences[i],
-                              static_cast<int>(sources[i].size()),
-                              constraints.empty() ? nullptr : constraints[i]);
+    const TermConstraints* terms = constraints.empty() ? nullptr : constraints[i].get();
+    translator_->search_->Add(
+        translator_->decoder_, sentences[i], static_cast<int>(sources[i].size()),
+        constraints.empty() ? nullptr : constraints[i],
+        shortlist != nullptr ? Candidates(*shortlist, sources[i], terms, params.eos_id)
+                             : std::vector<int>());
   }
   return sentences;
 }
@@ -264,7 +288,7 @@ absl::StatusOr<std::vector<std::vector<float>>> Translator::Score(
   for (int step = 0; !ids.empty(); ++step) {
     const int rows = static_cast<int>(ids.size());
     impl.decoder_.Step(impl.ctx_, ids, row_sentence, log_probs);
-    processor.Apply(impl.ctx_, log_probs.data(), rows, config.vocab_size,
+    processor.Apply(impl.ctx_, log_probs.data(), rows, OutputColumns{config.vocab_size},
                     std::vector<int>(rows, step));
     kept.clear();
     for (int r = 0; r < rows; ++r) {

@@ -78,6 +78,7 @@ absl::StatusOr<DecodingOptions> ToDecodingOptions(const RequestedOptions& proto,
                            : std::min(EffectiveMaxLength(options, config), max_output);
   options.min_length = count(proto.min_length, 0);
   options.return_alignment = proto.return_alignment;
+  options.shortlist = proto.shortlist;
   MT_RETURN_IF_ERROR(ValidateDecodingOptions(options, config, "options."));
   return options;
 }

@@ -59,6 +59,8 @@ struct RequestedOptions {
   uint32_t min_length = 0;
   bool return_scores = false;
   bool return_alignment = false;
+  // With the model's lexical shortlist (DecodingOptions::shortlist).
+  bool shortlist = true;
   // Whether texts are split into sentences (default) or taken as one sentence each.
   bool split_sentences = true;
   int format = kPlainText;

@@ -20,7 +20,9 @@
 // each model's lines are sorted by length and cut into batches (less padding), translated by
 // --workers worker threads that share one copy of each model, and joined back into their lines in
 // input order.
-// --benchmark adds throughput, wall time and peak memory on stderr.
+// --benchmark adds throughput, wall time and peak memory on stderr; --profile (or
+// MTSERVE_PROFILE=1) a table of where the engine's time went, phase by phase
+// (model/ops/phase_profile.h).
 #include <malloc.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -51,6 +53,7 @@
 #include "base/repeated_flag_values.h"
 #include "base/status_macros.h"
 #include "model/model.h"
+#include "model/ops/phase_profile.h"
 #include "model/translator.h"
 #include "serving/language_routes.h"
 #include "serving/pivot.h"
@@ -121,6 +124,9 @@ ABSL_FLAG(int, threads, 2, "Compute threads in all.");
 ABSL_FLAG(int, workers, 0,
           "Worker threads, each translating its own batches with threads/workers compute "
           "threads; 0: one worker per thread.");
+ABSL_FLAG(bool, shortlist, true,
+          "Decode with the model's lexical shortlist when its directory has one (vmap.txt or "
+          "lex.s2t); false: the whole vocabulary.");
 ABSL_FLAG(bool, with_scores, false, "Prefix each translation with its score and a tab.");
 ABSL_FLAG(bool, with_alignment, false,
           "Follow each translation with a tab and its alignment as space-separated source-target "
@@ -131,6 +137,11 @@ ABSL_FLAG(std::string, compute_type, "float32",
           "has VNNI, float32 otherwise).");
 ABSL_FLAG(bool, benchmark, false,
           "Print sentences/s, target tokens/s, wall time and peak RSS to stderr.");
+ABSL_FLAG(bool, profile, false,
+          "Time the engine's phases (encoder, self-attention, cross-attention, feed-forward, "
+          "vocabulary projection, logits, top-k, search) and print a table of them to stderr at "
+          "the end: milliseconds summed over the workers, share of the decode time, calls, and "
+          "the multiply-adds per second of their matrix products. Also MTSERVE_PROFILE=1.");
 
 namespace mtserve {
 namespace {
@@ -139,6 +150,34 @@ double PeakRssMiB() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   return usage.ru_maxrss / 1024.0;
+}
+
+// The phase profile (--profile) on stderr: a line of totals, then a row per phase. Times are
+// summed over the workers, so GMAC/s is per worker (of threads_per_worker threads).
+void PrintPhaseProfile(int workers, int threads_per_worker) {
+  const PhaseTable table = CollectedPhaseProfiles();
+  int64_t total_ns = 0;
+  int64_t total_macs = 0;
+  for (const PhaseStats& stats : table) {
+    total_ns += stats.nanoseconds;
+    total_macs += stats.macs;
+  }
+  auto gmacs = [](int64_t macs, int64_t ns) {
+    return ns > 0 ? static_cast<double>(macs) / ns : 0.0;
+  };
+  std::string out = absl::StrFormat(
+      "mttranslate profile: decode time %.1f ms summed over %d worker(s) x %d thread(s); %.3f "
+      "GMAC, %.2f GMAC/s per worker\n%-18s %10s %6s %10s %10s %8s\n",
+      total_ns / 1e6, workers, threads_per_worker, total_macs / 1e9, gmacs(total_macs, total_ns),
+      "phase", "ms", "%", "calls", "GMAC", "GMAC/s");
+  for (int p = 0; p < kNumPhases; ++p) {
+    const PhaseStats& stats = table[p];
+    absl::StrAppendFormat(&out, "%-18s %10.1f %6.1f %10d %10.3f %8.2f\n",
+                          PhaseName(static_cast<Phase>(p)), stats.nanoseconds / 1e6,
+                          total_ns > 0 ? 100.0 * stats.nanoseconds / total_ns : 0.0, stats.calls,
+                          stats.macs / 1e9, gmacs(stats.macs, stats.nanoseconds));
+  }
+  std::cerr << out;
 }
 
 // A model of --model, and what its lines are taken apart with.
@@ -301,6 +340,7 @@ int Run(int argc, char** argv) {
   options.min_length = absl::GetFlag(FLAGS_min_length);
   const bool with_alignment = absl::GetFlag(FLAGS_with_alignment);
   options.return_alignment = with_alignment;
+  options.shortlist = absl::GetFlag(FLAGS_shortlist);
   const int batch_size = absl::GetFlag(FLAGS_batch_size);
   const int threads = absl::GetFlag(FLAGS_threads);
   int workers = absl::GetFlag(FLAGS_workers);
@@ -309,6 +349,8 @@ int Run(int argc, char** argv) {
     std::cerr << "mttranslate: need batch_size >= 1 and 1 <= workers <= threads\n";
     return 2;
   }
+  const bool profile = absl::GetFlag(FLAGS_profile) || PhaseProfilesEnabled();
+  if (profile) EnablePhaseProfiles();
   if (absl::GetFlag(FLAGS_max_input_tokens) < 2) {
     std::cerr << "mttranslate: need max_input_tokens >= 2\n";
     return 2;
@@ -709,6 +751,8 @@ int Run(int argc, char** argv) {
         target_tokens / seconds, load_seconds, PeakRssMiB(), options.beam_size, batch_size, workers,
         threads / workers, ComputeTypeName(models.front().model->compute_type()));
   }
+  // The workers, and with them their translators' profiles, are gone: all are collected.
+  if (profile) PrintPhaseProfile(workers, threads / workers);
   if (failed_lines > 0) {
     std::cerr << "mttranslate: " << failed_lines << " of " << lines.size()
               << " lines not translated\n";

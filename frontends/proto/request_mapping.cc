@@ -20,6 +20,7 @@ RequestedOptions ToRequested(const v1::DecodingOptions& proto) {
   options.return_scores = proto.return_scores();
   options.return_alignment = proto.return_alignment();
   options.split_sentences = !proto.has_split_sentences() || proto.split_sentences();
+  options.shortlist = !proto.has_shortlist() || proto.shortlist();
   options.format = proto.format();
   for (const v1::GlossaryEntry& entry : proto.glossary()) {
     options.terms.glossary.push_back(

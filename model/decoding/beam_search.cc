@@ -8,6 +8,7 @@
 #include "model/decoding/search.h"
 #include "model/decoding/term_tracker.h"
 #include "model/kernels/top_k.h"
+#include "model/ops/phase_profile.h"
 
 namespace mtserve {
 namespace {
@@ -97,7 +98,8 @@ class BeamSearch : public Search {
   explicit BeamSearch(SearchParams params) : params_(std::move(params)) {}
 
   void Add(Decoder& decoder, int sentence, int source_tokens,
-           std::shared_ptr<const TermConstraints> constraints) override {
+           std::shared_ptr<const TermConstraints> constraints,
+           std::vector<int> candidates) override {
     decoder.AddRows(1);
     beams_.push_back({sentence, 0.f, {}, {}, {}, {}, {}, false});
     ids_.push_back(params_.start_id);
@@ -115,6 +117,12 @@ class BeamSearch : public Search {
       ++constrained_;
     }
     max_lengths_[sentence] = InputMaxLength(params_.options, params_.max_length, source_tokens);
+    if (!candidates.empty()) {
+      if (selection_ == nullptr) {
+        selection_ = std::make_unique<VocabularySelection>(params_.vocab_size);
+      }
+      selection_->Add(sentence, std::move(candidates));
+    }
     ++sentences_;
   }
 
@@ -145,11 +153,13 @@ class BeamSearch : public Search {
               bank_candidates_.capacity() + bank_slots_.capacity()) *
                  sizeof(int) +
              taken_.capacity();
+    if (selection_ != nullptr) bytes += selection_->memory_bytes();
     return bytes;
   }
 
   void Step(ComputeContext& ctx, Decoder& decoder,
             std::vector<FinishedSentence>& finished) override {
+    ScopedPhase phase(ctx, Phase::kSearch);
     row_sentence_.resize(beams_.size());
     for (size_t r = 0; r < beams_.size(); ++r) row_sentence_[r] = beams_[r].sentence;
     if (params_.cancelled) {
@@ -166,12 +176,8 @@ class BeamSearch : public Search {
     }
     const int rows = static_cast<int>(beams_.size());
     if (rows == 0) return;
-    const int vocab = params_.vocab_size;
     const int beam_size = params_.options.beam_size;
     const float length_penalty = params_.options.length_penalty;
-    // Twice the beam: even if every best candidate ends the sentence, a full beam continues
-    // (a vocabulary smaller than that has fewer candidates to give).
-    const int per_row = std::min(2 * beam_size, vocab);
 
     // Each row's alignment this step goes to the candidates it parents, so a hypothesis's
     // alignment follows its lineage exactly as its ids do. Rows of sentences with constraints
@@ -181,19 +187,27 @@ class BeamSearch : public Search {
     for (int r = 0; r < rows && !need_alignment; ++r) {
       need_alignment = trackers_[beams_[r].sentence] != nullptr;
     }
-    decoder.Step(ctx, ids_, row_sentence_, log_probs_, need_alignment ? &alignment_ : nullptr);
     lengths_.resize(rows);
     for (int r = 0; r < rows; ++r) lengths_[r] = static_cast<int>(beams_[r].ids.size());
-    params_.logits_processor.Apply(ctx, log_probs_.data(), rows, vocab, lengths_);
+    columns_ = ScoreStep(ctx, params_, decoder, selection_.get(), ids_, row_sentence_, lengths_,
+                         log_probs_, need_alignment ? &alignment_ : nullptr);
+    const int width = columns_.count;
+    // Twice the beam: even if every best candidate ends the sentence, a full beam continues
+    // (a vocabulary smaller than that has fewer candidates to give).
+    const int per_row = std::min(2 * beam_size, width);
 
+    phase.Switch(Phase::kTopK);
     candidate_ids_.resize(static_cast<size_t>(rows) * per_row);
     candidate_log_probs_.resize(candidate_ids_.size());
 #pragma omp parallel for schedule(static)
     for (int r = 0; r < rows; ++r) {
-      TopK(log_probs_.data() + static_cast<size_t>(r) * vocab, vocab, per_row,
-           candidate_ids_.data() + r * per_row, candidate_log_probs_.data() + r * per_row);
+      int* ids = candidate_ids_.data() + r * per_row;
+      TopK(log_probs_.data() + static_cast<size_t>(r) * width, width, per_row, ids,
+           candidate_log_probs_.data() + r * per_row);
+      for (int k = 0; k < per_row; ++k) ids[k] = columns_.Id(ids[k]);
     }
 
+    phase.Switch(Phase::kSearch);
     next_beams_.clear();
     parents_.clear();
     ids_.clear();
@@ -289,6 +303,7 @@ class BeamSearch : public Search {
   // Drops `sentence`'s constraints and tracker, and the selection's buffers once no sentence
   // has constraints.
   void Release(int sentence) {
+    if (selection_ != nullptr) selection_->Remove(sentence);
     if (trackers_[sentence] == nullptr) return;
     trackers_[sentence].reset();
     constraints_[sentence].reset();
@@ -306,7 +321,6 @@ class BeamSearch : public Search {
   // constraints, by dynamic beam allocation (see CreateBeam).
   void SelectConstrained(int first, int end, int per_row, const TermTracker& tracker,
                          FinishedHypotheses& done_hypotheses) {
-    const int vocab = params_.vocab_size;
     const int beam_size = params_.options.beam_size;
     const int eos_id = params_.eos_id;
     const bool with_alignment = params_.options.return_alignment;
@@ -317,13 +331,14 @@ class BeamSearch : public Search {
     term_candidates_.clear();
     for (int r = first; r < end; ++r) {
       const Beam& beam = beams_[r];
-      const float* row = log_probs_.data() + static_cast<size_t>(r) * vocab;
+      const float* row = log_probs_.data() + static_cast<size_t>(r) * columns_.count;
       // A placed term's last token is not followed by one that glues onto its word.
       const bool after_term = !beam.terms.empty() && beam.terms.back().end == position &&
                               params_.word_continuations != nullptr;
       const size_t row_first = term_candidates_.size();
       auto add = [&](int token, bool aligned_start) {
-        const float token_log_prob = row[token];
+        if (token < 0) return;  // A shortlist's padding column.
+        const float token_log_prob = columns_.Of(row, token);
         // (Unless it makes the term a longer form of its own.)
         std::optional<PlacedTerm> extended;
         if (after_term && (*params_.word_continuations)[token]) {
@@ -388,12 +403,15 @@ class BeamSearch : public Search {
       // After a term, a row whose best tokens all glue onto it goes on with its best token that
       // does not, so that it still has a candidate.
       if (after_term && !forced && term_candidates_.size() == row_first) {
-        int best = -1;
-        for (int token = 0; token < vocab; ++token) {
-          if ((*params_.word_continuations)[token] || !std::isfinite(row[token])) continue;
-          if (best < 0 || row[token] > row[best]) best = token;
+        int best = -1;  // A column.
+        for (int column = 0; column < columns_.count; ++column) {
+          const int token = columns_.Id(column);
+          if (token < 0 || (*params_.word_continuations)[token] || !std::isfinite(row[column])) {
+            continue;
+          }
+          if (best < 0 || row[column] > row[best]) best = column;
         }
-        if (best >= 0) add(best, false);
+        if (best >= 0) add(columns_.Id(best), false);
       }
     }
     // Best first; equal scores keep row then rank order, so results do not depend on the sort.
@@ -491,7 +509,9 @@ class BeamSearch : public Search {
   int constrained_ = 0;  // Sentences with a tracker.
 
   std::vector<int> row_sentence_;
+  std::unique_ptr<VocabularySelection> selection_;  // With a shortlist.
   FloatBuffer log_probs_;
+  OutputColumns columns_;  // Of log_probs_.
   std::vector<int> lengths_;
   std::vector<int> candidate_ids_;
   std::vector<float> candidate_log_probs_;

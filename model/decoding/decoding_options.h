@@ -35,6 +35,11 @@ struct DecodingOptions {
   // Each hypothesis carries an alignment, one source position per generated token, from the
   // last decoder layer's cross-attention (Hypothesis::alignment). Off: nothing is computed.
   bool return_alignment = false;
+  // With the model's lexical shortlist, when it has one (Model::shortlist): each input may
+  // generate only its candidates (the shortlist's for its source tokens, its source tokens, its
+  // terms' tokens, </s>), scored over those alone (VocabularySelection). Off: the whole
+  // vocabulary.
+  bool shortlist = true;
 };
 
 // The generated-token limit that applies: the option, else generation_config's max_length minus

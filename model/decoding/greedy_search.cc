@@ -6,6 +6,7 @@
 #include "model/decoding/sampler.h"
 #include "model/decoding/search.h"
 #include "model/decoding/term_tracker.h"
+#include "model/ops/phase_profile.h"
 
 namespace mtserve {
 namespace {
@@ -17,7 +18,8 @@ class GreedySearch : public Search {
         sampler_(params_.options.sampling_topk, params_.options.sampling_temperature) {}
 
   void Add(Decoder& decoder, int sentence, int source_tokens,
-           std::shared_ptr<const TermConstraints> constraints) override {
+           std::shared_ptr<const TermConstraints> constraints,
+           std::vector<int> candidates) override {
     decoder.AddRows(1);
     ids_.push_back(params_.start_id);
     row_sentence_.push_back(sentence);
@@ -39,6 +41,10 @@ class GreedySearch : public Search {
       constraints_[sentence] = std::move(constraints);
     }
     max_lengths_[sentence] = InputMaxLength(params_.options, params_.max_length, source_tokens);
+    if (!candidates.empty()) {
+      if (selection_ == nullptr) selection_ = std::make_unique<VocabularySelection>(params_.vocab_size);
+      selection_->Add(sentence, std::move(candidates));
+    }
     // Each sentence draws from its own generator, so its sample does not depend on the others.
     if (params_.options.sampling_topk > 1) {
       generators_[sentence] = Sampler::MakeGenerator(params_.options.seed);
@@ -59,11 +65,13 @@ class GreedySearch : public Search {
       if (constraints_[s] != nullptr) bytes += MemoryBytes(*constraints_[s]);
     }
     bytes += tokens_.capacity() * sizeof(int);
+    if (selection_ != nullptr) bytes += selection_->memory_bytes();
     return bytes;
   }
 
   void Step(ComputeContext& ctx, Decoder& decoder,
             std::vector<FinishedSentence>& finished) override {
+    ScopedPhase phase(ctx, Phase::kSearch);
     if (params_.cancelled) {
       const size_t before = finished.size();
       const std::vector<int> kept = RowsNotCancelled(params_, row_sentence_, decoder, finished);
@@ -76,29 +84,31 @@ class GreedySearch : public Search {
     }
     const int rows = static_cast<int>(ids_.size());
     if (rows == 0) return;
-    const int vocab = params_.vocab_size;
     const bool with_alignment = params_.options.return_alignment;
     // Rows of sentences with constraints need it to place their terms (ConstrainedToken).
     bool need_alignment = with_alignment;
     for (int r = 0; r < rows && !need_alignment; ++r) {
       need_alignment = trackers_[row_sentence_[r]] != nullptr;
     }
-    decoder.Step(ctx, ids_, row_sentence_, log_probs_, need_alignment ? &alignment_ : nullptr);
     lengths_.resize(rows);
     for (int r = 0; r < rows; ++r) {
       lengths_[r] = static_cast<int>(hypotheses_[row_sentence_[r]].ids.size());
     }
-    params_.logits_processor.Apply(ctx, log_probs_.data(), rows, vocab, lengths_);
+    columns_ = ScoreStep(ctx, params_, decoder, selection_.get(), ids_, row_sentence_, lengths_,
+                         log_probs_, need_alignment ? &alignment_ : nullptr);
+    const int width = columns_.count;
 
+    phase.Switch(Phase::kTopK);
     next_ids_.resize(rows);
     const bool sampling = params_.options.sampling_topk > 1;
 #pragma omp parallel for schedule(static) if (rows > 1)
     for (int r = 0; r < rows; ++r) {
-      const float* row = log_probs_.data() + static_cast<size_t>(r) * vocab;
-      next_ids_[r] =
-          sampler_.Sample(row, vocab, sampling ? &generators_[row_sentence_[r]] : nullptr);
+      const float* row = log_probs_.data() + static_cast<size_t>(r) * width;
+      next_ids_[r] = columns_.Id(
+          sampler_.Sample(row, width, sampling ? &generators_[row_sentence_[r]] : nullptr));
     }
 
+    phase.Switch(Phase::kSearch);
     kept_.clear();
     for (int r = 0; r < rows; ++r) {
       const int sentence = row_sentence_[r];
@@ -125,7 +135,7 @@ class GreedySearch : public Search {
         if (advanced.placed.has_value()) hypothesis.terms.push_back(*advanced.placed);
       }
       const int token = next_ids_[r];
-      const float log_prob = log_probs_.data()[static_cast<size_t>(r) * vocab + token];
+      const float log_prob = columns_.Of(log_probs_.data() + static_cast<size_t>(r) * width, token);
       hypothesis.ids.push_back(token);
       hypothesis.token_log_probs.push_back(log_prob);
       if (with_alignment) hypothesis.alignment.push_back(alignment_[r]);
@@ -152,6 +162,7 @@ class GreedySearch : public Search {
  private:
   // Drops `sentence`'s constraints and tracker.
   void Release(int sentence) {
+    if (selection_ != nullptr) selection_->Remove(sentence);
     trackers_[sentence].reset();
     constraints_[sentence].reset();
   }
@@ -163,7 +174,8 @@ class GreedySearch : public Search {
     const TermProgress& progress = progress_[sentence];
     const int position = static_cast<int>(hypotheses_[sentence].ids.size());
     const int left = max_lengths_[sentence] - position - 1;
-    const float* row = log_probs_.data() + static_cast<size_t>(r) * params_.vocab_size;
+    const float* row = log_probs_.data() + static_cast<size_t>(r) * columns_.count;
+    auto log_prob = [&](int token) { return columns_.Of(row, token); };
     // A placed term's last token is not followed by one that glues onto its word: the best
     // token that does not, instead.
     const std::vector<PlacedTerm>& placed = hypotheses_[sentence].terms;
@@ -171,8 +183,11 @@ class GreedySearch : public Search {
         (*params_.word_continuations)[chosen] &&
         !tracker.Extended(placed.back(), hypotheses_[sentence].ids, chosen).has_value()) {
       int best = params_.eos_id;
-      for (int token = 0; token < params_.vocab_size; ++token) {
-        if (!(*params_.word_continuations)[token] && row[token] > row[best]) best = token;
+      for (int column = 0; column < columns_.count; ++column) {
+        const int token = columns_.Id(column);
+        if (token >= 0 && !(*params_.word_continuations)[token] && row[column] > log_prob(best)) {
+          best = token;
+        }
       }
       chosen = best;
     }
@@ -202,7 +217,7 @@ class GreedySearch : public Search {
     }
     int best = tokens_.empty() ? chosen : tokens_[0];
     for (int token : tokens_) {
-      if (row[token] > row[best]) best = token;
+      if (log_prob(token) > log_prob(best)) best = token;
     }
     return best;
   }
@@ -221,7 +236,9 @@ class GreedySearch : public Search {
   std::vector<TermProgress> progress_;
   std::vector<char> guided_;  // The match in progress began where the alignment said, or at </s>.
 
+  std::unique_ptr<VocabularySelection> selection_;  // With a shortlist.
   FloatBuffer log_probs_;
+  OutputColumns columns_;  // Of log_probs_.
   std::vector<int> tokens_;
   std::vector<int> lengths_;
   std::vector<int> next_ids_;

@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "model/decoding/output_columns.h"
 #include "model/ops/compute_context.h"
 
 namespace mtserve {
@@ -14,9 +15,9 @@ struct LogitsProcessor {
   int eos_id = 0;
   int min_length = 0;
 
-  // logits: [rows, vocab_size], replaced by log-probabilities. lengths[r]: the tokens row r
-  // generated before this one.
-  void Apply(ComputeContext& ctx, float* logits, int rows, int vocab_size,
+  // logits: [rows, columns.count], replaced by log-probabilities (over each row's columns).
+  // lengths[r]: the tokens row r generated before this one.
+  void Apply(ComputeContext& ctx, float* logits, int rows, const OutputColumns& columns,
              const std::vector<int>& lengths) const;
 };
 

@@ -1,5 +1,7 @@
 #include "model/decoding/search.h"
 
+#include "model/ops/phase_profile.h"
+
 namespace mtserve {
 
 SearchParams MakeSearchParams(const ModelConfig& config, const DecodingOptions& options) {
@@ -16,6 +18,26 @@ SearchParams MakeSearchParams(const ModelConfig& config, const DecodingOptions& 
 std::unique_ptr<Search> Search::Create(SearchParams params) {
   return params.options.beam_size == 1 ? CreateGreedy(std::move(params))
                                        : CreateBeam(std::move(params));
+}
+
+OutputColumns ScoreStep(ComputeContext& ctx, const SearchParams& params, Decoder& decoder,
+                        VocabularySelection* selection, const std::vector<int>& ids,
+                        const std::vector<int>& row_sentence, const std::vector<int>& lengths,
+                        FloatBuffer& log_probs, std::vector<int>* alignment) {
+  if (selection != nullptr) {
+    ScopedPhase phase(ctx, Phase::kShortlist);
+    selection->Prepare(decoder);
+  }
+  decoder.Step(ctx, ids, row_sentence, log_probs, alignment);
+  OutputColumns columns{params.vocab_size};
+  if (selection != nullptr) {
+    ScopedPhase phase(ctx, Phase::kShortlist);
+    columns = selection->columns();
+    selection->Mask(log_probs.data(), row_sentence);
+  }
+  params.logits_processor.Apply(ctx, log_probs.data(), static_cast<int>(ids.size()), columns,
+                                lengths);
+  return columns;
 }
 
 std::vector<int> RowsNotCancelled(const SearchParams& params, const std::vector<int>& row_sentence,

@@ -14,6 +14,7 @@
 #include "model/decoding/hypothesis.h"
 #include "model/decoding/logits_processor.h"
 #include "model/decoding/term_constraints.h"
+#include "model/decoding/vocabulary_selection.h"
 #include "model/layers/decoder.h"
 #include "model/model_config.h"
 #include "model/ops/compute_context.h"
@@ -79,8 +80,12 @@ class Search {
   // `constraints` (validated by ValidateTermConstraints; null or none: an unconstrained
   // sentence, decoded exactly as without them), every hypothesis it returns meets each of them,
   // whether it ends with </s> or at the length bound, and says where in Hypothesis::terms.
+  // `candidates`: the ids it may generate by a lexical shortlist (sorted, unique; see
+  // VocabularySelection), or empty: any. Within a search, either every sentence has candidates
+  // or none has.
   virtual void Add(Decoder& decoder, int sentence, int source_tokens,
-                   std::shared_ptr<const TermConstraints> constraints) = 0;
+                   std::shared_ptr<const TermConstraints> constraints,
+                   std::vector<int> candidates = {}) = 0;
 
   // Sentences still decoding.
   virtual int sentences() const = 0;
@@ -95,6 +100,15 @@ class Search {
   virtual void Step(ComputeContext& ctx, Decoder& decoder,
                     std::vector<FinishedSentence>& finished) = 0;
 };
+
+// One decoder step for every row (row r feeds ids[r] and belongs to sentence row_sentence[r];
+// lengths[r]: the tokens it generated before), its logits turned into log-probabilities in
+// `log_probs` by the shortlist's masks (`selection`, null: none) and the logits processor.
+// Returns the columns of `log_probs`.
+OutputColumns ScoreStep(ComputeContext& ctx, const SearchParams& params, Decoder& decoder,
+                        VocabularySelection* selection, const std::vector<int>& ids,
+                        const std::vector<int>& row_sentence, const std::vector<int>& lengths,
+                        FloatBuffer& log_probs, std::vector<int>* alignment);
 
 // Keeps rows[kept[0]], rows[kept[1]], ... (kept ascending) in that order, dropping the others.
 template <typename T>

@@ -6,6 +6,7 @@
 
 #include "model/float16.h"
 #include "model/kernels/target_clones.h"
+#include "model/ops/phase_profile.h"
 
 namespace mtserve {
 namespace {
@@ -106,6 +107,11 @@ MTSERVE_TARGET_CLONES void AttendRowBFloat16(const float* q, const void* const* 
 
 void OneQueryAttention(const OneQueryAttentionArgs& args) {
   const int width = args.heads * args.head_dim;
+  if (PhaseProfile* profile = PhaseProfile::Active()) {
+    int64_t positions = 0;
+    for (int r = 0; r < args.rows; ++r) positions += args.lengths[r];
+    profile->AddMacs(2 * positions * width);  // Scores, then the weighted sum of the values.
+  }
 #pragma omp parallel
   {
     std::vector<float> scores(static_cast<size_t>(args.heads) * args.max_positions);

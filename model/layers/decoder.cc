@@ -6,6 +6,7 @@
 
 #include "model/kernels/one_query_attention.h"
 #include "model/kernels/quantize.h"
+#include "model/ops/phase_profile.h"
 
 namespace mtserve {
 
@@ -38,6 +39,7 @@ void Decoder::Reset() {
   // The step buffers stay (Fit shrinks them when a step needs far less); the cache keeps a
   // bounded pool (KvCache::Clear).
   cache_.Clear();
+  RestrictOutputs({});
   sentences_.clear();
   free_sentences_.clear();
   free_groups_.clear();
@@ -59,6 +61,7 @@ std::vector<int> Decoder::AddSentences(ComputeContext& ctx, const float* encoder
   SourceGroup& group = groups_[g];
   group.max_length = max_length;
   group.live = count;
+  ScopedPhase phase(ctx, Phase::kCrossKeyValues);
   const auto& layers = model_.weights().decoder_layers;
   group.key_values.resize(layers.size());
   const int64_t rows = static_cast<int64_t>(count) * max_length;
@@ -95,7 +98,7 @@ std::vector<int> Decoder::AddSentences(ComputeContext& ctx, const float* encoder
 }
 
 size_t Decoder::memory_bytes() const {
-  size_t bytes = cache_.memory_bytes() + x_.bytes() + qkv_.bytes() + query_.bytes() +
+  size_t bytes = static_cast<size_t>(restricted_projection_.memory_bytes()) + cache_.memory_bytes() + x_.bytes() + qkv_.bytes() + query_.bytes() +
                  context_.bytes() + ffn_.bytes() + attention_.bytes() + cross_key_values_.bytes();
   for (const SourceGroup& group : groups_) {
     for (const FloatBuffer& buffer : group.key_values) bytes += buffer.bytes();
@@ -141,6 +144,7 @@ void Decoder::Step(ComputeContext& ctx, const std::vector<int>& ids,
   }
 
   float* x = x_.Fit(static_cast<size_t>(rows) * d);
+  ScopedPhase phase(ctx, Phase::kEmbeddings);
   model_.weights().target_embeddings->Forward(ids.data(), positions_.data(), rows, x);
 
   float* qkv = qkv_.Fit(static_cast<size_t>(rows) * 3 * d);
@@ -161,6 +165,7 @@ void Decoder::Step(ComputeContext& ctx, const std::vector<int>& ids,
     const DecoderLayerWeights& layer = layers[l];
     const int layer_index = static_cast<int>(l);
 
+    phase.Switch(Phase::kSelfAttention);
     layer.self_qkv.Forward(ctx, x, rows, qkv);
     for (int64_t s = oldest; s <= step; ++s) {
       step_keys_[s - oldest] = reinterpret_cast<char*>(cache_.Keys(layer_index, s));
@@ -195,6 +200,7 @@ void Decoder::Step(ComputeContext& ctx, const std::vector<int>& ids,
     layer.self_out_proj.Forward(ctx, context, rows, x, Epilogue::kAddToOutput);
     layer.self_attention_norm.Forward(ctx, x, rows);
 
+    phase.Switch(Phase::kCrossAttention);
     layer.cross_query.Forward(ctx, x, rows, query);
     for (int r = 0; r < rows; ++r) {
       const Sentence& sentence = sentences_[row_sentence[r]];
@@ -227,12 +233,21 @@ void Decoder::Step(ComputeContext& ctx, const std::vector<int>& ids,
     layer.cross_out_proj.Forward(ctx, context, rows, x, Epilogue::kAddToOutput);
     layer.cross_attention_norm.Forward(ctx, x, rows);
 
+    phase.Switch(Phase::kFeedForward);
     layer.fc1.Forward(ctx, x, rows, ffn, model_.weights().activation);
     layer.fc2.Forward(ctx, ffn, rows, x, Epilogue::kAddToOutput);
     layer.ffn_norm.Forward(ctx, x, rows);
   }
-  model_.weights().output_projection.Forward(
-      ctx, x, rows, logits.Fit(static_cast<size_t>(rows) * config.vocab_size));
+  phase.Switch(Phase::kVocabProjection);
+  const Linear& projection =
+      restricted_ ? restricted_projection_ : model_.weights().output_projection;
+  projection.Forward(ctx, x, rows,
+                     logits.Fit(static_cast<size_t>(rows) * projection.out_features()));
+}
+
+void Decoder::RestrictOutputs(absl::Span<const int> ids) {
+  restricted_ = !ids.empty();
+  restricted_projection_ = restricted_ ? model_.weights().output_projection.Outputs(ids) : Linear();
 }
 
 }  // namespace mtserve

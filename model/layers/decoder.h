@@ -9,12 +9,14 @@
 
 #include <vector>
 
+#include "absl/types/span.h"
 #include "model/kernels/one_query_attention.h"
 #include "model/kv_cache.h"
 #include "model/model.h"
 #include "model/model_weights.h"
 #include "model/ops/aligned_buffer.h"
 #include "model/ops/compute_context.h"
+#include "model/ops/linear.h"
 
 namespace mtserve {
 
@@ -39,12 +41,18 @@ class Decoder {
   void AddRows(int count) { cache_.AddRows(count); }
 
   // One step for every row: row r feeds token ids[r] and belongs to sentence row_sentence[r].
-  // Writes logits [rows, vocab_size]. With `alignment` (null: nothing extra is computed), also
+  // Writes logits [rows, vocab_size] (or one column per id RestrictOutputs was given). With `alignment` (null: nothing extra is computed), also
   // writes for each row the source position its last layer's cross-attention, averaged over the
   // heads, weighs most (the first of equals): what CTranslate2 returns by default, and the
   // layer that decides the next token most directly.
   void Step(ComputeContext& ctx, const std::vector<int>& ids, const std::vector<int>& row_sentence,
             FloatBuffer& logits, std::vector<int>* alignment = nullptr);
+
+  // From the next Step on, logits have one column per entry of `ids` (vocabulary ids, in that
+  // order; -1: a column of zeros), computed by a projection onto those outputs alone (a lexical
+  // shortlist's; see VocabularySelection). Empty: every id, in vocabulary order (the default).
+  void RestrictOutputs(absl::Span<const int> ids);
+  bool outputs_restricted() const { return restricted_; }
 
   // The next step's row i continues this step's row parents[i] (see KvCache::Reorder).
   void Reorder(const std::vector<int>& parents) { cache_.Reorder(parents); }
@@ -79,6 +87,8 @@ class Decoder {
   std::vector<int> free_sentences_;
   KvCache cache_;
 
+  Linear restricted_projection_;  // While restricted_.
+  bool restricted_ = false;
   FloatBuffer x_;
   FloatBuffer qkv_;
   FloatBuffer query_;

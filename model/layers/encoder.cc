@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "model/ops/batched_matmul.h"
+#include "model/ops/phase_profile.h"
 #include "model/ops/shape_buckets.h"
 #include "model/ops/softmax.h"
 
@@ -12,6 +13,7 @@ namespace mtserve {
 
 void Encoder::Forward(ComputeContext& ctx, const std::vector<int>& ids,
                       const std::vector<int>& lengths, int max_length, FloatBuffer& out) {
+  ScopedPhase phase(ctx, Phase::kEncoder);
   const ModelConfig& config = model_.config();
   const int64_t batch = static_cast<int64_t>(lengths.size());
   const int64_t s = max_length;

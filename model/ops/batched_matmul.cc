@@ -1,5 +1,7 @@
 #include "model/ops/batched_matmul.h"
 
+#include "model/ops/phase_profile.h"
+
 namespace mtserve {
 namespace {
 
@@ -19,6 +21,9 @@ void AppendShape(PrimitiveKey& key, const StridedView& v) {
 
 void BatchedMatMul(ComputeContext& ctx, const StridedView& a, const StridedView& b,
                    const StridedView& c, const StridedView* add) {
+  if (PhaseProfile* profile = ctx.phase_profile()) {
+    profile->AddMacs(a.dims[0] * a.dims[1] * a.dims[2] * a.dims[3] * b.dims[3]);
+  }
   PrimitiveKey key{static_cast<int64_t>(OpKind::kBatchedMatMul), add != nullptr};
   AppendShape(key, a);
   AppendShape(key, b);

@@ -2,6 +2,8 @@
 
 #include <omp.h>
 
+#include "model/ops/phase_profile.h"
+
 namespace mtserve {
 
 const dnnl::engine& CpuEngine() {
@@ -15,7 +17,11 @@ const dnnl::engine& CpuEngine() {
 }
 
 ComputeContext::ComputeContext(int num_threads)
-    : num_threads_(num_threads > 0 ? num_threads : 1), stream_(CpuEngine()) {}
+    : num_threads_(num_threads > 0 ? num_threads : 1),
+      stream_(CpuEngine()),
+      phase_profile_(PhaseProfilesEnabled() ? std::make_unique<PhaseProfile>() : nullptr) {}
+
+ComputeContext::~ComputeContext() = default;
 
 dnnl::primitive_attr WithUserScratchpad(dnnl::primitive_attr attr) {
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <list>
+#include <memory>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <unordered_map>
 #include <vector>
@@ -26,6 +27,8 @@
 
 namespace mtserve {
 
+class PhaseProfile;
+
 // The process-wide CPU engine (engines are thread-safe and cheap to share).
 const dnnl::engine& CpuEngine();
 
@@ -34,7 +37,11 @@ using PrimitiveKey = std::vector<int64_t>;
 
 class ComputeContext {
  public:
+  // Profiles its phases when phase profiles are enabled (phase_profile.h) at construction.
   explicit ComputeContext(int num_threads);
+  ~ComputeContext();
+  ComputeContext(const ComputeContext&) = delete;
+  ComputeContext& operator=(const ComputeContext&) = delete;
 
   int num_threads() const { return num_threads_; }
   const dnnl::engine& engine() const { return CpuEngine(); }
@@ -112,6 +119,9 @@ class ComputeContext {
   };
   ConversionScratch& conversion_scratch() { return conversion_scratch_; }
 
+  // Null unless this context profiles its phases.
+  PhaseProfile* phase_profile() const { return phase_profile_.get(); }
+
   // More than the shapes a worker uses over and over, few enough that
   // their code stays small.
   static constexpr size_t kMaxCachedPrimitives = 1024;
@@ -130,6 +140,7 @@ class ComputeContext {
   int64_t primitives_created_ = 0;
   FloatBuffer scratchpad_;
   ConversionScratch conversion_scratch_;
+  std::unique_ptr<PhaseProfile> phase_profile_;
 };
 
 // `attr` with the scratchpad left to the caller: ComputeContext::Execute provides it.

@@ -5,6 +5,7 @@
 
 #include "model/float16.h"
 #include "model/kernels/quantize.h"
+#include "model/ops/phase_profile.h"
 
 namespace mtserve {
 namespace {
@@ -82,16 +83,8 @@ Linear::Linear(const std::vector<float>& weight, const std::vector<float>& bias,
                int out_features, ComputeType type)
     : in_(in_features), out_(out_features), type_(type), has_bias_(!bias.empty()) {
   const dnnl::engine& engine = CpuEngine();
-  // int8 adds the bias itself, after scaling the products.
-  const bool matmul_bias = has_bias_ && type_ != ComputeType::kInt8;
-  weight_desc_ = MakeMatMul(memory::desc({kLayoutProbeRows, in_}, InputType(type_), tag::ab), out_,
-                            memory::desc({in_, out_}, WeightType(type_), tag::any), matmul_bias,
-                            Epilogue::kNone)
-                     .weights_desc();
-  weight_memory_ = memory(weight_desc_, engine, weight_.Reserve(weight_desc_.get_size()));
   // PyTorch's [out, in] row-major is the [in, out] matrix in "ba" order. The reorder packs it,
   // rounding to bfloat16 on the way.
-  memory plain;
   std::vector<int8_t> quantized;
   if (type_ == ComputeType::kInt8) {
     quantized.resize(weight.size());
@@ -103,20 +96,80 @@ Linear::Linear(const std::vector<float>& weight, const std::vector<float>& bias,
       // Exact: |sum| <= 127 * in is below 2^24, and 128 only moves the exponent.
       offsets[n] = 128.f * static_cast<float>(sum);
     }
-    plain = memory(memory::desc({in_, out_}, dt::s8, tag::ba), engine, quantized.data());
+    Pack(memory(memory::desc({in_, out_}, dt::s8, tag::ba), engine, quantized.data()));
   } else {
-    plain = memory(memory::desc({in_, out_}, dt::f32, tag::ba), engine,
-                   const_cast<float*>(weight.data()));
+    Pack(memory(memory::desc({in_, out_}, dt::f32, tag::ba), engine,
+                const_cast<float*>(weight.data())));
   }
+  if (has_bias_) std::memcpy(bias_.Reserve(out_), bias.data(), out_ * sizeof(float));
+  MakeBiasMemory();
+}
+
+void Linear::Pack(const dnnl::memory& plain) {
+  const dnnl::engine& engine = CpuEngine();
+  // int8 adds the bias itself, after scaling the products.
+  const bool matmul_bias = has_bias_ && type_ != ComputeType::kInt8;
+  weight_desc_ = MakeMatMul(memory::desc({kLayoutProbeRows, in_}, InputType(type_), tag::ab), out_,
+                            memory::desc({in_, out_}, WeightType(type_), tag::any), matmul_bias,
+                            Epilogue::kNone)
+                     .weights_desc();
+  weight_memory_ = memory(weight_desc_, engine, weight_.Reserve(weight_desc_.get_size()));
   dnnl::stream stream(engine);
-  dnnl::reorder(plain, weight_memory_).execute(stream, plain, weight_memory_);
+  dnnl::reorder(plain, weight_memory_).execute(stream, const_cast<memory&>(plain), weight_memory_);
   stream.wait();
-  if (has_bias_) {
-    std::memcpy(bias_.Reserve(out_), bias.data(), out_ * sizeof(float));
-    bias_memory_ = memory(memory::desc({1, out_}, dt::f32, tag::ab), engine, bias_.data());
-  }
   in_offsets_.resize(in_);
   for (int k = 0; k < in_; ++k) in_offsets_[k] = PackedOffset(0, k);
+}
+
+void Linear::MakeBiasMemory() {
+  if (!has_bias_) return;
+  bias_memory_ = memory(memory::desc({1, out_}, dt::f32, tag::ab), CpuEngine(), bias_.data());
+}
+
+Linear Linear::Outputs(absl::Span<const int> outputs) const {
+  Linear selected;
+  selected.in_ = in_;
+  selected.out_ = static_cast<int>(outputs.size());
+  selected.type_ = type_;
+  selected.has_bias_ = has_bias_;
+  const int n_out = selected.out_;
+  // The packed values, copied as they are (no rounding again, no requantising) into a plain
+  // [out, in] matrix, then packed for the new width.
+  const size_t element = type_ == ComputeType::kFloat32 ? 4 : type_ == ComputeType::kBFloat16 ? 2 : 1;
+  std::vector<uint8_t> plain(static_cast<size_t>(n_out) * in_ * element, 0);
+  const uint8_t* packed = weight_.data();
+  for (int j = 0; j < n_out; ++j) {
+    if (outputs[j] < 0) continue;
+    const int64_t column = PackedOffset(1, outputs[j]);
+    uint8_t* dst = plain.data() + static_cast<size_t>(j) * in_ * element;
+    switch (element) {
+      case 4:
+        for (int k = 0; k < in_; ++k) {
+          std::memcpy(dst + k * 4, packed + (column + in_offsets_[k]) * 4, 4);
+        }
+        break;
+      case 2:
+        for (int k = 0; k < in_; ++k) {
+          std::memcpy(dst + k * 2, packed + (column + in_offsets_[k]) * 2, 2);
+        }
+        break;
+      default:
+        for (int k = 0; k < in_; ++k) dst[k] = packed[column + in_offsets_[k]];
+    }
+  }
+  auto gather = [&](const FloatBuffer& from, FloatBuffer& to) {
+    float* values = to.Reserve(n_out);
+    for (int j = 0; j < n_out; ++j) values[j] = outputs[j] < 0 ? 0.f : from.data()[outputs[j]];
+  };
+  if (type_ == ComputeType::kInt8) {
+    gather(weight_scales_, selected.weight_scales_);
+    gather(column_offsets_, selected.column_offsets_);
+  }
+  if (has_bias_) gather(bias_, selected.bias_);
+  selected.Pack(memory(memory::desc({in_, n_out}, WeightType(type_), tag::ba), CpuEngine(),
+                       plain.data()));
+  selected.MakeBiasMemory();
+  return selected;
 }
 
 int64_t Linear::memory_bytes() const {
@@ -171,6 +224,7 @@ void Linear::CopyWeightRow(int out_index, float* dst) const {
 void Linear::Forward(ComputeContext& ctx, const float* x, int64_t rows, float* y, Epilogue epilogue,
                      int64_t x_stride) const {
   if (x_stride == 0) x_stride = in_;
+  if (PhaseProfile* profile = ctx.phase_profile()) profile->AddMacs(rows * in_ * out_);
   // Large inputs go in blocks of kMaxRows: as fast, and the encoder's ever-changing
   // batch x length row counts then need primitives for a few remainders, not one per batch.
   for (int64_t first = 0; first < rows; first += kMaxRows) {

@@ -21,6 +21,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 #include <vector>
 
+#include "absl/types/span.h"
 #include "model/compute_type.h"
 #include "model/model_config.h"
 #include "model/ops/aligned_buffer.h"
@@ -58,6 +59,12 @@ class Linear {
   void Forward(ComputeContext& ctx, const float* x, int64_t rows, float* y,
                Epilogue epilogue = Epilogue::kNone, int64_t x_stride = 0) const;
 
+  // A Linear computing only `outputs` of this one's outputs, in that order (-1: an output of
+  // zeros), from the same packed values: each of its outputs is the one computed here, bit for
+  // bit where oneDNN sums a column's products in the same order whatever the width (tested for
+  // every compute type). What a lexical shortlist projects onto.
+  Linear Outputs(absl::Span<const int> outputs) const;
+
   // Copies row `out_index` of the weight as given at construction ([out, in]: the embedding of
   // token out_index when the output projection is tied to the embeddings), read from the packed
   // layout, so tied embeddings need no second copy of the table. In bfloat16 and int8, the row as
@@ -73,6 +80,10 @@ class Linear {
   static constexpr int64_t kMaxRows = kLinearBlockRows;
 
  private:
+  // Packs `plain` (the [in, out] weight of the weight type) into weight_ in oneDNN's preferred
+  // layout for this op's shape.
+  void Pack(const dnnl::memory& plain);
+  void MakeBiasMemory();
   void ForwardBlock(ComputeContext& ctx, const float* x, int64_t rows, float* y, Epilogue epilogue,
                     int64_t x_stride) const;
   void ForwardBFloat16Block(ComputeContext& ctx, const float* x, int64_t rows, float* y,

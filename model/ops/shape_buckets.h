@@ -28,6 +28,19 @@ inline int64_t BucketRows(int64_t rows) {
   return (rows + step - 1) / step * step;
 }
 
+// A lexical shortlist's union of candidates wider than this share of the vocabulary is computed as
+// the whole vocabulary (VocabularySelection): narrower, it gains little, and its copy of the
+// projection's weights grows.
+inline constexpr double kMaxShortlistShare = 0.5;
+
+// The width of a lexical shortlist's projection (VocabularySelection), whose union of candidates
+// changes as sentences come and go: a multiple of 64 up to 1,024, of 256 up to 4,096, then of
+// 1,024.
+inline int64_t BucketColumns(int64_t columns) {
+  const int64_t step = columns <= 1024 ? 64 : columns <= 4096 ? 256 : 1024;
+  return (columns + step - 1) / step * step;
+}
+
 }  // namespace mtserve
 
 #endif  // MTSERVE_MODEL_OPS_SHAPE_BUCKETS_H_

@@ -58,6 +58,7 @@ std::optional<std::string> SentenceCacheKey(const std::string& model,
   Append(key, options.max_length_factor);
   Append(key, options.max_length_offset);
   Append(key, options.return_alignment);
+  Append(key, options.shortlist);
   key.append(reinterpret_cast<const char*>(source_ids.data()), source_ids.size() * sizeof(int));
   // The terms the decoder must write (as ids: the bytes a form's unknown ids stand for are put
   // back when the text is joined, from the request's own terms).

@@ -512,5 +512,49 @@ INSTANTIATE_TEST_SUITE_P(ReducedTypes, QuantizedLinearTest,
                          ::testing::Values(ComputeType::kBFloat16, ComputeType::kInt8),
                          ::mtserve::testing::ComputeTypeTestName);
 
+// A shortlist's projection (Linear::Outputs) computes each of its outputs exactly as the whole
+// projection does, bit for bit, in every compute type, whatever the width and row count: what
+// keeps a sentence's scores independent of the other sentences' candidates.
+TEST(LinearOutputsTest, EachOutputIsTheWholeProjectionsBitForBit) {
+  std::mt19937 rng(11);
+  ComputeContext ctx(2);
+  ctx.BindToCallingThread();
+  for (ComputeType type : {ComputeType::kFloat32, ComputeType::kBFloat16, ComputeType::kInt8}) {
+    if (!CheckComputeTypeSupported(type).ok()) continue;
+    for (auto [in, out] : {std::pair{256, 3000}, std::pair{512, 5000}}) {
+      const std::vector<float> w = RandomVector(rng, static_cast<size_t>(out) * in);
+      const std::vector<float> b = RandomVector(rng, out);
+      const Linear whole(w, b, in, out, type);
+      for (int width : {64, 320, 1280, 2304}) {
+        std::vector<int> outputs(out);
+        for (int i = 0; i < out; ++i) outputs[i] = i;
+        std::shuffle(outputs.begin(), outputs.end(), rng);
+        outputs.resize(width - 5);
+        std::sort(outputs.begin(), outputs.end());
+        outputs.resize(width, -1);  // Padding.
+        const Linear part = whole.Outputs(outputs);
+        ASSERT_EQ(part.out_features(), width);
+        for (int64_t rows : {1, 4, 37, 128}) {
+          SCOPED_TRACE(::testing::Message() << ComputeTypeName(type) << " in " << in << " width "
+                                          << width << " rows " << rows);
+          const std::vector<float> x = RandomVector(rng, rows * in, -3.f, 3.f);
+          std::vector<float> y_whole(rows * out), y_part(rows * width);
+          whole.Forward(ctx, x.data(), rows, y_whole.data());
+          part.Forward(ctx, x.data(), rows, y_part.data());
+          int differing = 0;
+          for (int64_t r = 0; r < rows; ++r) {
+            for (int j = 0; j < width; ++j) {
+              const float got = y_part[r * width + j];
+              const float want = outputs[j] < 0 ? 0.f : y_whole[r * out + outputs[j]];
+              if (std::memcmp(&got, &want, sizeof(float)) != 0) ++differing;
+            }
+          }
+          EXPECT_EQ(differing, 0);
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace mtserve
