@@ -141,6 +141,7 @@ absl::StatusOr<std::vector<SentenceTranslation>> TranslateLines(
         absl::StrCat("batch size is ", batch_size, "; it must be 1 or more"));
   }
   options.return_alignment = true;
+  options.shortlist = false;  // The model's own choices, not those of a list it may have already.
   if (absl::Status valid = ValidateDecodingOptions(options, model->config(), "--"); !valid.ok()) {
     return valid;
   }
@@ -218,7 +219,9 @@ ShortlistCoverage Coverage(const ShortlistCounts::Written& list,
   ShortlistCoverage coverage;
   int64_t candidates = 0;
   for (const SentenceTranslation& t : translations) {
+    // The list's, and the sentence's own pieces, which decoding always allows (copied through).
     absl::flat_hash_set<int> reachable(list.always_ids.begin(), list.always_ids.end());
+    reachable.insert(t.source.begin(), t.source.end());
     for (int s : t.source) {
       if (auto rule = list.rule_ids.find(s); rule != list.rule_ids.end()) {
         reachable.insert(rule->second.begin(), rule->second.end());

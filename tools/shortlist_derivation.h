@@ -84,10 +84,11 @@ struct SentenceTranslation {
   Hypothesis best;
 };
 
-// Translates each of `lines` as one sentence with `model` (`options`, with the alignment, in
-// batches of `batch_size` sentences sorted by length, on `threads` workers of one compute thread
-// each, sharing the model), in input order. Empty lines are skipped; a line longer than the
-// model's positions is skipped and named in `skipped` (as "line N: ...").
+// Translates each of `lines` as one sentence with `model` (`options`, with the alignment and the
+// whole vocabulary even where the model has a shortlist, in batches of `batch_size` sentences
+// sorted by length, on `threads` workers of one compute thread each, sharing the model), in input
+// order. Empty lines are skipped; a line longer than the model's positions is skipped and named
+// in `skipped` (as "line N: ...").
 absl::StatusOr<std::vector<SentenceTranslation>> TranslateLines(
     std::shared_ptr<const Model> model, const std::vector<std::string>& lines,
     DecodingOptions options, int threads, int batch_size, std::vector<std::string>& skipped);
@@ -99,8 +100,9 @@ absl::Status CountTranslations(std::shared_ptr<const Model> model,
                                std::vector<std::string>& skipped);
 
 // How a shortlist serves translations (of a text it was not derived from): the mean candidates a
-// sentence gets (the always-line and its pieces' rules), and the sentences every token of whose
-// translation is among its candidates (those a decode with the list can translate the same).
+// sentence gets (the always-line, its pieces' rules and its pieces themselves, as decoding allows
+// them: DecodingOptions::shortlist), and the sentences every token of whose translation is among
+// its candidates (those a decode with the list can translate the same).
 struct ShortlistCoverage {
   int64_t sentences = 0;
   int64_t covered = 0;
