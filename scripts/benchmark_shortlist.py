@@ -19,8 +19,8 @@ which the engine reads it from.
 
 Usage: scripts/benchmark_shortlist.py [BUILD_DIR] [--models DIR ...]
            [--compute_types float32,int8,bfloat16] [--shortlists DIR]
-           [--train_dir ../shared/data/multi30k] [--frequent N] [--per_source K] [--min_count M]
-           [--counting aligned] [--beam_size 4] [--threads 2] [--rounds 1]
+           [--train_dir ../shared/data/multi30k] [--frequent 800] [--per_source 10]
+           [--min_count 1] [--counting neighbours] [--beam_size 4] [--threads 2] [--rounds 1]
 """
 import argparse
 import json
@@ -138,10 +138,10 @@ def main():
     parser.add_argument("--shortlists", help="a directory of MODEL/vmap.txt to use instead of "
                                              "deriving the lists")
     parser.add_argument("--train_dir", default=os.path.join(SHARED, "data", "multi30k"))
-    parser.add_argument("--frequent", type=int, default=100)
-    parser.add_argument("--per_source", type=int, default=20)
-    parser.add_argument("--min_count", type=int, default=2)
-    parser.add_argument("--counting", default="aligned")
+    parser.add_argument("--frequent", type=int, default=800)
+    parser.add_argument("--per_source", type=int, default=10)
+    parser.add_argument("--min_count", type=int, default=1)
+    parser.add_argument("--counting", default="neighbours")
     parser.add_argument("--beam_size", type=int, default=4)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=1)

@@ -1,8 +1,8 @@
 // make_shortlist: derives a lexical shortlist for a model (CTranslate2's vocabulary map,
 // vmap.txt) from the model's own translations of a source-language text, a sentence a line.
 //
-//   make_shortlist --model=DIR --input=FILE --output=FILE [--frequent=100] [--per_source=20]
-//                  [--min_count=2] [--counting=aligned|neighbours|sentence]
+//   make_shortlist --model=DIR --input=FILE --output=FILE [--frequent=800] [--per_source=10]
+//                  [--min_count=1] [--counting=neighbours|aligned|sentence]
 //                  [--compute_type=float32] [--beam_size=4] [--threads=2] [--evaluate=FILE]
 //
 // Each line is translated with the decoder's alignment (tools/shortlist_derivation.h); the output
@@ -31,10 +31,13 @@ ABSL_FLAG(std::string, input, "",
           "Source-language text, a sentence a line (a training corpus' source side, never a test "
           "set). Required.");
 ABSL_FLAG(std::string, output, "", "The vocabulary map written (vmap.txt). Required.");
-ABSL_FLAG(int, frequent, 100, "Most generated target tokens every sentence may generate.");
-ABSL_FLAG(int, per_source, 20, "Targets a source piece brings at most, beyond the frequent ones.");
-ABSL_FLAG(int, min_count, 2, "Times a target must have been generated for a piece to be listed.");
-ABSL_FLAG(std::string, counting, "aligned",
+ABSL_FLAG(int, frequent, mtserve::ShortlistOptions().frequent,
+          "Most generated target tokens every sentence may generate.");
+ABSL_FLAG(int, per_source, mtserve::ShortlistOptions().per_source,
+          "Targets a source piece brings at most, beyond the frequent ones.");
+ABSL_FLAG(int, min_count, mtserve::ShortlistOptions().min_count,
+          "Times a target must have been generated for a piece to be listed.");
+ABSL_FLAG(std::string, counting, "neighbours",
           "What links a generated token to source pieces: aligned (the piece the decoder's "
           "alignment gives it), neighbours (that piece and its neighbours) or sentence (every "
           "piece of the sentence).");
@@ -173,8 +176,8 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "Derives a vocabulary map (vmap.txt) for a model from its own translations of a "
       "source-language text.\n"
-      "Usage: make_shortlist --model=DIR --input=FILE --output=FILE [--frequent=100] "
-      "[--per_source=20] [--min_count=2] [--counting=aligned|neighbours|sentence] "
+      "Usage: make_shortlist --model=DIR --input=FILE --output=FILE [--frequent=800] "
+      "[--per_source=10] [--min_count=1] [--counting=neighbours|aligned|sentence] "
       "[--compute_type=float32] [--beam_size=4] [--threads=2] [--evaluate=FILE]");
   absl::ParseCommandLine(argc, argv);
   return mtserve::Run();
