@@ -16,7 +16,8 @@ Latency: one sentence (LATENCY_LINE of INPUT) alone, PAIRS alternating pairs of
            times and REPEAT times (one worker of one thread, as a served request at concurrency 1
            is decoded): the difference of their seconds / REPEAT, and
   served   mtclient bench --concurrency=1 --requests=REPEAT on that sentence: its p50,
-and the median ratio served / offline.
+and the median ratio served / offline; with each pair, the CPU milliseconds per sentence of
+mttranslate (the same difference), of the server and of the client.
 
 Usage: scripts/benchmark_serving.py [--build_dir=build] [--compute_types=float32,int8,bfloat16]
   [--concurrency=1,8,32] [--pairs=3] [--input=FILE] [--requests=N] [--latency_line=N]
@@ -136,18 +137,23 @@ def latency(args, compute_type, server, sentence):
         for pair in range(args.pairs):
             # The difference of two runs: what a run pays once (its translator's first use) is
             # left out, as the served run's warmup leaves it out.
-            seconds = {}
+            seconds, cpu = {}, {}
             for times, path in repeated.items():
-                _, seconds[times], _, _, offline_command = offline(
+                _, seconds[times], _, cpu[times], offline_command = offline(
                     args, compute_type, path, ("--threads=1", "--batch_size=1"))
             offline_ms = (seconds[2 * args.repeat] - seconds[args.repeat]) * 1000 / args.repeat
+            offline_cpu_ms = (cpu[2 * args.repeat] - cpu[args.repeat]) * 1000 / args.repeat
             report, client_cpu, server_cpu, served_command = served(args, server, one, 1,
                                                                     args.repeat)
             served_ms = float(report["latency_p50_ms"])
+            # The server decoded the warmup request too (mtclient's default: one).
+            served_cpu_ms = server_cpu * 1000 / (args.repeat + int(report["warmup_requests"]))
             ratios.append(served_ms / offline_ms)
             print(f"  latency pair {pair + 1}: offline {offline_ms:.2f} ms/sentence; served p50 "
                   f"{served_ms:.2f} ms (p90 {report['latency_p90_ms']} ms); ratio "
-                  f"{ratios[-1]:.3f}", flush=True)
+                  f"{ratios[-1]:.3f}; CPU ms per sentence: offline {offline_cpu_ms:.2f}, server "
+                  f"{served_cpu_ms:.2f}, client {client_cpu * 1000 / args.repeat:.2f}",
+                  flush=True)
             if pair == 0:
                 print(f"    offline: {offline_command}   (its seconds less those of "
                       f"{args.repeat} lines, / {args.repeat})\n"
