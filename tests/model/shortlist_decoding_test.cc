@@ -72,10 +72,7 @@ class ShortlistDecodingTest : public ::testing::TestWithParam<ComputeType> {
 
   // The test model's files beside `vmap` as its vmap.txt, loaded.
   std::shared_ptr<const Model> WithVocabularyMap(const std::string& vmap) {
-    for (const auto& entry : std::filesystem::directory_iterator(full_->dir())) {
-      std::filesystem::create_symlink(std::filesystem::absolute(entry.path()),
-                                      dir_.path() / entry.path().filename());
-    }
+    testing::LinkModelFiles(full_->dir(), dir_.path());
     dir_.Write(std::string(Shortlist::kVocabularyMapFile), vmap);
     auto model = Model::Load(dir_.path().string(), GetParam());
     EXPECT_TRUE(model.ok()) << model.status();

@@ -86,6 +86,13 @@ absl::Status WriteTinyModel(const std::string& dir, const std::vector<std::strin
   return WriteRandomSafetensors(model_config, options, dir + "/model.safetensors");
 }
 
+void LinkModelFiles(const std::string& model_dir, const std::filesystem::path& dir) {
+  for (const auto& entry : std::filesystem::directory_iterator(model_dir)) {
+    std::filesystem::create_symlink(std::filesystem::absolute(entry.path()),
+                                    dir / entry.path().filename());
+  }
+}
+
 std::vector<std::string> ReadLines(const std::string& path) {
   std::ifstream in(path);
   EXPECT_TRUE(in) << "cannot read " << path;

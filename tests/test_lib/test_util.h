@@ -87,6 +87,10 @@ ModelConfig TinyConfig();
 // such as a vocabulary smaller than a beam's candidates.
 absl::Status WriteTinyModel(const std::string& dir, const std::vector<std::string>& pieces);
 
+// Symlinks into `dir` every file of the model directory `model_dir`, so that a test can add a file
+// of its own beside them (a lexical shortlist) without copying the weights.
+void LinkModelFiles(const std::string& model_dir, const std::filesystem::path& dir);
+
 // The lines of a text file (fails the test if it cannot be read).
 std::vector<std::string> ReadLines(const std::string& path);
 // The non-empty lines of a JSON-lines file, parsed.
