@@ -8,6 +8,12 @@
 # Needs CTranslate2's command-line translator and its benchmark script (run_bench.py) in CT2_DIR,
 # and Debian's python3-numpy and python3-sentencepiece. Run after scripts/build.sh, alone on the
 # machine: a second process on two cores changes every figure.
+# With SHORTLISTS=1, each round then runs both engines again with the same lexical shortlist
+# (CTranslate2's --use_vmap with the vmap.txt mtserve reads from the model directory): the embedded
+# model's committed list (tests/data/shortlists/multi30k-en-de), and for the random-weight base
+# model one derived by make_shortlist from its own greedy int8 translations of TRAIN_TEXT (default
+# the first 500 lines of ../shared/data/multi30k/train.en): a list of random weights, stated as
+# such.
 # Usage: scripts/benchmark-peers.sh CT2_DIR
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,11 +27,31 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 head -n 200 "$input" >"$work/first200.en"
 
+if [[ ${SHORTLISTS:-0} == 1 ]]; then
+  # Model directories with a vmap.txt beside the (symlinked) model files.
+  with_list() {  # MODEL_DIR VMAP OUT_DIR
+    mkdir -p "$3"
+    ln -s "$(realpath "$1")"/* "$3/"
+    rm -f "$3/vmap.txt" "$3/lex.s2t"
+    cp "$2" "$3/vmap.txt"
+  }
+  train=${TRAIN_TEXT:-../shared/data/multi30k/train.en}
+  head -n 500 "$train" >"$work/train500.en"
+  # Its summary, and the candidates each benchmark sentence gets.
+  "$bin/make_shortlist" --model="$base" --input="$work/train500.en" --beam_size=1 \
+    --compute_type=int8 --output="$work/base-vmap.txt" --evaluate="$work/first200.en"
+  with_list models/multi30k-en-de tests/data/shortlists/multi30k-en-de/vmap.txt "$work/en-de-list"
+  with_list "$base" "$work/base-vmap.txt" "$work/base-list"
+fi
+
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores;" \
   "mtserve $(git rev-parse --short HEAD 2>/dev/null || echo '?'); $(date -u +%F)"
 ct2() {  # MODEL SOURCE [run_bench.py flags]
   local model=$1 source=$2
   shift 2
+  # Converted once into a directory of the run's own (kept for the rounds, and for the vmap.txt
+  # the shortlist runs add).
+  local ct2_model=$work/ct2-$(basename "$model")
   for isa in default AVX512; do
     echo "CTranslate2, kernels: $isa"
     isa_env=()
@@ -33,7 +59,7 @@ ct2() {  # MODEL SOURCE [run_bench.py flags]
     env "${isa_env[@]}" /usr/bin/python3 \
       "$ct2_dir/run_bench.py" --hf-model "$model" --src "$source" --compute-types float32,int8 \
       --beams 4,1 --runs 1 --threads 1 --inter-threads 2 --batch-size 32 \
-      --out-dir "$work/ct2" "$@" | grep -E '^\|'
+      --ct2-model "$ct2_model" --out-dir "$work/ct2" "$@" | grep -E '^\|'
   done
 }
 for round in $(seq "${ROUNDS:-2}"); do
@@ -42,4 +68,14 @@ for round in $(seq "${ROUNDS:-2}"); do
   ct2 "$base" "$work/first200.en" --fixed-len 64
   echo "mtserve (mttranslate --benchmark)"
   scripts/benchmark.sh float32 bfloat16 int8
+  if [[ ${SHORTLISTS:-0} == 1 ]]; then
+    echo "== round $round, with the same lexical shortlist"
+    cp tests/data/shortlists/multi30k-en-de/vmap.txt "$work/ct2-multi30k-en-de/vmap.txt"
+    cp "$work/base-vmap.txt" "$work/ct2-$(basename "$base")/vmap.txt"
+    ct2 models/multi30k-en-de "$input" --extra=--use_vmap
+    ct2 "$base" "$work/first200.en" --fixed-len 64 --extra=--use_vmap
+    echo "mtserve (mttranslate --benchmark), shortlist"
+    EMBEDDED_MODEL_DIR=$work/en-de-list BASE_MODEL_DIR=$work/base-list \
+      scripts/benchmark.sh float32 bfloat16 int8
+  fi
 done

@@ -4,8 +4,9 @@
 # checkpoint of OPUS-MT transformer-base shape (en-mg tokenizer and config) forced to 64 tokens a
 # sentence (the first BASE_LINES lines, 200 unless set, as in the peers' figures). Same settings
 # as the CTranslate2 figures the README compares with: batch 32, two compute threads.
-# Arguments: the compute types to measure (default: float32 bfloat16 int8).
-# Run after scripts/build.sh.
+# Arguments: the compute types to measure (default: float32 bfloat16 int8). EMBEDDED_MODEL_DIR
+# and BASE_MODEL_DIR replace the two models (scripts/benchmark-peers.sh passes copies with a
+# lexical shortlist). Run after scripts/build.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${BUILD_DIR:-build}/bin
@@ -23,7 +24,8 @@ types=("$@")
 for type in "${types[@]}"; do
   for beam in 4 1; do
     "$bin/mttranslate" --benchmark --compute_type="$type" --beam_size=$beam --batch_size=32 \
-      --threads=2 <"$input" 2>&1 >/dev/null | grep benchmark
+      --threads=2 ${EMBEDDED_MODEL_DIR:+--model="$EMBEDDED_MODEL_DIR"} <"$input" 2>&1 \
+      >/dev/null | grep benchmark
   done
   for beam in 4 1; do
     "$bin/mttranslate" --benchmark --compute_type="$type" --model="$base" --beam_size=$beam \

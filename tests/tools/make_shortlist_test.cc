@@ -88,7 +88,7 @@ const Generated& ModelTranslations(const std::shared_ptr<const Model>& model,
                                    const std::vector<std::string>& lines) {
   static const Generated* const generated = [&] {
     auto* g = new Generated;
-    Translator translator(model, /*num_threads=*/2);
+    Translator translator(model, /*num_threads=*/1);
     DecodingOptions options;
     options.beam_size = kBeam;
     for (const std::string& line : lines) {
