@@ -11,10 +11,10 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
-#include "model/shortlist.h"
 #include "base/excerpt.h"
 #include "base/json_file.h"
 #include "base/status_macros.h"
+#include "model/shortlist.h"
 #include "nlohmann/json.hpp"
 
 namespace mtserve {

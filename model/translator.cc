@@ -9,9 +9,9 @@
 #include "model/decoding/search.h"
 #include "model/layers/decoder.h"
 #include "model/layers/encoder.h"
-#include "model/shortlist.h"
 #include "model/ops/compute_context.h"
 #include "model/ops/shape_buckets.h"
+#include "model/shortlist.h"
 #include "model/vocab.h"
 
 namespace mtserve {

@@ -27,12 +27,12 @@ std::string BatchKey(const TranslationTask& task) {
     std::memcpy(&b, &value, sizeof(b));
     return b;
   };
-  return absl::StrCat(
-      task.model, "/", o.beam_size, "/", o.num_hypotheses, "/", bits(o.length_penalty), "/",
-      o.sampling_topk, "/", bits(o.sampling_temperature), "/",
-      o.seed.has_value() ? absl::StrCat(*o.seed) : "-", "/", o.max_length, "/", o.min_length, "/",
-      o.return_alignment, "/", bits(o.max_length_factor), "/", o.max_length_offset, "/",
-      o.shortlist);
+  return absl::StrCat(task.model, "/", o.beam_size, "/", o.num_hypotheses, "/",
+                      bits(o.length_penalty), "/", o.sampling_topk, "/",
+                      bits(o.sampling_temperature), "/",
+                      o.seed.has_value() ? absl::StrCat(*o.seed) : "-", "/", o.max_length, "/",
+                      o.min_length, "/", o.return_alignment, "/", bits(o.max_length_factor), "/",
+                      o.max_length_offset, "/", o.shortlist);
 }
 
 QueuedRequest RequestOf(std::vector<TranslationTask> tasks, std::string group) {

@@ -115,9 +115,8 @@ int Run() {
   decoding.beam_size = absl::GetFlag(FLAGS_beam_size);
   ShortlistCounts counts(options.counting);
   std::vector<std::string> skipped;
-  if (absl::Status counted = CountTranslations(*model, lines, decoding,
-                                               absl::GetFlag(FLAGS_threads), kBatchSize, counts,
-                                               skipped);
+  if (absl::Status counted = CountTranslations(
+          *model, lines, decoding, absl::GetFlag(FLAGS_threads), kBatchSize, counts, skipped);
       !counted.ok()) {
     std::cerr << "make_shortlist: " << counted.message() << "\n";
     return absl::IsInvalidArgument(counted) ? 2 : 1;
@@ -141,10 +140,8 @@ int Run() {
       "average; %s\n",
       lines.size(), counts.translations(),
       static_cast<int64_t>(lines.size() - skipped.size()) - counts.translations(), skipped.size(),
-      counts.target_tokens(), written.always,
-      written.rules,
-      written.rules == 0 ? 0.0 : static_cast<double>(written.rule_targets) / written.rules,
-      output);
+      counts.target_tokens(), written.always, written.rules,
+      written.rules == 0 ? 0.0 : static_cast<double>(written.rule_targets) / written.rules, output);
   if (const std::string path = absl::GetFlag(FLAGS_evaluate); !path.empty()) {
     absl::StatusOr<std::vector<std::string>> evaluated = ReadLines(path);
     if (!evaluated.ok()) {

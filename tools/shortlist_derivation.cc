@@ -134,7 +134,8 @@ absl::StatusOr<std::vector<SentenceTranslation>> TranslateLines(
     std::shared_ptr<const Model> model, const std::vector<std::string>& lines,
     DecodingOptions options, int threads, int batch_size, std::vector<std::string>& skipped) {
   if (threads < 1) {
-    return absl::InvalidArgumentError(absl::StrCat("--threads is ", threads, "; it must be 1 or more"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--threads is ", threads, "; it must be 1 or more"));
   }
   if (batch_size < 1) {
     return absl::InvalidArgumentError(
@@ -161,9 +162,8 @@ absl::StatusOr<std::vector<SentenceTranslation>> TranslateLines(
   // Sorted by length, so that a batch's sentences pad little.
   std::vector<size_t> order(sources.size());
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return sources[a].size() < sources[b].size();
-  });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return sources[a].size() < sources[b].size(); });
   const size_t batches = (order.size() + batch_size - 1) / batch_size;
   std::vector<Hypothesis> best(sources.size());
   std::atomic<size_t> next{0};

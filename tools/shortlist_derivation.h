@@ -38,7 +38,8 @@ struct ShortlistOptions {
   ShortlistCounting counting = ShortlistCounting::kNeighbours;
 };
 
-// InvalidArgument naming the flag ("--frequent", ...) and its limit: the one place they are checked.
+// InvalidArgument naming the flag ("--frequent", ...) and its limit: the one place they are
+// checked.
 absl::Status ValidateShortlistOptions(const ShortlistOptions& options);
 
 // Counts over translations: target token frequencies and (source piece, target) links.
@@ -61,9 +62,9 @@ class ShortlistCounts {
   // more (best first; ties in id order). Pieces as `vocab` spells them.
   struct Written {
     std::string text;
-    int rules = 0;            // Source pieces with a line (the always-line not counted).
+    int rules = 0;             // Source pieces with a line (the always-line not counted).
     int64_t rule_targets = 0;  // Targets on those lines.
-    int always = 0;           // Targets on the always-line.
+    int always = 0;            // Targets on the always-line.
     // The same as ids: the always-line's, and each source piece's targets.
     std::vector<int> always_ids;
     absl::flat_hash_map<int, std::vector<int>> rule_ids;

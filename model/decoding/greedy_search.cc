@@ -42,7 +42,9 @@ class GreedySearch : public Search {
     }
     max_lengths_[sentence] = InputMaxLength(params_.options, params_.max_length, source_tokens);
     if (!candidates.empty()) {
-      if (selection_ == nullptr) selection_ = std::make_unique<VocabularySelection>(params_.vocab_size);
+      if (selection_ == nullptr) {
+        selection_ = std::make_unique<VocabularySelection>(params_.vocab_size);
+      }
       selection_->Add(sentence, std::move(candidates));
     }
     // Each sentence draws from its own generator, so its sample does not depend on the others.

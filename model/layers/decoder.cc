@@ -98,7 +98,8 @@ std::vector<int> Decoder::AddSentences(ComputeContext& ctx, const float* encoder
 }
 
 size_t Decoder::memory_bytes() const {
-  size_t bytes = static_cast<size_t>(restricted_projection_.memory_bytes()) + cache_.memory_bytes() + x_.bytes() + qkv_.bytes() + query_.bytes() +
+  size_t bytes = static_cast<size_t>(restricted_projection_.memory_bytes()) +
+                 cache_.memory_bytes() + x_.bytes() + qkv_.bytes() + query_.bytes() +
                  context_.bytes() + ffn_.bytes() + attention_.bytes() + cross_key_values_.bytes();
   for (const SourceGroup& group : groups_) {
     for (const FloatBuffer& buffer : group.key_values) bytes += buffer.bytes();

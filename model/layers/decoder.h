@@ -41,10 +41,10 @@ class Decoder {
   void AddRows(int count) { cache_.AddRows(count); }
 
   // One step for every row: row r feeds token ids[r] and belongs to sentence row_sentence[r].
-  // Writes logits [rows, vocab_size] (or one column per id RestrictOutputs was given). With `alignment` (null: nothing extra is computed), also
-  // writes for each row the source position its last layer's cross-attention, averaged over the
-  // heads, weighs most (the first of equals): what CTranslate2 returns by default, and the
-  // layer that decides the next token most directly.
+  // Writes logits [rows, vocab_size] (or one column per id RestrictOutputs was given). With
+  // `alignment` (null: nothing extra is computed), also writes for each row the source position its
+  // last layer's cross-attention, averaged over the heads, weighs most (the first of equals): what
+  // CTranslate2 returns by default, and the layer that decides the next token most directly.
   void Step(ComputeContext& ctx, const std::vector<int>& ids, const std::vector<int>& row_sentence,
             FloatBuffer& logits, std::vector<int>* alignment = nullptr);
 

@@ -135,7 +135,9 @@ Linear Linear::Outputs(absl::Span<const int> outputs) const {
   const int n_out = selected.out_;
   // The packed values, copied as they are (no rounding again, no requantising) into a plain
   // [out, in] matrix, then packed for the new width.
-  const size_t element = type_ == ComputeType::kFloat32 ? 4 : type_ == ComputeType::kBFloat16 ? 2 : 1;
+  const size_t element = type_ == ComputeType::kFloat32    ? 4
+                         : type_ == ComputeType::kBFloat16 ? 2
+                                                           : 1;
   std::vector<uint8_t> plain(static_cast<size_t>(n_out) * in_ * element, 0);
   const uint8_t* packed = weight_.data();
   for (int j = 0; j < n_out; ++j) {
@@ -166,8 +168,8 @@ Linear Linear::Outputs(absl::Span<const int> outputs) const {
     gather(column_offsets_, selected.column_offsets_);
   }
   if (has_bias_) gather(bias_, selected.bias_);
-  selected.Pack(memory(memory::desc({in_, n_out}, WeightType(type_), tag::ba), CpuEngine(),
-                       plain.data()));
+  selected.Pack(
+      memory(memory::desc({in_, n_out}, WeightType(type_), tag::ba), CpuEngine(), plain.data()));
   selected.MakeBiasMemory();
   return selected;
 }

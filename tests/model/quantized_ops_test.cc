@@ -536,7 +536,7 @@ TEST(LinearOutputsTest, EachOutputIsTheWholeProjectionsBitForBit) {
         ASSERT_EQ(part.out_features(), width);
         for (int64_t rows : {1, 4, 37, 128}) {
           SCOPED_TRACE(::testing::Message() << ComputeTypeName(type) << " in " << in << " width "
-                                          << width << " rows " << rows);
+                                            << width << " rows " << rows);
           const std::vector<float> x = RandomVector(rng, rows * in, -3.f, 3.f);
           std::vector<float> y_whole(rows * out), y_part(rows * width);
           whole.Forward(ctx, x.data(), rows, y_whole.data());

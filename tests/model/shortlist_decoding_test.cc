@@ -167,9 +167,9 @@ TEST_P(ShortlistDecodingTest, GreedyKeepsTheTranslationItsCandidatesHold) {
 
 TEST_P(ShortlistDecodingTest, EveryTokenIsACandidate) {
   // Candidates too few for the translations: the tokens generated are still among them.
-  const std::shared_ptr<const Model> model = WithVocabularyMap(
-      absl::StrCat("\t", vocab().Piece(1), " ", vocab().Piece(2), "\n", vocab().Piece(10),
-                   "\t", vocab().Piece(20), "\n"));
+  const std::shared_ptr<const Model> model =
+      WithVocabularyMap(absl::StrCat("\t", vocab().Piece(1), " ", vocab().Piece(2), "\n",
+                                     vocab().Piece(10), "\t", vocab().Piece(20), "\n"));
   ASSERT_NE(model, nullptr);
   Translator translator(model, 1);
   for (const int beam : {1, 4}) {
@@ -208,9 +208,8 @@ TEST_P(ShortlistDecodingTest, ResultDoesNotDependOnTheBatch) {
 TEST_P(ShortlistDecodingTest, ResultDoesNotDependOnTheBatchAcrossTheWholeVocabularyWidth) {
   // Lists near VocabularySelection::kMaxRestrictedShare of the vocabulary: alone a sentence's
   // union is restricted, in a batch it is computed as the whole vocabulary, masked.
-  const int always = static_cast<int>(VocabularySelection::kMaxRestrictedShare *
-                                      full_->config().vocab_size) -
-                     200;
+  const int always =
+      static_cast<int>(VocabularySelection::kMaxRestrictedShare * full_->config().vocab_size) - 200;
   const std::shared_ptr<const Model> model = WithVocabularyMap(CoveringMap(always));
   ASSERT_NE(model, nullptr);
   DecodingOptions options;

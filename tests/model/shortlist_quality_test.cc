@@ -60,16 +60,15 @@ std::vector<std::string> TranslateAll(const std::shared_ptr<const Model>& model,
   return texts;
 }
 
-class ShortlistQualityTest
-    : public ::testing::TestWithParam<std::tuple<Direction, ComputeType>> {};
+class ShortlistQualityTest : public ::testing::TestWithParam<std::tuple<Direction, ComputeType>> {};
 
 TEST_P(ShortlistQualityTest, BleuWithinTwoTenthsOfTheWholeVocabulary) {
   const auto [direction, type] = GetParam();
   MT_SKIP_IF_UNSUPPORTED(type);
   testing::TempDir dir;
   testing::LinkModelFiles(ModelsDir() + "/" + direction.model, dir.path());
-  std::filesystem::copy_file(
-      TestDataDir() + "/shortlists/" + direction.model + "/vmap.txt", dir.File("vmap.txt"));
+  std::filesystem::copy_file(TestDataDir() + "/shortlists/" + direction.model + "/vmap.txt",
+                             dir.File("vmap.txt"));
   auto model = Model::Load(dir.path().string(), type);
   ASSERT_TRUE(model.ok()) << model.status();
   ASSERT_NE((*model)->shortlist(), nullptr);

@@ -4,8 +4,6 @@
 // translations of the sample), and it covers those translations: every token the model generated
 // for a line is on the always-line or on the line of one of that line's source pieces (and among
 // the candidates the engine's reader of the list, model/shortlist.h, gives that line).
-#include "tools/shortlist_derivation.h"
-
 #include <algorithm>
 #include <map>
 #include <memory>
@@ -23,6 +21,7 @@
 #include "model/shortlist.h"
 #include "model/translator.h"
 #include "tests/test_lib/test_util.h"
+#include "tools/shortlist_derivation.h"
 
 namespace mtserve {
 
@@ -78,7 +77,8 @@ void ParseVocabularyMap(const std::string& text, const Vocab& vocab, Parsed& par
   }
 }
 
-// The model's translations of `lines`, each line alone: computed on the first call, for the process.
+// The model's translations of `lines`, each line alone: computed on the first call, for the
+// process.
 struct Generated {
   absl::Status status;
   std::vector<std::vector<int>> sources;
@@ -293,9 +293,9 @@ TEST(MakeShortlistInputTest, InvalidOptionsNameTheFlagAndLimit) {
   ASSERT_OK_AND_ASSIGN(std::shared_ptr<const Model> model, testing::TestModel());
   ShortlistCounts counts(ShortlistCounting::kAligned);
   std::vector<std::string> skipped;
-  EXPECT_THAT(CountTranslations(model, {"A dog."}, DecodingOptions(), 0, 32, counts, skipped)
-                  .message(),
-              HasSubstr("--threads is 0"));
+  EXPECT_THAT(
+      CountTranslations(model, {"A dog."}, DecodingOptions(), 0, 32, counts, skipped).message(),
+      HasSubstr("--threads is 0"));
   DecodingOptions wide;
   wide.beam_size = 0;
   EXPECT_THAT(CountTranslations(model, {"A dog."}, wide, 1, 32, counts, skipped).message(),
