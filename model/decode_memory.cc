@@ -63,11 +63,12 @@ DecodeMemory::DecodeMemory(const ModelConfig& config, const DecodingOptions& opt
     // projection onto the union of candidates, at most kMaxShortlistShare of the vocabulary, its
     // weights counted in float32 with bias, scales and offsets, three times (the one in use, the
     // one replacing it, and the plain copy packed into it); the selection's counts and maps per
-    // id; per text its candidates (a vector at most twice their number) and its mask.
+    // id; per text its candidates (a vector at most twice their number) and its mask (a byte a
+    // column: the whole vocabulary's when the union is too wide to restrict).
     const int64_t vocab = config.vocab_size;
     const int64_t width = static_cast<int64_t>(kMaxShortlistShare * vocab);
     decode_bytes_ = 3 * width * (d + 3) * kFloat + 3 * vocab * sizeof(int);
-    text_bytes_ += 2 * vocab * sizeof(int) + width;
+    text_bytes_ += 2 * vocab * sizeof(int) + vocab;
   }
 }
 

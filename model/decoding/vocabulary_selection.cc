@@ -46,7 +46,8 @@ void VocabularySelection::Prepare(Decoder& decoder) {
 
 void VocabularySelection::Rebuild(Decoder& decoder) {
   grow_ = false;
-  restricted_ = BucketColumns(distinct_) <= kMaxRestrictedShare * vocab_size_;
+  // (No candidates at all, between sentences: the whole vocabulary, as the decoder takes none.)
+  restricted_ = distinct_ > 0 && BucketColumns(distinct_) <= kMaxRestrictedShare * vocab_size_;
   ids_.clear();
   column_of_.assign(restricted_ ? vocab_size_ : 0, -1);
   if (restricted_) {

@@ -222,6 +222,10 @@ TEST(BatchingPolicyTest, OnlyTextsOfTheSameOptionsShareADecode) {
   TranslationTask aligned = Text(0, 4, 1);
   aligned.options.return_alignment = true;
   EXPECT_NE(BatchKey(aligned), BatchKey(Text(0, 4, 1)));
+  // A decode uses the shortlist for all its texts or none.
+  TranslationTask whole = Text(0, 4, 1);
+  whole.options.shortlist = false;
+  EXPECT_NE(BatchKey(whole), BatchKey(Text(0, 4, 1)));
   const absl::Time now = kT0 + absl::Milliseconds(2);
   EXPECT_THAT(Names(policy.TakeBatch(now)), ElementsAre(0, 2));
   EXPECT_THAT(Names(policy.TakeBatch(now)), ElementsAre(1));

@@ -36,6 +36,10 @@ TEST(LocalSentenceCacheTest, KeysDifferByModelOptionsAndSource) {
   DecodingOptions aligned = greedy;
   aligned.return_alignment = true;
   EXPECT_NE(*SentenceCacheKey("a", aligned, ids), key);
+  // Nor does a translation with the whole vocabulary answer one with the shortlist.
+  DecodingOptions whole = greedy;
+  whole.shortlist = false;
+  EXPECT_NE(*SentenceCacheKey("a", whole, ids), key);
 }
 
 TEST(LocalSentenceCacheTest, SamplingIsCachedOnlyWithASeed) {
