@@ -62,6 +62,19 @@ class PhaseProfileTest : public ::testing::TestWithParam<ComputeType> {
     ASSERT_TRUE(model.ok()) << model.status();
     model_ = *model;
   }
+
+  // Texts() translated with `options` on one translator while profiling: their results, and the
+  // table.
+  PhaseTable TranslateProfiled(const DecodingOptions& options,
+                               std::vector<TranslationResult>& results) {
+    return Profiled([&] {
+      Translator translator(model_, 1);
+      auto translated = translator.Translate(Texts(), options);
+      ASSERT_TRUE(translated.ok()) << translated.status();
+      results = *std::move(translated);
+    });
+  }
+
   std::shared_ptr<const Model> model_;
 };
 
@@ -72,15 +85,8 @@ class PhaseProfileTest : public ::testing::TestWithParam<ComputeType> {
 // the feed-forward, d·vocab for the projection, and attention 2·d per position read (the t
 // positions generated at step t, the source's tokens).
 TEST_P(PhaseProfileTest, GreedyCallsAndMultiplyAddsFollowFromTheOutputs) {
-  const std::vector<std::string> texts = Texts();
-  DecodingOptions options;
   std::vector<TranslationResult> results;
-  const PhaseTable table = Profiled([&] {
-    Translator translator(model_, 1);
-    auto translated = translator.Translate(texts, options);
-    ASSERT_TRUE(translated.ok()) << translated.status();
-    results = *std::move(translated);
-  });
+  const PhaseTable table = TranslateProfiled(DecodingOptions(), results);
   const ModelConfig& config = model_->config();
   const int64_t d = config.d_model;
   const int64_t layers = config.decoder_layers;
@@ -124,16 +130,10 @@ TEST_P(PhaseProfileTest, GreedyCallsAndMultiplyAddsFollowFromTheOutputs) {
 // search once, however many rows it has; the decode's steps are those of its longest sentence,
 // which is at least its best hypothesis's tokens.
 TEST_P(PhaseProfileTest, BeamCallsFollowFromTheSteps) {
-  const std::vector<std::string> texts = Texts();
   DecodingOptions options;
   options.beam_size = 4;
   std::vector<TranslationResult> results;
-  const PhaseTable table = Profiled([&] {
-    Translator translator(model_, 1);
-    auto translated = translator.Translate(texts, options);
-    ASSERT_TRUE(translated.ok()) << translated.status();
-    results = *std::move(translated);
-  });
+  const PhaseTable table = TranslateProfiled(options, results);
   const int64_t layers = model_->config().decoder_layers;
   const int64_t steps = Of(table, Phase::kVocabProjection).calls;
   for (const TranslationResult& result : results) {
