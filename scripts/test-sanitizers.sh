@@ -18,6 +18,10 @@ asan_e2e+='|deepl_api_test|broken_checkpoint_test)$'
 # Tests that compare the heap or resident memory with what the code counted: the sanitizers'
 # allocators keep freed memory in quarantine and add redzones, so they run in the plain build.
 rss_tests='ResidentBytesMatchProcessGrowth|ProcessMemoryTest|TokenizerRuleMatchesItsHeap'
+# Translation quality over whole test sets, which the plain build checks: nothing in them is
+# reached only there (shortlist_decoding_test drives the same code), and under TSan they took a
+# minute or two each.
+quality_tests='ShortlistQualityTest'
 
 # build BUILD_DIR SANITIZERS TARGET; run_tests BUILD_DIR CTEST_ARGS...
 build() {
@@ -32,13 +36,13 @@ for sanitize in ${SANITIZERS:-address,undefined thread}; do
     address,undefined)
       build build-asan "$sanitize" all
       built=$SECONDS
-      run_tests build-asan -L '^(unit|fuzz)$' -E "$rss_tests"
+      run_tests build-asan -L '^(unit|fuzz)$' -E "$rss_tests|$quality_tests"
       run_tests build-asan -R "$asan_e2e"
       ;;
     thread)
       build build-tsan "$sanitize" unit_tests
       built=$SECONDS
-      run_tests build-tsan -L '^unit$' -E "$rss_tests"
+      run_tests build-tsan -L '^unit$' -E "$rss_tests|$quality_tests"
       ;;
     *) echo "test-sanitizers: unknown SANITIZERS entry '$sanitize'" >&2; exit 2 ;;
   esac
