@@ -28,20 +28,16 @@ trap 'rm -rf "$work"' EXIT
 head -n 200 "$input" >"$work/first200.en"
 
 if [[ ${SHORTLISTS:-0} == 1 ]]; then
-  # Model directories with a vmap.txt beside the (symlinked) model files.
-  with_list() {  # MODEL_DIR VMAP OUT_DIR
-    mkdir -p "$3"
-    ln -s "$(realpath "$1")"/* "$3/"
-    rm -f "$3/vmap.txt" "$3/lex.s2t"
-    cp "$2" "$3/vmap.txt"
-  }
   train=${TRAIN_TEXT:-../shared/data/multi30k/train.en}
   head -n 500 "$train" >"$work/train500.en"
   # Its summary, and the candidates each benchmark sentence gets.
   "$bin/make_shortlist" --model="$base" --input="$work/train500.en" --beam_size=1 \
     --compute_type=int8 --output="$work/base-vmap.txt" --evaluate="$work/first200.en"
-  with_list models/multi30k-en-de tests/data/shortlists/multi30k-en-de/vmap.txt "$work/en-de-list"
-  with_list "$base" "$work/base-vmap.txt" "$work/base-list"
+  # Model directories with a vmap.txt beside the (symlinked) model files.
+  with_list=(/usr/bin/python3 scripts/lib/model_with_list.py)
+  "${with_list[@]}" models/multi30k-en-de tests/data/shortlists/multi30k-en-de/vmap.txt \
+    "$work/en-de-list"
+  "${with_list[@]}" "$base" "$work/base-vmap.txt" "$work/base-list"
 fi
 
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores;" \

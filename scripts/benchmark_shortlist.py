@@ -14,8 +14,8 @@ vocabulary map (vmap.txt) in each compute type, printed as a markdown table:
 The list is a model's tests/data/shortlists/MODEL/vmap.txt with --shortlists=tests/data/shortlists,
 else derived by build/bin/make_shortlist from the Multi30k train side of the model's source
 language (--train_dir; never a test set) with --frequent, --per_source and --min_count. It is
-placed in a temporary copy of the model directory (the model's files symlinked, vmap.txt added),
-which the engine reads it from.
+placed in a temporary copy of the model directory (scripts/lib/model_with_list.py), which the
+engine reads it from.
 
 Usage: scripts/benchmark_shortlist.py [BUILD_DIR] [--models DIR ...]
            [--compute_types float32,int8,bfloat16] [--shortlists DIR]
@@ -36,6 +36,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts", "lib"))
 from bleu import corpus_bleu  # noqa: E402
 from machine import cpu_model  # noqa: E402
+from model_with_list import model_with_list  # noqa: E402
 
 SHARED = os.path.join(os.path.dirname(ROOT), "shared")
 DEFAULT_MODELS = [os.path.join(SHARED, "models", f"multi30k-{pair}")
@@ -71,20 +72,6 @@ def has_shortlist_flag(mttranslate):
     """Whether this mttranslate takes --shortlist (the full vocabulary with --shortlist=false)."""
     helped = subprocess.run([mttranslate, "--helpfull"], capture_output=True, text=True)
     return re.search(r"^\s*--shortlist\b", helped.stdout + helped.stderr, re.M) is not None
-
-
-def with_list(model_dir, vmap, directory):
-    """`directory`: a copy of `model_dir` (its files symlinked, a vmap.txt of its own left out)
-    holding `vmap` as vmap.txt."""
-    os.makedirs(directory)
-    for name in os.listdir(model_dir):
-        if name != "vmap.txt":
-            os.symlink(os.path.abspath(os.path.join(model_dir, name)),
-                       os.path.join(directory, name))
-    with open(vmap, encoding="utf-8") as f, \
-            open(os.path.join(directory, "vmap.txt"), "w", encoding="utf-8") as out:
-        out.write(f.read())
-    return directory
 
 
 def list_size(vmap):
@@ -168,7 +155,7 @@ def main():
             else:
                 vmap = os.path.join(tmp, f"{name}.vmap.txt")
                 derive(args.build, model_dir, source, vmap, args)
-            listed = with_list(model_dir, vmap, os.path.join(tmp, name))
+            listed = model_with_list(model_dir, vmap, os.path.join(tmp, name))
             sources, references = test_set(source), test_set(target)
             always, rules, per_rule = list_size(vmap)
             for compute_type in args.compute_types.split(","):

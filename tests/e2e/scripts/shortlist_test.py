@@ -10,7 +10,6 @@ Usage: shortlist_test.py BIN_DIR STUBS_DIR MODELS_DIR DATA_DIR [-- unittest argu
 """
 import json
 import os
-import shutil
 import subprocess
 import sys
 
@@ -18,6 +17,7 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../test_lib"))
 import e2e_suite  # noqa: E402
 from e2e_suite import call  # noqa: E402
+from model_with_list import model_with_list  # noqa: E402  (scripts/lib, via e2e_suite)
 
 # Lines of test_2016_flickr.en: the list changes the beam-4 German of lines 3 and 4, not of the
 # others.
@@ -29,22 +29,15 @@ LINES = [
     "People are fixing the roof of a house.",
 ]
 
-def with_list(directory, model_dir, vmap):
-    """`directory`: the files of `model_dir` symlinked, and `vmap` as its vmap.txt."""
-    os.makedirs(directory)
-    for name in os.listdir(model_dir):
-        os.symlink(os.path.abspath(os.path.join(model_dir, name)), os.path.join(directory, name))
-    shutil.copy(vmap, os.path.join(directory, "vmap.txt"))
-
-
 class ShortlistTest(e2e_suite.MtserveTestCase):
     @classmethod
     def setUpClass(cls):
         args = e2e_suite.ARGS
         cls.plain_dir = os.path.join(args.models_dir, "multi30k-en-de")
         cls.list_dir = os.path.join(e2e_suite.module_temp_dir("shortlist"), "en-de-list")
-        with_list(cls.list_dir, cls.plain_dir,
-                  os.path.join(args.data_dir, "shortlists", "multi30k-en-de", "vmap.txt"))
+        model_with_list(cls.plain_dir,
+                        os.path.join(args.data_dir, "shortlists", "multi30k-en-de", "vmap.txt"),
+                        cls.list_dir)
         cls.server_flags = ("--workers=1", f"--model=en-de={cls.list_dir}")
         super().setUpClass()
 
