@@ -135,28 +135,15 @@ Linear Linear::Outputs(absl::Span<const int> outputs) const {
   const int n_out = selected.out_;
   // The packed values, copied as they are (no rounding again, no requantising) into a plain
   // [out, in] matrix, then packed for the new width.
-  const size_t element = type_ == ComputeType::kFloat32    ? 4
-                         : type_ == ComputeType::kBFloat16 ? 2
-                                                           : 1;
+  const size_t element = memory::data_type_size(WeightType(type_));
   std::vector<uint8_t> plain(static_cast<size_t>(n_out) * in_ * element, 0);
   const uint8_t* packed = weight_.data();
   for (int j = 0; j < n_out; ++j) {
     if (outputs[j] < 0) continue;
     const int64_t column = PackedOffset(1, outputs[j]);
     uint8_t* dst = plain.data() + static_cast<size_t>(j) * in_ * element;
-    switch (element) {
-      case 4:
-        for (int k = 0; k < in_; ++k) {
-          std::memcpy(dst + k * 4, packed + (column + in_offsets_[k]) * 4, 4);
-        }
-        break;
-      case 2:
-        for (int k = 0; k < in_; ++k) {
-          std::memcpy(dst + k * 2, packed + (column + in_offsets_[k]) * 2, 2);
-        }
-        break;
-      default:
-        for (int k = 0; k < in_; ++k) dst[k] = packed[column + in_offsets_[k]];
+    for (int k = 0; k < in_; ++k) {
+      std::memcpy(dst + k * element, packed + (column + in_offsets_[k]) * element, element);
     }
   }
   auto gather = [&](const FloatBuffer& from, FloatBuffer& to) {
