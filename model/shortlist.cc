@@ -153,7 +153,6 @@ absl::StatusOr<Shortlist> Shortlist::ParseLexical(absl::string_view text, const 
   std::vector<Pair> pairs;
   Shortlist list;
   list.path_ = path;
-  list.source_ids_ = true;
   Lines lines(text, path);
   int64_t rules_read = 0, null_rules = 0;
   absl::string_view line;
@@ -256,7 +255,6 @@ absl::StatusOr<std::shared_ptr<const Shortlist>> Shortlist::FindInModelDirectory
 
 void Shortlist::Candidates(absl::Span<const int> source, std::vector<int>& ids) const {
   ids.insert(ids.end(), always_.begin(), always_.end());
-  if (source_ids_) ids.insert(ids.end(), source.begin(), source.end());
   if (!rules_.empty()) {
     std::vector<int> ngram;
     ngram.reserve(max_ngram_);

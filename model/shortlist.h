@@ -7,22 +7,22 @@
 //   SOURCE being one or more source pieces separated by spaces (an n-gram matched against
 //   consecutive source tokens, of at most kMaxNgram pieces), or empty for targets every sentence
 //   may generate. A source on several lines has all their targets (CTranslate2 keeps the last
-//   line's). CTranslate2 adds its unknown, start and end tokens to every list: here those are the
-//   decoder's to add, with whatever else it must allow (its end token, forced tokens).
+//   line's). CTranslate2 adds its unknown, start and end tokens to every list.
 // - Marian's text lexical shortlist (`lex.s2t`): "TARGET SOURCE PROBABILITY" a line (fast_align's
 //   extract_lex output, probabilities p(target | source) in [0, 1], not logs; fields separated by
 //   spaces or tabs); lines with a NULL piece are skipped. With `first`, `best` and `threshold` as
 //   Marian takes them: the ids below `first` are always candidates, each source piece brings its
 //   `best` most probable targets among those of a probability above `threshold` (ties: the larger
-//   id first, as Marian sorts), a pair on several lines counts with its largest probability, and,
-//   the vocabulary being joint (Marian's shared vocabularies), the source's own ids are
-//   candidates too. Not taken: Marian's padding of a list to a multiple of 8 (its int8 kernels'
-//   need).
+//   id first, as Marian sorts), and a pair on several lines counts with its largest probability.
+//   Not taken: Marian's padding of a list to a multiple of 8 (its int8 kernels' need).
 //
-// Pieces are looked up in the model's vocabulary (a Marian checkpoint's vocabulary is joint:
-// source and target ids are the same). Pieces the vocabulary lacks are skipped and counted; a
-// file none of whose rules is left (a list made for another vocabulary) is an error, as are an
-// empty file, a line that is not UTF-8 or not of its format, each naming the path and the line.
+// What a sentence may generate whatever the list (its end token, its own source ids copied
+// through, its terms' tokens) is not the list's: the translator adds it for either format
+// (Candidates in translator.cc). Pieces are looked up in the model's vocabulary (a Marian
+// checkpoint's vocabulary is joint: source and target ids are the same). Pieces the vocabulary
+// lacks are skipped and counted; a file none of whose rules is left (a list made for another
+// vocabulary) is an error, as are an empty file, a line that is not UTF-8 or not of its format,
+// each naming the path and the line.
 #ifndef MTSERVE_MODEL_SHORTLIST_H_
 #define MTSERVE_MODEL_SHORTLIST_H_
 
@@ -76,9 +76,9 @@ class Shortlist {
       const std::string& dir, const Vocab& vocab);
 
   // Adds to `ids` the target ids a sentence of `source` ids may generate by this list: the ones
-  // every sentence may, those of every rule whose source matches (each n-gram of `source`, up to
-  // the list's longest), and for a lexical list `source`'s own ids. `ids` comes out sorted without
-  // duplicates (what it held before is kept).
+  // every sentence may, and those of every rule whose source matches (each n-gram of `source`, up
+  // to the list's longest). `ids` comes out sorted without duplicates (what it held before is
+  // kept).
   void Candidates(absl::Span<const int> source, std::vector<int>& ids) const;
 
   // The ids every sentence may generate.
@@ -96,7 +96,6 @@ class Shortlist {
   // Source n-gram (ids) -> target ids, sorted; n-grams of up to max_ngram_ ids.
   absl::flat_hash_map<std::vector<int>, std::vector<int>> rules_;
   int max_ngram_ = 0;
-  bool source_ids_ = false;  // Candidates adds the source's ids (a lexical list).
   int64_t skipped_pieces_ = 0;
 };
 
