@@ -6,8 +6,8 @@
 - /v1/models lists the model; /healthz and /readyz answer 200.
 - /v1/translate:stream answers one NDJSON line per text, each with its id; a failing text gets
   an error line and the others still come.
-- Errors are JSON {"code", "message"} with the HTTP status of the gRPC code: bad JSON 400,
-  unknown model 404, over a limit 400 naming the field and the limit, a body over the limit 413,
+- Errors are JSON {"code", "message"} with the HTTP status of the gRPC code: bad JSON 400 (a
+  boolean given as a string or a number too, naming the field), unknown model 404, over a limit 400 naming the field and the limit, a body over the limit 413,
   a deadline (X-Request-Timeout) 504, an unknown path 404, a wrong method 405 with Allow.
 - `Expect: 100-continue` (curl sends it for bodies over 1 MiB and for streamed ones) gets
   "100 Continue", then the whole answer.
@@ -205,6 +205,13 @@ class ApiTest(e2e_suite.MtserveTestCase):
                 ("a null among the texts (was dropped: two translations for three texts)",
                  "/v1/translate", '{"texts": ["a", null, "b"]}',
                  ["the request body: texts[1] is null"]),
+                ("a boolean as a string (protobuf's parser takes \"true\")", "/v1/translate",
+                 {"texts": ["a"], "options": {"return_scores": "true"}},
+                 ['the request body: options.return_scores must be a boolean (true or false), '
+                  'not "true"']),
+                ("a stream line's boolean as a number", "/v1/translate:stream",
+                 '{"id": "a", "text": "x"}\n{"text": "y", "options": {"shortlist": 0}}\n',
+                 ["line 2 of the request body: options.shortlist must be a boolean"]),
                 ("a stream line that is not JSON", "/v1/translate:stream",
                  '{"id": "a", "text": "x"}\n{oops\n',
                  ["line 2 of the request body is not JSON"])]:

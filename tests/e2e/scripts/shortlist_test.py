@@ -94,10 +94,13 @@ class ShortlistTest(e2e_suite.MtserveTestCase):
         self.assertEqual([t.hypotheses[0].text for t in answer.translations], self.translate())
 
     def test_a_non_boolean_is_refused(self):
-        status, _, answer = call(self.server.http_port, "POST", "/v1/translate",
-                                 {"texts": ["A dog."], "options": {"shortlist": 3}})
-        self.assertEqual(status, 400, answer)
-        self.assertIn(b"options.shortlist", answer)
+        # Strings too, which protobuf's JSON parser reads as booleans ("true", "false").
+        for value in (3, "no", "false"):
+            with self.subTest(value=value):
+                status, _, answer = call(self.server.http_port, "POST", "/v1/translate",
+                                         {"texts": ["A dog."], "options": {"shortlist": value}})
+                self.assertEqual(status, 400, answer)
+                self.assertIn(b"options.shortlist must be a boolean", answer)
 
 
 if __name__ == "__main__":

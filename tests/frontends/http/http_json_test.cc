@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "mtserve/v1/translation.pb.h"
@@ -82,6 +83,43 @@ TEST(HttpJsonTest, RefusalsNameWhatAndWhy) {
   status = ParseJson("{\"texts\": [\"\xff\"]}", "the request body", kBounds, request);
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(status.message(), HasSubstr("not JSON"));
+}
+
+TEST(HttpJsonTest, ABoolFieldTakesOnlyTrueFalseOrNull) {
+  // Protobuf's JSON mapping reads "true" and "false" as booleans; here a string, a number, a list
+  // or an object is refused, naming the field as the client wrote it.
+  for (const char* value : {R"("no")", R"("true")", R"("false")", "1", "0", "[true]", "{}"}) {
+    v1::TranslateRequest request;
+    const absl::Status status =
+        ParseJson(absl::StrCat(R"({"texts": ["a"], "options": {"shortlist": )", value, "}}"),
+                  "the request body", kBounds, request);
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << value;
+    EXPECT_THAT(status.message(),
+                HasSubstr("the request body: options.shortlist must be a boolean (true or "
+                          "false), not "))
+        << value;
+    EXPECT_THAT(status.message(), HasSubstr(value));
+  }
+  v1::TranslateRequest request;
+  absl::Status status =
+      ParseJson(R"({"options": {"returnScores": "yes"}})", "line 2", kBounds, request);
+  EXPECT_EQ(status.message(),
+            R"(line 2: options.returnScores must be a boolean (true or false), not "yes")");
+  // Every message's bool fields, in lists of messages too.
+  v1::ListModelsResponse models;
+  status = ParseJson(R"({"models": [{"is_default": true}, {"is_default": "false"}]})", "the body",
+                     kBounds, models);
+  EXPECT_EQ(status.message(),
+            R"(the body: models[1].is_default must be a boolean (true or false), not "false")");
+
+  ASSERT_TRUE(ParseJson(R"({"texts": ["a"], "options": {"shortlist": false, "return_scores": true,
+                            "split_sentences": null}})",
+                        "the request body", kBounds, request)
+                  .ok());
+  EXPECT_TRUE(request.options().has_shortlist());
+  EXPECT_FALSE(request.options().shortlist());
+  EXPECT_TRUE(request.options().return_scores());
+  EXPECT_FALSE(request.options().has_split_sentences());
 }
 
 TEST(HttpJsonTest, DeepNestingIsRefusedWhileParsing) {
