@@ -27,11 +27,10 @@ class Encoder {
  private:
   const Model& model_;
   FloatBuffer qkv_;
-  FloatBuffer scores_;
   FloatBuffer context_;
   FloatBuffer ffn_;
-  FloatBuffer mask_;
   std::vector<int> positions_;
+  FloatBuffer attention_scratch_;
   std::vector<int64_t> packed_first_row_;
   size_t peak_bytes_ = 0;
 };

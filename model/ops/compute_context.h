@@ -152,7 +152,6 @@ enum class OpKind : int64_t {
   kLayerNorm,
   kSoftmax,
   kLogSoftmax,
-  kBatchedMatMul,
   kActivation,
 };
 

@@ -28,10 +28,10 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "model/kernels/one_query_attention.h"
+#include "model/kernels/self_attention.h"
 #include "model/kernels/top_k.h"
 #include "model/kv_cache.h"
 #include "model/layers/embeddings.h"
-#include "model/ops/batched_matmul.h"
 #include "model/ops/compute_context.h"
 #include "model/ops/layer_norm.h"
 #include "model/ops/linear.h"
@@ -368,165 +368,6 @@ TEST(SoftmaxTest, HandlesLargeValuesAndMinusInfinity) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// BatchedMatMul.
-
-// Element (i0, i1, i2, i3) of a strided view.
-float At(const StridedView& v, int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
-  return v.data[i0 * v.strides[0] + i1 * v.strides[1] + i2 * v.strides[2] + i3 * v.strides[3]];
-}
-
-// Self-attention of the encoder, through the very views Encoder::Forward builds: Q, K and V are
-// column slices of one [batch, time, 3 * d] projection, Kᵀ is a transposed view of it, scores are
-// [batch, heads, time, time], the key mask [batch, 1, 1, time] is broadcast over heads and query
-// positions, and the context is written straight into [batch, time, heads, head_dim].
-void CheckEncoderAttention(int64_t batch, int64_t s, int64_t heads, int64_t head_dim, bool use_mask,
-                           std::mt19937& rng) {
-  SCOPED_TRACE(::testing::Message() << "batch=" << batch << " time=" << s << " heads=" << heads
-                                    << " head_dim=" << head_dim << " mask=" << use_mask);
-  ComputeContext ctx(2);
-  ctx.BindToCallingThread();
-  const int64_t d = heads * head_dim;
-  const int64_t qkv_row = 3 * d;
-  std::vector<float> qkv = RandomVector(rng, batch * s * qkv_row);
-  // Sentence b has length lengths[b] in [1, s]; the first has the full length.
-  std::vector<int64_t> lengths(batch);
-  for (int64_t b = 0; b < batch; ++b) {
-    lengths[b] = b == 0 ? s : std::uniform_int_distribution<int64_t>(1, s)(rng);
-  }
-  std::vector<float> mask(batch * s);
-  for (int64_t b = 0; b < batch; ++b) {
-    for (int64_t j = 0; j < s; ++j) mask[b * s + j] = j < lengths[b] ? 0.f : -kInf;
-  }
-  std::vector<float> scores(batch * heads * s * s, kNaN);
-  std::vector<float> context(batch * s * d, kNaN);
-
-  const StridedView queries{
-      qkv.data(), {batch, heads, s, head_dim}, {s * qkv_row, head_dim, qkv_row, 1}};
-  const StridedView keys_t{
-      qkv.data() + d, {batch, heads, head_dim, s}, {s * qkv_row, head_dim, 1, qkv_row}};
-  const StridedView values{
-      qkv.data() + 2 * d, {batch, heads, s, head_dim}, {s * qkv_row, head_dim, qkv_row, 1}};
-  const StridedView probs{scores.data(), {batch, heads, s, s}, {heads * s * s, s * s, s, 1}};
-  const StridedView key_mask{mask.data(), {batch, 1, 1, s}, {s, s, s, 1}};
-  const StridedView heads_out{context.data(), {batch, heads, s, head_dim}, {s * d, head_dim, d, 1}};
-
-  // Reference, indexing the [batch, time, 3 * d] buffer directly rather than through the views.
-  auto q = [&](int64_t b, int64_t t, int64_t h, int64_t i) {
-    return double{qkv[(b * s + t) * qkv_row + h * head_dim + i]};
-  };
-  auto k = [&](int64_t b, int64_t t, int64_t h, int64_t i) {
-    return double{qkv[(b * s + t) * qkv_row + d + h * head_dim + i]};
-  };
-  auto v = [&](int64_t b, int64_t t, int64_t h, int64_t i) {
-    return double{qkv[(b * s + t) * qkv_row + 2 * d + h * head_dim + i]};
-  };
-  std::vector<double> expected_scores(scores.size());
-  std::vector<double> expected_probs(scores.size());
-  std::vector<double> expected_context(context.size());
-  for (int64_t b = 0; b < batch; ++b) {
-    for (int64_t h = 0; h < heads; ++h) {
-      for (int64_t i = 0; i < s; ++i) {
-        std::vector<double> row(s);
-        for (int64_t j = 0; j < s; ++j) {
-          double dot = 0;
-          for (int64_t e = 0; e < head_dim; ++e) dot += q(b, i, h, e) * k(b, j, h, e);
-          row[j] = use_mask && j >= lengths[b] ? -std::numeric_limits<double>::infinity() : dot;
-        }
-        const std::vector<double> p = NaiveSoftmax(row);
-        for (int64_t j = 0; j < s; ++j) {
-          expected_scores[((b * heads + h) * s + i) * s + j] = row[j];
-          expected_probs[((b * heads + h) * s + i) * s + j] = p[j];
-        }
-        for (int64_t e = 0; e < head_dim; ++e) {
-          double sum = 0;
-          for (int64_t j = 0; j < s; ++j) sum += p[j] * v(b, j, h, e);
-          expected_context[(b * s + i) * d + h * head_dim + e] = sum;
-        }
-      }
-    }
-  }
-
-  // The views themselves address what the reference addresses.
-  ASSERT_EQ(At(queries, batch - 1, heads - 1, s - 1, head_dim - 1),
-            q(batch - 1, s - 1, heads - 1, head_dim - 1));
-  ASSERT_EQ(At(keys_t, batch - 1, heads - 1, head_dim - 1, 0),
-            k(batch - 1, 0, heads - 1, head_dim - 1));
-
-  BatchedMatMul(ctx, queries, keys_t, probs, use_mask ? &key_mask : nullptr);
-  ASSERT_TRUE(AllClose(scores.data(), expected_scores)) << "scores";
-  Softmax(ctx, scores.data(), batch * heads * s, s);
-  ASSERT_TRUE(AllClose(scores.data(), expected_probs)) << "probabilities";
-  if (use_mask) {
-    for (size_t i = 0; i < scores.size(); ++i) {
-      const int64_t b = static_cast<int64_t>(i) / (heads * s * s);
-      const int64_t j = static_cast<int64_t>(i) % s;
-      if (j >= lengths[b]) {
-        ASSERT_EQ(scores[i], 0.f) << "masked probability at " << i;
-      }
-    }
-  }
-  BatchedMatMul(ctx, probs, values, heads_out);
-  EXPECT_TRUE(AllClose(context.data(), expected_context)) << "context";
-}
-
-TEST(BatchedMatMulTest, EncoderSelfAttentionViews) {
-  std::mt19937 rng(8);
-  for (auto [heads, head_dim] : {std::pair<int64_t, int64_t>{2, 8}, {3, 64}, {1, 8}}) {
-    for (int64_t batch : {1, 2, 3}) {
-      for (int64_t s : {1, 2, 13}) {
-        for (bool use_mask : {false, true}) {
-          CheckEncoderAttention(batch, s, heads, head_dim, use_mask, rng);
-        }
-      }
-    }
-  }
-}
-
-// General shapes with odd m, k, n, dense and transposed operands, and a full-size addend.
-TEST(BatchedMatMulTest, DenseAndTransposedOperands) {
-  std::mt19937 rng(9);
-  ComputeContext ctx(2);
-  ctx.BindToCallingThread();
-  const int64_t d0 = 2, d1 = 3, m = 5, kk = 7, n = 9;
-  std::vector<float> a = RandomVector(rng, d0 * d1 * m * kk);
-  std::vector<float> b = RandomVector(rng, d0 * d1 * kk * n);
-  std::vector<float> add = RandomVector(rng, d0 * d1 * m * n);
-  for (bool transposed_b : {false, true}) {
-    for (bool with_add : {false, true}) {
-      SCOPED_TRACE(::testing::Message() << "transposed_b=" << transposed_b << " add=" << with_add);
-      const StridedView av{a.data(), {d0, d1, m, kk}, {d1 * m * kk, m * kk, kk, 1}};
-      // Transposed: b's memory holds each [k, n] matrix as [n, k].
-      const StridedView bv{b.data(),
-                           {d0, d1, kk, n},
-                           transposed_b ? std::array<int64_t, 4>{d1 * kk * n, kk * n, 1, kk}
-                                        : std::array<int64_t, 4>{d1 * kk * n, kk * n, n, 1}};
-      const StridedView addv{add.data(), {d0, d1, m, n}, {d1 * m * n, m * n, n, 1}};
-      std::vector<float> c(d0 * d1 * m * n, kNaN);
-      const StridedView cv{c.data(), {d0, d1, m, n}, {d1 * m * n, m * n, n, 1}};
-      std::vector<double> expected(c.size());
-      for (int64_t i0 = 0; i0 < d0; ++i0) {
-        for (int64_t i1 = 0; i1 < d1; ++i1) {
-          const int64_t batch = i0 * d1 + i1;
-          for (int64_t i = 0; i < m; ++i) {
-            for (int64_t j = 0; j < n; ++j) {
-              double sum = with_add ? add[(batch * m + i) * n + j] : 0.0;
-              for (int64_t e = 0; e < kk; ++e) {
-                const float be =
-                    transposed_b ? b[(batch * n + j) * kk + e] : b[(batch * kk + e) * n + j];
-                sum += double{a[(batch * m + i) * kk + e]} * be;
-              }
-              expected[(batch * m + i) * n + j] = sum;
-            }
-          }
-        }
-      }
-      BatchedMatMul(ctx, av, bv, cv, with_add ? &addv : nullptr);
-      EXPECT_TRUE(AllClose(c.data(), expected));
-    }
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
 // OneQueryAttention.
 
 // Also checks the optional output of probabilities averaged over the heads (for alignments):
@@ -670,6 +511,64 @@ TEST(OneQueryAttentionTest, SinglePositionReturnsItsValue) {
       {q.data(), width, &key, &value, &length, 1, 1, heads, head_dim, out.data(), &probability});
   EXPECT_THAT(out, ::testing::Pointwise(::testing::FloatEq(), v));
   EXPECT_FLOAT_EQ(probability, 1.f);
+}
+
+// ---------------------------------------------------------------------------------------------
+// SelfAttention.
+
+// Every query of a sentence over every position of it, read out of fused QKV rows wider than they
+// need be, written to rows wider than the output: lengths below, at and past a vector of 16 and
+// head dimensions past and short of a block of 64 elements hit every tail.
+TEST(SelfAttentionTest, MatchesNaiveAttention) {
+  std::mt19937 rng(12);
+  for (auto [heads, head_dim] :
+       {std::pair<int, int>{1, 8}, {2, 8}, {4, 64}, {3, 7}, {1, 80}, {2, 130}}) {
+    for (int length : {0, 1, 2, 13, 16, 17, 33}) {
+      SCOPED_TRACE(::testing::Message()
+                   << "length=" << length << " heads=" << heads << " head_dim=" << head_dim);
+      const int width = heads * head_dim;
+      const int64_t qkv_stride = 3 * width + 5;
+      const int64_t out_stride = width + 3;
+      const std::vector<float> qkv =
+          RandomVector(rng, static_cast<size_t>(length) * qkv_stride, -2.f / std::sqrt(head_dim),
+                       2.f / std::sqrt(head_dim));
+      std::vector<float> out(static_cast<size_t>(length) * out_stride, kNaN);
+      std::vector<float> scratch(SelfAttentionScratchFloats(length, head_dim), kNaN);
+      SelfAttention({qkv.data(), qkv_stride, length, heads, head_dim, out.data(), out_stride,
+                     scratch.data()});
+
+      std::vector<double> expected(static_cast<size_t>(length) * width);
+      for (int r = 0; r < length; ++r) {
+        for (int h = 0; h < heads; ++h) {
+          std::vector<double> scores(length);
+          for (int s = 0; s < length; ++s) {
+            double dot = 0;
+            for (int i = 0; i < head_dim; ++i) {
+              dot += double{qkv[r * qkv_stride + h * head_dim + i]} *
+                     qkv[s * qkv_stride + width + h * head_dim + i];
+            }
+            scores[s] = dot;
+          }
+          const std::vector<double> p = NaiveSoftmax(scores);
+          for (int i = 0; i < head_dim; ++i) {
+            double sum = 0;
+            for (int s = 0; s < length; ++s) {
+              sum += p[s] * qkv[s * qkv_stride + 2 * width + h * head_dim + i];
+            }
+            expected[static_cast<size_t>(r) * width + h * head_dim + i] = sum;
+          }
+        }
+      }
+      std::vector<float> dense(expected.size());
+      for (int r = 0; r < length; ++r) {
+        std::copy_n(out.begin() + r * out_stride, width, dense.begin() + r * width);
+        // Past the output's width, nothing is written.
+        for (int64_t c = width; c < out_stride; ++c)
+          EXPECT_TRUE(std::isnan(out[r * out_stride + c]));
+      }
+      EXPECT_TRUE(AllClose(dense.data(), expected));
+    }
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
