@@ -45,14 +45,34 @@ constexpr float kLn2Lo = -2.12194440e-4f;
 constexpr float kExpPoly[] = {1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-3f,
                               4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f};
 
-float ExpNonPositive(float x) {
-  if (x < kExpMin) return 0.f;
-  const float n = std::nearbyint(x * kLog2e);
-  const float r = (x - n * kLn2Hi) - n * kLn2Lo;
+// In operations that vectorise (ExpSum), branch-free: rounding by adding 1.5 * 2^23, 2^n built
+// from its exponent bits.
+[[gnu::always_inline]] inline float ExpNonPositive(float x) {
+  constexpr float kRound = 12582912.f;
+  const float c = std::max(x, kExpMin);
+  const float n = (c * kLog2e + kRound) - kRound;
+  const float r = (c - n * kLn2Hi) - n * kLn2Lo;
   float p = kExpPoly[0];
   for (int i = 1; i < 6; ++i) p = p * r + kExpPoly[i];
   p = p * r * r + r + 1.f;
-  return std::ldexp(p, static_cast<int>(n));
+  const float scale = std::bit_cast<float>((static_cast<int32_t>(n) + 127) << 23);
+  return x < kExpMin ? 0.f : p * scale;
+}
+
+// sum(exp(x[i] - max)) over x[0..n).
+MTSERVE_TARGET_CLONES float ExpSum(const float* x, int n, float max) {
+  float sum = 0.f;
+#pragma omp simd reduction(+ : sum)
+  for (int i = 0; i < n; ++i) sum += ExpNonPositive(x[i] - max);
+  return sum;
+}
+
+// max(x[0..n)), -inf for n = 0.
+MTSERVE_TARGET_CLONES float Max(const float* x, int n) {
+  float m = -INFINITY;
+#pragma omp simd reduction(max : m)
+  for (int i = 0; i < n; ++i) m = std::max(m, x[i]);
+  return m;
 }
 
 // The best `count` (up to k) of the values offered so far, sorted decreasingly in ids/values.
@@ -84,12 +104,11 @@ LogNormalizer ScanPortable(const float* logits, int n, Best& best) {
   float sum = 0.f;
   for (int begin = 0; begin < n; begin += kBlock) {
     const int end = std::min(begin + kBlock, n);
-    float block_max = -INFINITY;
-    for (int i = begin; i < end; ++i) block_max = std::max(block_max, logits[i]);
+    const float block_max = Max(logits + begin, end - begin);
     if (best.k > 0 && best.Admits(block_max)) {
       for (int chunk = begin; chunk < end; chunk += kChunk) {
         const int chunk_end = std::min(chunk + kChunk, end);
-        if (!best.Admits(*std::max_element(logits + chunk, logits + chunk_end))) continue;
+        if (!best.Admits(Max(logits + chunk, chunk_end - chunk))) continue;
         for (int i = chunk; i < chunk_end; ++i) best.Offer(logits, i);
       }
     }
@@ -99,9 +118,8 @@ LogNormalizer ScanPortable(const float* logits, int n, Best& best) {
       sum *= ExpNonPositive(max - block_max);  // (0 while max is -inf, as the sum is.)
       max = block_max;
     }
-    float block_sum = 0.f;  // (Summed apart: one running sum of every column loses digits.)
-    for (int i = begin; i < end; ++i) block_sum += ExpNonPositive(logits[i] - max);
-    sum += block_sum;
+    // (Summed apart: one running sum of every column loses digits.)
+    sum += ExpSum(logits + begin, end - begin, max);
   }
   return {max, std::log(sum)};
 }

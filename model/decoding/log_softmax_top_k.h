@@ -23,7 +23,8 @@ struct LogNormalizer {
 // has fewer than k. Returns the row's normaliser.
 LogNormalizer LogSoftmaxTopK(const float* logits, int n, int k, int* ids, float* values);
 
-// LogSoftmaxTopK without vector instructions, as CPUs without AVX-512 run it (for tests).
+// LogSoftmaxTopK as CPUs without AVX-512 run it: plain loops, vectorised by the compiler where
+// it can (for tests).
 LogNormalizer LogSoftmaxTopKPortable(const float* logits, int n, int k, int* ids, float* values);
 
 // Replaces row[0..n) by its log-probabilities, given the row's normaliser.
