@@ -5,9 +5,9 @@
 #include <vector>
 
 #include "model/decode_memory.h"
+#include "model/decoding/log_softmax_top_k.h"
 #include "model/decoding/search.h"
 #include "model/decoding/term_tracker.h"
-#include "model/kernels/top_k.h"
 #include "model/ops/phase_profile.h"
 
 namespace mtserve {
@@ -190,21 +190,26 @@ class BeamSearch : public Search {
     lengths_.resize(rows);
     for (int r = 0; r < rows; ++r) lengths_[r] = static_cast<int>(beams_[r].ids.size());
     columns_ = ScoreStep(ctx, params_, decoder, selection_.get(), ids_, row_sentence_, lengths_,
-                         log_probs_, need_alignment ? &alignment_ : nullptr);
+                         log_probs_, need_alignment ? &alignment_ : nullptr, /*normalize=*/false);
     const int width = columns_.count;
     // Twice the beam: even if every best candidate ends the sentence, a full beam continues
     // (a vocabulary smaller than that has fewer candidates to give).
     const int per_row = std::min(2 * beam_size, width);
 
+    // The log-softmax and the candidates in one pass over each row's logits. Only the rows of
+    // sentences with constraints, which read more of their row (SelectConstrained), are
+    // normalised whole.
     phase.Switch(Phase::kTopK);
     candidate_ids_.resize(static_cast<size_t>(rows) * per_row);
     candidate_log_probs_.resize(candidate_ids_.size());
 #pragma omp parallel for schedule(static)
     for (int r = 0; r < rows; ++r) {
+      float* row = log_probs_.data() + static_cast<size_t>(r) * width;
       int* ids = candidate_ids_.data() + r * per_row;
-      TopK(log_probs_.data() + static_cast<size_t>(r) * width, width, per_row, ids,
-           candidate_log_probs_.data() + r * per_row);
+      const LogNormalizer normalizer =
+          LogSoftmaxTopK(row, width, per_row, ids, candidate_log_probs_.data() + r * per_row);
       for (int k = 0; k < per_row; ++k) ids[k] = columns_.Id(ids[k]);
+      if (trackers_[beams_[r].sentence] != nullptr) ApplyLogNormalizer(row, width, normalizer);
     }
 
     phase.Switch(Phase::kSearch);
@@ -510,6 +515,8 @@ class BeamSearch : public Search {
 
   std::vector<int> row_sentence_;
   std::unique_ptr<VocabularySelection> selection_;  // With a shortlist.
+  // A step's logits (suppressed and masked columns -inf); the rows of sentences with constraints
+  // then hold their log-probabilities.
   FloatBuffer log_probs_;
   OutputColumns columns_;  // Of log_probs_.
   std::vector<int> lengths_;

@@ -3,6 +3,7 @@
 #include <random>
 #include <vector>
 
+#include "model/decoding/log_softmax_top_k.h"
 #include "model/decoding/sampler.h"
 #include "model/decoding/search.h"
 #include "model/decoding/term_tracker.h"
@@ -96,18 +97,28 @@ class GreedySearch : public Search {
     for (int r = 0; r < rows; ++r) {
       lengths_[r] = static_cast<int>(hypotheses_[row_sentence_[r]].ids.size());
     }
+    // Without sampling, the best token and its log-probability come from one pass over the logits
+    // (LogSoftmaxTopK), and only the rows of sentences with constraints (ConstrainedToken reads
+    // more of them) are normalised whole. Sampling normalises every row first.
+    const bool sampling = params_.options.sampling_topk > 1;
     columns_ = ScoreStep(ctx, params_, decoder, selection_.get(), ids_, row_sentence_, lengths_,
-                         log_probs_, need_alignment ? &alignment_ : nullptr);
+                         log_probs_, need_alignment ? &alignment_ : nullptr, sampling);
     const int width = columns_.count;
 
     phase.Switch(Phase::kTopK);
     next_ids_.resize(rows);
-    const bool sampling = params_.options.sampling_topk > 1;
+    next_log_probs_.resize(rows);
 #pragma omp parallel for schedule(static) if (rows > 1)
     for (int r = 0; r < rows; ++r) {
-      const float* row = log_probs_.data() + static_cast<size_t>(r) * width;
-      next_ids_[r] = columns_.Id(
-          sampler_.Sample(row, width, sampling ? &generators_[row_sentence_[r]] : nullptr));
+      float* row = log_probs_.data() + static_cast<size_t>(r) * width;
+      if (sampling) {
+        next_ids_[r] = columns_.Id(sampler_.Sample(row, width, &generators_[row_sentence_[r]]));
+        continue;
+      }
+      int column = 0;
+      const LogNormalizer normalizer = LogSoftmaxTopK(row, width, 1, &column, &next_log_probs_[r]);
+      next_ids_[r] = columns_.Id(column);
+      if (trackers_[row_sentence_[r]] != nullptr) ApplyLogNormalizer(row, width, normalizer);
     }
 
     phase.Switch(Phase::kSearch);
@@ -137,7 +148,10 @@ class GreedySearch : public Search {
         if (advanced.placed.has_value()) hypothesis.terms.push_back(*advanced.placed);
       }
       const int token = next_ids_[r];
-      const float log_prob = columns_.Of(log_probs_.data() + static_cast<size_t>(r) * width, token);
+      const float log_prob =
+          sampling || trackers_[sentence] != nullptr
+              ? columns_.Of(log_probs_.data() + static_cast<size_t>(r) * width, token)
+              : next_log_probs_[r];
       hypothesis.ids.push_back(token);
       hypothesis.token_log_probs.push_back(log_prob);
       if (with_alignment) hypothesis.alignment.push_back(alignment_[r]);
@@ -239,11 +253,14 @@ class GreedySearch : public Search {
   std::vector<char> guided_;  // The match in progress began where the alignment said, or at </s>.
 
   std::unique_ptr<VocabularySelection> selection_;  // With a shortlist.
+  // A step's log-probabilities; without sampling, its logits (suppressed and masked columns
+  // -inf) but in the rows of sentences with constraints.
   FloatBuffer log_probs_;
   OutputColumns columns_;  // Of log_probs_.
   std::vector<int> tokens_;
   std::vector<int> lengths_;
   std::vector<int> next_ids_;
+  std::vector<float> next_log_probs_;  // Without sampling: of next_ids_.
   // Per row, this step's (with return_alignment, or for a sentence with constraints).
   std::vector<int> alignment_;
   std::vector<int> kept_;

@@ -1,5 +1,7 @@
 // Turns the decoder's logits into the log-probabilities a search chooses from: tokens that are
-// never generated (pad, bad_words_ids) and, before min_length, </s> get -inf, then log-softmax.
+// never generated (pad, bad_words_ids) and, before min_length, </s> get -inf, then log-softmax
+// (or, for beam search and greedy search without sampling, LogSoftmaxTopK over the suppressed
+// logits).
 #ifndef MTSERVE_MODEL_DECODING_LOGITS_PROCESSOR_H_
 #define MTSERVE_MODEL_DECODING_LOGITS_PROCESSOR_H_
 
@@ -19,6 +21,9 @@ struct LogitsProcessor {
   // lengths[r]: the tokens row r generated before this one.
   void Apply(ComputeContext& ctx, float* logits, int rows, const OutputColumns& columns,
              const std::vector<int>& lengths) const;
+  // Apply without the log-softmax: only the suppressed tokens get -inf.
+  void Suppress(ComputeContext& ctx, float* logits, int rows, const OutputColumns& columns,
+                const std::vector<int>& lengths) const;
 };
 
 }  // namespace mtserve

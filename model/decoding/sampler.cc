@@ -19,7 +19,6 @@ int Sampler::Sample(const float* log_probs, int vocab_size, std::mt19937_64* gen
   ids.resize(topk_);
   values.resize(topk_);
   TopK(log_probs, vocab_size, topk_, ids.data(), values.data());
-  if (topk_ == 1) return ids[0];
   // Weights relative to the best candidate, so the exponentials cannot overflow.
   double total = 0;
   for (int i = 0; i < topk_; ++i) {

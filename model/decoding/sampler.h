@@ -1,5 +1,6 @@
-// Chooses a row's next token from its log-probabilities: the best one, or one drawn from the
-// top k after dividing the log-probabilities by the temperature.
+// Draws a row's next token from its log-probabilities: one of the top k (k > 1; greedy search
+// takes the best token by LogSoftmaxTopK) after dividing the log-probabilities by the
+// temperature.
 #ifndef MTSERVE_MODEL_DECODING_SAMPLER_H_
 #define MTSERVE_MODEL_DECODING_SAMPLER_H_
 
@@ -18,7 +19,6 @@ class Sampler {
   // sample whatever else shares its batch; otherwise from std::random_device.
   static std::mt19937_64 MakeGenerator(const std::optional<uint64_t>& seed);
 
-  // `generator` is only used (and may only be null) when topk is 1.
   int Sample(const float* log_probs, int vocab_size, std::mt19937_64* generator) const;
 
  private:

@@ -23,7 +23,7 @@ std::unique_ptr<Search> Search::Create(SearchParams params) {
 OutputColumns ScoreStep(ComputeContext& ctx, const SearchParams& params, Decoder& decoder,
                         VocabularySelection* selection, const std::vector<int>& ids,
                         const std::vector<int>& row_sentence, const std::vector<int>& lengths,
-                        FloatBuffer& log_probs, std::vector<int>* alignment) {
+                        FloatBuffer& log_probs, std::vector<int>* alignment, bool normalize) {
   if (selection != nullptr) {
     ScopedPhase phase(ctx, Phase::kShortlist);
     selection->Prepare(decoder);
@@ -35,8 +35,12 @@ OutputColumns ScoreStep(ComputeContext& ctx, const SearchParams& params, Decoder
     columns = selection->columns();
     selection->Mask(log_probs.data(), row_sentence);
   }
-  params.logits_processor.Apply(ctx, log_probs.data(), static_cast<int>(ids.size()), columns,
-                                lengths);
+  const int rows = static_cast<int>(ids.size());
+  if (normalize) {
+    params.logits_processor.Apply(ctx, log_probs.data(), rows, columns, lengths);
+  } else {
+    params.logits_processor.Suppress(ctx, log_probs.data(), rows, columns, lengths);
+  }
   return columns;
 }
 

@@ -103,12 +103,13 @@ class Search {
 
 // One decoder step for every row (row r feeds ids[r] and belongs to sentence row_sentence[r];
 // lengths[r]: the tokens it generated before), its logits turned into log-probabilities in
-// `log_probs` by the shortlist's masks (`selection`, null: none) and the logits processor.
-// Returns the columns of `log_probs`.
+// `log_probs` by the shortlist's masks (`selection`, null: none) and the logits processor; with
+// `normalize` false, left as logits with the masked and suppressed columns at -inf, for the
+// caller to normalise (LogSoftmaxTopK). Returns the columns of `log_probs`.
 OutputColumns ScoreStep(ComputeContext& ctx, const SearchParams& params, Decoder& decoder,
                         VocabularySelection* selection, const std::vector<int>& ids,
                         const std::vector<int>& row_sentence, const std::vector<int>& lengths,
-                        FloatBuffer& log_probs, std::vector<int>* alignment);
+                        FloatBuffer& log_probs, std::vector<int>* alignment, bool normalize);
 
 // Keeps rows[kept[0]], rows[kept[1]], ... (kept ascending) in that order, dropping the others.
 template <typename T>

@@ -32,8 +32,9 @@ enum class Phase : int {
   kFeedForward,      // Both layers and the norm.
   kVocabProjection,  // The output projection to logits.
   kShortlist,        // A lexical shortlist's projection rebuilt, and its masks applied.
-  kLogits,           // Suppressed tokens, then the log-softmax.
-  kTopK,             // Beam candidates or the greedy (or sampled) token.
+  kLogits,           // Suppressed tokens, then the log-softmax where sampling needs it.
+  kTopK,             // Beam candidates or the greedy token with their log-softmax (one pass),
+                     // or the sampled token.
   kSearch,           // The rest of a search step: hypotheses, beams, terms.
 };
 inline constexpr int kNumPhases = static_cast<int>(Phase::kSearch) + 1;
