@@ -83,8 +83,9 @@ ABSL_FLAG(int, max_batch_size, 32, "Texts a worker decodes together at most");
 ABSL_FLAG(int, max_batch_tokens, 8192,
           "Texts x longest source text a worker decodes together at most");
 ABSL_FLAG(absl::Duration, max_queue_delay, absl::Microseconds(500),
-          "How long an idle worker lets a text wait for others to start a decode with, e.g. "
-          "500us, 2ms (a running decode takes new texts at its next step, without waiting)");
+          "While a decode runs, how long an idle worker lets a text wait for others to start a "
+          "decode with, e.g. 500us, 2ms (with nothing decoding a text starts at once; a running "
+          "decode takes new texts at its next step, without waiting)");
 ABSL_FLAG(int, max_queued_texts, 1024,
           "Texts waiting in the queue at most; requests beyond get RESOURCE_EXHAUSTED");
 ABSL_FLAG(int, max_texts_per_request, 256,

@@ -74,7 +74,8 @@ absl::Status BatchScheduler::Submit(QueuedRequest request) {
   absl::MutexLock lock(&mutex_);
   if (absl::Status status = policy_.Submit(request, now); !status.ok()) return status;
   if (metrics_ != nullptr) metrics_->QueuedTexts(model_name).Increment(texts);
-  work_available_.SignalAll();
+  // One idle worker: the one that starts a decode wakes the next if texts are left.
+  work_available_.Signal();
   return absl::OkStatus();
 }
 

@@ -13,9 +13,10 @@
 //   decode, so a request of one sentence sent while a document of thousands is being decoded
 //   joins within a few texts, not after the document.
 // - Only texts with the same model and decoding options are decoded together. An idle worker
-//   starts a decode with queued texts in turn when they fill a batch or when the oldest has waited
-//   max_queue_delay. While it decodes, queued texts of the same options join it between steps, in
-//   turn, without waiting.
+//   starts a decode with queued texts in turn at once when nothing is decoding, else when they
+//   fill a batch or when the oldest has waited max_queue_delay. While it decodes, queued texts of
+//   the same options join it between steps, in turn, without waiting. A request wakes one idle
+//   worker, which wakes the next if texts are left.
 // - A decode holds at most max_batch_size texts and max_batch_tokens (texts x longest source), and
 //   no more than a fair share of the texts queued or decoding (their count / workers): concurrent
 //   load is spread over all workers instead of one worker taking everything while others idle.

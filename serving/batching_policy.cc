@@ -163,9 +163,10 @@ int BatchingPolicy::BatchLimit() const {
 }
 
 bool BatchingPolicy::IsReady(const Queue& queue, absl::Time now) const {
-  if (draining_ || queue.size >= options_.max_batch_size) return true;
+  // With nothing decoding no text can join a decode: waiting would only add latency.
+  if (draining_ || running_ == 0 || queue.size >= options_.max_batch_size) return true;
   // Under load (other batches running) a queue holding its fair share is as full as it gets.
-  if (running_ > 0 && queue.size >= BatchLimit()) return true;
+  if (queue.size >= BatchLimit()) return true;
   if (now >= queue.oldest() + options_.max_queue_delay) return true;
   // A queue holding more than one decode can take is as full as a batch gets.
   const int longest = queue.longest();

@@ -19,9 +19,11 @@
 //   that join, and the texts' term constraints, included). The first text of a decode always runs,
 //   even alone over the budgets; in its turn a request gives its first text that fits (within
 //   max_batch_size of its next), and one with none gives its turn to the next request.
-// - A queue is ready when it holds max_batch_size texts, its fair share while other decodes run,
+// - A queue is ready when no text is decoding at all (the first text to reach an idle server
+//   starts at once), when it holds max_batch_size texts, its fair share while other decodes run,
 //   more than one decode can take, when its oldest text has waited max_queue_delay, or when
-//   draining. An idle worker starts the ready queue whose oldest text is oldest.
+//   draining: max_queue_delay gathers texts only while a decode runs, even with another worker
+//   idle. An idle worker starts the ready queue whose oldest text is oldest.
 // - Queued texts of a running decode's key join it between steps, in turn, as room and the
 //   budgets allow; a decode at least half its limit waits for kJoinTogether of them to join
 //   together unless the oldest has waited kJoinWait; it takes none while texts of other keys are

@@ -5,7 +5,7 @@
 //
 // Nothing here asserts on speed. Where a test needs the server in a given state (a request
 // running, a text waiting in the queue) it waits for that state through /metrics; where it needs
-// a text to stay queued it uses --max_queue_delay=1h so the text is never ready on its own.
+// a text to stay queued it keeps the only worker busy with a long decode ahead (QueueTest).
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -365,15 +365,49 @@ struct LimitFlags {
 };
 using LimitsTest = ServerSuite<LimitFlags>;
 
-// A queue of 2 texts that never runs a batch on its own: texts wait for max_queue_delay (1 h)
-// unless the batch is full (2 texts). So a text sent alone stays queued until a second arrives.
+// One worker and a queue of 2 texts. No cache: the long decode ahead is decoded each time.
 struct QueueFlags {
   static std::vector<std::string> Get() {
     return {"--workers=1", "--max_queued_texts=2", "--max_texts_per_request=2",
-            "--max_batch_size=2", "--max_queue_delay=1h"};
+            "--max_batch_size=2", "--cache_bytes=0"};
   }
 };
-using QueueTest = ServerSuite<QueueFlags>;
+
+class QueueTest : public ServerSuite<QueueFlags> {
+ protected:
+  // Keeps the only worker busy, so that the texts sent next stay queued: two sentences with
+  // options no test here uses, every one of 16 beams decoded to the last of 512 positions (seconds
+  // of work), until CancelLongDecode() or the test's end. Returns once they are decoding.
+  void StartLongDecodeAhead() {
+    const MetricsSnapshot before = Scrape();
+    v1::DecodingOptions options = Beam(16, 1);
+    options.set_min_length(512);
+    options.set_max_length(512);
+    const std::string& line = TestLines()[0];
+    long_decode_ = std::thread([this, options, line] {
+      v1::TranslateResponse response;
+      long_status_ = stub_->Translate(&long_context_, Request({line, line}, options), &response);
+    });
+    WaitForMetrics([&](const MetricsSnapshot& m) {
+      return m.Since(before, "mtserve_queue_wait_seconds_count") == 2;
+    });
+  }
+  // Ends the long decode: its caller cancels, and it leaves its decode within a step.
+  void CancelLongDecode() {
+    long_context_.TryCancel();
+    long_decode_.join();
+    EXPECT_EQ(long_status_.error_code(), grpc::StatusCode::CANCELLED) << Describe(long_status_);
+  }
+  void TearDown() override {
+    if (long_decode_.joinable()) CancelLongDecode();
+    ServerSuite::TearDown();
+  }
+
+ private:
+  grpc::ClientContext long_context_;
+  grpc::Status long_status_;
+  std::thread long_decode_;
+};
 
 Labels RequestLabels(const std::string& method, const std::string& code,
                      const std::string& model = kModel) {
@@ -1184,8 +1218,7 @@ TEST_F(ServerTest, LongModelNameIsNotFoundWithAShortMessage) {
   EXPECT_LT(status.error_message().size(), 300u);
 }
 
-// The queue: --max_queued_texts=2 bounds the sentences queued and the texts waiting for room; a
-// batch runs only when 2 texts of the same options are queued (or after an hour).
+// The queue: --max_queued_texts=2 bounds the sentences queued and the texts waiting for room.
 TEST_F(QueueTest, TextsWaitingOverTheBoundAreResourceExhausted) {
   // More texts than the bound can never wait: --max_texts_per_request is at most
   // --max_queued_texts (the server refuses to start otherwise), so such a request is invalid.
@@ -1194,8 +1227,9 @@ TEST_F(QueueTest, TextsWaitingOverTheBoundAreResourceExhausted) {
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << Describe(status);
   EXPECT_THAT(status.error_message(), HasSubstr("--max_texts_per_request"));
 
-  // Two texts of options of their own fill the queue and never run (no partner): they leave at
+  // Behind the long decode, two texts of options of their own fill the queue: they leave at
   // their deadline.
+  StartLongDecodeAhead();
   const MetricsSnapshot before = Scrape();
   std::vector<grpc::Status> stuck(2);
   std::vector<std::thread> stuck_threads;
@@ -1204,7 +1238,7 @@ TEST_F(QueueTest, TextsWaitingOverTheBoundAreResourceExhausted) {
       v1::DecodingOptions options = Greedy();
       options.set_max_length(100 + i);
       v1::TranslateResponse response;
-      stuck[i] = Translate(*stub_, Request({three[i]}, options), &response, 5000ms);
+      stuck[i] = Translate(*stub_, Request({three[i]}, options), &response, 1000ms);
     });
   }
   WaitForMetrics([](const MetricsSnapshot& m) { return m.Sum("mtserve_queue_depth") == 2; });
@@ -1223,12 +1257,14 @@ TEST_F(QueueTest, TextsWaitingOverTheBoundAreResourceExhausted) {
   EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << Describe(status);
   EXPECT_THAT(status.error_message(), HasSubstr("2 texts waiting to be queued"));
 
-  // The stuck texts' deadline passes: the waiting request is queued, fills a batch and is
-  // translated as offline.
+  // The stuck texts' deadline passes: the waiting request is queued, and once the worker is free
+  // it is translated as offline.
   for (std::thread& t : stuck_threads) t.join();
   for (const grpc::Status& s : stuck) {
     EXPECT_EQ(s.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << Describe(s);
   }
+  WaitForMetrics([](const MetricsSnapshot& m) { return m.Sum("mtserve_queue_depth") == 2; });
+  CancelLongDecode();
   waiting.join();
   ASSERT_TRUE(waited_status.ok()) << Describe(waited_status);
   const auto expected = RunMttranslate({"A bird sings.", "A man walks."}, {}, 1);
@@ -1657,8 +1693,9 @@ TEST_F(ServerTest, MetricsMoveWithTraffic) {
             after.Sum("mtserve_batch_size_sentences_count"));
 }
 
-// The gauges while a request is queued and while it runs.
+// The gauges while a request is queued (behind the long decode) and once it ran.
 TEST_F(QueueTest, GaugesShowQueuedAndInFlight) {
+  StartLongDecodeAhead();
   const MetricsSnapshot before = Scrape();
   v1::TranslateResponse first;
   grpc::Status first_status;
@@ -1667,19 +1704,18 @@ TEST_F(QueueTest, GaugesShowQueuedAndInFlight) {
   const MetricsSnapshot queued =
       WaitForMetrics([](const MetricsSnapshot& m) { return m.Sum("mtserve_queue_depth") == 1; });
   EXPECT_EQ(queued.Sum("mtserve_queue_depth", {{"model", kModel}}), 1);
-  EXPECT_EQ(queued.Sum("mtserve_in_flight_requests", {{"model", kModel}}), 1);
+  // This request and the long decode's.
+  EXPECT_EQ(queued.Sum("mtserve_in_flight_requests", {{"model", kModel}}), 2);
   EXPECT_EQ(queued.Sum("mtserve_queue_wait_seconds_count"),
             before.Sum("mtserve_queue_wait_seconds_count"));
-  v1::TranslateResponse second;
-  const grpc::Status status = Translate(*stub_, Request({"A cat sleeps."}, Greedy()), &second);
-  ASSERT_TRUE(status.ok()) << Describe(status);
+  CancelLongDecode();
   waiting.join();
   ASSERT_TRUE(first_status.ok()) << Describe(first_status);
   const MetricsSnapshot after = WaitForMetrics(
       [](const MetricsSnapshot& m) { return m.Sum("mtserve_in_flight_requests") == 0; });
   EXPECT_EQ(after.Sum("mtserve_queue_depth"), 0);
   EXPECT_EQ(after.Sum("mtserve_in_flight_requests"), 0);
-  EXPECT_EQ(after.Since(before, "mtserve_queue_wait_seconds_count"), 2);
+  EXPECT_EQ(after.Since(before, "mtserve_queue_wait_seconds_count"), 1);
 }
 
 // A sentence translated before with the same model and options is answered from the cache, the
@@ -1718,9 +1754,10 @@ TEST_F(ServerTest, RepeatedSentencesComeFromTheCache) {
 // 6. Deadlines and cancellation.
 
 TEST_F(QueueTest, DeadlineWhileQueued) {
-  // The texts can never run (their batch is never full): the deadline passes in the queue. Each
-  // request has options of its own so that no two of them can fill a batch together (the server
-  // may see a deadline a little later than the client does).
+  // The texts wait behind the long decode: the deadline passes in the queue. Each request has
+  // options of its own so that no two of them can fill a batch together (the server may see a
+  // deadline a little later than the client does).
+  StartLongDecodeAhead();
   const MetricsSnapshot before = Scrape();
   int options_key = 0;
   for (auto timeout : {1ms, 300ms}) {
@@ -1735,13 +1772,14 @@ TEST_F(QueueTest, DeadlineWhileQueued) {
   // The server answers the expired texts and keeps nothing queued. The client's deadline passes
   // on its own clock, so the server may take the 300 ms call up only after the client gave up:
   // wait for it to be recorded, not only for the queue to be empty.
+  // (In flight: the long decode's request.)
   const MetricsSnapshot after = WaitForMetrics([&](const MetricsSnapshot& m) {
-    return m.Sum("mtserve_queue_depth") == 0 && m.Sum("mtserve_in_flight_requests") == 0 &&
+    return m.Sum("mtserve_queue_depth") == 0 && m.Sum("mtserve_in_flight_requests") == 1 &&
            m.Since(before, "mtserve_requests_total",
                    RequestLabels("Translate", "DEADLINE_EXCEEDED")) >= 1;
   });
   EXPECT_EQ(after.Sum("mtserve_queue_depth"), 0);
-  EXPECT_EQ(after.Sum("mtserve_in_flight_requests"), 0);
+  EXPECT_EQ(after.Sum("mtserve_in_flight_requests"), 1);
   // The 300 ms one reached the server for sure; it is recorded as a deadline, not a success.
   EXPECT_GE(after.Since(before, "mtserve_requests_total",
                         RequestLabels("Translate", "DEADLINE_EXCEEDED")),
@@ -1755,6 +1793,7 @@ TEST_F(QueueTest, DeadlineWhileQueued) {
             before.Sum("mtserve_queue_wait_seconds_count"));  // Never computed.
 
   // Served normally afterwards.
+  CancelLongDecode();
   v1::TranslateResponse response;
   const grpc::Status ok =
       Translate(*stub_, Request({"A dog runs.", "A cat."}, Greedy()), &response);

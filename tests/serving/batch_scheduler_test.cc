@@ -14,6 +14,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -61,6 +63,13 @@ double Sample(const std::string& scrape, const std::string& name) {
   return std::stod(scrape.substr(at + name.size() + 2));
 }
 
+DecodingOptions Beam(int beam) {
+  DecodingOptions options;
+  options.beam_size = beam;
+  options.num_hypotheses = beam > 1 ? 2 : 1;
+  return options;
+}
+
 class BatchSchedulerTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -100,6 +109,29 @@ class BatchSchedulerTest : public ::testing::Test {
     return (*results)[0];
   }
 
+  // Keeps a worker busy, as a long decode ahead does: submits the looping text (beam 4, options
+  // no other text here has) and returns once its decode is at its second step, where its caller's
+  // cancellation poll (run on the worker) holds the worker until `release` is notified; it then
+  // leaves the decode CANCELLED, into `slot`.
+  void HoldAWorker(BatchScheduler& scheduler, Results& results, int slot,
+                   absl::Notification& release) {
+    auto polls = std::make_shared<std::atomic<int>>(0);
+    auto holding = std::make_shared<absl::Notification>();
+    TranslationTask task = Task(looping(), Beam(4), results.Slot(slot));
+    task.cancelled = [polls, holding, &release] {
+      // Polled once while queued (under the scheduler's lock: it is taken at once, the worker
+      // being idle), then once per step.
+      if (++*polls < 3) return false;
+      holding->Notify();
+      release.WaitForNotification();
+      return true;
+    };
+    std::vector<TranslationTask> tasks;
+    tasks.push_back(std::move(task));
+    ASSERT_TRUE(scheduler.Submit(std::move(tasks)).ok());
+    holding->WaitForNotification();
+  }
+
   double Batches() const {
     return Sample(metrics_->Scrape(), "mtserve_batch_size_sentences_count{model=\"m\"}");
   }
@@ -111,13 +143,6 @@ class BatchSchedulerTest : public ::testing::Test {
   const std::vector<std::string>* lines_ = nullptr;
   std::unique_ptr<Metrics> metrics_;
 };
-
-DecodingOptions Beam(int beam) {
-  DecodingOptions options;
-  options.beam_size = beam;
-  options.num_hypotheses = beam > 1 ? 2 : 1;
-  return options;
-}
 
 void ExpectSameResult(const absl::StatusOr<TranslationResult>& actual,
                       const TranslationResult& expected) {
@@ -135,7 +160,6 @@ void ExpectSameResult(const absl::StatusOr<TranslationResult>& actual,
 TEST_F(BatchSchedulerTest, FullBatchRunsAtOnceWithOfflineResults) {
   BatchingOptions options;
   options.max_batch_size = 8;
-  options.max_queue_delay = absl::Hours(1);  // Only a full batch can run.
   auto scheduler = Scheduler(options);
   Results results;
   std::vector<TranslationTask> tasks;
@@ -239,7 +263,6 @@ TEST_F(BatchSchedulerTest, ATextTheEngineRefusesFailsAlone) {
   BatchingOptions options;
   options.workers = 1;
   options.max_batch_size = 4;
-  options.max_queue_delay = absl::Hours(1);  // The first decode starts when 4 texts are queued.
   auto scheduler = Scheduler(options);
   Results results;
   auto bad_task = [&](int slot) {
@@ -264,7 +287,7 @@ TEST_F(BatchSchedulerTest, ATextTheEngineRefusesFailsAlone) {
     ++long_polls;
     return false;
   };
-  std::vector<TranslationTask> fill;  // The long text runs once 4 texts are queued.
+  std::vector<TranslationTask> fill;  // They join the long text's decode.
   for (int i = 11; i < 14; ++i) fill.push_back(Task(texts()[i], Beam(1), results.Slot(i)));
   ASSERT_TRUE(scheduler->Submit(std::move(long_request)).ok());
   ASSERT_TRUE(scheduler->Submit(std::move(fill)).ok());
@@ -298,8 +321,7 @@ TEST_F(BatchSchedulerTest, MemoryBudgetBoundsTheTextsADecodeHolds) {
     SCOPED_TRACE(budget ? "budget for 4 texts" : "no budget");
     SetUp();  // Fresh metrics.
     BatchingOptions options;
-    options.workers = 1;
-    options.max_queue_delay = absl::Hours(1);  // The first decode starts with all 8 queued.
+    options.workers = 1;  // The first decode starts with all 8 queued.
     options.max_batch_size = 8;
     options.worker_memory_bytes = budget ? memory.Admitting(4, longest, 4, longest) : 0;
     auto scheduler = Scheduler(options);
@@ -328,9 +350,10 @@ TEST_F(BatchSchedulerTest, RequestsOverTheQueueBoundAreAdmittedAsItDrains) {
   BatchingOptions options;
   options.max_queued_texts = 3;
   options.max_batch_size = 100;
-  options.max_queue_delay = absl::Hours(1);  // Nothing runs until Stop().
   auto scheduler = Scheduler(options);
   Results results;
+  absl::Notification release;
+  HoldAWorker(*scheduler, results, 10, release);  // The only worker: nothing else runs.
   std::vector<TranslationTask> four;
   for (int i = 0; i < 4; ++i) four.push_back(Task(texts()[i], Beam(1), results.Slot(i)));
   ASSERT_TRUE(scheduler->Submit(std::move(four)).ok());
@@ -340,20 +363,24 @@ TEST_F(BatchSchedulerTest, RequestsOverTheQueueBoundAreAdmittedAsItDrains) {
   ASSERT_TRUE(scheduler->Submit(std::move(two)).ok());
   EXPECT_EQ(scheduler->queued_texts(), 3);
 
+  release.Notify();
   scheduler->Stop();  // Runs what is queued, and what waits as room comes.
-  const auto done = results.Wait(6);
-  ASSERT_EQ(done.size(), 6u);
+  const auto done = results.Wait(7);
+  ASSERT_EQ(done.size(), 7u);
   for (int i = 0; i < 6; ++i) ExpectSameResult(done.at(i), Offline(texts()[i], Beam(1)));
+  EXPECT_EQ(done.at(10).status().code(), absl::StatusCode::kCancelled);
   EXPECT_EQ(scheduler->Submit({Task(texts()[0], Beam(1), results.Slot(9))}).code(),
             absl::StatusCode::kUnavailable);
 }
 
+// Texts queued behind the only worker's decode: one's deadline passes, the other's caller leaves.
 TEST_F(BatchSchedulerTest, ExpiredOrCancelledWhileQueuedIsNeverComputed) {
   BatchingOptions options;
-  options.max_queue_delay = absl::Hours(1);
   options.max_batch_size = 100;
   auto scheduler = Scheduler(options);
   Results results;
+  absl::Notification release;
+  HoldAWorker(*scheduler, results, 10, release);
   std::atomic<bool> cancelled = true;  // Its caller left before a worker looked at it.
   TranslationTask expired = Task(texts()[0], Beam(1), results.Slot(0));
   expired.deadline = absl::Now() + absl::Milliseconds(20);
@@ -362,18 +389,22 @@ TEST_F(BatchSchedulerTest, ExpiredOrCancelledWhileQueuedIsNeverComputed) {
   std::vector<TranslationTask> tasks;
   tasks.push_back(std::move(expired));
   tasks.push_back(std::move(abandoned));
+  const absl::Time deadline = tasks.front().deadline;
   ASSERT_TRUE(scheduler->Submit(std::move(tasks)).ok());
-  const auto done = results.Wait(2);
+  while (absl::Now() <= deadline) absl::SleepFor(absl::Milliseconds(1));
+  release.Notify();
+  const auto done = results.Wait(3);
   EXPECT_EQ(done.at(0).status().code(), absl::StatusCode::kDeadlineExceeded);
   EXPECT_EQ(done.at(1).status().code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(done.at(10).status().code(), absl::StatusCode::kCancelled);
   EXPECT_EQ(scheduler->queued_texts(), 0);
-  EXPECT_EQ(Batches(), -1);  // No batch ever ran.
+  EXPECT_EQ(BatchedSentences(), 1);  // Only the holding text was ever decoded.
 }
 
 TEST_F(BatchSchedulerTest, CancellationJustBeforeTheDeadlineIsTheDeadlines) {
   // A client cancels when its own deadline passes, which is a little before the server's copy.
+  // Both are seen before either is taken to decode.
   BatchingOptions options;
-  options.max_queue_delay = absl::Hours(1);
   options.max_batch_size = 100;
   auto scheduler = Scheduler(options);
   Results results;
@@ -392,8 +423,7 @@ TEST_F(BatchSchedulerTest, CancellationJustBeforeTheDeadlineIsTheDeadlines) {
 
 TEST_F(BatchSchedulerTest, CancelledDuringDecodingStopsWithinAStepAndLeavesItsBatchAlone) {
   BatchingOptions options;
-  options.max_batch_size = 4;
-  options.max_queue_delay = absl::Hours(1);  // The four texts run as one batch.
+  options.max_batch_size = 4;  // The four texts run as one batch.
   auto scheduler = Scheduler(options);
   Results results;
   // The long text's caller goes away at the 20th poll: while queued it is polled once, then once

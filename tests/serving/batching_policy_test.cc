@@ -62,6 +62,12 @@ BatchingPolicy Policy(const BatchingOptions& options) {
   return BatchingPolicy(options, {testing::TinyConfig()});
 }
 
+// Starts a decode of one text (named 99, beam 5: options no other text here has) at `now`.
+void StartOtherDecode(BatchingPolicy& policy, absl::Time now) {
+  Queue(policy, {Text(99, 4, /*beam=*/5)}, now);
+  ASSERT_THAT(Names(policy.TakeBatch(now)), ElementsAre(99));
+}
+
 TEST(BatchingPolicyTest, ADecodeTakesAFairShareOfTheTextsOverTheWorkers) {
   BatchingPolicy policy =
       Policy(Options(/*workers=*/3, /*max_batch_size=*/32, absl::ZeroDuration()));
@@ -82,10 +88,11 @@ TEST(BatchingPolicyTest, ADecodeTakesAFairShareOfTheTextsOverTheWorkers) {
 
 TEST(BatchingPolicyTest, MaxBatchSizeBoundsADecode) {
   BatchingPolicy policy = Policy(Options(1, /*max_batch_size=*/4, absl::Hours(1)));
+  StartOtherDecode(policy, kT0);
   std::vector<TranslationTask> texts;
   for (int i = 0; i < 6; ++i) texts.push_back(Text(i, 4));
   Queue(policy, std::move(texts), kT0);
-  // A full batch is ready at once, long before max_queue_delay.
+  // A full batch is ready at once, long before max_queue_delay, even while a decode runs.
   EXPECT_THAT(Names(policy.TakeBatch(kT0)), ElementsAre(0, 1, 2, 3));
   EXPECT_EQ(policy.queued(), 2);
 }
@@ -122,8 +129,33 @@ TEST(BatchingPolicyTest, TheMemoryBudgetBoundsADecode) {
   EXPECT_EQ(policy.queued(), 1);
 }
 
+TEST(BatchingPolicyTest, ALoneTextAtAnIdleServerStartsAtOnce) {
+  BatchingPolicy policy = Policy(Options(/*workers=*/2, 32, absl::Hours(1)));
+  Queue(policy, {Text(0, 4)}, kT0);
+  EXPECT_THAT(Names(policy.TakeBatch(kT0)), ElementsAre(0));
+  // Once it is answered the server is idle again: the next text starts at once too.
+  policy.Finished(1);
+  Queue(policy, {Text(1, 4, /*beam=*/2)}, kT0 + absl::Seconds(1));
+  EXPECT_THAT(Names(policy.TakeBatch(kT0 + absl::Seconds(1))), ElementsAre(1));
+}
+
+// Two workers, three texts at an idle server: a decode takes its fair share (two) at once; the
+// third, like a text of other options sent after it, waits for max_queue_delay although the
+// other worker idles, gathering texts while the decode runs.
+TEST(BatchingPolicyTest, WhileADecodeRunsTextsWaitForMaxQueueDelay) {
+  BatchingPolicy policy = Policy(Options(/*workers=*/2, 32, absl::Milliseconds(10)));
+  Queue(policy, Texts(0, 3), kT0);
+  ASSERT_THAT(Names(policy.TakeBatch(kT0)), ElementsAre(0, 1));
+  Queue(policy, {Text(10, 4, /*beam=*/2)}, kT0 + absl::Milliseconds(1));
+  EXPECT_THAT(policy.TakeBatch(kT0 + absl::Milliseconds(1)), IsEmpty());
+  EXPECT_EQ(policy.NextWake(), kT0 + absl::Milliseconds(10));
+  EXPECT_THAT(policy.TakeBatch(kT0 + absl::Milliseconds(10) - absl::Microseconds(1)), IsEmpty());
+  EXPECT_THAT(Names(policy.TakeBatch(kT0 + absl::Milliseconds(10))), ElementsAre(2));
+}
+
 TEST(BatchingPolicyTest, AQueueIsReadyOnceItsOldestTextWaitedMaxQueueDelay) {
   BatchingPolicy policy = Policy(Options(1, 32, absl::Milliseconds(10)));
+  StartOtherDecode(policy, kT0);
   Queue(policy, {Text(0, 4)}, kT0);
   Queue(policy, {Text(1, 4)}, kT0 + absl::Milliseconds(4));
   EXPECT_THAT(policy.TakeBatch(kT0 + absl::Milliseconds(9)), IsEmpty());
@@ -135,6 +167,7 @@ TEST(BatchingPolicyTest, AQueueHoldingMoreThanADecodeTakesIsReadyAtOnce) {
   BatchingOptions options = Options(1, 32, absl::Hours(1));
   options.max_batch_tokens = 20;
   BatchingPolicy policy = Policy(options);
+  StartOtherDecode(policy, kT0);
   Queue(policy, {Text(0, 5), Text(1, 5), Text(2, 5), Text(3, 5)}, kT0);
   EXPECT_THAT(policy.TakeBatch(kT0), IsEmpty());  // Exactly one decode's worth: it may grow.
   Queue(policy, {Text(4, 5)}, kT0);
@@ -144,14 +177,11 @@ TEST(BatchingPolicyTest, AQueueHoldingMoreThanADecodeTakesIsReadyAtOnce) {
 
 TEST(BatchingPolicyTest, AQueueHoldingItsFairShareIsReadyWhileOthersDecode) {
   BatchingPolicy policy = Policy(Options(2, 32, absl::Hours(1)));
-  const absl::Time t1 = kT0 + absl::Hours(1);
   Queue(policy, {Text(0, 4)}, kT0);
-  // Nothing decoding: a lone text waits for max_queue_delay.
-  EXPECT_THAT(policy.TakeBatch(kT0), IsEmpty());
-  ASSERT_THAT(Names(policy.TakeBatch(t1)), ElementsAre(0));
+  ASSERT_THAT(Names(policy.TakeBatch(kT0)), ElementsAre(0));
   // One text decoding and one queued: over 2 workers, the queued one is a fair share already.
-  Queue(policy, {Text(1, 4, /*beam=*/2)}, t1);
-  EXPECT_THAT(Names(policy.TakeBatch(t1)), ElementsAre(1));
+  Queue(policy, {Text(1, 4, /*beam=*/2)}, kT0);
+  EXPECT_THAT(Names(policy.TakeBatch(kT0)), ElementsAre(1));
 }
 
 // Requests take turns, a text at a time, each request's texts in order: the document of five
@@ -202,6 +232,7 @@ TEST(BatchingPolicyTest, ARequestsTextsThatDoNotFitWaitWhileItsOthersTakeItsTurn
 
 TEST(BatchingPolicyTest, TheReadyQueueWithTheOldestTextGoesFirst) {
   BatchingPolicy policy = Policy(Options(2, 32, absl::Milliseconds(10)));
+  StartOtherDecode(policy, kT0);
   Queue(policy, {Text(0, 4, /*beam=*/2)}, kT0 + absl::Milliseconds(1));
   Queue(policy, {Text(1, 4, /*beam=*/1)}, kT0 + absl::Milliseconds(2));
   Queue(policy, {Text(2, 4, /*beam=*/3)}, kT0);

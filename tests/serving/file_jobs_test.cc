@@ -5,6 +5,7 @@
 // into a LocalJobStore in memory. Expected errors are the ones docs/api.md documents.
 #include "serving/file_jobs.h"
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <utility>
@@ -122,6 +123,7 @@ class Serving {
 
   FileJobs& jobs() { return *jobs_; }
   TranslationCore& core() { return core_; }
+  BatchScheduler& scheduler() { return *scheduler_; }
   LocalJobStore& store() { return store_; }
   Metrics& metrics() { return *metrics_; }
   void DestroyJobs() { jobs_.reset(); }
@@ -427,23 +429,52 @@ TEST_F(FileJobsTest, KeyOwnsTheJobAndIsChargedTheFilesText) {
 // A job whose deadline passes in the queue fails DEADLINE_EXCEEDED: the caller's deadline, or
 // the longest a job may take (--file_job_timeout) when sooner.
 TEST_F(FileJobsTest, DeadlineFailsTheJob) {
-  // A text alone never runs on this queue: its batch is never full and never due.
-  BatchingOptions batching;
-  batching.max_batch_size = 2;
-  batching.max_queue_delay = absl::Hours(1);
+  // The only worker holds at the first step of a request sent before the job, so the job's
+  // sentence stays queued.
+  struct Hold {
+    absl::Notification decoding, go_on;
+    std::atomic<bool> held = false;
+  };
+  std::unique_ptr<Hold> hold;
+  log_.SetStepHook([&hold](int) {
+    if (hold->held.exchange(true)) return;
+    hold->decoding.Notify();
+    hold->go_on.WaitForNotification();
+  });
   for (const bool caller : {true, false}) {
     SCOPED_TRACE(caller ? "the caller's deadline" : "--file_job_timeout");
+    hold = std::make_unique<Hold>();
+    const size_t groups = log_.groups().size();
     FileJobs::Options options;
     if (!caller) options.max_job_duration = absl::Milliseconds(50);
-    std::unique_ptr<Serving> serving = ServeFake(options, batching);
+    std::unique_ptr<Serving> serving = ServeFake(options);
+    TranslationRequest first;
+    first.texts = {"A cat sleeps."};
+    first.max_text_bytes = 1 << 10;
+    absl::Notification first_done;
+    serving->core().Translate(std::move(first), std::make_shared<TranslationCore::Call>(),
+                              [&](absl::StatusOr<TranslationReply>) { first_done.Notify(); });
+    hold->decoding.WaitForNotification();
     FileRequest request = File("A dog runs.", "a.txt");
     if (caller) request.translation.deadline = absl::Now() + absl::Milliseconds(50);
     ASSERT_OK_AND_ASSIGN(const JobRecord job, serving->jobs().Submit(request));
+    // Once the job's sentence is queued, its deadline (50 ms after the job started at the
+    // latest) passes; then the worker goes on.
+    auto queued_or_ended = [&] {
+      if (serving->scheduler().pending_texts() == 1) return true;
+      const absl::StatusOr<JobRecord> now = serving->jobs().Get(job.id);
+      return !now.ok() || IsFinal(now->state);
+    };
+    while (!queued_or_ended()) absl::SleepFor(absl::Milliseconds(1));
+    absl::SleepFor(absl::Milliseconds(50));
+    hold->go_on.Notify();
     const JobRecord ended = serving->Follow(job).back();
     EXPECT_EQ(ended.state, JobState::kFailed);
     EXPECT_EQ(ended.error.code(), absl::StatusCode::kDeadlineExceeded) << ended.error;
+    first_done.WaitForNotification();
+    // The engine only ever got the first request's sentence.
+    EXPECT_EQ(log_.groups().size(), groups + 1);
   }
-  EXPECT_EQ(log_.decodes(), 0);
 }
 
 }  // namespace

@@ -528,19 +528,45 @@ class CoreFakeEngineTest : public ::testing::Test {
   testing::EngineLog log_;  // Outlives the cores.
 };
 
-// A text alone never runs on this queue (its batch is never full and never due): its deadline
-// passes in the queue and it is answered DEADLINE_EXCEEDED without being computed.
+// A text queued behind the only worker's decode whose deadline passes there is answered
+// DEADLINE_EXCEEDED without being computed.
 TEST_F(CoreFakeEngineTest, DeadlineWhileQueued) {
-  BatchingOptions batching;
-  batching.max_batch_size = 2;
-  batching.max_queue_delay = absl::Hours(1);
-  std::unique_ptr<Core> core = Serve(batching);
-  for (const absl::Duration timeout : {absl::Milliseconds(1), absl::Milliseconds(300)}) {
-    TranslationRequest request = Request({"A dog runs."});
-    request.deadline = absl::Now() + timeout;
-    ExpectError(core->Translate(std::move(request)), absl::StatusCode::kDeadlineExceeded);
+  absl::Notification decoding, go_on;
+  log_.SetStepHook([&](int step) {
+    if (step != 1) return;
+    decoding.Notify();
+    go_on.WaitForNotification();
+  });
+  std::unique_ptr<Core> core = Serve(BatchingOptions());  // One worker.
+  absl::StatusOr<TranslationReply> first, late;
+  absl::Notification first_done, late_done;
+  core->core().Translate(Request({"A dog runs."}), std::make_shared<TranslationCore::Call>(),
+                         [&](absl::StatusOr<TranslationReply> reply) {
+                           first = std::move(reply);
+                           first_done.Notify();
+                         });
+  decoding.WaitForNotification();  // The worker holds at the first request's first step.
+  TranslationRequest request = Request({"A cat sleeps."});
+  request.deadline = absl::Now() + absl::Milliseconds(200);
+  const absl::Time deadline = request.deadline;
+  core->core().Translate(std::move(request), std::make_shared<TranslationCore::Call>(),
+                         [&](absl::StatusOr<TranslationReply> reply) {
+                           late = std::move(reply);
+                           late_done.Notify();
+                         });
+  // It waits in the scheduler (unless the core saw its deadline pass first), then the deadline
+  // passes.
+  while (core->scheduler().pending_texts() != 1 && !late_done.HasBeenNotified()) {
+    absl::SleepFor(absl::Milliseconds(1));
   }
-  EXPECT_EQ(log_.decodes(), 0);
+  while (absl::Now() <= deadline) absl::SleepFor(absl::Milliseconds(1));
+  go_on.Notify();
+  late_done.WaitForNotification();
+  ExpectError(late, absl::StatusCode::kDeadlineExceeded);
+  first_done.WaitForNotification();
+  ASSERT_TRUE(first.ok()) << first.status();
+  // The engine only ever got the first request's sentence.
+  EXPECT_EQ(log_.groups().size(), 1u);
   // Nothing is left in flight (the core counts a request out once its answer has been given).
   EXPECT_TRUE(core->drain().WaitUntilIdle(absl::Now() + absl::Seconds(60)));
 }
