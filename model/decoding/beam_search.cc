@@ -8,6 +8,7 @@
 #include "model/decoding/log_softmax_top_k.h"
 #include "model/decoding/search.h"
 #include "model/decoding/term_tracker.h"
+#include "model/kernels/parallel_for.h"
 #include "model/ops/phase_profile.h"
 
 namespace mtserve {
@@ -202,15 +203,14 @@ class BeamSearch : public Search {
     phase.Switch(Phase::kTopK);
     candidate_ids_.resize(static_cast<size_t>(rows) * per_row);
     candidate_log_probs_.resize(candidate_ids_.size());
-#pragma omp parallel for schedule(static)
-    for (int r = 0; r < rows; ++r) {
+    ParallelFor(rows, /*worth_sharing=*/true, [&](int64_t r) {
       float* row = log_probs_.data() + static_cast<size_t>(r) * width;
       int* ids = candidate_ids_.data() + r * per_row;
       const LogNormalizer normalizer =
           LogSoftmaxTopK(row, width, per_row, ids, candidate_log_probs_.data() + r * per_row);
       for (int k = 0; k < per_row; ++k) ids[k] = columns_.Id(ids[k]);
       if (trackers_[beams_[r].sentence] != nullptr) ApplyLogNormalizer(row, width, normalizer);
-    }
+    });
 
     phase.Switch(Phase::kSearch);
     next_beams_.clear();

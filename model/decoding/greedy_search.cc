@@ -7,6 +7,7 @@
 #include "model/decoding/sampler.h"
 #include "model/decoding/search.h"
 #include "model/decoding/term_tracker.h"
+#include "model/kernels/parallel_for.h"
 #include "model/ops/phase_profile.h"
 
 namespace mtserve {
@@ -108,18 +109,17 @@ class GreedySearch : public Search {
     phase.Switch(Phase::kTopK);
     next_ids_.resize(rows);
     next_log_probs_.resize(rows);
-#pragma omp parallel for schedule(static) if (rows > 1)
-    for (int r = 0; r < rows; ++r) {
+    ParallelFor(rows, /*worth_sharing=*/true, [&](int64_t r) {
       float* row = log_probs_.data() + static_cast<size_t>(r) * width;
       if (sampling) {
         next_ids_[r] = columns_.Id(sampler_.Sample(row, width, &generators_[row_sentence_[r]]));
-        continue;
+        return;
       }
       int column = 0;
       const LogNormalizer normalizer = LogSoftmaxTopK(row, width, 1, &column, &next_log_probs_[r]);
       next_ids_[r] = columns_.Id(column);
       if (trackers_[row_sentence_[r]] != nullptr) ApplyLogNormalizer(row, width, normalizer);
-    }
+    });
 
     phase.Switch(Phase::kSearch);
     kept_.clear();

@@ -1,5 +1,7 @@
 #include "model/kernels/one_query_attention.h"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -112,23 +114,31 @@ void OneQueryAttention(const OneQueryAttentionArgs& args) {
     for (int r = 0; r < args.rows; ++r) positions += args.lengths[r];
     profile->AddMacs(2 * positions * width);  // Scores, then the weighted sum of the values.
   }
-#pragma omp parallel
-  {
-    std::vector<float> scores(static_cast<size_t>(args.heads) * args.max_positions);
-#pragma omp for schedule(static)
-    for (int r = 0; r < args.rows; ++r) {
-      const int64_t first = static_cast<int64_t>(r) * args.max_positions;
-      float* probabilities = nullptr;
-      if (args.probabilities != nullptr) {
-        probabilities = args.probabilities + first;
-        std::fill(probabilities, probabilities + args.max_positions, 0.f);
-      }
-      const auto attend = args.vector_type == VectorType::kBFloat16 ? AttendRowBFloat16 : AttendRow;
-      attend(args.queries + r * args.query_stride, args.keys + first, args.values + first,
-             args.lengths[r], args.heads, args.head_dim, scores.data(),
-             args.out + static_cast<int64_t>(r) * width, probabilities);
+  const size_t scores_size = static_cast<size_t>(args.heads) * args.max_positions;
+  auto attend_row = [&](int r, float* scores) {
+    const int64_t first = static_cast<int64_t>(r) * args.max_positions;
+    float* probabilities = nullptr;
+    if (args.probabilities != nullptr) {
+      probabilities = args.probabilities + first;
+      std::fill(probabilities, probabilities + args.max_positions, 0.f);
     }
+    const auto attend = args.vector_type == VectorType::kBFloat16 ? AttendRowBFloat16 : AttendRow;
+    attend(args.queries + r * args.query_stride, args.keys + first, args.values + first,
+           args.lengths[r], args.heads, args.head_dim, scores,
+           args.out + static_cast<int64_t>(r) * width, probabilities);
+  };
+  // A parallel region only where it has threads to share (model/kernels/parallel_for.h says why).
+  if (args.rows > 1 && omp_get_max_threads() > 1) {
+#pragma omp parallel
+    {
+      std::vector<float> scores(scores_size);
+#pragma omp for schedule(static)
+      for (int r = 0; r < args.rows; ++r) attend_row(r, scores.data());
+    }
+    return;
   }
+  std::vector<float> scores(scores_size);
+  for (int r = 0; r < args.rows; ++r) attend_row(r, scores.data());
 }
 
 }  // namespace mtserve

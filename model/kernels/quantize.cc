@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "model/kernels/parallel_for.h"
 #include "model/kernels/target_clones.h"
 
 namespace mtserve {
@@ -88,20 +89,19 @@ MTSERVE_TARGET_CLONES void DequantizeRow(const float* acc, int64_t cols, float r
 template <typename Out, typename QuantizeRowFn>
 void Quantize(const float* x, int64_t rows, int64_t cols, int64_t stride, Out* q, float* scales,
               QuantizeRowFn quantize_row) {
-#pragma omp parallel for schedule(static) if (rows * cols >= kMinParallelElements)
-  for (int64_t r = 0; r < rows; ++r) {
+  ParallelFor(rows, rows * cols >= kMinParallelElements, [&](int64_t r) {
     const float max = RowMaxAbs(x + r * stride, cols);
     const float scale = max > 0.f ? max / kInt8Max : 1.f;
     scales[r] = scale;
     quantize_row(x + r * stride, cols, 1.f / scale, q + r * cols);
-  }
+  });
 }
 
 }  // namespace
 
 void ToBFloat16(const float* x, int64_t rows, int64_t cols, int64_t stride, uint16_t* out) {
-#pragma omp parallel for schedule(static) if (rows * cols >= kMinParallelElements)
-  for (int64_t r = 0; r < rows; ++r) RowToBFloat16(x + r * stride, cols, out + r * cols);
+  ParallelFor(rows, rows * cols >= kMinParallelElements,
+              [&](int64_t r) { RowToBFloat16(x + r * stride, cols, out + r * cols); });
 }
 
 void QuantizeRows(const float* x, int64_t rows, int64_t cols, int64_t stride, int8_t* q,
@@ -117,12 +117,11 @@ void QuantizeRowsShifted(const float* x, int64_t rows, int64_t cols, int64_t str
 void DequantizeRows(const float* acc, int64_t rows, int64_t cols, const float* row_scales,
                     const float* col_offsets, const float* col_scales, const float* bias,
                     bool accumulate, bool relu, float* y) {
-#pragma omp parallel for schedule(static) if (rows * cols >= kMinParallelElements)
-  for (int64_t r = 0; r < rows; ++r) {
+  ParallelFor(rows, rows * cols >= kMinParallelElements, [&](int64_t r) {
     // When acc is y, each element is read before it is written, in the same iteration.
     DequantizeRow(acc + r * cols, cols, row_scales[r], col_offsets, col_scales, bias, accumulate,
                   relu, y + r * cols);
-  }
+  });
 }
 
 }  // namespace mtserve

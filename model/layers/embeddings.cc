@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "model/kernels/parallel_for.h"
+
 namespace mtserve {
 
 std::vector<float> SinusoidalPositions(int num_positions, int dim) {
@@ -45,8 +47,7 @@ Embeddings::Embeddings(const Linear* tied, float scale, int max_positions)
 }
 
 void Embeddings::Forward(const int* ids, const int* positions, int n, float* out) const {
-#pragma omp parallel for schedule(static) if (n > 64)
-  for (int i = 0; i < n; ++i) {
+  ParallelFor(n, n > 64, [&](int64_t i) {
     const float* position = positions_.data() + static_cast<size_t>(positions[i]) * dim_;
     float* y = out + static_cast<size_t>(i) * dim_;
     if (tied_ != nullptr) {
@@ -56,7 +57,7 @@ void Embeddings::Forward(const int* ids, const int* positions, int n, float* out
     }
 #pragma omp simd
     for (int j = 0; j < dim_; ++j) y[j] = y[j] * scale_ + position[j];
-  }
+  });
 }
 
 }  // namespace mtserve
