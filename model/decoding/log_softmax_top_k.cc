@@ -75,31 +75,8 @@ MTSERVE_TARGET_CLONES float Max(const float* x, int n) {
   return m;
 }
 
-// The best `count` (up to k) of the values offered so far, sorted decreasingly in ids/values.
-struct Best {
-  int k;
-  int* ids;
-  float* values;
-  int count = 0;
-
-  void Offer(const float* row, int i) {
-    const float v = row[i];
-    if (count == k && !(v > values[k - 1])) return;
-    int pos = count < k ? count++ : k - 1;
-    while (pos > 0 && values[pos - 1] < v) {
-      values[pos] = values[pos - 1];
-      ids[pos] = ids[pos - 1];
-      --pos;
-    }
-    values[pos] = v;
-    ids[pos] = i;
-  }
-  // Whether a value of `max` could enter.
-  bool Admits(float max) const { return count < k || max > values[k - 1]; }
-};
-
 // The normaliser of logits[0..n), and with best.k > 0 its best values in `best`.
-LogNormalizer ScanPortable(const float* logits, int n, Best& best) {
+LogNormalizer ScanPortable(const float* logits, int n, TopKInsertion& best) {
   float max = -INFINITY;
   float sum = 0.f;
   for (int begin = 0; begin < n; begin += kBlock) {
@@ -151,7 +128,7 @@ __attribute__((target("avx512f"))) inline __m512 Load512(const float* logits, in
 // ScanPortable in vectors of 16 (the tail loaded with -inf); a block's candidates are found by
 // comparing each vector with the k-th best.
 __attribute__((target("avx512f"))) LogNormalizer ScanAvx512(const float* logits, int n,
-                                                            Best& best) {
+                                                            TopKInsertion& best) {
   float max = -INFINITY;
   __m512 sum = _mm512_setzero_ps();
   for (int begin = 0; begin < n; begin += kBlock) {
@@ -198,11 +175,11 @@ MTSERVE_TARGET_CLONES void Normalize(float* row, int n, float max, float log_sum
   for (int i = 0; i < n; ++i) row[i] = (row[i] - max) - log_sum;
 }
 
-using Scan = LogNormalizer (*)(const float*, int, Best&);
+using Scan = LogNormalizer (*)(const float*, int, TopKInsertion&);
 
 LogNormalizer Run(Scan scan, const float* logits, int n, int k, int* ids, float* values) {
   k = std::max(0, std::min(k, n));
-  Best best{k <= kMaxInsertionK ? k : 0, ids, values};
+  TopKInsertion best{k <= kMaxInsertionK ? k : 0, ids, values};
   const LogNormalizer normalizer = scan(logits, n, best);
   if (k > kMaxInsertionK) TopK(logits, n, k, ids, values);
   for (int i = 0; i < k; ++i) values[i] = normalizer.LogProb(values[i]);

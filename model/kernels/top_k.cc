@@ -28,20 +28,8 @@ MTSERVE_TARGET_CLONES float ChunkMax(const float* x) {
 }
 
 void TopKByInsertion(const float* row, int n, int k, int* ids, float* values) {
-  // ids/values hold the best `count` so far, sorted decreasingly.
-  int count = 0;
-  auto offer = [&](int i) {
-    const float v = row[i];
-    if (count == k && !(v > values[k - 1])) return;
-    int pos = count < k ? count++ : k - 1;
-    while (pos > 0 && values[pos - 1] < v) {
-      values[pos] = values[pos - 1];
-      ids[pos] = ids[pos - 1];
-      --pos;
-    }
-    values[pos] = v;
-    ids[pos] = i;
-  };
+  TopKInsertion best{k, ids, values};
+  auto offer = [&](int i) { best.Offer(row, i); };
   int i = 0;
   for (; i < k; ++i) offer(i);
   for (; i + kChunk <= n; i += kChunk) {
