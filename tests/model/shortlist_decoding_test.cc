@@ -193,6 +193,27 @@ TEST_P(ShortlistDecodingTest, EveryTokenIsACandidate) {
   }
 }
 
+TEST_P(ShortlistDecodingTest, ASentencesOwnPiecesAreCandidates) {
+  // A list of one target and no rules: what else a sentence generates can only be its own source
+  // pieces (copied through: names, numbers) and </s>, which decoding adds to every list.
+  const std::shared_ptr<const Model> model =
+      WithVocabularyMap(absl::StrCat("\t", vocab().Piece(1), "\n"));
+  ASSERT_NE(model, nullptr);
+  Translator translator(model, 1);
+  auto result = translator.TranslateIds(sources_, DecodingOptions());
+  ASSERT_TRUE(result.ok()) << result.status();
+  int copied = 0;
+  for (int i = 0; i < kSentences; ++i) {
+    const std::set<int> own(sources_[i].begin(), sources_[i].end());
+    for (int id : (*result)[i][0].ids) {
+      if (id == 1 || id == model->config().eos_token_id) continue;
+      EXPECT_TRUE(own.count(id)) << "sentence " << i << ": id " << id;
+      ++copied;
+    }
+  }
+  EXPECT_GT(copied, 0) << "no sentence generated a piece of its own source";
+}
+
 TEST_P(ShortlistDecodingTest, ResultDoesNotDependOnTheBatch) {
   // Narrow lists (the projection a few hundred wide, its width changing with the batch).
   const std::shared_ptr<const Model> model = WithVocabularyMap(CoveringMap(100));
