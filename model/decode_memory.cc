@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "model/decoding/term_tracker.h"
+#include "model/kernels/self_attention.h"
 #include "model/ops/shape_buckets.h"
 
 namespace mtserve {
@@ -125,12 +126,13 @@ int64_t DecodeMemory::Encoding(int64_t texts, int64_t longest) const {
   const int64_t padded_rows = BucketRows(texts * longest);
   const int64_t rows = std::max(texts * length, padded_rows);
   // The output and residual stream (d), fused query-key-value (3d) and attention context (d) per
-  // row, one head's transposed keys and one query's scores (SelfAttentionScratchFloats: the
-  // length rounded up to 16, times head_dim + 1), the feed-forward block of at most
-  // kLinearBlockRows rows, and the token ids and positions (plus what index vectors kept from
-  // larger batches hold: at most kIndexSlackBytes).
+  // row, one head's transposed keys and one query's scores (SelfAttentionScratchFloats), the
+  // feed-forward block of at most kLinearBlockRows rows, and the token ids and positions (plus
+  // what index vectors kept from larger batches hold: at most kIndexSlackBytes).
   constexpr int64_t kIndexSlackBytes = 64 << 10;
-  return rows * 5 * d_model_ * kFloat + (length + 15) / 16 * 16 * (d_model_ / heads_ + 1) * kFloat +
+  return rows * 5 * d_model_ * kFloat +
+         SelfAttentionScratchFloats(static_cast<int>(length), static_cast<int>(d_model_ / heads_)) *
+             kFloat +
          std::min(padded_rows, kLinearBlockRows) * encoder_ffn_dim_ * kFloat +
          rows * 3 * sizeof(int) + kIndexSlackBytes;
 }

@@ -11,7 +11,7 @@ namespace {
 
 // kLanes positions, or value elements, in one vector (GCC's vector extension: one register with
 // AVX-512, two with AVX2, four in baseline x86-64), so that sums stay in registers.
-constexpr int kLanes = 16;
+constexpr int kLanes = kSelfAttentionLanes;
 typedef float Vec __attribute__((vector_size(kLanes * sizeof(float))));
 
 // Always inlined into the kernel's clones, so the vector never crosses a call: GCC's warning about
@@ -95,10 +95,6 @@ MTSERVE_TARGET_CLONES void AttendHead(const float* q, const float* k, const floa
 }
 
 }  // namespace
-
-int64_t SelfAttentionScratchFloats(int length, int head_dim) {
-  return static_cast<int64_t>(PaddedLength(length)) * (head_dim + 1);
-}
 
 void SelfAttention(const SelfAttentionArgs& args) {
   const int width = args.heads * args.head_dim;
