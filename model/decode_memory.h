@@ -13,7 +13,9 @@
 // Not counted: the weights
 // (shared by all workers), oneDNN's primitives and their scratchpad, bfloat16 and int8 layers'
 // converted inputs (at most Linear::kMaxRows rows of the widest layer: all bounded by the model's
-// shape and the shapes a worker sees, not by the texts), and the allocator's own overhead.
+// shape and the shapes a worker sees, not by the texts), what a worker keeps for its next decode
+// (the cache's chunk pool, KvCache::kRetainedBytes; other buffers, kRetainedBatchBytes), and the
+// allocator's own overhead.
 #ifndef MTSERVE_MODEL_DECODE_MEMORY_H_
 #define MTSERVE_MODEL_DECODE_MEMORY_H_
 
@@ -28,6 +30,12 @@ namespace mtserve {
 // The most bytes a beam search's candidate of a sentence with constraints takes (beam_search.cc
 // checks).
 inline constexpr int64_t kTermCandidateBytes = 96;
+
+// The most a worker keeps, between batches, of the buffers a batch used and gave up (the encoder's
+// scratch and output, the cross-attention keys and values of sentences that left), for the next
+// batch: allocated anew for each one, their pages were faulted in and zeroed every time, a tenth
+// of a small model's time. Beyond this, they are freed (Translator::retained_bytes).
+inline constexpr int64_t kRetainedBatchBytes = int64_t{16} << 20;
 
 class DecodeMemory {
  public:

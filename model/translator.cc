@@ -6,6 +6,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "model/decode_memory.h"
 #include "model/decoding/search.h"
 #include "model/layers/decoder.h"
 #include "model/layers/encoder.h"
@@ -59,6 +60,12 @@ class Translator::Impl {
 
   // Validates, pads and encodes `sources`, then adds them to the decoder; returns their ids.
   absl::StatusOr<std::vector<int>> Encode(const std::vector<std::vector<int>>& sources);
+  // What the encoder and the decoder keep for the next inputs (Translator::retained_bytes), and
+  // freeing it when it is more than kRetainedBatchBytes.
+  size_t retained_bytes() const {
+    return encoder_.scratch_bytes() + encoder_output_.bytes() + decoder_.retained_bytes();
+  }
+  void LimitRetained();
   absl::Status CheckNoSession() const {
     if (search_ == nullptr) return absl::OkStatus();
     return absl::FailedPreconditionError("a DecodeSession of this Translator is still open");
@@ -81,6 +88,8 @@ Translator::Translator(std::shared_ptr<const Model> model, int num_threads)
 Translator::~Translator() = default;
 
 const Model& Translator::model() const { return *impl_->model_; }
+
+size_t Translator::retained_bytes() const { return impl_->retained_bytes(); }
 
 absl::StatusOr<std::vector<int>> Translator::Impl::Encode(
     const std::vector<std::vector<int>>& sources) {
@@ -111,11 +120,19 @@ absl::StatusOr<std::vector<int>> Translator::Impl::Encode(
     std::copy(sources[b].begin(), sources[b].end(), ids.begin() + b * max_length);
   }
   encoder_.Forward(ctx_, ids, lengths, max_length, encoder_output_);
-  // The decoder keeps what it needs, its own keys and values, and this is sized for this batch.
+  // The decoder keeps what it needs, its own keys and values; the output's buffer stays for
+  // the next inputs, as the encoder's scratch does.
   std::vector<int> sentences =
       decoder_.AddSentences(ctx_, encoder_output_.data(), lengths, max_length);
-  encoder_output_.Release();
+  LimitRetained();
   return sentences;
+}
+
+void Translator::Impl::LimitRetained() {
+  if (retained_bytes() <= static_cast<size_t>(kRetainedBatchBytes)) return;
+  decoder_.ReleaseFreeGroups();
+  encoder_.ReleaseScratch();
+  encoder_output_.Release();
 }
 
 absl::StatusOr<std::unique_ptr<DecodeSession>> Translator::StartDecoding(
@@ -141,6 +158,7 @@ absl::StatusOr<std::unique_ptr<DecodeSession>> Translator::StartDecoding(
 DecodeSession::~DecodeSession() {
   translator_->search_.reset();
   translator_->decoder_.Reset();
+  translator_->LimitRetained();
 }
 
 absl::StatusOr<std::vector<int>> DecodeSession::AddInputs(
@@ -179,12 +197,13 @@ absl::StatusOr<std::vector<int>> DecodeSession::AddInputs(
 
 void DecodeSession::Step(std::vector<FinishedSentence>& finished) {
   translator_->search_->Step(translator_->ctx_, translator_->decoder_, finished);
+  translator_->LimitRetained();  // Sentences that finished gave up their keys and values.
 }
 
 int DecodeSession::inputs() const { return translator_->search_->sentences(); }
 
 size_t DecodeSession::memory_bytes() const {
-  return translator_->decoder_.memory_bytes() + translator_->encoder_output_.bytes() +
+  return translator_->decoder_.memory_bytes() - translator_->decoder_.retained_bytes() +
          translator_->search_->memory_bytes();
 }
 

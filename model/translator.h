@@ -38,6 +38,11 @@ class Translator {
 
   const Model& model() const;
 
+  // Bytes it keeps of buffers that inputs gave up, for the next inputs: at most
+  // kRetainedBatchBytes (decode_memory.h) once a call returns; not part of
+  // DecodeSession::memory_bytes.
+  size_t retained_bytes() const;
+
   // Called with an input's id once per decoding step while that input is being decoded; when it
   // returns true the input leaves the batch at once and its result has no hypotheses, while the
   // other inputs go on undisturbed.

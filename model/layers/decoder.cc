@@ -43,30 +43,41 @@ void Decoder::Reset() {
   sentences_.clear();
   free_sentences_.clear();
   free_groups_.clear();
-  groups_.clear();
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    groups_[g].live = 0;
+    free_groups_.push_back(static_cast<int>(g));
+  }
 }
 
 std::vector<int> Decoder::AddSentences(ComputeContext& ctx, const float* encoder_output,
                                        const std::vector<int>& lengths, int max_length) {
   const int d = model_.config().d_model;
   const int count = static_cast<int>(lengths.size());
+  const int64_t rows = static_cast<int64_t>(count) * max_length;
+  const size_t floats = StorageFloats(vector_type_, rows * 2 * d);  // Per layer.
+  // A free group whose buffers hold this join already, or else the last freed.
+  auto fits = std::find_if(free_groups_.begin(), free_groups_.end(), [&](int free) {
+    const std::vector<FloatBuffer>& buffers = groups_[free].key_values;
+    return !buffers.empty() && buffers[0].capacity() >= floats;
+  });
+  if (fits == free_groups_.end() && !free_groups_.empty()) fits = free_groups_.end() - 1;
   int g;
-  if (free_groups_.empty()) {
+  if (fits == free_groups_.end()) {
     g = static_cast<int>(groups_.size());
     groups_.emplace_back();
   } else {
-    g = free_groups_.back();
-    free_groups_.pop_back();
+    g = *fits;
+    free_groups_.erase(fits);
   }
   SourceGroup& group = groups_[g];
   group.max_length = max_length;
   group.live = count;
+  group.floats = floats;
   ScopedPhase phase(ctx, Phase::kCrossKeyValues);
   const auto& layers = model_.weights().decoder_layers;
   group.key_values.resize(layers.size());
-  const int64_t rows = static_cast<int64_t>(count) * max_length;
   for (size_t l = 0; l < layers.size(); ++l) {
-    float* key_values = group.key_values[l].Reserve(StorageFloats(vector_type_, rows * 2 * d));
+    float* key_values = group.key_values[l].Reserve(floats);
     // One sentence at a time: the shape then depends on the (bucketed) length only, not on how
     // many sentences joined together (see shape_buckets.h).
     for (int i = 0; i < count; ++i) {
@@ -110,15 +121,27 @@ size_t Decoder::memory_bytes() const {
   return bytes;
 }
 
+size_t Decoder::retained_bytes() const {
+  size_t bytes = 0;
+  for (const SourceGroup& group : groups_) {
+    const size_t used = group.live > 0 ? group.floats * sizeof(float) : 0;
+    for (const FloatBuffer& buffer : group.key_values) bytes += buffer.bytes() - used;
+  }
+  return bytes;
+}
+
+void Decoder::ReleaseFreeGroups() {
+  for (int g : free_groups_) {
+    for (FloatBuffer& buffer : groups_[g].key_values) buffer.Release();
+    groups_[g].key_values.clear();
+  }
+}
+
 void Decoder::RemoveSentence(int sentence) {
   Sentence& s = sentences_[sentence];
   assert(s.group >= 0);
   SourceGroup& group = groups_[s.group];
-  if (--group.live == 0) {
-    // Its size was that of one join; the next group reserves its own.
-    for (FloatBuffer& buffer : group.key_values) buffer.Release();
-    free_groups_.push_back(s.group);
-  }
+  if (--group.live == 0) free_groups_.push_back(s.group);
   s.group = -1;
   free_sentences_.push_back(sentence);
 }

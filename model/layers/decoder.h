@@ -3,7 +3,8 @@
 // the output projection to logits.
 //
 // Sentences and rows may join between steps (continuous batching): each row has its own position,
-// and each sentence its own encoder keys and values, freed when the sentence is removed.
+// and each sentence its own encoder keys and values, given up when the sentence is removed (their
+// buffer stays for the sentences that join next, until ReleaseFreeGroups).
 #ifndef MTSERVE_MODEL_LAYERS_DECODER_H_
 #define MTSERVE_MODEL_LAYERS_DECODER_H_
 
@@ -24,7 +25,8 @@ class Decoder {
  public:
   explicit Decoder(const Model& model);
 
-  // Forgets every sentence and row, and frees their keys and values.
+  // Forgets every sentence and row; their keys' and values' buffers stay for the next
+  // sentences (see ReleaseFreeGroups).
   void Reset();
 
   // Adds sentences from their encoder output ([count * max_length, d_model], see
@@ -34,7 +36,7 @@ class Decoder {
   std::vector<int> AddSentences(ComputeContext& ctx, const float* encoder_output,
                                 const std::vector<int>& lengths, int max_length);
 
-  // Frees a sentence's keys and values; no row may belong to it any more.
+  // Gives up a sentence's keys and values; no row may belong to it any more.
   void RemoveSentence(int sentence);
 
   // Appends `count` rows after the current ones, each at its first position in the next Step.
@@ -59,12 +61,17 @@ class Decoder {
 
   // Bytes held: caches, keys and values, step buffers.
   size_t memory_bytes() const;
+  // Of those, what buffers of keys and values hold beyond what their sentences need (all of it
+  // for those no sentence uses), and freeing those no sentence uses.
+  size_t retained_bytes() const;
+  void ReleaseFreeGroups();
 
  private:
   // Sentences added together share one buffer of keys and values per layer.
   struct SourceGroup {
     // Per layer: [count * max_length, 2 * d_model] elements of vector_type_.
     std::vector<FloatBuffer> key_values;
+    size_t floats = 0;  // Of each buffer, what its sentences use.
     int max_length = 0;
     int live = 0;  // Sentences not yet removed.
   };

@@ -83,12 +83,20 @@ void Encoder::Forward(ComputeContext& ctx, const std::vector<int>& ids,
     std::memmove(x + b * s * d, x + first_row[b] * d, lengths[b] * d * sizeof(float));
     std::fill(x + (b * s + lengths[b]) * d, x + (b + 1) * s * d, 0.f);
   }
-  peak_bytes_ =
-      out.bytes() + qkv_.bytes() + context_.bytes() + ffn_.bytes() + attention_scratch_.bytes() +
-      (packed_ids.capacity() + positions_.capacity()) * sizeof(int) + ids.capacity() * sizeof(int);
-  // Give the scratch back: the decoder, which runs next and for longer, needs memory too, and
-  // a worker's peak is then the larger of the two phases rather than their sum. Allocating it
-  // again costs far less than encoding a batch.
+  // What this batch needed, not what the buffers hold from larger ones before.
+  peak_bytes_ = (std::max(rows, padded) * d + padded * (qkv_row + d) +
+                 std::min(padded, Linear::kMaxRows) * config.encoder_ffn_dim +
+                 SelfAttentionScratchFloats(longest, static_cast<int>(head_dim))) *
+                    sizeof(float) +
+                (packed_ids.capacity() + positions_.capacity()) * sizeof(int) +
+                ids.capacity() * sizeof(int);
+}
+
+size_t Encoder::scratch_bytes() const {
+  return qkv_.bytes() + context_.bytes() + ffn_.bytes() + attention_scratch_.bytes();
+}
+
+void Encoder::ReleaseScratch() {
   qkv_.Release();
   context_.Release();
   ffn_.Release();

@@ -21,8 +21,13 @@ class Encoder {
   void Forward(ComputeContext& ctx, const std::vector<int>& ids, const std::vector<int>& lengths,
                int max_length, FloatBuffer& out);
 
-  // The most bytes of scratch the last Forward held at once.
+  // The most bytes the last Forward needed at once (its output included).
   size_t peak_bytes() const { return peak_bytes_; }
+  // Its scratch stays for the next Forward (allocated anew for each batch, its pages were
+  // faulted in and zeroed each time: a tenth of a small model's time); the translator frees it
+  // when it keeps more than decode_memory.h's kRetainedBatchBytes.
+  size_t scratch_bytes() const;
+  void ReleaseScratch();
 
  private:
   const Model& model_;

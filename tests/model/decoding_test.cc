@@ -582,6 +582,35 @@ TEST_F(DecodingTest, MemoryOfALargeDecodeIsGivenBack) {
   }
 }
 
+// A worker keeps the buffers a batch gave up for the next batch (its encoder's scratch and
+// output, the keys and values of sentences that left), but never more than kRetainedBatchBytes:
+// a batch of many long sources (its encoder's scratch alone far above that) leaves no more.
+TEST_F(DecodingTest, WhatAWorkerKeepsBetweenBatchesIsBounded) {
+  Translator translator(model(), kThreads);
+  DecodingOptions options = Greedy();
+  options.max_length = 3;
+  ASSERT_TRUE(translator.Translate(FirstTexts(4), options).ok());
+  EXPECT_GT(translator.retained_bytes(), 0u);
+  EXPECT_LE(translator.retained_bytes(), static_cast<size_t>(kRetainedBatchBytes));
+
+  std::string long_text;
+  for (int i = 0; i < 16; ++i) {
+    absl::StrAppend(&long_text, i == 0 ? "" : " ", texts()[i % texts().size()]);
+  }
+  const std::vector<std::vector<int>> large(32, model()->tokenizer().EncodeSource(long_text));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<DecodeSession> session, translator.StartDecoding(options));
+  ASSERT_TRUE(session->AddInputs(large).ok());
+  EXPECT_GT(session->encoding_peak_bytes(), 2 * static_cast<size_t>(kRetainedBatchBytes));
+  EXPECT_LE(translator.retained_bytes(), static_cast<size_t>(kRetainedBatchBytes));
+  std::vector<FinishedSentence> finished;
+  while (session->inputs() > 0) {
+    session->Step(finished);
+    EXPECT_LE(translator.retained_bytes(), static_cast<size_t>(kRetainedBatchBytes));
+  }
+  session.reset();
+  EXPECT_LE(translator.retained_bytes(), static_cast<size_t>(kRetainedBatchBytes));
+}
+
 // 4. Reported log-probabilities are what the model assigns the generated tokens.
 
 TEST_F(DecodingTest, ScoresMatchTeacherForcing) {
