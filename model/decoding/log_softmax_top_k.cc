@@ -7,21 +7,7 @@
 
 #include "model/kernels/target_clones.h"
 #include "model/kernels/top_k.h"
-
-#if defined(__x86_64__)
-// GCC 12's AVX-512 intrinsics fill their unused operand with an "uninitialised" value and warn
-// about it once inlined (GCC bug 105593).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#include <immintrin.h>
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
-#define MTSERVE_HAVE_AVX512_PATH 1
-#endif
+#include "model/kernels/vector_exp.h"
 
 namespace mtserve {
 namespace {
@@ -35,29 +21,6 @@ constexpr int kBlock = 256;
 constexpr int kChunk = 16;
 // Larger k: TopK's selection (see top_k.cc), and this pass for the normaliser only.
 constexpr int kMaxInsertionK = 256;
-
-// Cephes' expf, within 2 ulp: x = n ln 2 + r with |r| <= ln 2 / 2, a degree-6 polynomial in r,
-// times 2^n. For x <= 0; 0 below kExpMin, where exp leaves float's normal range.
-constexpr float kExpMin = -87.3f;
-constexpr float kLog2e = 1.44269504088896341f;
-constexpr float kLn2Hi = 0.693359375f;
-constexpr float kLn2Lo = -2.12194440e-4f;
-constexpr float kExpPoly[] = {1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-3f,
-                              4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f};
-
-// In operations that vectorise (ExpSum), branch-free: rounding by adding 1.5 * 2^23, 2^n built
-// from its exponent bits.
-[[gnu::always_inline]] inline float ExpNonPositive(float x) {
-  constexpr float kRound = 12582912.f;
-  const float c = std::max(x, kExpMin);
-  const float n = (c * kLog2e + kRound) - kRound;
-  const float r = (c - n * kLn2Hi) - n * kLn2Lo;
-  float p = kExpPoly[0];
-  for (int i = 1; i < 6; ++i) p = p * r + kExpPoly[i];
-  p = p * r * r + r + 1.f;
-  const float scale = std::bit_cast<float>((static_cast<int32_t>(n) + 127) << 23);
-  return x < kExpMin ? 0.f : p * scale;
-}
 
 // sum(exp(x[i] - max)) over x[0..n).
 MTSERVE_TARGET_CLONES float ExpSum(const float* x, int n, float max) {
@@ -101,20 +64,7 @@ LogNormalizer ScanPortable(const float* logits, int n, TopKInsertion& best) {
   return {max, std::log(sum)};
 }
 
-#ifdef MTSERVE_HAVE_AVX512_PATH
-__attribute__((target("avx512f"))) inline __m512 Exp512(__m512 x) {
-  const __m512 c = _mm512_max_ps(x, _mm512_set1_ps(kExpMin));
-  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(c, _mm512_set1_ps(kLog2e)),
-                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Hi), c);
-  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Lo), r);
-  __m512 p = _mm512_set1_ps(kExpPoly[0]);
-  for (int i = 1; i < 6; ++i) p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kExpPoly[i]));
-  p = _mm512_fmadd_ps(_mm512_mul_ps(p, r), r, _mm512_add_ps(r, _mm512_set1_ps(1.f)));
-  const __mmask16 in_range = _mm512_cmp_ps_mask(x, _mm512_set1_ps(kExpMin), _CMP_GE_OQ);
-  return _mm512_maskz_mov_ps(in_range, _mm512_scalef_ps(p, n));
-}
-
+#ifdef MTSERVE_HAVE_AVX512_INTRINSICS
 constexpr int kLanes = 16;
 
 // logits[i, i + 16), -inf past n.
@@ -163,11 +113,6 @@ __attribute__((target("avx512f"))) LogNormalizer ScanAvx512(const float* logits,
   }
   return {max, std::log(_mm512_reduce_add_ps(sum))};
 }
-
-bool CpuHasAvx512() {
-  static const bool has = __builtin_cpu_supports("avx512f");
-  return has;
-}
 #endif
 
 MTSERVE_TARGET_CLONES void Normalize(float* row, int n, float max, float log_sum) {
@@ -193,7 +138,7 @@ float LogNormalizer::LogProb(float x) const {
 }
 
 LogNormalizer LogSoftmaxTopK(const float* logits, int n, int k, int* ids, float* values) {
-#ifdef MTSERVE_HAVE_AVX512_PATH
+#ifdef MTSERVE_HAVE_AVX512_INTRINSICS
   if (CpuHasAvx512()) return Run(ScanAvx512, logits, n, k, ids, values);
 #endif
   return Run(ScanPortable, logits, n, k, ids, values);

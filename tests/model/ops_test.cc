@@ -18,6 +18,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <numeric>
 #include <random>
@@ -372,17 +373,21 @@ TEST(SoftmaxTest, HandlesLargeValuesAndMinusInfinity) {
 
 // Also checks the optional output of probabilities averaged over the heads (for alignments):
 // each row's softmax over its positions, averaged over heads, and zeros past its length.
+// Both kernels: the AVX-512 one (where the CPU has it, for head_dim a multiple of 32: here 64, 32
+// and 96, with heads in fours and not, widths of a whole number of its 256-output blocks and
+// not) and the portable one; lengths below, at and past a vector of 16 scores.
 TEST(OneQueryAttentionTest, MatchesNaiveAttentionThroughScatteredPointers) {
   std::mt19937 rng(10);
-  for (auto [heads, head_dim] : {std::pair<int, int>{1, 8}, {2, 8}, {4, 64}, {3, 7}}) {
+  for (auto [heads, head_dim] :
+       {std::pair<int, int>{1, 8}, {2, 8}, {4, 64}, {3, 7}, {8, 64}, {5, 32}, {6, 96}}) {
     for (int rows : {1, 3, 17}) {
       SCOPED_TRACE(::testing::Message()
                    << "rows=" << rows << " heads=" << heads << " head_dim=" << head_dim);
       const int width = heads * head_dim;
-      const int max_positions = 15;  // More than any length: the tail of each row is unused.
-      const int length_choices[] = {13, 1, 2, 15, 7};
+      const int max_positions = 40;  // More than any length: the tail of each row is unused.
+      const int length_choices[] = {13, 1, 2, 15, 7, 16, 17, 33, 40};
       std::vector<int> lengths(rows);
-      for (int r = 0; r < rows; ++r) lengths[r] = length_choices[r % 5];
+      for (int r = 0; r < rows; ++r) lengths[r] = length_choices[r % std::size(length_choices)];
       const int total = std::accumulate(lengths.begin(), lengths.end(), 0);
 
       // Key and value vectors live in pools in a shuffled order; the pointer tables find them.
@@ -473,23 +478,25 @@ TEST(OneQueryAttentionTest, MatchesNaiveAttentionThroughScatteredPointers) {
         }
       }
 
-      for (VectorType type : {VectorType::kFloat32, VectorType::kBFloat16}) {
-        SCOPED_TRACE(type == VectorType::kFloat32 ? "float32 vectors" : "bfloat16 vectors");
-        const int t = type == VectorType::kFloat32 ? 0 : 1;
-        std::fill(out.begin(), out.end(), kNaN);
-        OneQueryAttention({queries.data(), query_stride, key_table[t].data(), value_table[t].data(),
-                           lengths.data(), max_positions, rows, heads, head_dim, out.data(),
-                           nullptr, type});
-        EXPECT_TRUE(AllClose(out.data(), expected));
+      for (auto* kernel : {OneQueryAttention, OneQueryAttentionPortable}) {
+        SCOPED_TRACE(kernel == OneQueryAttention ? "best kernel" : "portable kernel");
+        for (VectorType type : {VectorType::kFloat32, VectorType::kBFloat16}) {
+          SCOPED_TRACE(type == VectorType::kFloat32 ? "float32 vectors" : "bfloat16 vectors");
+          const int t = type == VectorType::kFloat32 ? 0 : 1;
+          std::fill(out.begin(), out.end(), kNaN);
+          kernel({queries.data(), query_stride, key_table[t].data(), value_table[t].data(),
+                  lengths.data(), max_positions, rows, heads, head_dim, out.data(), nullptr, type});
+          EXPECT_TRUE(AllClose(out.data(), expected));
 
-        // With probabilities: the same output, and the averaged probabilities.
-        std::fill(out.begin(), out.end(), kNaN);
-        std::vector<float> probabilities(expected_probabilities.size(), kNaN);
-        OneQueryAttention({queries.data(), query_stride, key_table[t].data(), value_table[t].data(),
-                           lengths.data(), max_positions, rows, heads, head_dim, out.data(),
-                           probabilities.data(), type});
-        EXPECT_TRUE(AllClose(out.data(), expected));
-        EXPECT_TRUE(AllClose(probabilities.data(), expected_probabilities));
+          // With probabilities: the same output, and the averaged probabilities.
+          std::fill(out.begin(), out.end(), kNaN);
+          std::vector<float> probabilities(expected_probabilities.size(), kNaN);
+          kernel({queries.data(), query_stride, key_table[t].data(), value_table[t].data(),
+                  lengths.data(), max_positions, rows, heads, head_dim, out.data(),
+                  probabilities.data(), type});
+          EXPECT_TRUE(AllClose(out.data(), expected));
+          EXPECT_TRUE(AllClose(probabilities.data(), expected_probabilities));
+        }
       }
     }
   }

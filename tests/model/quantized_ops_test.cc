@@ -243,10 +243,32 @@ TEST(QuantizeRowsTest, ShiftedIsTheSameValuesPlus128) {
   for (int i = 0; i < rows * cols; ++i) ASSERT_EQ(int{shifted[i]}, q[i] + 128) << i;
 }
 
-// y = (acc - column offset) · row scale · column scale + bias (+ y on entry), then ReLU: the
-// integer sums and offsets here are below 2^24, so their difference is exact, and four float32
-// roundings follow at most (two products, two sums), each 2^-24 of the magnitudes it adds.
-TEST(DequantizeRowsTest, ScalesAddsBiasAndResidualAndAppliesRelu) {
+// The activations DequantizeRows applies, in double from their definitions.
+double RowActivationNaive(RowActivation a, double v) {
+  switch (a) {
+    case RowActivation::kRelu:
+      return std::max(v, 0.0);
+    case RowActivation::kSwish:
+      return v / (1 + std::exp(-v));
+    case RowActivation::kNone:
+      break;
+  }
+  return v;
+}
+
+// The error DequantizeRows's swish may add to its value s at v, beyond what v's own error makes
+// (1.1 times it, the Lipschitz constant): exp within 2 ulp (4 units of 2^-24 relative) in the
+// numerator, at most as much in the denominator 1 + e, and three roundings (v·e, 1 + e, the
+// quotient), so 12 units of 2^-24 of |s|; and where exp(-|v|) leaves float's normal range
+// (|v| > 87.3, kernels/vector_exp.h) the kernel's 0 for it, |s| <= 88 e^-87.3 < 1e-35.
+constexpr double kSwishRelative = 12 * kF32Eps;
+constexpr double kSwishUnderflow = 1e-35;
+
+// y = (acc - column offset) · row scale · column scale + bias (+ y on entry), then the activation:
+// the integer sums and offsets here are below 2^24, so their difference is exact, and four float32
+// roundings follow at most (two products, two sums), each 2^-24 of the magnitudes it adds. The
+// values reach ±400, so swish meets both of its tails.
+TEST(DequantizeRowsTest, ScalesAddsBiasAndResidualAndAppliesTheActivation) {
   std::mt19937 rng(13);
   std::uniform_int_distribution<int> sum(-(1 << 22), 1 << 22);
   for (auto [rows, cols] : {std::pair{1, 1}, {3, 7}, {257, 130}}) {
@@ -262,10 +284,12 @@ TEST(DequantizeRowsTest, ScalesAddsBiasAndResidualAndAppliesRelu) {
     const std::vector<float> y_in = RandomVector(rng, rows * cols, -2.f, 2.f);
     for (bool with_bias : {false, true}) {
       for (bool accumulate : {false, true}) {
-        for (bool relu : {false, true}) {
+        for (RowActivation activation :
+             {RowActivation::kNone, RowActivation::kRelu, RowActivation::kSwish}) {
           for (bool in_place : {false, true}) {
             SCOPED_TRACE(::testing::Message() << rows << "x" << cols << " bias=" << with_bias
-                                              << " accumulate=" << accumulate << " relu=" << relu
+                                              << " accumulate=" << accumulate
+                                              << " activation=" << static_cast<int>(activation)
                                               << " in_place=" << in_place);
             // In place, acc is y (then y cannot hold a residual: accumulate reads y).
             if (in_place && accumulate) continue;
@@ -274,16 +298,18 @@ TEST(DequantizeRowsTest, ScalesAddsBiasAndResidualAndAppliesRelu) {
                                                 : std::vector<float>(rows * cols, kNaN);
             const float* a = in_place ? y.data() : acc.data();
             DequantizeRows(a, rows, cols, row_scales.data(), col_offsets.data(), col_scales.data(),
-                           with_bias ? bias.data() : nullptr, accumulate, relu, y.data());
+                           with_bias ? bias.data() : nullptr, accumulate, activation, y.data());
             for (int r = 0; r < rows; ++r) {
               for (int c = 0; c < cols; ++c) {
                 const int i = r * cols + c;
                 const double p = (double{acc[i]} - col_offsets[c]) * row_scales[r] * col_scales[c];
                 const double b = with_bias ? bias[c] : 0.0;
                 const double residual = accumulate ? y_in[i] : 0.0;
-                double v = p + b + residual;
-                if (relu) v = std::max(v, 0.0);
-                const double bound = 4 * kF32Eps * (std::abs(p) + std::abs(b) + std::abs(residual));
+                const double v = RowActivationNaive(activation, p + b + residual);
+                double bound = 4 * kF32Eps * (std::abs(p) + std::abs(b) + std::abs(residual));
+                if (activation == RowActivation::kSwish) {
+                  bound = 1.1 * bound + kSwishRelative * std::abs(v) + kSwishUnderflow;
+                }
                 ASSERT_LE(std::abs(y[i] - v), bound) << "row " << r << " col " << c;
               }
             }
@@ -291,6 +317,27 @@ TEST(DequantizeRowsTest, ScalesAddsBiasAndResidualAndAppliesRelu) {
         }
       }
     }
+  }
+}
+
+// Swish at the edges of exp's range and far past them: the value itself (unit scales, no offset,
+// so y = acc before the activation), finite, within the bound above of the definition.
+TEST(DequantizeRowsTest, SwishOfLargeAndTinyValuesIsFiniteAndExact) {
+  const std::vector<float> values = {-3e38f, -1e6f,  -1000.f, -100.f, -88.f,  -87.3f,  -87.f,
+                                     -50.f,  -20.f,  -2.4f,   -1.f,   -1e-3f, -1e-30f, -0.f,
+                                     0.f,    1e-30f, 1e-3f,   1.f,    2.4f,   20.f,    50.f,
+                                     87.f,   87.3f,  88.f,    100.f,  1000.f, 1e6f,    3e38f};
+  const int cols = static_cast<int>(values.size());
+  const std::vector<float> ones(cols, 1.f), zeros(cols, 0.f);
+  const float row_scale = 1.f;
+  std::vector<float> y(cols, kNaN);
+  DequantizeRows(values.data(), 1, cols, &row_scale, zeros.data(), ones.data(), nullptr,
+                 /*accumulate=*/false, RowActivation::kSwish, y.data());
+  for (int c = 0; c < cols; ++c) {
+    const double v = RowActivationNaive(RowActivation::kSwish, values[c]);
+    ASSERT_TRUE(std::isfinite(y[c])) << values[c];
+    EXPECT_LE(std::abs(y[c] - v), kSwishRelative * std::abs(v) + kSwishUnderflow)
+        << "swish(" << values[c] << ") = " << y[c] << ", not " << v;
   }
 }
 
@@ -329,13 +376,15 @@ struct Worst {
   double float_math = 0;       // Largest error / bound against the float math.
   double emulated = 0;         // Against the emulated rounding.
   double emulated_no_tie = 0;  // The same where no operand is near a tie.
+  double lowest = 0;           // The smallest and largest outputs seen.
+  double highest = 0;
 };
 
 // Runs `linear` on random rows and checks every output against both bounds (file comment).
 void CheckQuantizedLinear(ComputeContext& ctx, const Linear& linear, const std::vector<float>& w,
                           const EffectiveWeight& effective, const std::vector<float>& b,
                           int64_t rows, Epilogue epilogue, int64_t x_stride, std::mt19937& rng,
-                          Worst& worst) {
+                          Worst& worst, float x_range = 1.f) {
   const int in = linear.in_features();
   const int out = linear.out_features();
   const ComputeType type = linear.compute_type();
@@ -345,7 +394,7 @@ void CheckQuantizedLinear(ComputeContext& ctx, const Linear& linear, const std::
   const int64_t stride = x_stride == 0 ? in : x_stride;
   std::vector<float> x(rows * stride, kNaN);  // Padding columns must not be read.
   for (int64_t r = 0; r < rows; ++r) {
-    const std::vector<float> row = RandomVector(rng, in);
+    const std::vector<float> row = RandomVector(rng, in, -x_range, x_range);
     std::copy(row.begin(), row.end(), x.begin() + r * stride);
   }
   const bool add = epilogue == Epilogue::kAddToOutput;
@@ -423,6 +472,8 @@ void CheckQuantizedLinear(ComputeContext& ctx, const Linear& linear, const std::
       ASSERT_LE(emulated_error, emulated_bound) << "row " << r << " col " << o << ": " << actual
                                                 << " vs emulated " << emulated[r * out + o];
       worst.float_math = std::max(worst.float_math, float_error / float_bound);
+      worst.lowest = std::min(worst.lowest, actual);
+      worst.highest = std::max(worst.highest, actual);
       worst.emulated = std::max(worst.emulated, emulated_error / emulated_bound);
       if (ambiguity == 0) {
         worst.emulated_no_tie = std::max(worst.emulated_no_tie, emulated_error / emulated_bound);
@@ -465,6 +516,31 @@ TEST_P(QuantizedLinearTest, WithinTheRoundingBoundOfTheFloatMathForEveryShapeAnd
   std::cout << ComputeTypeName(GetParam()) << ": largest error / bound " << worst.float_math
             << " against the float math, " << worst.emulated << " against the emulated rounding ("
             << worst.emulated_no_tie << " where no operand is near a tie)\n";
+}
+
+// Inputs up to ±100, so that the outputs before the activation reach hundreds of both signs:
+// swish's and GELU's tails, where exp(-|v|) underflows, within the same bounds.
+TEST_P(QuantizedLinearTest, LargeOutputsOfBothSignsThroughEveryActivation) {
+  std::mt19937 rng(22);
+  ComputeContext ctx(1);
+  ctx.BindToCallingThread();
+  Worst worst;
+  const int in = 100;
+  const int out = 130;
+  const std::vector<float> w = RandomVector(rng, static_cast<size_t>(out) * in);
+  const EffectiveWeight effective = EffectiveWeightOf(w, in, out, GetParam());
+  const std::vector<float> b = RandomVector(rng, out);
+  const Linear linear(w, b, in, out, GetParam());
+  for (int64_t rows : {1, 17}) {
+    for (Epilogue e : {Epilogue::kNone, Epilogue::kRelu, Epilogue::kSwish, Epilogue::kGelu}) {
+      CheckQuantizedLinear(ctx, linear, w, effective, b, rows, e, 0, rng, worst,
+                           /*x_range=*/100.f);
+      if (HasFatalFailure()) return;
+    }
+  }
+  // The identity's outputs (same inputs' distribution) show the range the activations met.
+  EXPECT_LT(worst.lowest, -200);
+  EXPECT_GT(worst.highest, 200);
 }
 
 // The weight row as the op computes with it: bfloat16, the rounded weight exactly; int8, q · scale
