@@ -1,9 +1,8 @@
 // Conversions around the reduced-precision matmuls of Linear (ops/linear.h): float32 rows to
 // bfloat16 or to int8 with one scale per row, and int8 products (summed exactly by the matmul) back
 // to float32. Plain vectorised loops, compiled for AVX-512, AVX2 and baseline x86-64 and picked at
-// run time (swish on AVX-512 CPUs in its intrinsics, for the fused multiply-adds of its
-// exponential); they run over the rows in parallel on the calling thread's OpenMP team when the
-// rows are many.
+// run time; they run over the rows in parallel on the calling thread's OpenMP team when the rows
+// are many.
 #ifndef MTSERVE_MODEL_KERNELS_QUANTIZE_H_
 #define MTSERVE_MODEL_KERNELS_QUANTIZE_H_
 
@@ -30,24 +29,13 @@ void QuantizeRows(const float* x, int64_t rows, int64_t cols, int64_t stride, in
 void QuantizeRowsShifted(const float* x, int64_t rows, int64_t cols, int64_t stride, uint8_t* q,
                          float* scales);
 
-// The activation DequantizeRows applies in its pass. (GELU is not here: its erf has no simple
-// vectorisable form within a few ulp, so Linear runs it as a oneDNN eltwise after this pass.)
-enum class RowActivation { kNone, kRelu, kSwish };
-
 // y[r, c] = (acc[r, c] - col_offsets[c]) * row_scales[r] * col_scales[c] + bias[c] (bias may be
-// null), plus the value y held on entry when `accumulate`, then the activation: max(0, v), or
-// swish v * sigmoid(v) = v / (1 + exp(-v)), computed within a few ulp for any finite v (exp of
-// -|v| only, so nothing overflows: 0 for v below about -87, v itself above about 87). acc, the
+// null), plus the value y held on entry when `accumulate`, then max(0, .) when `relu`. acc, the
 // integer sums of the matmul as floats (exact below 2^24, within 2^-24 relative above), may be y
 // itself; col_offsets removes what shifted inputs added (128 x the column's weight sum).
 void DequantizeRows(const float* acc, int64_t rows, int64_t cols, const float* row_scales,
                     const float* col_offsets, const float* col_scales, const float* bias,
-                    bool accumulate, RowActivation activation, float* y);
-
-// Whether DequantizeRows's swish is faster than a oneDNN eltwise pass after it: on AVX-512 CPUs
-// (1.1-1.7x the two passes, measured on 1-128 rows of 1024), not elsewhere (AVX2 has no masked
-// operations and this file no fused multiply-adds: 0.6x).
-bool DequantizeRowsSwishIsFast();
+                    bool accumulate, bool relu, float* y);
 
 }  // namespace mtserve
 

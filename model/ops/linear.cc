@@ -289,15 +289,9 @@ void Linear::ForwardInt8Block(ComputeContext& ctx, const float* x, int64_t rows,
   float* products = accumulate ? scratch.products.Reserve(rows * out_) : y;
   MatMul(ctx, memory::desc({rows, in_}, dt::u8, tag::ab), quantized, rows, products,
          Epilogue::kNone, /*with_bias=*/false);
-  // ReLU in the dequantisation's pass, and swish where that is the faster; GELU, and swish
-  // elsewhere, as a oneDNN eltwise after it (quantize.h says why).
-  const bool swish_in_pass = epilogue == Epilogue::kSwish && DequantizeRowsSwishIsFast();
-  const RowActivation activation = epilogue == Epilogue::kRelu ? RowActivation::kRelu
-                                   : swish_in_pass             ? RowActivation::kSwish
-                                                               : RowActivation::kNone;
   DequantizeRows(products, rows, out_, row_scales, column_offsets_.data(), weight_scales_.data(),
-                 has_bias_ ? bias_.data() : nullptr, accumulate, activation, y);
-  if (epilogue != Epilogue::kGelu && (epilogue != Epilogue::kSwish || swish_in_pass)) return;
+                 has_bias_ ? bias_.data() : nullptr, accumulate, epilogue == Epilogue::kRelu, y);
+  if (epilogue != Epilogue::kSwish && epilogue != Epilogue::kGelu) return;
   const auto algorithm = epilogue == Epilogue::kSwish ? dnnl::algorithm::eltwise_swish
                                                       : dnnl::algorithm::eltwise_gelu_erf;
   const float alpha = epilogue == Epilogue::kSwish ? 1.f : 0.f;

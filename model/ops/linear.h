@@ -10,10 +10,9 @@
 // - int8: the weight quantised per output channel (row of W) and the input per row, both
 //   symmetric (the input stored shifted into unsigned bytes, for VNNI); oneDNN sums the int8
 //   products exactly, and one pass then scales each sum by its
-//   row's and column's scales and adds the bias, residual and ReLU, and swish on AVX-512 CPUs
-//   (oneDNN 2.6 has no per-row scale that its fast kernels fuse: a per-row binary post-op falls
-//   back to its reference kernel). GELU, and swish elsewhere, then run as a oneDNN eltwise in
-//   place (kernels/quantize.h says why). Per-row scales keep a row's
+//   row's and column's scales and adds the bias, residual and ReLU (oneDNN 2.6 has no per-row
+//   scale that its fast kernels fuse: a per-row binary post-op falls back to its reference
+//   kernel). Swish and GELU then run as a oneDNN eltwise in place. Per-row scales keep a row's
 //   result independent of the rows computed with it, as the server's batching requires.
 #ifndef MTSERVE_MODEL_OPS_LINEAR_H_
 #define MTSERVE_MODEL_OPS_LINEAR_H_
