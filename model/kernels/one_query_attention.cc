@@ -40,18 +40,7 @@ inline __attribute__((always_inline)) void SoftmaxPerHead(float* scores, int hea
                                                           float* probabilities) {
   for (int h = 0; h < heads; ++h) {
     float* hs = scores + h * length;
-    float max_score = -INFINITY;
-#pragma omp simd reduction(max : max_score)
-    for (int s = 0; s < length; ++s) max_score = std::max(max_score, hs[s]);
-    float sum = 0.f;
-#pragma omp simd reduction(+ : sum)
-    for (int s = 0; s < length; ++s) {
-      hs[s] = ExpNonPositive(hs[s] - max_score);
-      sum += hs[s];
-    }
-    const float inv_sum = 1.f / sum;
-#pragma omp simd
-    for (int s = 0; s < length; ++s) hs[s] *= inv_sum;
+    SoftmaxInPlace(hs, length);
     if (probabilities != nullptr) {
       const float weight = 1.f / static_cast<float>(heads);
 #pragma omp simd

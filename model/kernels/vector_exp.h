@@ -1,7 +1,8 @@
 // exp(x) for x <= 0 in branch-free float operations that vectorise: Cephes' expf, within 2 ulp.
 // ExpNonPositive is plain C++ for loops under `#pragma omp simd` (compiled for each target of
 // MTSERVE_TARGET_CLONES); Exp512 is the same steps on 16 lanes of AVX-512, for kernels written in
-// intrinsics. The log-softmax, the int8 swish and the attention softmax share them.
+// intrinsics. SoftmaxInPlace: a row's softmax with it. The log-softmax and both attention kernels
+// share them.
 #ifndef MTSERVE_MODEL_KERNELS_VECTOR_EXP_H_
 #define MTSERVE_MODEL_KERNELS_VECTOR_EXP_H_
 
@@ -51,6 +52,23 @@ constexpr float kExpPoly[] = {1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-
   p = p * r * r + r + 1.f;
   const float scale = std::bit_cast<float>((static_cast<int32_t>(n) + 127) << 23);
   return x < kExpMin ? 0.f : p * scale;
+}
+
+// x[0, n) (n >= 1) to their softmax in place, stably: exp(x - max x) / the sum of those. Vector
+// loops, compiled for the caller's target and floating-point flags.
+[[gnu::always_inline]] inline void SoftmaxInPlace(float* x, int n) {
+  float max = x[0];
+#pragma omp simd reduction(max : max)
+  for (int i = 0; i < n; ++i) max = std::max(max, x[i]);
+  float sum = 0.f;
+#pragma omp simd reduction(+ : sum)
+  for (int i = 0; i < n; ++i) {
+    x[i] = ExpNonPositive(x[i] - max);
+    sum += x[i];
+  }
+  const float inverse_sum = 1.f / sum;
+#pragma omp simd
+  for (int i = 0; i < n; ++i) x[i] *= inverse_sum;
 }
 
 #ifdef MTSERVE_HAVE_AVX512_INTRINSICS
