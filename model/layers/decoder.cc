@@ -47,6 +47,7 @@ void Decoder::Reset() {
     groups_[g].live = 0;
     free_groups_.push_back(static_cast<int>(g));
   }
+  KeepOneFreeBuffer();
 }
 
 std::vector<int> Decoder::AddSentences(ComputeContext& ctx, const float* encoder_output,
@@ -55,19 +56,17 @@ std::vector<int> Decoder::AddSentences(ComputeContext& ctx, const float* encoder
   const int count = static_cast<int>(lengths.size());
   const int64_t rows = static_cast<int64_t>(count) * max_length;
   const size_t floats = StorageFloats(vector_type_, rows * 2 * d);  // Per layer.
-  // A free group whose buffers hold this join already, or else the last freed.
-  auto fits = std::find_if(free_groups_.begin(), free_groups_.end(), [&](int free) {
-    const std::vector<FloatBuffer>& buffers = groups_[free].key_values;
-    return !buffers.empty() && buffers[0].capacity() >= floats;
-  });
-  if (fits == free_groups_.end() && !free_groups_.empty()) fits = free_groups_.end() - 1;
+  // The free group that kept its buffers (KeepOneFreeBuffer), or else any.
+  auto kept = std::find_if(free_groups_.begin(), free_groups_.end(),
+                           [&](int free) { return !groups_[free].key_values.empty(); });
+  if (kept == free_groups_.end() && !free_groups_.empty()) kept = free_groups_.end() - 1;
   int g;
-  if (fits == free_groups_.end()) {
+  if (kept == free_groups_.end()) {
     g = static_cast<int>(groups_.size());
     groups_.emplace_back();
   } else {
-    g = *fits;
-    free_groups_.erase(fits);
+    g = *kept;
+    free_groups_.erase(kept);
   }
   SourceGroup& group = groups_[g];
   group.max_length = max_length;
@@ -130,18 +129,37 @@ size_t Decoder::retained_bytes() const {
   return bytes;
 }
 
-void Decoder::ReleaseFreeGroups() {
+void Decoder::KeepOneFreeBuffer() {
+  int largest = -1;
   for (int g : free_groups_) {
-    for (FloatBuffer& buffer : groups_[g].key_values) buffer.Release();
-    groups_[g].key_values.clear();
+    if (groups_[g].key_values.empty()) continue;
+    if (largest >= 0 &&
+        groups_[g].key_values[0].capacity() <= groups_[largest].key_values[0].capacity()) {
+      ReleaseGroup(g);
+      continue;
+    }
+    if (largest >= 0) ReleaseGroup(largest);
+    largest = g;
   }
+}
+
+void Decoder::ReleaseGroup(int g) {
+  for (FloatBuffer& buffer : groups_[g].key_values) buffer.Release();
+  groups_[g].key_values.clear();
+}
+
+void Decoder::ReleaseFreeGroups() {
+  for (int g : free_groups_) ReleaseGroup(g);
 }
 
 void Decoder::RemoveSentence(int sentence) {
   Sentence& s = sentences_[sentence];
   assert(s.group >= 0);
   SourceGroup& group = groups_[s.group];
-  if (--group.live == 0) free_groups_.push_back(s.group);
+  if (--group.live == 0) {
+    free_groups_.push_back(s.group);
+    KeepOneFreeBuffer();
+  }
   s.group = -1;
   free_sentences_.push_back(sentence);
 }

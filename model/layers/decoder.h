@@ -3,8 +3,8 @@
 // the output projection to logits.
 //
 // Sentences and rows may join between steps (continuous batching): each row has its own position,
-// and each sentence its own encoder keys and values, given up when the sentence is removed (their
-// buffer stays for the sentences that join next, until ReleaseFreeGroups).
+// and each sentence its own encoder keys and values, given up when the sentence is removed (the
+// largest buffer given up stays for the sentences that join next, until ReleaseFreeGroups).
 #ifndef MTSERVE_MODEL_LAYERS_DECODER_H_
 #define MTSERVE_MODEL_LAYERS_DECODER_H_
 
@@ -25,8 +25,8 @@ class Decoder {
  public:
   explicit Decoder(const Model& model);
 
-  // Forgets every sentence and row; their keys' and values' buffers stay for the next
-  // sentences (see ReleaseFreeGroups).
+  // Forgets every sentence and row; the largest of their keys' and values' buffers stays for the
+  // next sentences (see ReleaseFreeGroups).
   void Reset();
 
   // Adds sentences from their encoder output ([count * max_length, d_model], see
@@ -62,7 +62,7 @@ class Decoder {
   // Bytes held: caches, keys and values, step buffers.
   size_t memory_bytes() const;
   // Of those, what buffers of keys and values hold beyond what their sentences need (all of it
-  // for those no sentence uses), and freeing those no sentence uses.
+  // for the one no sentence uses), and freeing that one.
   size_t retained_bytes() const;
   void ReleaseFreeGroups();
 
@@ -75,6 +75,11 @@ class Decoder {
     int max_length = 0;
     int live = 0;  // Sentences not yet removed.
   };
+  // Frees the buffers of every group no sentence uses but the largest (one join's worth is what
+  // the next join can reuse; with many, a server's decode kept a buffer for every join it saw).
+  void KeepOneFreeBuffer();
+  void ReleaseGroup(int g);
+
   struct Sentence {
     int group = -1;
     int index = 0;  // In its group.
