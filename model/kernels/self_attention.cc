@@ -4,7 +4,6 @@
 #include <cstring>
 
 #include "model/kernels/target_clones.h"
-#include "model/kernels/vector_exp.h"
 #include "model/ops/phase_profile.h"
 
 namespace mtserve {
@@ -56,7 +55,15 @@ MTSERVE_TARGET_CLONES void AttendHead(const float* q, const float* k, const floa
       for (; i < head_dim; ++i) acc0 += query[i] * Load(keys + static_cast<int64_t>(i) * padded);
       Store((acc0 + acc1) + (acc2 + acc3), scores + j0);
     }
-    SoftmaxInPlace(scores, length);
+    float max_score = -INFINITY;
+    for (int j = 0; j < length; ++j) max_score = scores[j] > max_score ? scores[j] : max_score;
+    float sum = 0.f;
+    for (int j = 0; j < length; ++j) {
+      scores[j] = std::exp(scores[j] - max_score);
+      sum += scores[j];
+    }
+    const float inv_sum = 1.f / sum;
+    for (int j = 0; j < length; ++j) scores[j] *= inv_sum;
     float* o = out + r * out_stride;
     int i0 = 0;
     for (; i0 + 4 * kLanes <= head_dim; i0 += 4 * kLanes) {
