@@ -36,7 +36,7 @@ struct OneQueryAttentionArgs {
 };
 
 // Runs over the rows in parallel on the calling thread's OpenMP team. On CPUs with AVX-512 and
-// for head_dim a multiple of 16, with a kernel written in its intrinsics; else the portable one.
+// for head_dim a multiple of 32, with a kernel written in its intrinsics; else the portable one.
 void OneQueryAttention(const OneQueryAttentionArgs& args);
 
 // The portable kernel whatever the CPU, for tests to check both paths.

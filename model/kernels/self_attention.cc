@@ -24,8 +24,6 @@ inline __attribute__((always_inline)) Vec Load(const float* p) {
 }
 inline __attribute__((always_inline)) void Store(Vec v, float* p) { std::memcpy(p, &v, sizeof(v)); }
 
-int PaddedLength(int length) { return (length + kLanes - 1) / kLanes * kLanes; }
-
 // One head. The keys are transposed first ([head_dim, padded length], zero past the length), so
 // that a query's scores are sums of key rows scaled by its elements, kLanes positions at a time,
 // and its output a sum of value rows scaled by their probabilities, kLanes elements at a time;
@@ -34,7 +32,7 @@ int PaddedLength(int length) { return (length + kLanes - 1) / kLanes * kLanes; }
 MTSERVE_TARGET_CLONES void AttendHead(const float* q, const float* k, const float* v,
                                       int64_t stride, int length, int head_dim, float* keys_t,
                                       float* scores, float* out, int64_t out_stride) {
-  const int padded = PaddedLength(length);
+  const int padded = SelfAttentionPaddedLength(length);
   for (int i = 0; i < head_dim; ++i) {
     float* row = keys_t + static_cast<int64_t>(i) * padded;
     for (int j = 0; j < length; ++j) row[j] = k[j * stride + i];
@@ -103,7 +101,8 @@ void SelfAttention(const SelfAttentionArgs& args) {
     profile->AddMacs(2 * static_cast<int64_t>(args.length) * args.length * width);
   }
   float* keys_t = args.scratch;
-  float* scores = keys_t + static_cast<int64_t>(PaddedLength(args.length)) * args.head_dim;
+  float* scores =
+      keys_t + static_cast<int64_t>(SelfAttentionPaddedLength(args.length)) * args.head_dim;
   for (int h = 0; h < args.heads; ++h) {
     const int64_t offset = static_cast<int64_t>(h) * args.head_dim;
     AttendHead(args.qkv + offset, args.qkv + width + offset, args.qkv + 2 * width + offset,

@@ -29,13 +29,15 @@ struct SelfAttentionArgs {
 // vector's floats).
 inline constexpr int kSelfAttentionLanes = 16;
 
+// `length` rounded up to kSelfAttentionLanes: the length of a transposed key row.
+inline int SelfAttentionPaddedLength(int length) {
+  return (length + kSelfAttentionLanes - 1) / kSelfAttentionLanes * kSelfAttentionLanes;
+}
 // The scratch SelfAttention needs for sentences of at most `length` tokens: one head's transposed
 // keys and one query's scores, each row of the rounded length. Inline, so that the decode memory
 // bound (model/decode_memory.cc, built without the kernels) counts it by the same formula.
 inline int64_t SelfAttentionScratchFloats(int length, int head_dim) {
-  const int64_t padded =
-      (length + kSelfAttentionLanes - 1) / kSelfAttentionLanes * kSelfAttentionLanes;
-  return padded * (head_dim + 1);
+  return static_cast<int64_t>(SelfAttentionPaddedLength(length)) * (head_dim + 1);
 }
 
 void SelfAttention(const SelfAttentionArgs& args);
