@@ -42,23 +42,28 @@ void Encoder::Forward(ComputeContext& ctx, const std::vector<int>& ids,
       positions_[first_row[b] + j] = static_cast<int>(j);
     }
   }
+  // What each buffer needs for this batch (peak_bytes_ sums them).
+  const int64_t qkv_row = 3 * d;
+  const int64_t x_floats = std::max(rows, padded) * d;
+  const int64_t qkv_floats = padded * qkv_row;
+  const int64_t context_floats = padded * d;
+  // The feed-forward block runs Linear::kMaxRows rows at a time: its wide hidden layer then needs
+  // a small buffer, not one for the whole batch.
+  const int64_t ffn_floats = std::min(padded, Linear::kMaxRows) * config.encoder_ffn_dim;
+  int longest = 0;
+  for (int length : lengths) longest = std::max(longest, length);
+  const int64_t scratch_floats = SelfAttentionScratchFloats(longest, static_cast<int>(head_dim));
   // x lives in `out`: packed in its first `tokens` rows, spread to the padded layout at the end.
-  float* x = out.Reserve(std::max(rows, padded) * d);
+  float* x = out.Reserve(x_floats);
   model_.weights().source_embeddings->Forward(packed_ids.data(), positions_.data(),
                                               static_cast<int>(tokens), x);
   std::fill(x + tokens * d, x + padded * d, 0.f);
 
-  const int64_t qkv_row = 3 * d;
-  float* qkv = qkv_.Reserve(padded * qkv_row);
-  float* context = context_.Reserve(padded * d);
+  float* qkv = qkv_.Reserve(qkv_floats);
+  float* context = context_.Reserve(context_floats);
   std::fill(context + tokens * d, context + padded * d, 0.f);  // Attention writes real rows only.
-  // The feed-forward block runs Linear::kMaxRows rows at a time: its wide hidden layer then needs
-  // a small buffer, not one for the whole batch.
-  float* ffn = ffn_.Reserve(std::min(padded, Linear::kMaxRows) * config.encoder_ffn_dim);
-  int longest = 0;
-  for (int length : lengths) longest = std::max(longest, length);
-  float* scratch =
-      attention_scratch_.Reserve(SelfAttentionScratchFloats(longest, static_cast<int>(head_dim)));
+  float* ffn = ffn_.Reserve(ffn_floats);
+  float* scratch = attention_scratch_.Reserve(scratch_floats);
   auto attention = [&](int64_t b) {
     SelfAttention({qkv + first_row[b] * qkv_row, qkv_row, lengths[b], static_cast<int>(heads),
                    static_cast<int>(head_dim), context + first_row[b] * d, d, scratch});
@@ -84,12 +89,9 @@ void Encoder::Forward(ComputeContext& ctx, const std::vector<int>& ids,
     std::fill(x + (b * s + lengths[b]) * d, x + (b + 1) * s * d, 0.f);
   }
   // What this batch needed, not what the buffers hold from larger ones before.
-  peak_bytes_ = (std::max(rows, padded) * d + padded * (qkv_row + d) +
-                 std::min(padded, Linear::kMaxRows) * config.encoder_ffn_dim +
-                 SelfAttentionScratchFloats(longest, static_cast<int>(head_dim))) *
-                    sizeof(float) +
-                (packed_ids.capacity() + positions_.capacity()) * sizeof(int) +
-                ids.capacity() * sizeof(int);
+  peak_bytes_ =
+      (x_floats + qkv_floats + context_floats + ffn_floats + scratch_floats) * sizeof(float) +
+      (packed_ids.capacity() + positions_.capacity()) * sizeof(int) + ids.capacity() * sizeof(int);
 }
 
 size_t Encoder::scratch_bytes() const {
