@@ -8,6 +8,8 @@
 #include "model/checkpoint.h"
 #include "model/model_size.h"
 #include "model/model_weights.h"
+#include "model/ops/linear.h"
+#include "model/ops/shape_buckets.h"
 #include "model/shortlist.h"
 
 namespace mtserve {
@@ -84,7 +86,8 @@ int64_t Model::weight_bytes() const { return weights_->memory_bytes(); }
 int64_t Model::tokenizer_bytes() const { return TokenizerBytes(tokenizer_->vocab().size()); }
 
 int64_t Model::shortlist_bytes() const {
-  return shortlist_ == nullptr ? 0 : shortlist_->memory_bytes();
+  return (shortlist_ == nullptr ? 0 : shortlist_->memory_bytes()) +
+         (always_projection_ == nullptr ? 0 : always_projection_->memory_bytes());
 }
 
 absl::StatusOr<std::shared_ptr<const Model>> Model::Load(const std::string& dir,
@@ -122,6 +125,13 @@ absl::StatusOr<std::shared_ptr<const Model>> Model::LoadFrom(const std::string& 
                         reader.Read(checkpoint->output_projection_name()));
     MT_ASSIGN_OR_RETURN(std::vector<float> bias, checkpoint->ReadFinalLogitsBias());
     weights.output_projection = Linear(weight, bias, d, config.vocab_size, compute_type);
+  }
+  if (model->shortlist_ != nullptr) {
+    const std::vector<int>& always = model->shortlist_->always();
+    if (!always.empty() && always.size() <= kMaxShortlistShare * config.vocab_size) {
+      model->always_projection_ =
+          std::make_unique<Linear>(weights.output_projection.Outputs(always));
+    }
   }
   // Embeddings tied to the output projection (every OPUS-MT checkpoint) read their rows from it.
   const float embedding_scale = config.scale_embedding ? std::sqrt(static_cast<float>(d)) : 1.f;

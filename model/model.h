@@ -17,6 +17,7 @@
 namespace mtserve {
 
 struct ModelWeights;  // model_weights.h: internal to the engine.
+class Linear;         // ops/linear.h.
 class Shortlist;      // shortlist.h.
 
 class Model {
@@ -46,6 +47,11 @@ class Model {
 
   // The packed weights (for the engine's layers).
   const ModelWeights& weights() const { return *weights_; }
+  // The output projection onto the shortlist's always-line alone (Shortlist::always(), the ids
+  // every sentence may generate), packed once at load: a decode's projection onto its candidates
+  // then packs only the others (Decoder::RestrictOutputs). Null without a shortlist, or with one
+  // whose always-line is wider than a restricted projection may be (kMaxShortlistShare).
+  const Linear* always_projection() const { return always_projection_.get(); }
 
   // The memory this model holds: weight_bytes() + tokenizer_bytes() + shortlist_bytes().
   // EstimateModelBytes (model_size.h) gives the same figure from the files before loading, but for
@@ -57,7 +63,7 @@ class Model {
   // Its tokenizer's, by the measured rule TokenizerBytes (model_size.h) for its vocabulary:
   // libsentencepiece does not tell what its models hold.
   int64_t tokenizer_bytes() const;
-  // Its shortlist's (Shortlist::memory_bytes()), 0 without one.
+  // Its shortlist's (Shortlist::memory_bytes()) and always_projection()'s, 0 without one.
   int64_t shortlist_bytes() const;
 
   ~Model();
@@ -73,6 +79,7 @@ class Model {
   std::unique_ptr<Tokenizer> tokenizer_;
   std::unique_ptr<ModelWeights> weights_;
   std::shared_ptr<const Shortlist> shortlist_;
+  std::unique_ptr<Linear> always_projection_;
 };
 
 }  // namespace mtserve

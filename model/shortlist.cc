@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <optional>
 #include <utility>
 
@@ -254,7 +255,6 @@ absl::StatusOr<std::shared_ptr<const Shortlist>> Shortlist::FindInModelDirectory
 }
 
 void Shortlist::Candidates(absl::Span<const int> source, std::vector<int>& ids) const {
-  ids.insert(ids.end(), always_.begin(), always_.end());
   if (!rules_.empty()) {
     std::vector<int> ngram;
     ngram.reserve(max_ngram_);
@@ -267,8 +267,14 @@ void Shortlist::Candidates(absl::Span<const int> source, std::vector<int>& ids) 
       }
     }
   }
+  // The few sorted, then merged with the always-line (sorted already, and the most of them).
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  std::vector<int> merged;
+  merged.reserve(ids.size() + always_.size());
+  std::set_union(ids.begin(), ids.end(), always_.begin(), always_.end(),
+                 std::back_inserter(merged));
+  ids = std::move(merged);
 }
 
 int64_t Shortlist::memory_bytes() const {

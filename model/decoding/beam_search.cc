@@ -120,7 +120,8 @@ class BeamSearch : public Search {
     max_lengths_[sentence] = InputMaxLength(params_.options, params_.max_length, source_tokens);
     if (!candidates.empty()) {
       if (selection_ == nullptr) {
-        selection_ = std::make_unique<VocabularySelection>(params_.vocab_size);
+        selection_ =
+            std::make_unique<VocabularySelection>(params_.vocab_size, decoder.always_outputs());
       }
       selection_->Add(sentence, std::move(candidates));
     }

@@ -12,6 +12,10 @@
 // The union is rebuilt before a step when a sentence that joined brings ids it lacks, or when the
 // sentences still decoding need no more than two thirds of its width; a union too wide to gain
 // from (kMaxRestrictedShare of the vocabulary) projects onto the whole vocabulary, still masked.
+//
+// With a model whose shortlist's always-line the decoder projects onto from a projection packed at
+// load (Decoder::always_outputs()), its ids are the first columns, every sentence's: only the
+// other candidates make the union the decoder packs, and only their columns are masked.
 #ifndef MTSERVE_MODEL_DECODING_VOCABULARY_SELECTION_H_
 #define MTSERVE_MODEL_DECODING_VOCABULARY_SELECTION_H_
 
@@ -30,10 +34,11 @@ class VocabularySelection {
   // A union wider than this share of the vocabulary is computed as the whole vocabulary.
   static constexpr double kMaxRestrictedShare = kMaxShortlistShare;
 
-  explicit VocabularySelection(int vocab_size);
+  // `always`: Decoder::always_outputs() (null: none), which every sentence's candidates hold.
+  VocabularySelection(int vocab_size, const std::vector<int>* always);
 
   // `sentence` (a Decoder sentence id, not yet added or since removed) may generate `candidates`:
-  // sorted ids of the vocabulary without duplicates.
+  // sorted ids of the vocabulary without duplicates (with `always`, all of those too).
   void Add(int sentence, std::vector<int> candidates);
   // Forgets `sentence` (nothing when it was not added).
   void Remove(int sentence);
@@ -53,16 +58,21 @@ class VocabularySelection {
   void MakeMask(int sentence);
 
   int vocab_size_;
-  std::vector<int> counts_;     // Per id: live sentences that may generate it.
-  int64_t distinct_ = 0;        // Ids with a count.
-  bool grow_ = false;           // A sentence added since Prepare has ids outside the union.
-  bool restricted_ = false;     // The decoder computes ids_, not the whole vocabulary.
-  std::vector<int> ids_;        // While restricted_: column -> id (-1: padding).
-  std::vector<int> column_of_;  // While restricted_: id -> column, -1 outside.
-  int width_ = 0;               // Columns of a row.
+  const std::vector<int>* always_;  // Null: none.
+  std::vector<uint8_t> in_always_;  // Per id, with always_: 1 for its ids.
+  std::vector<int> counts_;         // Per id outside always_: live sentences that may generate it.
+  int64_t distinct_ = 0;            // Ids with a count.
+  bool grow_ = false;               // A sentence added since Prepare has ids outside the union.
+  bool restricted_ = false;         // The decoder computes ids_, not the whole vocabulary.
+  std::vector<int> ids_;            // While restricted_: column -> id (-1: padding).
+  std::vector<int> column_of_;      // While restricted_: id -> column, -1 outside.
+  int width_ = 0;                   // Columns of a row.
+  int first_masked_ = 0;  // Columns before it are every sentence's (restricted_ with always_).
   // Per sentence id.
-  std::vector<std::vector<int>> candidates_;
-  std::vector<std::vector<uint8_t>> masks_;  // Per column: 1 where the sentence may generate it.
+  std::vector<bool> live_;                    // Added and not removed since.
+  std::vector<std::vector<int>> candidates_;  // Outside always_.
+  // Per column from first_masked_: 1 where the sentence may generate it.
+  std::vector<std::vector<uint8_t>> masks_;
 };
 
 }  // namespace mtserve

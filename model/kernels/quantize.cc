@@ -112,13 +112,13 @@ void QuantizeRowsShifted(const float* x, int64_t rows, int64_t cols, int64_t str
   Quantize(x, rows, cols, stride, q, scales, QuantizeRowShifted);
 }
 
-void DequantizeRows(const float* acc, int64_t rows, int64_t cols, const float* row_scales,
-                    const float* col_offsets, const float* col_scales, const float* bias,
-                    bool accumulate, bool relu, float* y) {
+void DequantizeRows(const float* acc, int64_t acc_stride, int64_t rows, int64_t cols,
+                    const float* row_scales, const float* col_offsets, const float* col_scales,
+                    const float* bias, bool accumulate, bool relu, float* y, int64_t y_stride) {
   ParallelFor(rows, rows * cols >= kMinParallelElements, [&](int64_t r) {
     // When acc is y, each element is read before it is written, in the same iteration.
-    DequantizeRow(acc + r * cols, cols, row_scales[r], col_offsets, col_scales, bias, accumulate,
-                  relu, y + r * cols);
+    DequantizeRow(acc + r * acc_stride, cols, row_scales[r], col_offsets, col_scales, bias,
+                  accumulate, relu, y + r * y_stride);
   });
 }
 

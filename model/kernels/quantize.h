@@ -32,10 +32,12 @@ void QuantizeRowsShifted(const float* x, int64_t rows, int64_t cols, int64_t str
 // y[r, c] = (acc[r, c] - col_offsets[c]) * row_scales[r] * col_scales[c] + bias[c] (bias may be
 // null), plus the value y held on entry when `accumulate`, then max(0, .) when `relu`. acc, the
 // integer sums of the matmul as floats (exact below 2^24, within 2^-24 relative above), may be y
-// itself; col_offsets removes what shifted inputs added (128 x the column's weight sum).
-void DequantizeRows(const float* acc, int64_t rows, int64_t cols, const float* row_scales,
-                    const float* col_offsets, const float* col_scales, const float* bias,
-                    bool accumulate, bool relu, float* y);
+// itself (then with the same stride); col_offsets removes what shifted inputs added (128 x the
+// column's weight sum). Rows of acc are acc_stride floats apart, rows of y y_stride (both at least
+// cols).
+void DequantizeRows(const float* acc, int64_t acc_stride, int64_t rows, int64_t cols,
+                    const float* row_scales, const float* col_offsets, const float* col_scales,
+                    const float* bias, bool accumulate, bool relu, float* y, int64_t y_stride);
 
 }  // namespace mtserve
 

@@ -7,6 +7,7 @@
 #include "model/kernels/one_query_attention.h"
 #include "model/kernels/quantize.h"
 #include "model/ops/phase_profile.h"
+#include "model/shortlist.h"
 
 namespace mtserve {
 
@@ -281,15 +282,30 @@ void Decoder::Step(ComputeContext& ctx, const std::vector<int>& ids,
     layer.ffn_norm.Forward(ctx, x, rows);
   }
   phase.Switch(Phase::kVocabProjection);
-  const Linear& projection =
-      restricted_ ? restricted_projection_ : model_.weights().output_projection;
-  projection.Forward(ctx, x, rows,
-                     logits.Fit(static_cast<size_t>(rows) * projection.out_features()));
+  if (!restricted_) {
+    const Linear& whole = model_.weights().output_projection;
+    whole.Forward(ctx, x, rows, logits.Fit(static_cast<size_t>(rows) * whole.out_features()));
+    return;
+  }
+  // [always-line | the others] in each row.
+  const Linear* always = after_always_ ? model_.always_projection() : nullptr;
+  const int first = always == nullptr ? 0 : always->out_features();
+  const int width = first + restricted_projection_.out_features();
+  float* y = logits.Fit(static_cast<size_t>(rows) * width);
+  if (always != nullptr) always->Forward(ctx, x, rows, y, Epilogue::kNone, 0, width);
+  if (restricted_projection_.out_features() > 0) {
+    restricted_projection_.Forward(ctx, x, rows, y + first, Epilogue::kNone, 0, width);
+  }
 }
 
-void Decoder::RestrictOutputs(absl::Span<const int> ids) {
-  restricted_ = !ids.empty();
-  restricted_projection_ = restricted_ ? model_.weights().output_projection.Outputs(ids) : Linear();
+void Decoder::RestrictOutputs(absl::Span<const int> ids, bool after_always) {
+  restricted_ = after_always || !ids.empty();
+  after_always_ = after_always;
+  restricted_projection_ = ids.empty() ? Linear() : model_.weights().output_projection.Outputs(ids);
+}
+
+const std::vector<int>* Decoder::always_outputs() const {
+  return model_.always_projection() == nullptr ? nullptr : &model_.shortlist()->always();
 }
 
 }  // namespace mtserve

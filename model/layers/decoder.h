@@ -52,9 +52,15 @@ class Decoder {
 
   // From the next Step on, logits have one column per entry of `ids` (vocabulary ids, in that
   // order; -1: a column of zeros), computed by a projection onto those outputs alone (a lexical
-  // shortlist's; see VocabularySelection). Empty: every id, in vocabulary order (the default).
-  void RestrictOutputs(absl::Span<const int> ids);
+  // shortlist's; see VocabularySelection). With `after_always` (the model must have an
+  // always_projection()), the columns of *always_outputs() come first, from the projection packed
+  // at load, and those of `ids` (which may be empty) after them: only these are packed here.
+  // Empty `ids` without after_always: every id, in vocabulary order (the default).
+  void RestrictOutputs(absl::Span<const int> ids, bool after_always = false);
   bool outputs_restricted() const { return restricted_; }
+  // The ids RestrictOutputs(ids, true) puts first (the model's shortlist's always-line), or null
+  // when the model has no always_projection().
+  const std::vector<int>* always_outputs() const;
 
   // The next step's row i continues this step's row parents[i] (see KvCache::Reorder).
   void Reorder(const std::vector<int>& parents) { cache_.Reorder(parents); }
@@ -99,8 +105,10 @@ class Decoder {
   std::vector<int> free_sentences_;
   KvCache cache_;
 
-  Linear restricted_projection_;  // While restricted_.
+  Linear
+      restricted_projection_;  // While restricted_: onto the ids given (after the always-line's).
   bool restricted_ = false;
+  bool after_always_ = false;  // While restricted_: the always-line's columns come first.
   FloatBuffer x_;
   FloatBuffer qkv_;
   FloatBuffer query_;

@@ -116,6 +116,7 @@ class ComputeContext {
     AlignedBuffer<uint8_t> input;
     FloatBuffer row_scales;
     FloatBuffer products;
+    FloatBuffer dense_output;  // A Linear's rows before they are copied to a strided output.
   };
   ConversionScratch& conversion_scratch() { return conversion_scratch_; }
 

@@ -224,19 +224,35 @@ void Linear::CopyWeightRow(int out_index, float* dst) const {
 }
 
 void Linear::Forward(ComputeContext& ctx, const float* x, int64_t rows, float* y, Epilogue epilogue,
-                     int64_t x_stride) const {
+                     int64_t x_stride, int64_t y_stride) const {
   if (x_stride == 0) x_stride = in_;
+  if (y_stride == 0) y_stride = out_;
   if (PhaseProfile* profile = ctx.phase_profile()) profile->AddMacs(rows * in_ * out_);
   // Large inputs go in blocks of kMaxRows: as fast, and the encoder's ever-changing
   // batch x length row counts then need primitives for a few remainders, not one per batch.
   for (int64_t first = 0; first < rows; first += kMaxRows) {
-    ForwardBlock(ctx, x + first * x_stride, std::min(kMaxRows, rows - first), y + first * out_,
-                 epilogue, x_stride);
+    ForwardBlock(ctx, x + first * x_stride, std::min(kMaxRows, rows - first), y + first * y_stride,
+                 epilogue, x_stride, y_stride);
   }
 }
 
 void Linear::ForwardBlock(ComputeContext& ctx, const float* x, int64_t rows, float* y,
-                          Epilogue epilogue, int64_t x_stride) const {
+                          Epilogue epilogue, int64_t x_stride, int64_t y_stride) const {
+  // oneDNN's fast matmul kernels write dense rows only (given a row stride, oneDNN 2.6 falls back
+  // to its reference kernel, slower and summing in another order): strided rows are computed
+  // dense, then copied, but by int8 without swish or GELU, whose pass that scales the products
+  // writes them where they go.
+  const bool int8_writes_strided =
+      type_ == ComputeType::kInt8 && epilogue != Epilogue::kSwish && epilogue != Epilogue::kGelu;
+  if (y_stride != out_ && !int8_writes_strided) {
+    float* dense = ctx.conversion_scratch().dense_output.Reserve(rows * out_);
+    if (epilogue == Epilogue::kAddToOutput) {
+      for (int64_t r = 0; r < rows; ++r) std::copy_n(y + r * y_stride, out_, dense + r * out_);
+    }
+    ForwardBlock(ctx, x, rows, dense, epilogue, x_stride, out_);
+    for (int64_t r = 0; r < rows; ++r) std::copy_n(dense + r * out_, out_, y + r * y_stride);
+    return;
+  }
   switch (type_) {
     case ComputeType::kFloat32:
       MatMul(ctx, memory::desc({rows, in_}, dt::f32, memory::dims{x_stride, 1}), x, rows, y,
@@ -246,7 +262,7 @@ void Linear::ForwardBlock(ComputeContext& ctx, const float* x, int64_t rows, flo
       ForwardBFloat16Block(ctx, x, rows, y, epilogue, x_stride);
       break;
     case ComputeType::kInt8:
-      ForwardInt8Block(ctx, x, rows, y, epilogue, x_stride);
+      ForwardInt8Block(ctx, x, rows, y, epilogue, x_stride, y_stride);
       break;
   }
 }
@@ -279,18 +295,19 @@ void Linear::ForwardBFloat16Block(ComputeContext& ctx, const float* x, int64_t r
 }
 
 void Linear::ForwardInt8Block(ComputeContext& ctx, const float* x, int64_t rows, float* y,
-                              Epilogue epilogue, int64_t x_stride) const {
+                              Epilogue epilogue, int64_t x_stride, int64_t y_stride) const {
   ComputeContext::ConversionScratch& scratch = ctx.conversion_scratch();
   uint8_t* quantized = scratch.input.Reserve(rows * in_);
   float* row_scales = scratch.row_scales.Reserve(rows);
   QuantizeRowsShifted(x, rows, in_, x_stride, quantized, row_scales);
-  // The products go to y unless y holds the residual to add to.
+  // The products go to y, dense, unless y holds the residual to add to or is strided.
   const bool accumulate = epilogue == Epilogue::kAddToOutput;
-  float* products = accumulate ? scratch.products.Reserve(rows * out_) : y;
+  float* products = accumulate || y_stride != out_ ? scratch.products.Reserve(rows * out_) : y;
   MatMul(ctx, memory::desc({rows, in_}, dt::u8, tag::ab), quantized, rows, products,
          Epilogue::kNone, /*with_bias=*/false);
-  DequantizeRows(products, rows, out_, row_scales, column_offsets_.data(), weight_scales_.data(),
-                 has_bias_ ? bias_.data() : nullptr, accumulate, epilogue == Epilogue::kRelu, y);
+  DequantizeRows(products, out_, rows, out_, row_scales, column_offsets_.data(),
+                 weight_scales_.data(), has_bias_ ? bias_.data() : nullptr, accumulate,
+                 epilogue == Epilogue::kRelu, y, y_stride);
   if (epilogue != Epilogue::kSwish && epilogue != Epilogue::kGelu) return;
   const auto algorithm = epilogue == Epilogue::kSwish ? dnnl::algorithm::eltwise_swish
                                                       : dnnl::algorithm::eltwise_gelu_erf;

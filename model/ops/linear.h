@@ -55,9 +55,10 @@ class Linear {
   ComputeType compute_type() const { return type_; }
 
   // x: [rows, in_features] with row stride x_stride (0: in_features); y: [rows, out_features]
-  // dense.
+  // with row stride y_stride (0: out_features; more: the columns between are left as they are).
   void Forward(ComputeContext& ctx, const float* x, int64_t rows, float* y,
-               Epilogue epilogue = Epilogue::kNone, int64_t x_stride = 0) const;
+               Epilogue epilogue = Epilogue::kNone, int64_t x_stride = 0,
+               int64_t y_stride = 0) const;
 
   // A Linear computing only `outputs` of this one's outputs, in that order (-1: an output of
   // zeros), from the same packed values: each of its outputs is the one computed here, bit for
@@ -85,12 +86,13 @@ class Linear {
   void Pack(const dnnl::memory& plain);
   void MakeBiasMemory();
   void ForwardBlock(ComputeContext& ctx, const float* x, int64_t rows, float* y, Epilogue epilogue,
-                    int64_t x_stride) const;
+                    int64_t x_stride, int64_t y_stride) const;
   void ForwardBFloat16Block(ComputeContext& ctx, const float* x, int64_t rows, float* y,
                             Epilogue epilogue, int64_t x_stride) const;
   void ForwardInt8Block(ComputeContext& ctx, const float* x, int64_t rows, float* y,
-                        Epilogue epilogue, int64_t x_stride) const;
-  // Runs the matmul of `rows` rows of `x` (laid out as x_md) into y with `epilogue` fused.
+                        Epilogue epilogue, int64_t x_stride, int64_t y_stride) const;
+  // Runs the matmul of `rows` rows of `x` (laid out as x_md) into y (dense) with `epilogue`
+  // fused.
   void MatMul(ComputeContext& ctx, const dnnl::memory::desc& x_md, const void* x, int64_t rows,
               float* y, Epilogue epilogue, bool with_bias) const;
 

@@ -273,8 +273,9 @@ TEST(DequantizeRowsTest, ScalesAddsBiasAndResidualAndAppliesRelu) {
                                    : accumulate ? y_in
                                                 : std::vector<float>(rows * cols, kNaN);
             const float* a = in_place ? y.data() : acc.data();
-            DequantizeRows(a, rows, cols, row_scales.data(), col_offsets.data(), col_scales.data(),
-                           with_bias ? bias.data() : nullptr, accumulate, relu, y.data());
+            DequantizeRows(a, cols, rows, cols, row_scales.data(), col_offsets.data(),
+                           col_scales.data(), with_bias ? bias.data() : nullptr, accumulate, relu,
+                           y.data(), cols);
             for (int r = 0; r < rows; ++r) {
               for (int c = 0; c < cols; ++c) {
                 const int i = r * cols + c;
@@ -580,6 +581,54 @@ TEST(LinearOutputsTest, EachOutputIsTheWholeProjectionsBitForBit) {
           }
           EXPECT_EQ(differing, 0);
         }
+      }
+    }
+  }
+}
+
+// Written with a row stride (a shortlist's two projections fill one row of logits: the
+// always-line's columns, then the others'), every output is the dense Forward's bit for bit, in
+// every compute type and epilogue (the residual read from the strided rows), and the columns
+// between rows are left as they were.
+TEST(LinearOutputsTest, StridedOutputIsTheDenseOneBitForBit) {
+  std::mt19937 rng(12);
+  ComputeContext ctx(2);
+  ctx.BindToCallingThread();
+  const float kSentinel = -12345.f;
+  for (ComputeType type : {ComputeType::kFloat32, ComputeType::kBFloat16, ComputeType::kInt8}) {
+    if (!CheckComputeTypeSupported(type).ok()) continue;
+    const int in = 96;
+    const int out = 200;
+    const Linear linear(RandomVector(rng, static_cast<size_t>(out) * in), RandomVector(rng, out),
+                        in, out, type);
+    for (Epilogue e : kEpilogues) {
+      for (int64_t rows : {1, 2, 19, 300}) {
+        SCOPED_TRACE(::testing::Message() << ComputeTypeName(type) << " epilogue "
+                                          << static_cast<int>(e) << " rows " << rows);
+        const int64_t stride = out + 45;
+        const std::vector<float> x = RandomVector(rng, rows * in, -3.f, 3.f);
+        const std::vector<float> residual = RandomVector(rng, rows * out);
+        std::vector<float> dense = residual;
+        std::vector<float> strided(rows * stride, kSentinel);
+        for (int64_t r = 0; r < rows; ++r) {
+          std::copy_n(residual.data() + r * out, out, strided.data() + r * stride + 20);
+        }
+        linear.Forward(ctx, x.data(), rows, dense.data(), e);
+        linear.Forward(ctx, x.data(), rows, strided.data() + 20, e, 0, stride);
+        int differing = 0;
+        int overwritten = 0;
+        for (int64_t r = 0; r < rows; ++r) {
+          for (int64_t c = 0; c < stride; ++c) {
+            const float got = strided[r * stride + c];
+            if (c < 20 || c >= 20 + out) {
+              overwritten += got != kSentinel;
+            } else {
+              differing += std::memcmp(&got, &dense[r * out + c - 20], sizeof(float)) != 0;
+            }
+          }
+        }
+        EXPECT_EQ(differing, 0);
+        EXPECT_EQ(overwritten, 0);
       }
     }
   }

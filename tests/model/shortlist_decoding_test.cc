@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <set>
 #include <string>
@@ -70,11 +71,13 @@ class ShortlistDecodingTest : public ::testing::TestWithParam<ComputeType> {
 
   const Vocab& vocab() const { return full_->tokenizer().vocab(); }
 
-  // The test model's files beside `vmap` as its vmap.txt, loaded.
+  // The test model's files beside `vmap` as its vmap.txt (in a directory of their own), loaded.
   std::shared_ptr<const Model> WithVocabularyMap(const std::string& vmap) {
-    testing::LinkModelFiles(full_->dir(), dir_.path());
-    dir_.Write(std::string(Shortlist::kVocabularyMapFile), vmap);
-    auto model = Model::Load(dir_.path().string(), GetParam());
+    const std::filesystem::path dir = dir_.path() / absl::StrCat("model-", models_++);
+    std::filesystem::create_directory(dir);
+    testing::LinkModelFiles(full_->dir(), dir);
+    std::ofstream(dir / std::string(Shortlist::kVocabularyMapFile)) << vmap;
+    auto model = Model::Load(dir.string(), GetParam());
     EXPECT_TRUE(model.ok()) << model.status();
     if (!model.ok()) return nullptr;
     EXPECT_NE((*model)->shortlist(), nullptr);
@@ -152,6 +155,7 @@ class ShortlistDecodingTest : public ::testing::TestWithParam<ComputeType> {
   std::vector<Ids> sources_;
   std::vector<Ids> full_greedy_;  // With the whole vocabulary, </s> included.
   testing::TempDir dir_;
+  int models_ = 0;  // Directories WithVocabularyMap made.
 };
 
 TEST_P(ShortlistDecodingTest, GreedyKeepsTheTranslationItsCandidatesHold) {
@@ -215,14 +219,19 @@ TEST_P(ShortlistDecodingTest, ASentencesOwnPiecesAreCandidates) {
 }
 
 TEST_P(ShortlistDecodingTest, ResultDoesNotDependOnTheBatch) {
-  // Narrow lists (the projection a few hundred wide, its width changing with the batch).
-  const std::shared_ptr<const Model> model = WithVocabularyMap(CoveringMap(100));
-  ASSERT_NE(model, nullptr);
-  for (const int beam : {1, 4}) {
-    SCOPED_TRACE(absl::StrCat("beam ", beam));
-    DecodingOptions options;
-    options.beam_size = beam;
-    ExpectBatchIndependent(model, options);
+  // Narrow lists (the projection a few hundred wide, its width changing with the batch), with an
+  // always-line (its columns from the projection packed at load, the others' packed per union)
+  // and without one (every column packed per union).
+  for (const int always : {100, 0}) {
+    const std::shared_ptr<const Model> model = WithVocabularyMap(CoveringMap(always));
+    ASSERT_NE(model, nullptr);
+    EXPECT_EQ(model->always_projection() != nullptr, always > 0);
+    for (const int beam : {1, 4}) {
+      SCOPED_TRACE(absl::StrCat("always-line ", always, ", beam ", beam));
+      DecodingOptions options;
+      options.beam_size = beam;
+      ExpectBatchIndependent(model, options);
+    }
   }
 }
 

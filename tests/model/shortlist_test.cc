@@ -14,6 +14,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "model/model.h"
+#include "model/ops/linear.h"
 #include "model/vocab.h"
 #include "tests/test_lib/test_util.h"
 
@@ -240,7 +241,14 @@ TEST(ShortlistFilesTest, ModelLoadsItsDirectorysShortlist) {
   ASSERT_NE(listed->shortlist(), nullptr);
   EXPECT_EQ(listed->shortlist()->path(), copy + "/vmap.txt");
   EXPECT_THAT(CandidatesOf(*listed->shortlist(), {10, 11}), ElementsAre(20, 30, 40));
-  EXPECT_EQ(listed->shortlist_bytes(), listed->shortlist()->memory_bytes());
+  // Its always-line's projection, packed at load, counts with it: at least its weights.
+  ASSERT_NE(listed->always_projection(), nullptr);
+  EXPECT_EQ(listed->always_projection()->out_features(), 1);
+  EXPECT_GE(listed->shortlist_bytes(),
+            listed->shortlist()->memory_bytes() +
+                static_cast<int64_t>(listed->config().d_model * sizeof(float)));
+  EXPECT_EQ(listed->shortlist_bytes(),
+            listed->shortlist()->memory_bytes() + listed->always_projection()->memory_bytes());
   EXPECT_EQ(listed->resident_bytes(), plain->resident_bytes() + listed->shortlist_bytes());
   EXPECT_NE(listed->content_fingerprint(), plain->content_fingerprint());
 
