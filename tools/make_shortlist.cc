@@ -3,12 +3,14 @@
 //
 //   make_shortlist --model=DIR --input=FILE --output=FILE [--frequent=800] [--per_source=10]
 //                  [--min_count=1] [--counting=neighbours|aligned|sentence]
-//                  [--compute_type=float32] [--beam_size=4] [--threads=2] [--evaluate=FILE]
+//                  [--compute_type=float32] [--beam_size=4] [--num_hypotheses=1] [--threads=2]
+//                  [--evaluate=FILE]
 //
-// Each line is translated with the decoder's alignment (tools/shortlist_derivation.h); the output
-// holds the --frequent most generated target tokens and </s> on a line with an empty source, then
-// for each source piece the --per_source targets most often generated for it. A summary goes to
-// stderr; with --evaluate=FILE, also how the list covers the model's translations of FILE.
+// Each line is translated with the decoder's alignment (tools/shortlist_derivation.h), its
+// --num_hypotheses best translations counted alike; the output holds the --frequent most generated
+// target tokens and </s> on a line with an empty source, then for each source piece the
+// --per_source targets most often generated for it. A summary goes to stderr; with
+// --evaluate=FILE, also how the list covers the model's (best) translations of FILE.
 #include <cstdint>
 #include <fstream>
 #include <iostream>
@@ -44,6 +46,9 @@ ABSL_FLAG(std::string, counting, "neighbours",
 ABSL_FLAG(std::string, compute_type, "float32",
           "Arithmetic of the linear layers: float32, bfloat16, int8, or auto.");
 ABSL_FLAG(int, beam_size, 4, "Beam size of the translations; 1 is greedy search.");
+ABSL_FLAG(int, num_hypotheses, 1,
+          "Translations of each line counted (the beam's best ones, each alike), at most "
+          "--beam_size.");
 ABSL_FLAG(int, threads, 2, "Worker threads, each translating its own batches of 32 sentences.");
 ABSL_FLAG(std::string, evaluate, "",
           "A text to translate (full vocabulary, the same options) after writing the list: prints "
@@ -113,6 +118,7 @@ int Run() {
   }
   DecodingOptions decoding;
   decoding.beam_size = absl::GetFlag(FLAGS_beam_size);
+  decoding.num_hypotheses = absl::GetFlag(FLAGS_num_hypotheses);
   ShortlistCounts counts(options.counting);
   std::vector<std::string> skipped;
   if (absl::Status counted = CountTranslations(
@@ -175,7 +181,8 @@ int main(int argc, char** argv) {
       "source-language text.\n"
       "Usage: make_shortlist --model=DIR --input=FILE --output=FILE [--frequent=800] "
       "[--per_source=10] [--min_count=1] [--counting=neighbours|aligned|sentence] "
-      "[--compute_type=float32] [--beam_size=4] [--threads=2] [--evaluate=FILE]");
+      "[--compute_type=float32] [--beam_size=4] [--num_hypotheses=1] [--threads=2] "
+      "[--evaluate=FILE]");
   absl::ParseCommandLine(argc, argv);
   return mtserve::Run();
 }

@@ -40,32 +40,39 @@ absl::Status ValidateShortlistOptions(const ShortlistOptions& options) {
   return absl::OkStatus();
 }
 
-void ShortlistCounts::Add(absl::Span<const int> source, absl::Span<const int> target,
-                          absl::Span<const int> alignment) {
+void ShortlistCounts::Add(absl::Span<const int> source, absl::Span<const Hypothesis> hypotheses) {
   ++translations_;
   // The source's pieces, its </s> left out.
   const int pieces = static_cast<int>(source.size()) - 1;
-  for (int t : target) {
-    ++target_counts_[t];
-    ++target_tokens_;
+  for (const Hypothesis& hypothesis : hypotheses) {
+    for (int t : hypothesis.ids) {
+      ++target_counts_[t];
+      ++target_tokens_;
+    }
   }
   if (pieces <= 0) return;
   if (counting_ == ShortlistCounting::kSentence) {
     const absl::flat_hash_set<int> sources(source.begin(), source.begin() + pieces);
-    const absl::flat_hash_set<int> targets(target.begin(), target.end());
-    for (int s : sources) {
-      ++source_counts_[s];
-      absl::flat_hash_map<int, int64_t>& links = links_[s];
-      for (int t : targets) ++links[t];
+    for (const Hypothesis& hypothesis : hypotheses) {
+      const absl::flat_hash_set<int> targets(hypothesis.ids.begin(), hypothesis.ids.end());
+      for (int s : sources) {
+        absl::flat_hash_map<int, int64_t>& links = links_[s];
+        for (int t : targets) ++links[t];
+      }
     }
+    for (int s : sources) ++source_counts_[s];
     return;
   }
   for (int i = 0; i < pieces; ++i) ++source_counts_[source[i]];
   const int radius = counting_ == ShortlistCounting::kNeighbours ? 1 : 0;
-  for (size_t j = 0; j < target.size() && j < alignment.size(); ++j) {
-    const int at = std::clamp(alignment[j], 0, pieces - 1);
-    for (int i = std::max(0, at - radius); i <= std::min(pieces - 1, at + radius); ++i) {
-      ++links_[source[i]][target[j]];
+  for (const Hypothesis& hypothesis : hypotheses) {
+    const std::vector<int>& target = hypothesis.ids;
+    const std::vector<int>& alignment = hypothesis.alignment;
+    for (size_t j = 0; j < target.size() && j < alignment.size(); ++j) {
+      const int at = std::clamp(alignment[j], 0, pieces - 1);
+      for (int i = std::max(0, at - radius); i <= std::min(pieces - 1, at + radius); ++i) {
+        ++links_[source[i]][target[j]];
+      }
     }
   }
 }
@@ -165,7 +172,7 @@ absl::StatusOr<std::vector<SentenceTranslation>> TranslateLines(
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return sources[a].size() < sources[b].size(); });
   const size_t batches = (order.size() + batch_size - 1) / batch_size;
-  std::vector<Hypothesis> best(sources.size());
+  std::vector<std::vector<Hypothesis>> hypotheses(sources.size());
   std::atomic<size_t> next{0};
   absl::Mutex mutex;
   absl::Status error;
@@ -183,10 +190,7 @@ absl::StatusOr<std::vector<SentenceTranslation>> TranslateLines(
         error.Update(out.status());
         return;
       }
-      for (size_t i = first; i < last; ++i) {
-        std::vector<Hypothesis>& hypotheses = (*out)[i - first];
-        if (!hypotheses.empty()) best[order[i]] = std::move(hypotheses.front());
-      }
+      for (size_t i = first; i < last; ++i) hypotheses[order[i]] = std::move((*out)[i - first]);
     }
   };
   std::vector<std::thread> pool;
@@ -195,7 +199,7 @@ absl::StatusOr<std::vector<SentenceTranslation>> TranslateLines(
   if (!error.ok()) return error;
   std::vector<SentenceTranslation> translations(sources.size());
   for (size_t i = 0; i < sources.size(); ++i) {
-    translations[i] = {std::move(sources[i]), std::move(best[i])};
+    translations[i] = {std::move(sources[i]), std::move(hypotheses[i])};
   }
   return translations;
 }
@@ -208,9 +212,7 @@ absl::Status CountTranslations(std::shared_ptr<const Model> model,
       TranslateLines(std::move(model), lines, options, threads, batch_size, skipped);
   if (!translations.ok()) return translations.status();
   // Counted in input order, in one thread: the same counts whatever the threads.
-  for (const SentenceTranslation& t : *translations) {
-    counts.Add(t.source, t.best.ids, t.best.alignment);
-  }
+  for (const SentenceTranslation& t : *translations) counts.Add(t.source, t.hypotheses);
   return absl::OkStatus();
 }
 
@@ -229,8 +231,10 @@ ShortlistCoverage Coverage(const ShortlistCounts::Written& list,
     }
     ++coverage.sentences;
     candidates += static_cast<int64_t>(reachable.size());
-    coverage.covered += std::all_of(t.best.ids.begin(), t.best.ids.end(),
-                                    [&](int id) { return reachable.contains(id); });
+    const std::vector<int> none;
+    const std::vector<int>& best = t.hypotheses.empty() ? none : t.hypotheses.front().ids;
+    coverage.covered +=
+        std::all_of(best.begin(), best.end(), [&](int id) { return reachable.contains(id); });
   }
   if (coverage.sentences > 0) {
     coverage.mean_candidates = static_cast<double>(candidates) / coverage.sentences;

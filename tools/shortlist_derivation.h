@@ -47,13 +47,12 @@ class ShortlistCounts {
  public:
   explicit ShortlistCounts(ShortlistCounting counting) : counting_(counting) {}
 
-  // One translation: `source` ids ending with </s>, the generated `target` ids and their
-  // `alignment` (one source position per id, as Hypothesis::alignment). A token aligned to the
+  // One translation: `source` ids ending with </s> and the `hypotheses` generated for it (their
+  // ids and alignment, one source position per id), each counted alike. A token aligned to the
   // source's </s> counts for the piece before it.
-  void Add(absl::Span<const int> source, absl::Span<const int> target,
-           absl::Span<const int> alignment);
+  void Add(absl::Span<const int> source, absl::Span<const Hypothesis> hypotheses);
 
-  int64_t translations() const { return translations_; }
+  int64_t translations() const { return translations_; }  // Sources, not hypotheses.
   int64_t target_tokens() const { return target_tokens_; }
 
   // The vocabulary map's text: a first line with an empty source and the `frequent` most
@@ -81,10 +80,11 @@ class ShortlistCounts {
   absl::flat_hash_map<int, absl::flat_hash_map<int, int64_t>> links_;  // Source -> target -> n.
 };
 
-// A source sentence's ids (ending with </s>) and the model's best translation of it.
+// A source sentence's ids (ending with </s>) and the model's translations of it, best first
+// (options.num_hypotheses of them at most).
 struct SentenceTranslation {
   std::vector<int> source;
-  Hypothesis best;
+  std::vector<Hypothesis> hypotheses;
 };
 
 // Translates each of `lines` as one sentence with `model` (`options`, with the alignment and the
@@ -104,8 +104,8 @@ absl::Status CountTranslations(std::shared_ptr<const Model> model,
 
 // How a shortlist serves translations (of a text it was not derived from): the mean candidates a
 // sentence gets (the always-line, its pieces' rules and its pieces themselves, as decoding allows
-// them: DecodingOptions::shortlist), and the sentences every token of whose translation is among
-// its candidates (those a decode with the list can translate the same).
+// them: DecodingOptions::shortlist), and the sentences every token of whose best translation is
+// among its candidates (those a decode with the list can translate the same).
 struct ShortlistCoverage {
   int64_t sentences = 0;
   int64_t covered = 0;

@@ -260,6 +260,44 @@ INSTANTIATE_TEST_SUITE_P(Countings, MakeShortlistTest,
                            return ::testing::PrintToString(info.param);
                          });
 
+// With num_hypotheses, every hypothesis the beam returns is counted, not only the best: the
+// always-line, long enough for all, holds every token of the sample's four best translations (each
+// line translated alone here), which reach beyond the best translations' tokens.
+TEST(MakeShortlistHypothesesTest, EveryHypothesisIsCounted) {
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<const Model> model, testing::TestModel());
+  const std::vector<std::string> lines = Sample();
+  DecodingOptions decoding;
+  decoding.beam_size = 4;
+  decoding.num_hypotheses = 4;
+  const int eos = model->tokenizer().eos_id();
+  std::set<int> best = {eos}, all = {eos};
+  Translator translator(model, /*num_threads=*/1);
+  for (const std::string& line : lines) {
+    ASSERT_OK_AND_ASSIGN(
+        std::vector<std::vector<Hypothesis>> out,
+        translator.TranslateIds({model->tokenizer().EncodeSource(line)}, decoding));
+    ASSERT_EQ(out[0].size(), 4u) << line;
+    best.insert(out[0][0].ids.begin(), out[0][0].ids.end());
+    for (const Hypothesis& hypothesis : out[0]) {
+      all.insert(hypothesis.ids.begin(), hypothesis.ids.end());
+    }
+  }
+  ASSERT_GT(all.size(), best.size()) << "a sample whose other hypotheses bring other tokens";
+
+  ShortlistCounts counts(ShortlistCounting::kNeighbours);
+  std::vector<std::string> skipped;
+  const absl::Status counted =
+      CountTranslations(model, lines, decoding, /*threads=*/2, /*batch_size=*/8, counts, skipped);
+  ASSERT_TRUE(counted.ok()) << counted;
+  EXPECT_EQ(counts.translations(), static_cast<int64_t>(lines.size())) << "lines, not hypotheses";
+  ShortlistOptions options;
+  options.frequent = model->tokenizer().vocab().size();
+  const Tokenizer& tokenizer = model->tokenizer();
+  const ShortlistCounts::Written written =
+      counts.VocabularyMap(options, tokenizer.vocab(), eos, tokenizer.pad_id());
+  EXPECT_THAT(written.always_ids, ::testing::UnorderedElementsAreArray(all));
+}
+
 TEST(MakeShortlistInputTest, EmptyAndOverlongLinesAreSkippedAndNamed) {
   ASSERT_OK_AND_ASSIGN(std::shared_ptr<const Model> model, testing::TestModel());
   const int limit = model->config().max_position_embeddings;
@@ -300,6 +338,11 @@ TEST(MakeShortlistInputTest, InvalidOptionsNameTheFlagAndLimit) {
   wide.beam_size = 0;
   EXPECT_THAT(CountTranslations(model, {"A dog."}, wide, 1, 32, counts, skipped).message(),
               HasSubstr("--beam_size"));
+  DecodingOptions many;
+  many.beam_size = 2;
+  many.num_hypotheses = 3;
+  EXPECT_THAT(CountTranslations(model, {"A dog."}, many, 1, 32, counts, skipped).message(),
+              HasSubstr("--num_hypotheses is 3"));
 }
 
 }  // namespace
