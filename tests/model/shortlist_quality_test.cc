@@ -4,7 +4,7 @@
 // direction and compute type (issue 27's bound), and most lines unchanged.
 //
 // Measured (2026-11-28, AMD EPYC Zen 4, 2 cores): BLEU differences -0.17 to +0.002, 76-89 % of
-// lines identical; de-en -0.14 / -0.10 / -0.07 in float32 / int8 / bfloat16
+// lines identical; de-en -0.145 / -0.110 / -0.088 in float32 / int8 / bfloat16
 // (docs/benchmarks.md#lexical-shortlists).
 #include <algorithm>
 #include <filesystem>
