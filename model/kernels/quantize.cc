@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "model/kernels/avx512_intrinsics.h"
 #include "model/kernels/parallel_for.h"
 #include "model/kernels/target_clones.h"
 
@@ -84,16 +85,50 @@ MTSERVE_TARGET_CLONES void DequantizeRow(const float* acc, int64_t cols, float r
   }
 }
 
+// A row's scale from its largest magnitude.
+inline float ScaleOf(float max) { return max > 0.f ? max / kInt8Max : 1.f; }
+
 template <typename Out, typename QuantizeRowFn>
 void Quantize(const float* x, int64_t rows, int64_t cols, int64_t stride, Out* q, float* scales,
               QuantizeRowFn quantize_row) {
   ParallelFor(rows, rows * cols >= kMinParallelElements, [&](int64_t r) {
-    const float max = RowMaxAbs(x + r * stride, cols);
-    const float scale = max > 0.f ? max / kInt8Max : 1.f;
+    const float scale = ScaleOf(RowMaxAbs(x + r * stride, cols));
     scales[r] = scale;
     quantize_row(x + r * stride, cols, 1.f / scale, q + r * cols);
   });
 }
+
+#ifdef MTSERVE_HAVE_AVX512_INTRINSICS
+// QuantizeRowShifted with its row's scale, in AVX-512: the largest magnitude 16 lanes at a time,
+// then each value converted under the default rounding (to nearest, ties to even, as
+// std::nearbyint), raised to -127 and narrowed with saturation to 127 in one instruction, where
+// the compiled loop packs and permutes. The same bytes and scale as the portable code (tested).
+__attribute__((target("avx512f"))) float QuantizeRowShiftedAvx512(const float* x, int64_t cols,
+                                                                  uint8_t* q) {
+  __m512 max16 = _mm512_setzero_ps();
+  int64_t c = 0;
+  for (; c + 16 <= cols; c += 16)
+    max16 = _mm512_max_ps(max16, _mm512_abs_ps(_mm512_loadu_ps(x + c)));
+  float max = _mm512_reduce_max_ps(max16);
+  for (int64_t t = c; t < cols; ++t) {
+    const float a = std::fabs(x[t]);
+    max = a > max ? a : max;
+  }
+  const float scale = ScaleOf(max);
+  const float inverse_scale = 1.f / scale;
+  const __m512 inverse16 = _mm512_set1_ps(inverse_scale);
+  const __m512i lowest = _mm512_set1_epi32(-static_cast<int32_t>(kInt8Max));
+  const __m128i shift = _mm_set1_epi8(static_cast<char>(0x80));  // + 128, modulo 256.
+  for (c = 0; c + 16 <= cols; c += 16) {
+    const __m512i v = _mm512_max_epi32(
+        _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(x + c), inverse16)), lowest);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(q + c),
+                     _mm_xor_si128(_mm512_cvtsepi32_epi8(v), shift));
+  }
+  for (; c < cols; ++c) q[c] = static_cast<uint8_t>(QuantizeValue(x[c], inverse_scale) + 128);
+  return scale;
+}
+#endif
 
 }  // namespace
 
@@ -109,6 +144,14 @@ void QuantizeRows(const float* x, int64_t rows, int64_t cols, int64_t stride, in
 
 void QuantizeRowsShifted(const float* x, int64_t rows, int64_t cols, int64_t stride, uint8_t* q,
                          float* scales) {
+#ifdef MTSERVE_HAVE_AVX512_INTRINSICS
+  if (CpuHasAvx512()) {
+    ParallelFor(rows, rows * cols >= kMinParallelElements, [&](int64_t r) {
+      scales[r] = QuantizeRowShiftedAvx512(x + r * stride, cols, q + r * cols);
+    });
+    return;
+  }
+#endif
   Quantize(x, rows, cols, stride, q, scales, QuantizeRowShifted);
 }
 

@@ -25,7 +25,8 @@ void QuantizeRows(const float* x, int64_t rows, int64_t cols, int64_t stride, in
 // The same, stored as q + 128 in unsigned bytes: VNNI multiplies unsigned by signed bytes, and
 // oneDNN given signed inputs adds a correction that makes packing weights slow (its weight
 // reorder for signed inputs has no fast kernel: 0.25 s for a 512 x 54,688 matrix, 8x the
-// unsigned one). Linear subtracts 128 x each weight column's sum instead.
+// unsigned one). Linear subtracts 128 x each weight column's sum instead. On AVX-512 CPUs a kernel
+// in intrinsics computes it (the same bytes and scales).
 void QuantizeRowsShifted(const float* x, int64_t rows, int64_t cols, int64_t stride, uint8_t* q,
                          float* scales);
 

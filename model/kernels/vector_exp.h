@@ -11,20 +11,7 @@
 #include <bit>
 #include <cstdint>
 
-#if defined(__x86_64__)
-// GCC 12's AVX-512 intrinsics fill their unused operand with an "uninitialised" value and warn
-// about it once inlined (GCC bug 105593).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#include <immintrin.h>
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
-#define MTSERVE_HAVE_AVX512_INTRINSICS 1
-#endif
+#include "model/kernels/avx512_intrinsics.h"
 
 namespace mtserve {
 namespace vector_exp {

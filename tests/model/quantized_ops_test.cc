@@ -229,18 +229,28 @@ TEST(QuantizeRowsTest, ZeroRowsNegativeMaximaAndTiesToEven) {
   CheckQuantizeRows(x, 3, cols, cols);
 }
 
-// The shifted form Linear feeds to VNNI is the same quantisation plus 128, with the same scales.
+// The shifted form Linear feeds to VNNI is the same quantisation plus 128, with the same scales
+// (on AVX-512 CPUs computed by a kernel of its own, the unshifted one by the compiled loops): for
+// rows shorter than, as long as and longer than its 16 lanes, a row of zeros, and a row of ties.
 TEST(QuantizeRowsTest, ShiftedIsTheSameValuesPlus128) {
   std::mt19937 rng(17);
-  const int rows = 5, cols = 37, stride = 41;
-  const std::vector<float> x = RandomVector(rng, rows * stride, -3.f, 3.f);
-  std::vector<int8_t> q(rows * cols);
-  std::vector<uint8_t> shifted(rows * cols);
-  std::vector<float> scales(rows), shifted_scales(rows);
-  QuantizeRows(x.data(), rows, cols, stride, q.data(), scales.data());
-  QuantizeRowsShifted(x.data(), rows, cols, stride, shifted.data(), shifted_scales.data());
-  EXPECT_EQ(scales, shifted_scales);
-  for (int i = 0; i < rows * cols; ++i) ASSERT_EQ(int{shifted[i]}, q[i] + 128) << i;
+  for (int cols : {1, 5, 16, 37, 256, 300}) {
+    SCOPED_TRACE(::testing::Message() << cols << " columns");
+    const int rows = 5, stride = cols + 4;
+    std::vector<float> x = RandomVector(rng, rows * stride, -3.f, 3.f);
+    for (int c = 0; c < cols; ++c) {
+      x[c] = 0.f;
+      // Row 1: max 127, so scale 1 and halves that are ties.
+      x[stride + c] = c == 0 ? 127.f : static_cast<float>(c % 9) - 4.5f;
+    }
+    std::vector<int8_t> q(rows * cols);
+    std::vector<uint8_t> shifted(rows * cols);
+    std::vector<float> scales(rows), shifted_scales(rows);
+    QuantizeRows(x.data(), rows, cols, stride, q.data(), scales.data());
+    QuantizeRowsShifted(x.data(), rows, cols, stride, shifted.data(), shifted_scales.data());
+    EXPECT_EQ(scales, shifted_scales);
+    for (int i = 0; i < rows * cols; ++i) ASSERT_EQ(int{shifted[i]}, q[i] + 128) << i;
+  }
 }
 
 // y = (acc - column offset) · row scale · column scale + bias (+ y on entry), then ReLU: the
