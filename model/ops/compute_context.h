@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/types/span.h"
 #include "model/ops/aligned_buffer.h"
 
@@ -33,7 +34,9 @@ class PhaseProfile;
 const dnnl::engine& CpuEngine();
 
 // Identifies a primitive: which op kind and every dimension, stride and flag it was built for.
-using PrimitiveKey = std::vector<int64_t>;
+// Held inline (an op's key has at most 8 values): each op call builds one, and a heap allocation
+// per call was a per cent of a decoding step.
+using PrimitiveKey = absl::InlinedVector<int64_t, 8>;
 
 class ComputeContext {
  public:
