@@ -1021,8 +1021,10 @@ void TranslationCore::Finish(Pending& pending, absl::StatusOr<Reply> reply) {
                             absl::ToDoubleSeconds(absl::Now() - pending.start));
     if (pending.accepted) metrics_->InFlightRequests(pending.model_name).Decrement();
   }
+  // Nothing of this core or of `pending` is touched once `done` has answered (see LoadModel).
+  DrainGate* const drain = pending.accepted ? drain_ : nullptr;
   pending.done(std::move(reply));
-  if (pending.accepted) drain_->Leave();
+  if (drain != nullptr) drain->Leave();
 }
 
 absl::StatusOr<DetectionReply> TranslationCore::Detect(const DetectionRequest& request) {
@@ -1131,12 +1133,13 @@ void TranslationCore::LoadModel(ModelCall call, ModelCallDone done) {
     done(slot.status());
     return;
   }
-  // In flight until answered, as a translation is.
+  // In flight until answered, as a translation is. Nothing of this core is touched once `done`
+  // has answered: the caller may then destroy it (the gate outlives it).
   drain_->Enter();
   const absl::Time deadline = call.deadline;
   serving->repository->Load(*slot, deadline,
-                            [this, serving, call = std::move(call), key_name, start, slot = *slot,
-                             done = std::move(done)](absl::Status status) {
+                            [this, drain = drain_, serving, call = std::move(call), key_name, start,
+                             slot = *slot, done = std::move(done)](absl::Status status) {
                               EndModelCall(call, serving->slots()[slot].name, key_name, start,
                                            status);
                               if (status.ok()) {
@@ -1144,7 +1147,7 @@ void TranslationCore::LoadModel(ModelCall call, ModelCallDone done) {
                               } else {
                                 done(status);
                               }
-                              drain_->Leave();
+                              drain->Leave();
                             });
 }
 
