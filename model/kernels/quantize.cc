@@ -1,5 +1,6 @@
 #include "model/kernels/quantize.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -109,12 +110,7 @@ __attribute__((target("avx512f"))) float QuantizeRowShiftedAvx512(const float* x
   int64_t c = 0;
   for (; c + 16 <= cols; c += 16)
     max16 = _mm512_max_ps(max16, _mm512_abs_ps(_mm512_loadu_ps(x + c)));
-  float max = _mm512_reduce_max_ps(max16);
-  for (int64_t t = c; t < cols; ++t) {
-    const float a = std::fabs(x[t]);
-    max = a > max ? a : max;
-  }
-  const float scale = ScaleOf(max);
+  const float scale = ScaleOf(std::max(_mm512_reduce_max_ps(max16), RowMaxAbs(x + c, cols - c)));
   const float inverse_scale = 1.f / scale;
   const __m512 inverse16 = _mm512_set1_ps(inverse_scale);
   const __m512i lowest = _mm512_set1_epi32(-static_cast<int32_t>(kInt8Max));
@@ -125,7 +121,7 @@ __attribute__((target("avx512f"))) float QuantizeRowShiftedAvx512(const float* x
     _mm_storeu_si128(reinterpret_cast<__m128i*>(q + c),
                      _mm_xor_si128(_mm512_cvtsepi32_epi8(v), shift));
   }
-  for (; c < cols; ++c) q[c] = static_cast<uint8_t>(QuantizeValue(x[c], inverse_scale) + 128);
+  QuantizeRowShifted(x + c, cols - c, inverse_scale, q + c);  // The last few.
   return scale;
 }
 #endif
