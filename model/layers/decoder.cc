@@ -241,7 +241,7 @@ void Decoder::Step(ComputeContext& ctx, const std::vector<int>& ids,
     OneQueryAttention({qkv, 3 * d, keys_.data(), values_.data(), lengths_.data(), max_positions,
                        rows, heads_, head_dim_, context, nullptr, vector_type_});
     layer.self_out_proj.Forward(ctx, context, rows, x, Epilogue::kAddToOutput);
-    layer.self_attention_norm.Forward(ctx, x, rows);
+    layer.self_attention_norm.Forward(x, rows);
 
     phase.Switch(Phase::kCrossAttention);
     layer.cross_query.Forward(ctx, x, rows, query);
@@ -274,12 +274,12 @@ void Decoder::Step(ComputeContext& ctx, const std::vector<int>& ids,
       }
     }
     layer.cross_out_proj.Forward(ctx, context, rows, x, Epilogue::kAddToOutput);
-    layer.cross_attention_norm.Forward(ctx, x, rows);
+    layer.cross_attention_norm.Forward(x, rows);
 
     phase.Switch(Phase::kFeedForward);
     layer.fc1.Forward(ctx, x, rows, ffn, model_.weights().activation);
     layer.fc2.Forward(ctx, ffn, rows, x, Epilogue::kAddToOutput);
-    layer.ffn_norm.Forward(ctx, x, rows);
+    layer.ffn_norm.Forward(x, rows);
   }
   phase.Switch(Phase::kVocabProjection);
   if (!restricted_) {

@@ -73,13 +73,13 @@ void Encoder::Forward(ComputeContext& ctx, const std::vector<int>& ids,
     layer.qkv.Forward(ctx, x, padded, qkv);
     for (int64_t b = 0; b < batch; ++b) attention(b);
     layer.out_proj.Forward(ctx, context, padded, x, Epilogue::kAddToOutput);
-    layer.attention_norm.Forward(ctx, x, padded);
+    layer.attention_norm.Forward(x, padded);
     for (int64_t first = 0; first < padded; first += Linear::kMaxRows) {
       const int64_t block = std::min(Linear::kMaxRows, padded - first);
       layer.fc1.Forward(ctx, x + first * d, block, ffn, model_.weights().activation);
       layer.fc2.Forward(ctx, ffn, block, x + first * d, Epilogue::kAddToOutput);
     }
-    layer.ffn_norm.Forward(ctx, x, padded);
+    layer.ffn_norm.Forward(x, padded);
   }
   // Spread in place to the padded layout: padded row b * s + j is packed row first_row[b] + j,
   // never before it, so from the last sentence back no sentence overwrites one not yet moved.

@@ -153,7 +153,6 @@ dnnl::primitive_attr WithUserScratchpad(dnnl::primitive_attr attr = {});
 // Op identifiers used as the first element of a PrimitiveKey.
 enum class OpKind : int64_t {
   kLinear = 1,
-  kLayerNorm,
   kSoftmax,
   kLogSoftmax,
   kActivation,

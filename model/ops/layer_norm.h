@@ -1,4 +1,5 @@
-// Layer normalisation over the last dimension, on oneDNN's layer_normalization primitive.
+// Layer normalisation over the last dimension: the weights of one, and their kernel
+// (kernels/layer_norm_rows.h) on the calling thread's OpenMP team.
 #ifndef MTSERVE_MODEL_OPS_LAYER_NORM_H_
 #define MTSERVE_MODEL_OPS_LAYER_NORM_H_
 
@@ -6,7 +7,6 @@
 #include <vector>
 
 #include "model/ops/aligned_buffer.h"
-#include "model/ops/compute_context.h"
 
 namespace mtserve {
 
@@ -21,15 +21,13 @@ class LayerNorm {
     return static_cast<int64_t>(gamma_.allocated_bytes() + beta_.allocated_bytes());
   }
   // x: [rows, dim], normalised in place.
-  void Forward(ComputeContext& ctx, float* x, int64_t rows) const;
+  void Forward(float* x, int64_t rows) const;
 
  private:
   int dim_ = 0;
   float epsilon_ = 0;
   FloatBuffer gamma_;
   FloatBuffer beta_;
-  dnnl::memory gamma_memory_;  // Made once, shared by every call.
-  dnnl::memory beta_memory_;
 };
 
 }  // namespace mtserve

@@ -227,6 +227,7 @@ std::vector<double> NaiveLayerNorm(const std::vector<float>& x, int64_t rows, in
 
 TEST(LayerNormTest, NormalisesInPlace) {
   std::mt19937 rng(4);
+  // A team of two: 130 rows of 257 are shared among threads, the smaller ones not.
   ComputeContext ctx(2);
   ctx.BindToCallingThread();
   constexpr float kEps = 1e-5f;
@@ -240,53 +241,21 @@ TEST(LayerNormTest, NormalisesInPlace) {
       // A non-zero mean and a spread other than 1, so both the centring and the scaling matter.
       std::vector<float> x = RandomVector(rng, rows * dim, -3.f, 5.f);
       const std::vector<double> expected = NaiveLayerNorm(x, rows, dim, gamma, beta, kEps);
-      norm.Forward(ctx, x.data(), rows);
+      norm.Forward(x.data(), rows);
       EXPECT_TRUE(AllClose(x.data(), expected));
     }
   }
 }
 
-// A worker keeps at most kMaxCachedPrimitives primitives, whatever shapes it sees (a server sees
-// ever new ones; keeping them all grew its memory without end), and a shape evicted and seen
-// again is made again and computes as before.
-TEST(ComputeContextTest, PrimitiveCacheIsBoundedAndEvictedShapesStillWork) {
-  std::mt19937 rng(41);
-  ComputeContext ctx(1);
-  ctx.BindToCallingThread();
-  const int dim = 8;
-  const std::vector<float> gamma = RandomVector(rng, dim, 0.5f, 2.f);
-  const std::vector<float> beta = RandomVector(rng, dim);
-  const LayerNorm norm(gamma, beta, 1e-5f);
-  const int64_t shapes = ComputeContext::kMaxCachedPrimitives + 100;
-  std::vector<float> x;
-  for (int64_t rows = 1; rows <= shapes; ++rows) {
-    x = RandomVector(rng, rows * dim);
-    norm.Forward(ctx, x.data(), rows);
-    ASSERT_LE(ctx.num_cached_primitives(), ComputeContext::kMaxCachedPrimitives);
-  }
-  EXPECT_EQ(ctx.primitives_created(), shapes);
-  EXPECT_EQ(ctx.num_cached_primitives(), ComputeContext::kMaxCachedPrimitives);
-  // The most recent shape is still cached; the first was evicted and is made again.
-  x = RandomVector(rng, shapes * dim);
-  norm.Forward(ctx, x.data(), shapes);
-  EXPECT_EQ(ctx.primitives_created(), shapes);
-  x = RandomVector(rng, 3 * dim, -3.f, 5.f);
-  const std::vector<double> expected = NaiveLayerNorm(x, 3, dim, gamma, beta, 1e-5);
-  norm.Forward(ctx, x.data(), 3);
-  EXPECT_EQ(ctx.primitives_created(), shapes + 1);
-  EXPECT_TRUE(AllClose(x.data(), expected));
-}
-
 // A constant row has variance 0: the output is beta exactly where eps keeps the division finite.
 TEST(LayerNormTest, ConstantRowGivesBeta) {
   std::mt19937 rng(5);
-  ComputeContext ctx(1);
   const int dim = 33;
   const std::vector<float> gamma = RandomVector(rng, dim);
   const std::vector<float> beta = RandomVector(rng, dim);
   const LayerNorm norm(gamma, beta, 1e-5f);
   std::vector<float> x(2 * dim, 3.25f);
-  norm.Forward(ctx, x.data(), 2);
+  norm.Forward(x.data(), 2);
   EXPECT_TRUE(AllClose(
       x.data(), NaiveLayerNorm(std::vector<float>(2 * dim, 3.25f), 2, dim, gamma, beta, 1e-5)));
 }
@@ -322,6 +291,34 @@ TEST(SoftmaxTest, MatchesReference) {
       }
     }
   }
+}
+
+// A worker keeps at most kMaxCachedPrimitives primitives, whatever shapes it sees (a server sees
+// ever new ones; keeping them all grew its memory without end), and a shape evicted and seen
+// again is made again and computes as before.
+TEST(ComputeContextTest, PrimitiveCacheIsBoundedAndEvictedShapesStillWork) {
+  std::mt19937 rng(41);
+  ComputeContext ctx(1);
+  ctx.BindToCallingThread();
+  const int64_t cols = 8;
+  const int64_t shapes = ComputeContext::kMaxCachedPrimitives + 100;
+  std::vector<float> x;
+  for (int64_t rows = 1; rows <= shapes; ++rows) {
+    x = RandomVector(rng, rows * cols);
+    Softmax(ctx, x.data(), rows, cols);
+    ASSERT_LE(ctx.num_cached_primitives(), ComputeContext::kMaxCachedPrimitives);
+  }
+  EXPECT_EQ(ctx.primitives_created(), shapes);
+  EXPECT_EQ(ctx.num_cached_primitives(), ComputeContext::kMaxCachedPrimitives);
+  // The most recent shape is still cached; the first was evicted and is made again.
+  x = RandomVector(rng, shapes * cols);
+  Softmax(ctx, x.data(), shapes, cols);
+  EXPECT_EQ(ctx.primitives_created(), shapes);
+  x = RandomVector(rng, 3 * cols, -8.f, 8.f);
+  const std::vector<double> expected = NaiveSoftmaxRows(x, 3, cols, /*log=*/false);
+  Softmax(ctx, x.data(), 3, cols);
+  EXPECT_EQ(ctx.primitives_created(), shapes + 1);
+  EXPECT_TRUE(AllClose(x.data(), expected));
 }
 
 TEST(SoftmaxTest, LogSoftmaxMatchesReference) {
