@@ -124,8 +124,8 @@ def throughput(args, compute_type, server, lines):
                   f"({tokens} tokens, {seconds:.3f} s); served {served_rate:9.1f} tok/s "
                   f"({report['target_tokens']} tokens, {report['duration_s']} s, "
                   f"p50 {report['latency_p50_ms']} ms); ratio {ratio:.3f}; per CPU s {cpu_ratio:.3f} "
-                  f"(offline {offline_cpu:.2f} s, server {server_cpu:.2f} s without warmup); client CPU "
-                  f"{client_cpu:.2f} s = {share:.1%} of the run's",
+                  f"(offline {offline_cpu:.2f} s, server {server_cpu:.2f} s without warmup); "
+                  f"client CPU {client_cpu:.2f} s = {share:.1%} of the run's",
                   flush=True)
             if pair == 0 and concurrency == args.concurrency[0]:
                 print(f"    offline: {offline_command}\n    served:  {served_command}")
