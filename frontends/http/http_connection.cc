@@ -7,6 +7,7 @@
 #include <linux/sockios.h>
 #include <sys/ioctl.h>
 
+#include <array>
 #include <chrono>
 #include <deque>
 #include <optional>
@@ -18,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
+#include "boost/asio/buffer.hpp"
 #include "boost/asio/dispatch.hpp"
 #include "boost/asio/post.hpp"
 #include "boost/asio/ssl/stream.hpp"
@@ -309,9 +311,12 @@ class Connection final : public HttpConnection,
     if (reading_ || phase_ == Phase::kHandshake || phase_ == Phase::kClosed) return;
     if (buffer_.size() >= kReadAheadLimit) return;  // Parse resumes it.
     reading_ = true;
-    stream_.async_read_some(buffer_.prepare(kReadSize), [self = this->shared_from_this()](
-                                                            const boost::system::error_code& error,
-                                                            size_t n) { self->OnRead(error, n); });
+    // Into a buffer of its own: `buffer_` is parsed and consumed while the read is pending, and
+    // a flat_buffer emptied by consume starts again at its front, where a region prepared
+    // before would no longer be its end.
+    stream_.async_read_some(asio::buffer(read_bytes_), [self = this->shared_from_this()](
+                                                           const boost::system::error_code& error,
+                                                           size_t n) { self->OnRead(error, n); });
   }
 
   void OnRead(const boost::system::error_code& error, size_t n) {
@@ -320,7 +325,7 @@ class Connection final : public HttpConnection,
     // The client closed or the connection broke: whatever it was sending or waiting for is over
     // (a request being handled is cancelled).
     if (error) return CloseNow();
-    buffer_.commit(n);
+    buffer_.commit(asio::buffer_copy(buffer_.prepare(n), asio::buffer(read_bytes_, n)));
     if (phase_ == Phase::kClosing) {
       buffer_.consume(buffer_.size());
     } else if (phase_ == Phase::kWaiting) {
@@ -633,7 +638,8 @@ class Connection final : public HttpConnection,
   bool file_body_ = false;    // The request's body carries a file (its limit is the file's).
   int64_t body_bytes_ = 0;    // Counted in context_.body_bytes.
   bool in_drain_ = false;     // Counted in options_.drain.
-  beast::flat_buffer buffer_;
+  beast::flat_buffer buffer_;               // Read and not yet parsed.
+  std::array<char, kReadSize> read_bytes_;  // The pending read's.
   std::optional<http::request_parser<GrowingStringBody>> parser_;
   std::shared_ptr<HttpRequest> request_;
   std::string request_count_;  // The client address the request is counted for; empty: none.

@@ -12,7 +12,8 @@ or a proxy in front may send, byte for byte.
   closes: two different Content-Length headers, Content-Length with Transfer-Encoding (chunked or
   identity). Every header field is read (a Content-Length after 100 others frames the body); a
   head over 16 KiB gets 431 and the connection closes.
-- GET keeps the connection alive: pipelined GETs on one connection are answered in order.
+- GET keeps the connection alive: pipelined GETs on one connection are answered in order, and a
+  request sent after their answers is answered as itself.
 - /healthz and /readyz take GET and HEAD only: POST and DELETE get 405 with "Allow: GET, HEAD".
 - With --api_keys_file, a wrong key in a header is refused before the body is read: headers that
   announce a large body and send none get 401 (/v1/translate) or 403 (LibreTranslate's
@@ -260,6 +261,21 @@ class KeepAliveTest(FramingTestCase):
         self.assertIn(b"SERVING", answers[2][2], "the third answer, /readyz's")
         self.assertNotEqual(answers[0][1].get("connection", "").lower(), "close",
                             "a GET answer keeps the connection alive")
+
+    def test_a_request_after_pipelined_ones_is_answered_as_itself(self):
+        # The next request arrives while the server still reads ahead of the pipelined second
+        # one: its bytes must be read as they are, not the first request's bytes again.
+        with self.connect() as c:
+            c.send(head("GET", "/v1/models") + head("GET", "/healthz"))
+            first, second = c.answer(), c.answer()
+            c.send(head("GET", "/readyz"))
+            third = c.answer()
+            c.send(head("GET", "/v1/models"))
+            fourth = c.answer()
+        for name, answer, needle in (("first", first, b"models"), ("second", second, b"SERVING"),
+                                     ("third", third, b"SERVING"), ("fourth", fourth, b"models")):
+            self.assertTrue(answer is not None and answer[0] == 200 and needle in answer[2],
+                            f"the {name} answer: {answer}")
 
     def test_head_then_get_on_one_connection(self):
         with self.connect() as c:
