@@ -6,6 +6,7 @@
 #include "base/file_hash.h"
 #include "base/status_macros.h"
 #include "model/checkpoint.h"
+#include "model/kernels/parallel_for.h"
 #include "model/model_size.h"
 #include "model/model_weights.h"
 #include "model/ops/linear.h"
@@ -93,6 +94,8 @@ int64_t Model::shortlist_bytes() const {
 absl::StatusOr<std::shared_ptr<const Model>> Model::Load(const std::string& dir,
                                                          ComputeType compute_type) {
   MT_RETURN_IF_ERROR(CheckComputeTypeSupported(compute_type));
+  // On the calling thread alone: it is rarely a worker, and a team it made would slow the workers'.
+  const ScopedSerialOpenMp serial;
   // What a checkpoint asks for is bounded (model_config.cc) and checked against the file, but the
   // machine may still not have the memory: that is an error for the caller, not an abort.
   try {

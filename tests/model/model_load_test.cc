@@ -1,4 +1,6 @@
-// Model::Load as a whole: what a machine without enough memory gets; the content fingerprint.
+// Model::Load as a whole: what a machine without enough memory gets; the content fingerprint; the
+// threads it leaves behind.
+#include <omp.h>
 #include <sys/resource.h>
 
 #include <cstdio>
@@ -6,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include "gtest/gtest.h"
 #include "model/model.h"
@@ -50,6 +53,31 @@ TEST(ModelLoadTest, AllocationFailureIsAnErrorNotAnAbort) {
 
 // The fingerprint is of the files' bytes: a copy elsewhere has the same, a copy with one file
 // changed (a byte of the config's whitespace, which loads the same model) has another.
+// The threads of this process (its tasks).
+int ThreadCount() {
+  int count = 0;
+  for ([[maybe_unused]] const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    ++count;
+  }
+  return count;
+}
+
+// Loading runs on the loading thread alone: a thread whose OpenMP regions may take two threads
+// makes no OpenMP thread while it loads (libgomp keeps a team's threads for good and, once they
+// outnumber the CPUs, wakes a worker's threads through the kernel at every region), and its own
+// setting is back afterwards.
+TEST(ModelLoadTest, LoadingMakesNoOpenMpThreads) {
+  std::thread loader([] {
+    omp_set_num_threads(2);
+    const int before = ThreadCount();
+    const auto model = Model::Load(testing::TestModelDir(), ComputeType::kInt8);
+    ASSERT_TRUE(model.ok()) << model.status();
+    EXPECT_EQ(ThreadCount(), before);
+    EXPECT_EQ(omp_get_max_threads(), 2);
+  });
+  loader.join();
+}
+
 TEST(ModelLoadTest, FingerprintIsTheFilesContent) {
   const auto original = Model::Load(testing::TestModelDir());
   ASSERT_TRUE(original.ok()) << original.status();
