@@ -13,7 +13,7 @@ or a proxy in front may send, byte for byte.
   identity). Every header field is read (a Content-Length after 100 others frames the body); a
   head over 16 KiB gets 431 and the connection closes.
 - GET keeps the connection alive: pipelined GETs on one connection are answered in order, and a
-  request sent after their answers is answered as itself.
+  request sent after their answers is answered as itself (also over TLS).
 - /healthz and /readyz take GET and HEAD only: POST and DELETE get 405 with "Allow: GET, HEAD".
 - With --api_keys_file, a wrong key in a header is refused before the body is read: headers that
   announce a large body and send none get 401 (/v1/translate) or 403 (LibreTranslate's
@@ -127,6 +127,15 @@ class FramingTestCase(e2e_suite.MtserveTestCase):
     def connect(self):
         return Connection(self.server.http_port, self.context)
 
+    @classmethod
+    def serve_tls(cls):
+        """Makes the class's server serve TLS only, with a certificate its connections trust."""
+        tmp = cls.class_temp_dir()
+        ca = make_ca(tmp, "ca")
+        cert = make_certificate(tmp, "server", ca)
+        cls.server_flags = (*FLAGS, f"--tls_cert={cert.cert}", f"--tls_key={cert.key}")
+        cls.context = ssl.create_default_context(cafile=ca.cert)
+
     def assertErrorThenClosed(self, connection, answer, status, code, *needles):
         """An error answer with this status, JSON code and words in its message, after which
         the server closes the connection."""
@@ -174,11 +183,37 @@ class ChunkedTlsTest(ChunkedTest):
 
     @classmethod
     def setUpClass(cls):
-        tmp = cls.class_temp_dir()
-        ca = make_ca(tmp, "ca")
-        cert = make_certificate(tmp, "server", ca)
-        cls.server_flags = (*FLAGS, f"--tls_cert={cert.cert}", f"--tls_key={cert.key}")
-        cls.context = ssl.create_default_context(cafile=ca.cert)
+        cls.serve_tls()
+        super().setUpClass()
+
+
+class ReadAheadTest(FramingTestCase):
+    """What the server reads ahead of the request it answers is read once, in order."""
+
+    server_flags = FLAGS
+
+    def test_a_request_after_pipelined_ones_is_answered_as_itself(self):
+        # The next request arrives while the server still reads ahead of the pipelined second
+        # one: its bytes must be read as they are, not the first request's bytes again.
+        with self.connect() as c:
+            c.send(head("GET", "/v1/models") + head("GET", "/healthz"))
+            first, second = c.answer(), c.answer()
+            c.send(head("GET", "/readyz"))
+            third = c.answer()
+            c.send(head("GET", "/v1/models"))
+            fourth = c.answer()
+        for name, answer, needle in (("first", first, b"models"), ("second", second, b"SERVING"),
+                                     ("third", third, b"SERVING"), ("fourth", fourth, b"models")):
+            self.assertTrue(answer is not None and answer[0] == 200 and needle in answer[2],
+                            f"the {name} answer: {answer}")
+
+
+class ReadAheadTlsTest(ReadAheadTest):
+    """The same over TLS."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.serve_tls()
         super().setUpClass()
 
 
@@ -261,21 +296,6 @@ class KeepAliveTest(FramingTestCase):
         self.assertIn(b"SERVING", answers[2][2], "the third answer, /readyz's")
         self.assertNotEqual(answers[0][1].get("connection", "").lower(), "close",
                             "a GET answer keeps the connection alive")
-
-    def test_a_request_after_pipelined_ones_is_answered_as_itself(self):
-        # The next request arrives while the server still reads ahead of the pipelined second
-        # one: its bytes must be read as they are, not the first request's bytes again.
-        with self.connect() as c:
-            c.send(head("GET", "/v1/models") + head("GET", "/healthz"))
-            first, second = c.answer(), c.answer()
-            c.send(head("GET", "/readyz"))
-            third = c.answer()
-            c.send(head("GET", "/v1/models"))
-            fourth = c.answer()
-        for name, answer, needle in (("first", first, b"models"), ("second", second, b"SERVING"),
-                                     ("third", third, b"SERVING"), ("fourth", fourth, b"models")):
-            self.assertTrue(answer is not None and answer[0] == 200 and needle in answer[2],
-                            f"the {name} answer: {answer}")
 
     def test_head_then_get_on_one_connection(self):
         with self.connect() as c:
