@@ -754,9 +754,7 @@ void TranslationCore::Start(std::shared_ptr<Pending> pending) {
       admitted();
       {
         absl::MutexLock lock(&pending->mutex);
-        // A copy of its own: Debian's Abseil is not built for TSan, which cannot see the shared
-        // message's reference count synchronise this thread's release with the caller's read.
-        pending->Fail(absl::Status(submitted.code(), submitted.message()));
+        pending->Fail(submitted);
         pending->unanswered -= count;
         if (pending->unanswered > 0) continue;
       }
