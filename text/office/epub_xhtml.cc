@@ -27,8 +27,15 @@ bool IsForeign(absl::string_view local) { return local == "svg" || local == "mat
 // Elements whose content HTML reads as raw text up to their end tag.
 bool IsRawText(absl::string_view local) { return local == "script" || local == "style"; }
 
+// Whether `c` continues a name as pugixml reads one: letters, digits, "_:-." and every byte of a
+// multi-byte UTF-8 character.
+bool ContinuesXmlName(char c) {
+  const unsigned char u = static_cast<unsigned char>(c);
+  return absl::ascii_isalnum(u) || c == '_' || c == ':' || c == '-' || c == '.' || u >= 0x80;
+}
+
 // `xml` made into bytes the HTML parser reads as XML does (epub_xhtml.h), language attributes
-// set.
+// set, a byte order mark left out.
 std::string PrepareForHtml(absl::string_view xml, absl::string_view source_language,
                            absl::string_view target_language) {
   const std::vector<XmlPiece> pieces = ScanXml(xml);
@@ -44,6 +51,9 @@ std::string PrepareForHtml(absl::string_view xml, absl::string_view source_langu
     break;  // The root's own.
   }
   std::vector<XmlEdit> edits = LanguageEdits(xml, pieces, sources, target_language, true);
+  // A byte order mark is left out: the HTML parser would read it as text to translate, ahead of
+  // the XML declaration, which must come first.
+  if (absl::StartsWith(xml, "\xEF\xBB\xBF")) edits.push_back({{0, 3}, ""});
   std::vector<absl::string_view> open;  // Local names of the elements open.
   int foreign = 0;                      // How many of them are <svg> or <math>.
   for (const XmlPiece& piece : pieces) {
@@ -192,17 +202,30 @@ absl::StatusOr<std::unique_ptr<pugi::xml_document>> ParseEpubXml(absl::string_vi
     return absl::InvalidArgumentError(
         absl::StrCat("part ", name, ": a NUL byte (at byte ", nul, ") is not XML"));
   }
-  // An XML declaration is `<?xml` and quoted pseudo-attributes up to the first `?>`: one whose
-  // quotes do not close there (`version="2.0?>...`) is read by pugixml as running on to a later
-  // quote, over what an HTML parser reads as text and tags, and the two would disagree on the
-  // part's words.
-  if (absl::StartsWith(bytes, "<?xml") || absl::StartsWith(bytes, "\xEF\xBB\xBF<?xml")) {
-    const size_t open = bytes.find("<?xml");
-    const size_t close = bytes.find("?>", open);
+  // An XML declaration (`<?xml`, in any case, as pugixml takes it) is quoted pseudo-attributes up
+  // to the first `?>`, and comes first. pugixml reads one whose quotes do not close there
+  // (`version="2.0?>...`) as running on to a later quote, and takes a later one at the top level
+  // too; over what it reads as a declaration, an HTML parser reads text and tags (`<?` ends at the
+  // first `>` there), and the two would disagree on the part's words.
+  const std::vector<XmlPiece> pieces = ScanXml(bytes);
+  const size_t start = absl::StartsWith(bytes, "\xEF\xBB\xBF") ? 3 : 0;
+  for (const XmlPiece& piece : pieces) {
+    if (piece.kind != XmlPiece::kProcessingInstruction) continue;
+    const absl::string_view pi =
+        bytes.substr(piece.bytes.begin, piece.bytes.end - piece.bytes.begin);
+    if (pi.size() < 5 || !absl::EqualsIgnoreCase(pi.substr(2, 3), "xml") ||
+        (pi.size() > 5 && ContinuesXmlName(pi[5]))) {
+      continue;
+    }
+    if (piece.bytes.begin != start) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("part ", name, ": an XML declaration at byte ", piece.bytes.begin,
+                       ", after the part's start (XML allows one, first)"));
+    }
     char quote = 0;
-    bool well_formed = close != absl::string_view::npos;
-    for (size_t i = open + 5; well_formed && i < close; ++i) {
-      const char c = bytes[i];
+    bool well_formed = absl::EndsWith(pi, "?>");
+    for (size_t i = 5; well_formed && i + 2 < pi.size(); ++i) {
+      const char c = pi[i];
       if (quote != 0) {
         if (c == quote) quote = 0;
       } else if (c == '"' || c == '\'') {
@@ -217,7 +240,7 @@ absl::StatusOr<std::unique_ptr<pugi::xml_document>> ParseEpubXml(absl::string_vi
     }
   }
   std::string blanked;
-  for (const XmlPiece& piece : ScanXml(bytes)) {
+  for (const XmlPiece& piece : pieces) {
     if (piece.kind == XmlPiece::kStartTag || piece.kind == XmlPiece::kEmptyTag) break;
     if (piece.kind != XmlPiece::kDoctype) continue;
     const absl::string_view doctype =
@@ -248,7 +271,6 @@ absl::StatusOr<std::unique_ptr<pugi::xml_document>> ParseEpubXml(absl::string_vi
   // quotes run past its "?>").
   size_t next = 0;
   bool same = true;
-  const std::vector<XmlPiece> pieces = ScanXml(bytes);
   auto next_tag = [&]() -> const XmlPiece* {
     while (next < pieces.size() && pieces[next].kind != XmlPiece::kStartTag &&
            pieces[next].kind != XmlPiece::kEmptyTag) {

@@ -12,13 +12,17 @@
 //   whose foreign content HTML reads as XML;
 // - a CDATA section outside <script>, <style>, <svg> and <math> (HTML reads a bogus comment) is
 //   written as the escaped text it holds, which is then translated;
+// - a UTF-8 byte order mark (HTML reads a character of text, ahead of the XML declaration) is
+//   left out;
 // - a run whose bytes are not text and whole, balanced tags each written back as one of its
 //   inlines (the HTML parser closed an element XML does not: a block inside a <span>, a link in
 //   a link; markup inside <title>; text inside what XML reads as a comment) is left as written.
 // Those rewritten bytes are the only ones that change besides the runs and the language
-// attributes; each is the same XML as before. Entities: the part's are XML's five and character
-// references (XML allows no other without a DTD, and DOCTYPEs with an internal subset are
-// refused); translations are written with &amp;, &lt; and &gt; (and &quot;, &#39; in attributes).
+// attributes; each is the same XML as before. An XML declaration anywhere but first (pugixml
+// would take one at the top level) is refused, as XML refuses it. Entities: the part's are XML's
+// five and character references (XML allows no other without a DTD, and DOCTYPEs with an internal
+// subset are refused); translations are written with &amp;, &lt; and &gt; (and &quot;, &#39; in
+// attributes).
 #ifndef MTSERVE_TEXT_OFFICE_EPUB_XHTML_H_
 #define MTSERVE_TEXT_OFFICE_EPUB_XHTML_H_
 
@@ -37,9 +41,9 @@ namespace mtserve {
 
 // Part `name` parsed as ParseXmlPart does (its errors), except that a DOCTYPE without an internal
 // subset (<!DOCTYPE html>, XHTML 1.1's, the NCX's) is accepted: pugixml never reads it. One with
-// an internal subset is INVALID_ARGUMENT naming the part (entities are never defined), as is a
-// NUL byte (pugixml would stop reading there). Node
-// offsets (offset_debug) are the bytes'.
+// an internal subset is INVALID_ARGUMENT naming the part (entities are never defined), as are a
+// NUL byte (pugixml would stop reading there) and an XML declaration that is malformed or not
+// first. Node offsets (offset_debug) are the bytes'.
 absl::StatusOr<std::unique_ptr<pugi::xml_document>> ParseEpubXml(absl::string_view name,
                                                                  absl::string_view bytes);
 
