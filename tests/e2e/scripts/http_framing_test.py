@@ -127,15 +127,6 @@ class FramingTestCase(e2e_suite.MtserveTestCase):
     def connect(self):
         return Connection(self.server.http_port, self.context)
 
-    @classmethod
-    def serve_tls(cls):
-        """Makes the class's server serve TLS only, with a certificate its connections trust."""
-        tmp = cls.class_temp_dir()
-        ca = make_ca(tmp, "ca")
-        cert = make_certificate(tmp, "server", ca)
-        cls.server_flags = (*FLAGS, f"--tls_cert={cert.cert}", f"--tls_key={cert.key}")
-        cls.context = ssl.create_default_context(cafile=ca.cert)
-
     def assertErrorThenClosed(self, connection, answer, status, code, *needles):
         """An error answer with this status, JSON code and words in its message, after which
         the server closes the connection."""
@@ -178,13 +169,22 @@ class ChunkedTest(FramingTestCase):
                                        "last (zero-size)")
 
 
-class ChunkedTlsTest(ChunkedTest):
-    """The same over TLS."""
+class OverTls:
+    """Mixed in before a FramingTestCase: its server serves TLS only, with a certificate its
+    connections trust."""
 
     @classmethod
     def setUpClass(cls):
-        cls.serve_tls()
+        tmp = cls.class_temp_dir()
+        ca = make_ca(tmp, "ca")
+        cert = make_certificate(tmp, "server", ca)
+        cls.server_flags = (*FLAGS, f"--tls_cert={cert.cert}", f"--tls_key={cert.key}")
+        cls.context = ssl.create_default_context(cafile=ca.cert)
         super().setUpClass()
+
+
+class ChunkedTlsTest(OverTls, ChunkedTest):
+    """The same over TLS."""
 
 
 class ReadAheadTest(FramingTestCase):
@@ -208,13 +208,8 @@ class ReadAheadTest(FramingTestCase):
                             f"the {name} answer: {answer}")
 
 
-class ReadAheadTlsTest(ReadAheadTest):
+class ReadAheadTlsTest(OverTls, ReadAheadTest):
     """The same over TLS."""
-
-    @classmethod
-    def setUpClass(cls):
-        cls.serve_tls()
-        super().setUpClass()
 
 
 class FramingTest(FramingTestCase):
