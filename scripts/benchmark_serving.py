@@ -82,7 +82,8 @@ def offline(args, compute_type, input_path, extra=()):
 
 def served(args, server, input_path, concurrency, requests):
     """mtclient bench against `server`: (its report as a dict, client CPU s, server CPU s,
-    command)."""
+    command), the CPU seconds without the share of mtclient's warmup requests (one per client: 32
+    of 1,000 at concurrency 32), which its figures leave out, by count."""
     command = [os.path.join(args.build_dir, "bin", "mtclient"), "bench",
                f"--server=127.0.0.1:{server.grpc_port}", f"--input={input_path}",
                f"--concurrency={concurrency}", f"--requests={requests}", f"--beam_size={BEAM}",
@@ -96,7 +97,9 @@ def served(args, server, input_path, concurrency, requests):
         report[key.strip()] = value.strip()
     if int(report.get("failed_requests", "1")) != 0:
         raise RuntimeError(f"requests failed:\n{out}")
-    return report, client_cpu, server_cpu, shlex.join(command)
+    measured = int(report["requests"])
+    kept = measured / (measured + int(report["warmup_requests"]))
+    return report, client_cpu * kept, server_cpu * kept, shlex.join(command)
 
 
 def throughput(args, compute_type, server, lines):
@@ -113,10 +116,6 @@ def throughput(args, compute_type, server, lines):
             ratio = served_rate / offline_rate
             ratios.append(ratio)
             share = client_cpu / (client_cpu + server_cpu)
-            # The server also decoded mtclient's warmup requests (one per client: 32 of 1,000 at
-            # concurrency 32), which its figures leave out: their share of its CPU, by count.
-            measured = int(report["requests"])
-            server_cpu *= measured / (measured + int(report["warmup_requests"]))
             # Tokens per CPU second, each side's own: less moved by other load on the machine.
             cpu_ratio = (int(report["target_tokens"]) / server_cpu) / (tokens / offline_cpu)
             cpu_ratios.append(cpu_ratio)
@@ -124,8 +123,8 @@ def throughput(args, compute_type, server, lines):
                   f"({tokens} tokens, {seconds:.3f} s); served {served_rate:9.1f} tok/s "
                   f"({report['target_tokens']} tokens, {report['duration_s']} s, "
                   f"p50 {report['latency_p50_ms']} ms); ratio {ratio:.3f}; per CPU s {cpu_ratio:.3f} "
-                  f"(offline {offline_cpu:.2f} s, server {server_cpu:.2f} s without warmup); "
-                  f"client CPU {client_cpu:.2f} s = {share:.1%} of the run's",
+                  f"(offline {offline_cpu:.2f} s, server {server_cpu:.2f} s); client CPU "
+                  f"{client_cpu:.2f} s = {share:.1%} of the run's (served CPU without warmup)",
                   flush=True)
             if pair == 0 and concurrency == args.concurrency[0]:
                 print(f"    offline: {offline_command}\n    served:  {served_command}")
@@ -157,8 +156,7 @@ def latency(args, compute_type, server, sentence):
             report, client_cpu, server_cpu, served_command = served(args, server, one, 1,
                                                                     args.repeat)
             served_ms = float(report["latency_p50_ms"])
-            # The server decoded the warmup request too (mtclient's default: one).
-            served_cpu_ms = server_cpu * 1000 / (args.repeat + int(report["warmup_requests"]))
+            served_cpu_ms = server_cpu * 1000 / args.repeat
             ratios.append(served_ms / offline_ms)
             print(f"  latency pair {pair + 1}: offline {offline_ms:.2f} ms/sentence; served p50 "
                   f"{served_ms:.2f} ms (p90 {report['latency_p90_ms']} ms); ratio "
